@@ -1,0 +1,74 @@
+// edgetrain-cli: everything the app does, without a window, for scripts, tests and benchmarks.
+
+#include "benchcommand.h"
+#include "clicontext.h"
+#include "evaluatecommand.h"
+#include "traincommand.h"
+
+#include "core/error.h"
+
+#include <QCoreApplication>
+
+#include <cstdio>
+#include <new>
+
+using namespace edgetrain::app;
+
+namespace {
+
+void printUsage(FILE *out)
+{
+    std::fputs("Usage: edgetrain-cli <command> [options]   (edgetrain-cli <command> --help)\n\n"
+               "Commands:\n"
+               "  train      train a model on this machine (Fashion-MNIST)\n"
+               "  evaluate   test accuracy of saved weights\n"
+               "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n\n"
+               "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
+               "With --json the last line of stdout is one JSON object.\n",
+               out);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("edgetrain-cli"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    QStringList args = QCoreApplication::arguments();
+    args.removeFirst();
+    if (args.isEmpty()) {
+        printUsage(stderr);
+        return ExitUsage;
+    }
+    const QString command = args.takeFirst();
+    if (command == QLatin1String("--help") || command == QLatin1String("-h") ||
+        command == QLatin1String("help")) {
+        printUsage(stdout);
+        return ExitSuccess;
+    }
+    if (command == QLatin1String("--version")) {
+        std::printf("edgetrain-cli %s\n", EDGETRAIN_VERSION);
+        return ExitSuccess;
+    }
+    try {
+        if (command == QLatin1String("train"))
+            return TrainCommand::run(args);
+        if (command == QLatin1String("evaluate"))
+            return EvaluateCommand::run(args);
+        if (command == QLatin1String("bench"))
+            return BenchCommand::run(args);
+        std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
+        printUsage(stderr);
+        return ExitUsage;
+    } catch (const UsageError &e) {
+        std::fprintf(stderr, "edgetrain-cli %s: %s\n", qPrintable(command), e.what());
+        return ExitUsage;
+    } catch (const edgetrain::core::Error &e) {
+        std::fprintf(stderr, "edgetrain-cli %s: error: %s\n", qPrintable(command), e.what());
+        return ExitFailure;
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "edgetrain-cli %s: error: out of memory\n", qPrintable(command));
+        return ExitFailure;
+    }
+}

@@ -1,0 +1,156 @@
+#include "traincommand.h"
+
+#include "clicontext.h"
+
+#include "core/error.h"
+#include "core/gemm.h"
+#include "core/safetensors.h"
+#include "core/trainer.h"
+#include "core/zoo.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace edgetrain::app {
+
+namespace {
+std::string percent(double fraction)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+    return buf;
+}
+} // namespace
+
+int TrainCommand::run(const QStringList &arguments)
+{
+    CliContext cli(QStringLiteral("train"),
+                   QStringLiteral("Train a model on this machine and report loss, accuracy and "
+                                  "throughput per epoch."),
+                   arguments);
+    cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.",
+                  "M", "lenet5");
+    cli.addOption("dataset", "Dataset: fashion-mnist.", "NAME", "fashion-mnist");
+    cli.addOption("data-dir", "Folder with the dataset files.", "DIR",
+                  core::FashionMnist::kDefaultDirectory);
+    cli.addOption("epochs", "Epochs.", "N", "1");
+    cli.addOption("batch", "Mini-batch size.", "B", "64");
+    cli.addOption("lr", "Learning rate.", "X", "0.05");
+    cli.addOption("momentum", "SGD momentum.", "X", "0.9");
+    cli.addOption("weight-decay", "L2 weight decay.", "X", "0");
+    cli.addOption("schedule", "Learning-rate schedule: constant, cosine or step:EPOCHS[:GAMMA].",
+                  "S", "constant");
+    cli.addOption("seed", "Seed for weights, shuffling and dropout.", "N", "0");
+    cli.addOption("train-limit", "Use only the first N training samples (0: all).", "N", "0");
+    cli.addOption("test-limit", "Use only the first N test samples (0: all).", "N", "0");
+    cli.addOption("save", "Write the trained weights (safetensors) to this file.", "FILE");
+    if (!cli.parse())
+        return ExitSuccess;
+
+    core::TrainOptions options;
+    options.epochs = int(cli.integer("epochs", 1, 100000));
+    options.batch = cli.integer("batch", 1, 65536);
+    options.lr = cli.number("lr", 1e-9, 100.0);
+    options.sgd.momentum = cli.number("momentum", 0.0, 0.999);
+    options.sgd.weight_decay = cli.number("weight-decay", 0.0, 1.0);
+    options.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
+    try {
+        options.schedule = core::LrSchedule::parse(cli.text("schedule"));
+    } catch (const core::SpecError &e) {
+        throw UsageError(e.what());
+    }
+    const std::int64_t trainLimit = cli.integer("train-limit", 0, std::int64_t(1) << 40);
+    const std::int64_t testLimit = cli.integer("test-limit", 0, std::int64_t(1) << 40);
+    const std::string modelName = cli.text("model");
+    const std::string datasetName = cli.text("dataset");
+    const std::string savePath = cli.text("save");
+
+    core::Model model(core::Zoo::resolve(modelName), options.seed);
+    cli.message("loading " + datasetName + " from " + cli.text("data-dir"));
+    const core::TensorDataset train =
+        loadNamedDataset(datasetName, cli.text("data-dir"), core::FashionMnist::Split::Train, trainLimit);
+    const core::TensorDataset test =
+        loadNamedDataset(datasetName, cli.text("data-dir"), core::FashionMnist::Split::Test, testLimit);
+    cli.message("training " + model.spec().name() + " (" + groupDigits(double(model.parameterCount())) +
+                " parameters) on " + groupDigits(double(train.size())) + " samples, batch " +
+                std::to_string(options.batch) + ", " + std::to_string(cli.threads()) +
+                " thread(s), GEMM " + std::string(core::gemmBackendName(core::gemmBackend())));
+
+    CliContext::installStopHandler();
+    auto lastPrint = std::chrono::steady_clock::now();
+    auto epochStart = lastPrint;
+    core::Trainer::Callbacks callbacks;
+    callbacks.onBatch = [&](const core::BatchProgress &p) {
+        const auto now = std::chrono::steady_clock::now();
+        if (p.batch == 1)
+            epochStart = now;
+        if (now - lastPrint < std::chrono::milliseconds(500) && p.batch != p.batches)
+            return;
+        lastPrint = now;
+        const double seconds = std::chrono::duration<double>(now - epochStart).count();
+        char line[160];
+        std::snprintf(line, sizeof line, "epoch %d/%d  %3d%%  batch %lld/%lld  loss %.4f  %s img/s",
+                      p.epoch, options.epochs, int(100 * p.batch / p.batches), (long long)p.batch,
+                      (long long)p.batches, p.loss,
+                      groupDigits(seconds > 0 ? double(p.batch * options.batch) / seconds : 0).c_str());
+        cli.progress(line);
+    };
+    callbacks.onEpoch = [&](const core::EpochStats &e) {
+        cli.progressDone();
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "epoch %d/%d: train loss %.4f, train accuracy %s, test accuracy %s, %s img/s, "
+                      "%.1f s",
+                      e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
+                      percent(e.test_accuracy).c_str(), groupDigits(e.images_per_second).c_str(),
+                      e.train_seconds);
+        cli.message(line);
+    };
+    const core::TrainResult result =
+        core::Trainer::run(model, train, &test, options, callbacks, CliContext::stopFlag());
+    cli.progressDone();
+
+    if (!savePath.empty() && (!result.epochs.empty() || !result.cancelled)) {
+        core::Safetensors::saveModel(model, savePath);
+        cli.message((result.cancelled ? "weights so far saved to " : "weights saved to ") + savePath);
+    }
+
+    core::Json json;
+    json.set("command", "train").set("model", model.spec().name()).set("dataset", datasetName);
+    json.set("parameters", model.parameterCount()).set("batch", options.batch);
+    json.set("lr", options.lr).set("schedule", options.schedule.toString());
+    json.set("threads", cli.threads()).set("gemm", std::string(core::gemmBackendName(core::gemmBackend())));
+    json.set("train_samples", train.size()).set("test_samples", test.size());
+    core::Json epochs = core::Json::array();
+    for (const auto &e : result.epochs) {
+        core::Json j;
+        j.set("epoch", e.epoch).set("train_loss", e.train_loss).set("train_accuracy", e.train_accuracy);
+        j.set("test_loss", e.test_loss).set("test_accuracy", e.test_accuracy);
+        j.set("images_per_second", e.images_per_second).set("train_seconds", e.train_seconds);
+        epochs.push(std::move(j));
+    }
+    json.set("epochs", std::move(epochs));
+    if (!result.epochs.empty()) {
+        const auto &last = result.epochs.back();
+        json.set("train_loss", last.train_loss).set("train_accuracy", last.train_accuracy);
+        json.set("test_loss", last.test_loss).set("test_accuracy", last.test_accuracy);
+    }
+    json.set("images_per_second",
+             result.train_seconds > 0 ? double(result.images) / result.train_seconds : 0.0);
+    json.set("train_seconds", result.train_seconds);
+    json.set("peak_bytes", result.memory.peak_total_bytes);
+    json.set("peak_bytes_by_category", CliContext::memoryJson(result.memory));
+    json.set("cancelled", result.cancelled);
+    if (!savePath.empty())
+        json.set("weights", savePath);
+    cli.message("peak engine memory " + formatBytes(result.memory.peak_total_bytes));
+    if (cli.json())
+        cli.printJson(json);
+    if (result.cancelled) {
+        cli.message("cancelled");
+        return ExitFailure;
+    }
+    return ExitSuccess;
+}
+
+} // namespace edgetrain::app

@@ -1,0 +1,204 @@
+#include "batchnorm2d.h"
+
+#include "error.h"
+#include "parallel.h"
+
+#include <cmath>
+
+namespace edgetrain::core {
+
+BatchNorm2d::BatchNorm2d(std::string name, int channels, double eps, double momentum)
+    : Layer(std::move(name)), m_channels(channels), m_eps(eps), m_momentum(momentum)
+{
+    if (channels <= 0 || !(eps > 0.0) || !(momentum >= 0.0 && momentum <= 1.0))
+        throw SpecError("layer '" + this->name() + "' (batchnorm2d): invalid options");
+    m_weight = {"weight", Tensor::zeros({channels}, MemoryCategory::Weights),
+                Tensor::zeros({channels}, MemoryCategory::Gradients)};
+    m_bias = {"bias", Tensor::zeros({channels}, MemoryCategory::Weights),
+              Tensor::zeros({channels}, MemoryCategory::Gradients)};
+    m_runningMean = Tensor::zeros({channels}, MemoryCategory::Weights);
+    m_runningVar = Tensor::zeros({channels}, MemoryCategory::Weights);
+    resetState();
+}
+
+Shape BatchNorm2d::outputShape(const Shape &input) const
+{
+    if (input.rank() != 4 || input[1] != m_channels)
+        shapeError("expected [N, " + std::to_string(m_channels) + ", H, W]", input);
+    return input;
+}
+
+std::vector<Parameter *> BatchNorm2d::parameters()
+{
+    return {&m_weight, &m_bias};
+}
+
+std::vector<LayerBuffer> BatchNorm2d::buffers()
+{
+    return {{"running_mean", &m_runningMean, nullptr},
+            {"running_var", &m_runningVar, nullptr},
+            {"num_batches_tracked", nullptr, &m_batchesTracked}};
+}
+
+void BatchNorm2d::initialize(Rng &)
+{
+    resetState();
+}
+
+void BatchNorm2d::resetState()
+{
+    m_weight.value.fill(1.0f);
+    m_bias.value.fill(0.0f);
+    m_runningMean.fill(0.0f);
+    m_runningVar.fill(1.0f);
+    m_batchesTracked = 0;
+}
+
+double BatchNorm2d::forwardFlops(const Shape &input) const
+{
+    return 2.0 * double(input.numel());
+}
+
+Json BatchNorm2d::spec() const
+{
+    Json j;
+    j.set("type", "batchnorm2d").set("eps", m_eps).set("momentum", m_momentum);
+    return j;
+}
+
+Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContext &ctx)
+{
+    outputShape(x.shape());
+    const std::int64_t N = x.dim(0), C = m_channels, HW = x.dim(2) * x.dim(3);
+    const std::int64_t M = N * HW;
+    Tensor y(x.shape(), MemoryCategory::Activations);
+    const float *gamma = m_weight.value.data();
+    const float *beta = m_bias.value.data();
+    Tensor stats;
+    if (ctx.training) {
+        stats = Tensor({2, C}, MemoryCategory::Activations); // mean, 1/std
+        if (M < 2)
+            shapeError("training needs more than one value per channel", x.shape());
+    }
+    const bool updateRunning = ctx.training && !ctx.recompute;
+
+#pragma omp parallel for schedule(static) num_threads(int(std::min<std::int64_t>(threadCount(), C)))
+    for (std::int64_t c = 0; c < C; ++c) {
+        float mean, invStd;
+        if (ctx.training) {
+            double sum = 0.0;
+            for (std::int64_t n = 0; n < N; ++n) {
+                const float *p = x.data() + (n * C + c) * HW;
+                float s = 0.0f;
+                for (std::int64_t i = 0; i < HW; ++i)
+                    s += p[i];
+                sum += s;
+            }
+            const double m = sum / double(M);
+            double sq = 0.0;
+            for (std::int64_t n = 0; n < N; ++n) {
+                const float *p = x.data() + (n * C + c) * HW;
+                float s = 0.0f;
+                for (std::int64_t i = 0; i < HW; ++i) {
+                    const float d = p[i] - float(m);
+                    s += d * d;
+                }
+                sq += s;
+            }
+            const double var = sq / double(M);
+            mean = float(m);
+            invStd = float(1.0 / std::sqrt(var + m_eps));
+            stats.data()[c] = mean;
+            stats.data()[C + c] = invStd;
+            if (updateRunning) {
+                float &rm = m_runningMean.data()[c];
+                float &rv = m_runningVar.data()[c];
+                rm = float((1.0 - m_momentum) * rm + m_momentum * m);
+                rv = float((1.0 - m_momentum) * rv + m_momentum * var * double(M) / double(M - 1));
+            }
+        } else {
+            mean = m_runningMean.data()[c];
+            invStd = float(1.0 / std::sqrt(double(m_runningVar.data()[c]) + m_eps));
+        }
+        const float scale = gamma[c] * invStd;
+        const float shift = beta[c] - mean * scale;
+        for (std::int64_t n = 0; n < N; ++n) {
+            const float *p = x.data() + (n * C + c) * HW;
+            float *q = y.data() + (n * C + c) * HW;
+            for (std::int64_t i = 0; i < HW; ++i)
+                q[i] = p[i] * scale + shift;
+        }
+    }
+    if (updateRunning)
+        ++m_batchesTracked;
+    if (cache)
+        cache->tensors = {x, stats};
+    return y;
+}
+
+Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const PassContext &ctx,
+                             bool needInputGrad)
+{
+    const Tensor &x = cache.tensors.at(0);
+    if (dy.shape() != x.shape())
+        shapeError("gradient of shape " + dy.shape().toString() + " does not match", x.shape());
+    const std::int64_t N = x.dim(0), C = m_channels, HW = x.dim(2) * x.dim(3);
+    const std::int64_t M = N * HW;
+    Tensor dx;
+    if (needInputGrad)
+        dx = Tensor(x.shape(), MemoryCategory::Activations);
+    const float *gamma = m_weight.value.data();
+
+#pragma omp parallel for schedule(static) num_threads(int(std::min<std::int64_t>(threadCount(), C)))
+    for (std::int64_t c = 0; c < C; ++c) {
+        float mean, invStd;
+        if (ctx.training) {
+            mean = cache.tensors.at(1).data()[c];
+            invStd = cache.tensors.at(1).data()[C + c];
+        } else {
+            mean = m_runningMean.data()[c];
+            invStd = float(1.0 / std::sqrt(double(m_runningVar.data()[c]) + m_eps));
+        }
+        double sumDy = 0.0, sumDyXhat = 0.0;
+        for (std::int64_t n = 0; n < N; ++n) {
+            const float *p = x.data() + (n * C + c) * HW;
+            const float *g = dy.data() + (n * C + c) * HW;
+            float s = 0.0f, sx = 0.0f;
+            for (std::int64_t i = 0; i < HW; ++i) {
+                s += g[i];
+                sx += g[i] * (p[i] - mean);
+            }
+            sumDy += s;
+            sumDyXhat += double(sx) * invStd;
+        }
+        m_weight.grad.data()[c] = float(sumDyXhat);
+        m_bias.grad.data()[c] = float(sumDy);
+        if (!needInputGrad)
+            continue;
+        const float k = gamma[c] * invStd;
+        if (ctx.training) {
+            // dx = gamma/std * (dy - mean(dy) - xhat * mean(dy * xhat))
+            const float meanDy = float(sumDy / double(M));
+            const float meanDyXhat = float(sumDyXhat / double(M));
+            for (std::int64_t n = 0; n < N; ++n) {
+                const float *p = x.data() + (n * C + c) * HW;
+                const float *g = dy.data() + (n * C + c) * HW;
+                float *q = dx.data() + (n * C + c) * HW;
+                for (std::int64_t i = 0; i < HW; ++i) {
+                    const float xhat = (p[i] - mean) * invStd;
+                    q[i] = k * (g[i] - meanDy - xhat * meanDyXhat);
+                }
+            }
+        } else {
+            for (std::int64_t n = 0; n < N; ++n) {
+                const float *g = dy.data() + (n * C + c) * HW;
+                float *q = dx.data() + (n * C + c) * HW;
+                for (std::int64_t i = 0; i < HW; ++i)
+                    q[i] = k * g[i];
+            }
+        }
+    }
+    return dx;
+}
+
+} // namespace edgetrain::core

@@ -1,0 +1,44 @@
+#pragma once
+
+#include "layer.h"
+
+namespace edgetrain::core {
+
+/**
+ * Batch normalisation over N, H, W per channel (PyTorch's BatchNorm2d): in training the batch
+ * statistics normalise and the running statistics follow with `momentum` (unbiased variance);
+ * in evaluation the running statistics normalise. Parameters weight (gamma) and bias (beta);
+ * buffers running_mean, running_var, num_batches_tracked.
+ */
+class BatchNorm2d : public Layer
+{
+public:
+    BatchNorm2d(std::string name, int channels, double eps = 1e-5, double momentum = 0.1);
+
+    std::string_view type() const override { return "batchnorm2d"; }
+    Shape outputShape(const Shape &input) const override;
+    Tensor forward(const Tensor &x, LayerCache *cache, const PassContext &ctx) override;
+    Tensor backward(const Tensor &dy, const LayerCache &cache, const PassContext &ctx,
+                    bool needInputGrad) override;
+    std::vector<Parameter *> parameters() override;
+    std::vector<LayerBuffer> buffers() override;
+    void initialize(Rng &rng) override;
+    double forwardFlops(const Shape &input) const override;
+    Json spec() const override;
+
+    std::int64_t batchesTracked() const { return m_batchesTracked; }
+
+private:
+    void resetState(); // gamma 1, beta 0, running mean 0, var 1, counter 0
+
+    int m_channels;
+    double m_eps;
+    double m_momentum;
+    Parameter m_weight;
+    Parameter m_bias;
+    Tensor m_runningMean;
+    Tensor m_runningVar;
+    std::int64_t m_batchesTracked = 0;
+};
+
+} // namespace edgetrain::core

@@ -1,0 +1,300 @@
+#include "conv2d.h"
+
+#include "error.h"
+#include "gemm.h"
+#include "parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <omp.h>
+
+namespace edgetrain::core {
+
+namespace Internal {
+
+void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
+            int padding, int outHeight, int outWidth, float *col)
+{
+    const std::int64_t plane = std::int64_t(outHeight) * outWidth;
+    for (int c = 0; c < channels; ++c) {
+        const float *src = image + std::int64_t(c) * height * width;
+        for (int ki = 0; ki < kernel; ++ki) {
+            for (int kj = 0; kj < kernel; ++kj) {
+                float *dst = col + (std::int64_t(c * kernel + ki) * kernel + kj) * plane;
+                // Output columns ow whose input column ow*stride - padding + kj lies inside.
+                const int shift = kj - padding;
+                const int lo = std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
+                const int hi = std::clamp(width - shift > 0 ? (width - shift + stride - 1) / stride : 0,
+                                          lo, outWidth);
+                for (int oh = 0; oh < outHeight; ++oh, dst += outWidth) {
+                    const int ih = oh * stride - padding + ki;
+                    if (ih < 0 || ih >= height) {
+                        std::memset(dst, 0, sizeof(float) * std::size_t(outWidth));
+                        continue;
+                    }
+                    const float *row = src + std::int64_t(ih) * width + shift;
+                    std::fill(dst, dst + lo, 0.0f);
+                    if (stride == 1) {
+                        std::memcpy(dst + lo, row + lo, sizeof(float) * std::size_t(hi - lo));
+                    } else {
+                        for (int ow = lo; ow < hi; ++ow)
+                            dst[ow] = row[ow * stride];
+                    }
+                    std::fill(dst + hi, dst + outWidth, 0.0f);
+                }
+            }
+        }
+    }
+}
+
+void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
+               int padding, int outHeight, int outWidth, float *image)
+{
+    const std::int64_t plane = std::int64_t(outHeight) * outWidth;
+    for (int c = 0; c < channels; ++c) {
+        float *dstImage = image + std::int64_t(c) * height * width;
+        for (int ki = 0; ki < kernel; ++ki) {
+            for (int kj = 0; kj < kernel; ++kj) {
+                const float *src = col + (std::int64_t(c * kernel + ki) * kernel + kj) * plane;
+                const int shift = kj - padding;
+                const int lo = std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
+                const int hi = std::clamp(width - shift > 0 ? (width - shift + stride - 1) / stride : 0,
+                                          lo, outWidth);
+                for (int oh = 0; oh < outHeight; ++oh, src += outWidth) {
+                    const int ih = oh * stride - padding + ki;
+                    if (ih < 0 || ih >= height)
+                        continue;
+                    float *row = dstImage + std::int64_t(ih) * width + shift;
+                    if (stride == 1) {
+                        for (int ow = lo; ow < hi; ++ow)
+                            row[ow] += src[ow];
+                    } else {
+                        for (int ow = lo; ow < hi; ++ow)
+                            row[ow * stride] += src[ow];
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace Internal
+
+Conv2d::Conv2d(std::string name, int inChannels, const Conv2dOptions &options)
+    : Layer(std::move(name)), m_inChannels(inChannels), m_options(options)
+{
+    if (inChannels <= 0 || options.out_channels <= 0 || options.kernel <= 0 ||
+        options.stride <= 0 || options.padding < 0 || options.padding >= options.kernel + 64)
+        throw SpecError("layer '" + this->name() + "' (conv2d): invalid options (channels " +
+                        std::to_string(inChannels) + "->" + std::to_string(options.out_channels) +
+                        ", kernel " + std::to_string(options.kernel) + ", stride " +
+                        std::to_string(options.stride) + ", padding " +
+                        std::to_string(options.padding) + ")");
+    const Shape wshape{options.out_channels, inChannels, options.kernel, options.kernel};
+    m_weight = {"weight", Tensor::zeros(wshape, MemoryCategory::Weights),
+                Tensor::zeros(wshape, MemoryCategory::Gradients)};
+    if (options.bias)
+        m_bias = {"bias", Tensor::zeros({options.out_channels}, MemoryCategory::Weights),
+                  Tensor::zeros({options.out_channels}, MemoryCategory::Gradients)};
+}
+
+bool Conv2d::isPointwise() const
+{
+    return m_options.kernel == 1 && m_options.stride == 1 && m_options.padding == 0;
+}
+
+Shape Conv2d::outputShape(const Shape &input) const
+{
+    if (input.rank() != 4 || input[1] != m_inChannels)
+        shapeError("expected [N, " + std::to_string(m_inChannels) + ", H, W]", input);
+    const std::int64_t oh = (input[2] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
+    const std::int64_t ow = (input[3] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
+    if (input[2] + 2 * m_options.padding < m_options.kernel ||
+        input[3] + 2 * m_options.padding < m_options.kernel)
+        shapeError("input smaller than the kernel", input);
+    return Shape{input[0], m_options.out_channels, oh, ow};
+}
+
+std::vector<Parameter *> Conv2d::parameters()
+{
+    if (m_options.bias)
+        return {&m_weight, &m_bias};
+    return {&m_weight};
+}
+
+void Conv2d::initialize(Rng &rng)
+{
+    // PyTorch: kaiming_uniform(a=sqrt(5)) => U(-1/sqrt(fan_in), 1/sqrt(fan_in)); bias the same.
+    const float bound = 1.0f / std::sqrt(float(m_inChannels * m_options.kernel * m_options.kernel));
+    float *w = m_weight.value.data();
+    for (std::int64_t i = 0; i < m_weight.value.numel(); ++i)
+        w[i] = rng.uniform(-bound, bound);
+    if (m_options.bias) {
+        float *b = m_bias.value.data();
+        for (std::int64_t i = 0; i < m_bias.value.numel(); ++i)
+            b[i] = rng.uniform(-bound, bound);
+    }
+}
+
+double Conv2d::forwardFlops(const Shape &input) const
+{
+    const Shape out = outputShape(input);
+    return 2.0 * double(out.numel()) * m_inChannels * m_options.kernel * m_options.kernel;
+}
+
+Json Conv2d::spec() const
+{
+    Json j;
+    j.set("type", "conv2d").set("out_channels", m_options.out_channels);
+    j.set("kernel", m_options.kernel).set("stride", m_options.stride);
+    j.set("padding", m_options.padding).set("bias", m_options.bias);
+    return j;
+}
+
+Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
+{
+    const Shape out = outputShape(x.shape());
+    const std::int64_t N = out[0];
+    const int O = m_options.out_channels;
+    const int C = m_inChannels, H = int(x.dim(2)), W = int(x.dim(3));
+    const int OH = int(out[2]), OW = int(out[3]);
+    const std::int64_t K = std::int64_t(C) * m_options.kernel * m_options.kernel;
+    const std::int64_t P = std::int64_t(OH) * OW;
+    const std::int64_t inStride = std::int64_t(C) * H * W;
+    Tensor y(out, MemoryCategory::Activations);
+    const bool pointwise = isPointwise();
+    const int workers = int(std::min<std::int64_t>(threadCount(), N));
+    Tensor col;
+    if (!pointwise)
+        col = Tensor({workers, K * P}, MemoryCategory::Workspace);
+    const float *wdata = m_weight.value.data();
+    const float *bias = m_options.bias ? m_bias.value.data() : nullptr;
+
+    auto work = [&](int worker) {
+        const Range r = staticSlice(N, worker, workers);
+        float *colp = pointwise ? nullptr : col.data() + worker * K * P;
+        for (std::int64_t n = r.begin; n < r.end; ++n) {
+            const float *src = x.data() + n * inStride;
+            if (!pointwise) {
+                Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
+                                 m_options.padding, OH, OW, colp);
+                src = colp;
+            }
+            float *dst = y.data() + n * O * P;
+            gemm(false, false, O, P, K, 1.0f, wdata, K, src, P, 0.0f, dst, P);
+            if (bias)
+                for (int o = 0; o < O; ++o) {
+                    float *row = dst + o * P;
+                    const float b = bias[o];
+                    for (std::int64_t p = 0; p < P; ++p)
+                        row[p] += b;
+                }
+        }
+    };
+    if (workers <= 1) {
+        work(0);
+    } else {
+#pragma omp parallel num_threads(workers)
+        work(omp_get_thread_num());
+    }
+    if (cache)
+        cache->tensors = {x};
+    return y;
+}
+
+Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassContext &,
+                        bool needInputGrad)
+{
+    const Tensor &x = cache.tensors.at(0);
+    const Shape out = outputShape(x.shape());
+    if (dy.shape() != out)
+        shapeError("gradient shape " + dy.shape().toString() + " does not match output " +
+                       out.toString(),
+                   x.shape());
+    const std::int64_t N = out[0];
+    const int O = m_options.out_channels;
+    const int C = m_inChannels, H = int(x.dim(2)), W = int(x.dim(3));
+    const int OH = int(out[2]), OW = int(out[3]);
+    const std::int64_t K = std::int64_t(C) * m_options.kernel * m_options.kernel;
+    const std::int64_t P = std::int64_t(OH) * OW;
+    const std::int64_t inStride = std::int64_t(C) * H * W;
+    const bool pointwise = isPointwise();
+    const int workers = int(std::min<std::int64_t>(threadCount(), N));
+
+    Tensor dx;
+    if (needInputGrad)
+        dx = Tensor(x.shape(), MemoryCategory::Activations);
+    Tensor col;
+    if (!pointwise)
+        col = Tensor({workers, K * P}, MemoryCategory::Workspace);
+    // Worker 0 writes straight into the gradients; the others into partials added afterwards.
+    Tensor partials;
+    const std::int64_t partialSize = O * K + (m_options.bias ? O : 0);
+    if (workers > 1)
+        partials = Tensor({workers - 1, partialSize}, MemoryCategory::Workspace);
+    const float *wdata = m_weight.value.data();
+
+    auto work = [&](int worker) {
+        const Range r = staticSlice(N, worker, workers);
+        float *dw = worker == 0 ? m_weight.grad.data() : partials.data() + (worker - 1) * partialSize;
+        float *db = !m_options.bias ? nullptr
+                    : worker == 0   ? m_bias.grad.data()
+                                    : dw + O * K;
+        if (db)
+            std::fill(db, db + O, 0.0f);
+        if (r.begin == r.end)
+            std::fill(dw, dw + O * K, 0.0f);
+        float *colp = pointwise ? nullptr : col.data() + worker * K * P;
+        for (std::int64_t n = r.begin; n < r.end; ++n) {
+            const float *g = dy.data() + n * O * P;
+            const float *src = x.data() + n * inStride;
+            if (!pointwise) {
+                Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
+                                 m_options.padding, OH, OW, colp);
+                src = colp;
+            }
+            // dW[O, K] (+)= dy_n[O, P] * col[K, P]^T
+            gemm(false, true, O, K, P, 1.0f, g, P, src, P, n == r.begin ? 0.0f : 1.0f, dw, K);
+            if (db)
+                for (int o = 0; o < O; ++o) {
+                    const float *row = g + o * P;
+                    float s = 0.0f;
+                    for (std::int64_t p = 0; p < P; ++p)
+                        s += row[p];
+                    db[o] += s;
+                }
+            if (needInputGrad) {
+                float *dxn = dx.data() + n * inStride;
+                if (pointwise) {
+                    gemm(true, false, K, P, O, 1.0f, wdata, K, g, P, 0.0f, dxn, P);
+                } else {
+                    // dcol[K, P] = W[O, K]^T * dy_n[O, P], reusing the col buffer.
+                    gemm(true, false, K, P, O, 1.0f, wdata, K, g, P, 0.0f, colp, P);
+                    std::memset(dxn, 0, sizeof(float) * std::size_t(inStride));
+                    Internal::col2imAdd(colp, C, H, W, m_options.kernel, m_options.stride,
+                                        m_options.padding, OH, OW, dxn);
+                }
+            }
+        }
+    };
+    if (workers <= 1) {
+        work(0);
+    } else {
+#pragma omp parallel num_threads(workers)
+        work(omp_get_thread_num());
+        float *dw = m_weight.grad.data();
+        for (int w = 1; w < workers; ++w) {
+            const float *part = partials.data() + (w - 1) * partialSize;
+            for (std::int64_t i = 0; i < O * K; ++i)
+                dw[i] += part[i];
+            if (m_options.bias)
+                for (int o = 0; o < O; ++o)
+                    m_bias.grad.data()[o] += part[O * K + o];
+        }
+    }
+    return dx;
+}
+
+} // namespace edgetrain::core

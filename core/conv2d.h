@@ -1,0 +1,57 @@
+#pragma once
+
+#include "layer.h"
+
+namespace edgetrain::core {
+
+struct Conv2dOptions
+{
+    int out_channels = 1;
+    int kernel = 3;
+    int stride = 1;
+    int padding = 0;
+    bool bias = true;
+};
+
+/**
+ * 2-D convolution, weight OIHW (PyTorch's layout), input and output NCHW.
+ * Computed as im2col + GEMM per image, images split across the engine threads; weight
+ * gradients are summed per thread and combined in thread order (deterministic).
+ */
+class Conv2d : public Layer
+{
+public:
+    Conv2d(std::string name, int inChannels, const Conv2dOptions &options);
+
+    std::string_view type() const override { return "conv2d"; }
+    Shape outputShape(const Shape &input) const override;
+    Tensor forward(const Tensor &x, LayerCache *cache, const PassContext &ctx) override;
+    Tensor backward(const Tensor &dy, const LayerCache &cache, const PassContext &ctx,
+                    bool needInputGrad) override;
+    std::vector<Parameter *> parameters() override;
+    void initialize(Rng &rng) override;
+    double forwardFlops(const Shape &input) const override;
+    Json spec() const override;
+
+    const Conv2dOptions &options() const { return m_options; }
+    int inChannels() const { return m_inChannels; }
+
+private:
+    bool isPointwise() const; // 1x1, stride 1, no padding: the input is its own im2col matrix
+
+    int m_inChannels;
+    Conv2dOptions m_options;
+    Parameter m_weight;
+    Parameter m_bias;
+};
+
+namespace Internal {
+/** Unfolds one image [C, H, W] into col [C*k*k, OH*OW] (zero padding). */
+void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
+            int padding, int outHeight, int outWidth, float *col);
+/** Adds col [C*k*k, OH*OW] back into image [C, H, W] (the adjoint of im2col). */
+void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
+               int padding, int outHeight, int outWidth, float *image);
+} // namespace Internal
+
+} // namespace edgetrain::core

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "shape.h"
+
+#include <cstdint>
+#include <string>
+
+namespace edgetrain::core {
+
+/**
+ * Labelled samples for classification. Implementations: TensorDataset (in memory; what IDX files
+ * and crop folders are loaded into) and views over part of another dataset (shards, limits).
+ */
+class Dataset
+{
+public:
+    virtual ~Dataset() = default;
+
+    virtual std::int64_t size() const = 0;
+    virtual Shape sampleShape() const = 0; // e.g. [1, 28, 28]
+    virtual int classCount() const = 0;
+    virtual std::string description() const = 0;
+
+    /**
+     * Copies samples indices[0..count) into images (count x sampleShape floats, normalised) and
+     * labels. Indices must be < size() (asserted: they come from the engine, not from input).
+     */
+    virtual void gather(const std::int64_t *indices, std::int64_t count, float *images,
+                        std::int32_t *labels) const = 0;
+};
+
+} // namespace edgetrain::core

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace edgetrain::core {
+
+/**
+ * Error policy of core: anything caused by input (files, specs, settings, shapes handed in from
+ * outside) throws one of these, with a message that names what and where. Broken invariants
+ * inside the engine are asserts, not exceptions. Callers above core catch Error at their
+ * boundary and turn it into a signal, a dialog or a CLI message with exit status 1.
+ */
+class Error : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/** A tensor shape does not fit what a layer, model or file expects. */
+class ShapeError : public Error
+{
+public:
+    using Error::Error;
+};
+
+/** A file or buffer is malformed: the message names the file and the byte offset or field. */
+class FormatError : public Error
+{
+public:
+    using Error::Error;
+};
+
+/** A file cannot be opened, read or written. */
+class IoError : public Error
+{
+public:
+    using Error::Error;
+};
+
+/** A ModelSpec, option or setting is invalid (unknown model, absurd batch size, ...). */
+class SpecError : public Error
+{
+public:
+    using Error::Error;
+};
+
+} // namespace edgetrain::core

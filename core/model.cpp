@@ -1,0 +1,105 @@
+#include "model.h"
+
+#include "error.h"
+#include "random.h"
+#include "softmaxcrossentropy.h"
+
+namespace edgetrain::core {
+
+Model::Model(ModelSpec spec, std::uint64_t seed) : m_spec(std::move(spec))
+{
+    m_stages = m_spec.buildStages();
+    Shape s = batchShape(2);
+    for (const auto &stage : m_stages)
+        s = stage->outputShape(s);
+    m_classes = int(s[1]);
+    // One generator in a fixed layer order: the same seed gives the same weights everywhere.
+    Rng rng(seed);
+    for (auto &stage : m_stages)
+        stage->forEachLayer([&](const std::string &, Layer &layer) { layer.initialize(rng); });
+}
+
+Shape Model::batchShape(std::int64_t batch) const
+{
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), sampleShape().dims().begin(), sampleShape().dims().end());
+    return Shape(std::move(dims));
+}
+
+void Model::checkInput(const Tensor &x) const
+{
+    if (x.shape().rank() < 1 || x.shape() != batchShape(x.dim(0)) || x.dim(0) < 1)
+        throw ShapeError("model '" + m_spec.name() + "' expects input " +
+                         batchShape(x.shape().rank() ? x.dim(0) : 1).toString() + "; got " +
+                         x.shape().toString());
+}
+
+Tensor Model::forward(const Tensor &x, const PassContext &ctx)
+{
+    checkInput(x);
+    Tensor h = x;
+    for (auto &stage : m_stages)
+        h = stage->forward(h, nullptr, ctx);
+    return h;
+}
+
+StepResult Model::forwardBackward(const Tensor &x, const std::int32_t *labels,
+                                  const PassContext &ctx)
+{
+    checkInput(x);
+    std::vector<StageCache> caches(m_stages.size());
+    Tensor h = x;
+    for (std::size_t i = 0; i < m_stages.size(); ++i)
+        h = m_stages[i]->forward(h, &caches[i], ctx);
+    Tensor grad;
+    const auto loss = SoftmaxCrossEntropy::compute(h, labels, &grad);
+    h = Tensor(); // the logits are not needed any more
+    for (std::size_t i = m_stages.size(); i-- > 0;) {
+        grad = m_stages[i]->backward(grad, caches[i], ctx, i > 0);
+        caches[i] = StageCache(); // free this stage's activations as soon as possible
+    }
+    return {loss.loss, loss.correct, x.dim(0)};
+}
+
+std::vector<NamedParameter> Model::parameters()
+{
+    std::vector<NamedParameter> out;
+    for (auto &stage : m_stages)
+        stage->forEachLayer([&](const std::string &prefix, Layer &layer) {
+            for (Parameter *p : layer.parameters())
+                out.push_back({prefix.empty() ? p->name : prefix + "." + p->name, p});
+        });
+    return out;
+}
+
+std::vector<NamedBuffer> Model::buffers()
+{
+    std::vector<NamedBuffer> out;
+    for (auto &stage : m_stages)
+        stage->forEachLayer([&](const std::string &prefix, Layer &layer) {
+            for (const LayerBuffer &b : layer.buffers())
+                out.push_back({prefix.empty() ? b.name : prefix + "." + b.name, b});
+        });
+    return out;
+}
+
+std::int64_t Model::parameterCount()
+{
+    std::int64_t n = 0;
+    for (const auto &p : parameters())
+        n += p.parameter->value.numel();
+    return n;
+}
+
+double Model::forwardFlops(std::int64_t batch) const
+{
+    double flops = 0.0;
+    Shape s = batchShape(batch);
+    for (const auto &stage : m_stages) {
+        flops += stage->forwardFlops(s);
+        s = stage->outputShape(s);
+    }
+    return flops;
+}
+
+} // namespace edgetrain::core

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "modelspec.h"
+#include "stage.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace edgetrain::core {
+
+struct NamedParameter
+{
+    std::string name; // full name, e.g. "3.conv1.weight"
+    Parameter *parameter = nullptr;
+};
+
+struct NamedBuffer
+{
+    std::string name; // e.g. "3.bn1.running_mean"
+    LayerBuffer buffer;
+};
+
+/** Loss and correct predictions of one batch. */
+struct StepResult
+{
+    double loss = 0.0;
+    std::int64_t correct = 0;
+    std::int64_t count = 0;
+};
+
+/**
+ * A network as a chain of stages, built from a ModelSpec and initialised deterministically from
+ * a seed (PyTorch's default initialisation rules). The model owns its parameters and gradients;
+ * the optimiser updates them in place.
+ */
+class Model
+{
+public:
+    Model(ModelSpec spec, std::uint64_t seed);
+
+    const ModelSpec &spec() const { return m_spec; }
+    const Shape &sampleShape() const { return m_spec.inputShape(); }
+    Shape batchShape(std::int64_t batch) const;
+    int classCount() const { return m_classes; }
+
+    std::size_t stageCount() const { return m_stages.size(); }
+    Stage &stage(std::size_t i) { return *m_stages.at(i); }
+
+    /** Inference (or a forward pass with ctx.training) without keeping anything for backward. */
+    Tensor forward(const Tensor &x, const PassContext &ctx);
+
+    /**
+     * One forward and backward pass keeping every stage's activations (no checkpointing):
+     * computes the mean cross-entropy against `labels` (x.dim(0) of them) and writes every
+     * parameter's gradient. Throws ShapeError if x does not match the model's input.
+     */
+    StepResult forwardBackward(const Tensor &x, const std::int32_t *labels, const PassContext &ctx);
+
+    std::vector<NamedParameter> parameters();
+    std::vector<NamedBuffer> buffers();
+    std::int64_t parameterCount();
+    /** Forward FLOPs (2 x multiply-adds of conv and linear layers, plus the rest) for a batch. */
+    double forwardFlops(std::int64_t batch) const;
+
+private:
+    void checkInput(const Tensor &x) const;
+
+    ModelSpec m_spec;
+    std::vector<std::unique_ptr<Stage>> m_stages;
+    int m_classes = 0;
+};
+
+} // namespace edgetrain::core

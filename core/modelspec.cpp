@@ -1,0 +1,312 @@
+#include "modelspec.h"
+
+#include "batchnorm2d.h"
+#include "conv2d.h"
+#include "dropout.h"
+#include "error.h"
+#include "flatten.h"
+#include "linear.h"
+#include "pool2d.h"
+#include "relu.h"
+#include "residualblock.h"
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <optional>
+#include <sstream>
+
+namespace edgetrain::core {
+
+namespace {
+
+/** Reads the fields of one JSON object, naming it in every error. */
+class Fields
+{
+public:
+    Fields(const Json &object, std::string where) : m_object(object), m_where(std::move(where))
+    {
+        if (!object.isObject())
+            fail("expected an object");
+    }
+
+    [[noreturn]] void fail(const std::string &what) const { throw SpecError(m_where + ": " + what); }
+
+    void allowOnly(std::initializer_list<std::string_view> keys) const
+    {
+        for (const auto &[key, value] : m_object.toObject())
+            if (std::find(keys.begin(), keys.end(), key) == keys.end())
+                fail("unknown field \"" + key + "\"");
+    }
+
+    std::int64_t integer(std::string_view key, std::optional<std::int64_t> fallback,
+                         std::int64_t lo, std::int64_t hi) const
+    {
+        const Json *v = m_object.find(key);
+        if (!v) {
+            if (!fallback)
+                fail("missing field \"" + std::string(key) + "\"");
+            return *fallback;
+        }
+        if (!v->isNumber() || v->toDouble() != double(std::int64_t(v->toDouble())))
+            fail("field \"" + std::string(key) + "\" must be an integer");
+        const auto i = std::int64_t(v->toDouble());
+        if (i < lo || i > hi)
+            fail("field \"" + std::string(key) + "\" must be in [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "], got " + std::to_string(i));
+        return i;
+    }
+
+    double number(std::string_view key, double fallback) const
+    {
+        const Json *v = m_object.find(key);
+        if (!v)
+            return fallback;
+        if (!v->isNumber())
+            fail("field \"" + std::string(key) + "\" must be a number");
+        return v->toDouble();
+    }
+
+    bool boolean(std::string_view key, bool fallback) const
+    {
+        const Json *v = m_object.find(key);
+        if (!v)
+            return fallback;
+        if (!v->isBool())
+            fail("field \"" + std::string(key) + "\" must be true or false");
+        return v->toBool();
+    }
+
+    std::string string(std::string_view key, std::optional<std::string> fallback) const
+    {
+        const Json *v = m_object.find(key);
+        if (!v) {
+            if (!fallback)
+                fail("missing field \"" + std::string(key) + "\"");
+            return *fallback;
+        }
+        if (!v->isString())
+            fail("field \"" + std::string(key) + "\" must be a string");
+        return v->toString();
+    }
+
+    const Json *find(std::string_view key) const { return m_object.find(key); }
+    const std::string &where() const { return m_where; }
+
+private:
+    const Json &m_object;
+    std::string m_where;
+};
+
+constexpr std::int64_t kMaxChannels = 1 << 16;
+
+bool isLayerType(const std::string &type)
+{
+    static const char *const kTypes[] = {"conv2d",    "linear",          "batchnorm2d",
+                                         "relu",      "maxpool2d",       "avgpool2d",
+                                         "global_avg_pool", "flatten",   "dropout"};
+    return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+}
+
+Pool2dOptions poolOptions(const Fields &f)
+{
+    f.allowOnly({"type", "name", "kernel", "stride", "padding"});
+    Pool2dOptions o;
+    o.kernel = int(f.integer("kernel", 2, 1, 64));
+    o.stride = int(f.integer("stride", o.kernel, 1, 64));
+    o.padding = int(f.integer("padding", 0, 0, 32));
+    return o;
+}
+
+/** Builds one layer for `input` (a batch shape); the shape is updated to the output. */
+std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Shape &input,
+                                 const std::string &where)
+{
+    const Fields f(entry, where);
+    const std::string type = f.string("type", std::nullopt);
+    std::unique_ptr<Layer> layer;
+    try {
+        if (type == "conv2d") {
+            f.allowOnly({"type", "name", "out_channels", "kernel", "stride", "padding", "bias"});
+            if (input.rank() != 4)
+                f.fail("conv2d needs an image input [C, H, W]; it gets " +
+                       input.sample().toString());
+            Conv2dOptions o;
+            o.out_channels = int(f.integer("out_channels", std::nullopt, 1, kMaxChannels));
+            o.kernel = int(f.integer("kernel", std::nullopt, 1, 31));
+            o.stride = int(f.integer("stride", 1, 1, 16));
+            o.padding = int(f.integer("padding", 0, 0, 15));
+            o.bias = f.boolean("bias", true);
+            layer = std::make_unique<Conv2d>(name, int(input[1]), o);
+        } else if (type == "linear") {
+            f.allowOnly({"type", "name", "out_features", "bias"});
+            const std::int64_t out = f.integer("out_features", std::nullopt, 1, 1 << 24);
+            layer = std::make_unique<Linear>(name, input.numel() / input[0], out,
+                                             f.boolean("bias", true));
+        } else if (type == "batchnorm2d") {
+            f.allowOnly({"type", "name", "eps", "momentum"});
+            if (input.rank() != 4)
+                f.fail("batchnorm2d needs an image input [C, H, W]; it gets " +
+                       input.sample().toString());
+            layer = std::make_unique<BatchNorm2d>(name, int(input[1]), f.number("eps", 1e-5),
+                                                  f.number("momentum", 0.1));
+        } else if (type == "relu") {
+            f.allowOnly({"type", "name"});
+            layer = std::make_unique<ReLU>(name);
+        } else if (type == "maxpool2d") {
+            layer = std::make_unique<MaxPool2d>(name, poolOptions(f));
+        } else if (type == "avgpool2d") {
+            layer = std::make_unique<AvgPool2d>(name, poolOptions(f));
+        } else if (type == "global_avg_pool") {
+            f.allowOnly({"type", "name"});
+            layer = std::make_unique<GlobalAvgPool>(name);
+        } else if (type == "flatten") {
+            f.allowOnly({"type", "name"});
+            layer = std::make_unique<Flatten>(name);
+        } else if (type == "dropout") {
+            f.allowOnly({"type", "name", "p"});
+            layer = std::make_unique<Dropout>(name, f.number("p", 0.5));
+        } else {
+            f.fail("unknown layer type \"" + type + "\"");
+        }
+        input = layer->outputShape(input);
+    } catch (const SpecError &) {
+        throw;
+    } catch (const Error &e) {
+        f.fail(e.what());
+    }
+    return layer;
+}
+
+std::string stageName(const Fields &f, std::size_t index)
+{
+    return f.string("name", std::to_string(index));
+}
+
+} // namespace
+
+ModelSpec ModelSpec::fromJson(const Json &json, const std::string &source)
+{
+    const Fields top(json, source);
+    top.allowOnly({"name", "input", "stages", "description"});
+    ModelSpec spec;
+    spec.m_source = source;
+    spec.m_name = top.string("name", std::nullopt);
+    const Json *input = top.find("input");
+    if (!input || !input->isArray() || input->toArray().empty() || input->toArray().size() > 3)
+        top.fail("field \"input\" must be the sample shape, e.g. [1, 28, 28]");
+    std::vector<std::int64_t> dims;
+    for (const Json &d : input->toArray()) {
+        if (!d.isNumber() || d.toDouble() < 1 || d.toDouble() > 65536 ||
+            d.toDouble() != double(std::int64_t(d.toDouble())))
+            top.fail("field \"input\" must hold positive integers");
+        dims.push_back(std::int64_t(d.toDouble()));
+    }
+    spec.m_input = Shape(std::move(dims));
+    const Json *stages = top.find("stages");
+    if (!stages || !stages->isArray() || stages->toArray().empty())
+        top.fail("field \"stages\" must be a non-empty array");
+    spec.m_stages = *stages;
+    spec.buildStages(); // validates every field and shape now, not at first use
+    return spec;
+}
+
+ModelSpec ModelSpec::load(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw IoError("cannot open model spec '" + path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return fromJson(Json::parse(text.str(), path), path);
+}
+
+Json ModelSpec::toJson() const
+{
+    Json input = Json::array();
+    for (auto d : m_input.dims())
+        input.push(d);
+    Json j;
+    j.set("name", m_name).set("input", std::move(input)).set("stages", m_stages);
+    return j;
+}
+
+ModelSpec ModelSpec::withInputShape(const Shape &sample) const
+{
+    ModelSpec spec = *this;
+    spec.m_input = sample;
+    spec.m_source = m_source + " at input " + sample.toString();
+    spec.buildStages();
+    return spec;
+}
+
+std::vector<std::unique_ptr<Stage>> ModelSpec::buildStages() const
+{
+    std::vector<std::unique_ptr<Stage>> built;
+    std::vector<std::int64_t> dims{2}; // a batch of 2: every layer's shape rules apply
+    dims.insert(dims.end(), m_input.dims().begin(), m_input.dims().end());
+    Shape shape(std::move(dims));
+    const auto &entries = m_stages.toArray();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const std::string where = m_source + ": stages[" + std::to_string(i) + "]";
+        const Fields f(entries[i], where);
+        const std::string type = f.string("type", std::nullopt);
+        const std::string name = stageName(f, i);
+        if (isLayerType(type)) {
+            std::vector<std::unique_ptr<Layer>> layers;
+            layers.push_back(makeLayer(entries[i], "", shape, where));
+            built.push_back(std::make_unique<SequentialStage>(name, std::move(layers), true));
+        } else if (type == "sequential") {
+            f.allowOnly({"type", "name", "layers"});
+            const Json *list = f.find("layers");
+            if (!list || !list->isArray() || list->toArray().empty())
+                f.fail("field \"layers\" must be a non-empty array");
+            std::vector<std::unique_ptr<Layer>> layers;
+            const auto &items = list->toArray();
+            for (std::size_t k = 0; k < items.size(); ++k) {
+                const std::string itemWhere = where + ".layers[" + std::to_string(k) + "]";
+                const Fields lf(items[k], itemWhere);
+                layers.push_back(
+                    makeLayer(items[k], lf.string("name", std::to_string(k)), shape, itemWhere));
+            }
+            built.push_back(std::make_unique<SequentialStage>(name, std::move(layers), false));
+        } else if (type == "basic_block" || type == "bottleneck") {
+            f.allowOnly({"type", "name", "out_channels", "stride", "width", "shortcut"});
+            if (shape.rank() != 4)
+                f.fail(type + " needs an image input [C, H, W]; it gets " + shape.sample().toString());
+            ResidualBlock::Options o;
+            o.kind = type == "basic_block" ? ResidualBlock::Kind::Basic
+                                           : ResidualBlock::Kind::Bottleneck;
+            o.out_channels = int(f.integer("out_channels", std::nullopt, 1, kMaxChannels));
+            o.stride = int(f.integer("stride", 1, 1, 16));
+            o.width = int(f.integer("width", 0, 0, kMaxChannels));
+            const bool same = shape[1] == o.out_channels && o.stride == 1;
+            const std::string shortcut = f.string("shortcut", same ? "identity" : "projection");
+            if (shortcut == "identity")
+                o.shortcut = Shortcut::Identity;
+            else if (shortcut == "pad")
+                o.shortcut = Shortcut::PadA;
+            else if (shortcut == "projection")
+                o.shortcut = Shortcut::Projection;
+            else
+                f.fail("field \"shortcut\" must be identity, pad or projection");
+            try {
+                auto block = std::make_unique<ResidualBlock>(name, int(shape[1]), o);
+                shape = block->outputShape(shape);
+                built.push_back(std::move(block));
+            } catch (const SpecError &) {
+                throw;
+            } catch (const Error &e) {
+                f.fail(e.what());
+            }
+        } else {
+            f.fail("unknown stage type \"" + type + "\"");
+        }
+    }
+    if (shape.rank() != 2)
+        throw SpecError(m_source + ": the last stage must produce class scores [N, classes]; it "
+                                   "produces " + shape.toString() + " (add flatten + linear)");
+    return built;
+}
+
+} // namespace edgetrain::core

@@ -1,0 +1,89 @@
+#include "tensor.h"
+
+#include "error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace edgetrain::core {
+
+struct Tensor::Buffer
+{
+    Buffer(std::int64_t count, MemoryCategory cat, MemoryAccountant &acc)
+        : bytes(count * static_cast<std::int64_t>(sizeof(float))), category(cat), accountant(acc)
+    {
+        // Round up to the alignment so aligned_alloc's contract holds; count the real bytes.
+        const auto rounded = static_cast<std::size_t>((bytes + 63) / 64 * 64);
+        data = static_cast<float *>(std::aligned_alloc(64, std::max<std::size_t>(rounded, 64)));
+        if (!data)
+            throw std::bad_alloc();
+        accountant.allocated(category, bytes);
+    }
+    ~Buffer()
+    {
+        accountant.released(category, bytes);
+        std::free(data);
+    }
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+
+    float *data = nullptr;
+    std::int64_t bytes;
+    MemoryCategory category;
+    MemoryAccountant &accountant;
+};
+
+Tensor::Tensor(Shape shape, MemoryCategory category, MemoryAccountant &accountant)
+    : m_buffer(std::make_shared<Buffer>(shape.numel(), category, accountant)),
+      m_shape(std::move(shape))
+{
+    m_data = m_buffer->data;
+}
+
+Tensor Tensor::zeros(Shape shape, MemoryCategory category, MemoryAccountant &accountant)
+{
+    Tensor t(std::move(shape), category, accountant);
+    t.fill(0.0f);
+    return t;
+}
+
+MemoryCategory Tensor::category() const
+{
+    return m_buffer ? m_buffer->category : MemoryCategory::Workspace;
+}
+
+Tensor Tensor::reshaped(Shape shape) const
+{
+    if (shape.numel() != numel())
+        throw ShapeError("cannot view a tensor of shape " + m_shape.toString() + " as " +
+                         shape.toString());
+    Tensor t = *this;
+    t.m_shape = std::move(shape);
+    return t;
+}
+
+Tensor Tensor::clone(MemoryCategory category) const
+{
+    Tensor t(m_shape, category, m_buffer ? m_buffer->accountant : MemoryAccountant::global());
+    if (numel() > 0)
+        std::memcpy(t.m_data, m_data, static_cast<std::size_t>(numel()) * sizeof(float));
+    return t;
+}
+
+void Tensor::fill(float value)
+{
+    std::fill(m_data, m_data + numel(), value);
+}
+
+void Tensor::copyFrom(const Tensor &other)
+{
+    if (other.numel() != numel())
+        throw ShapeError("cannot copy a tensor of shape " + other.shape().toString() + " into " +
+                         m_shape.toString());
+    if (numel() > 0)
+        std::memcpy(m_data, other.m_data, static_cast<std::size_t>(numel()) * sizeof(float));
+}
+
+} // namespace edgetrain::core

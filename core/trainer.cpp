@@ -1,0 +1,154 @@
+#include "trainer.h"
+
+#include "error.h"
+#include "random.h"
+#include "softmaxcrossentropy.h"
+
+#include <chrono>
+#include <numeric>
+
+namespace edgetrain::core {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool stopped(const std::atomic<bool> *stop)
+{
+    return stop && stop->load(std::memory_order_relaxed);
+}
+
+void checkData(const Model &model, const Dataset &data)
+{
+    if (data.sampleShape() != model.sampleShape())
+        throw ShapeError(data.description() + " has samples of shape " +
+                         data.sampleShape().toString() + " but model '" + model.spec().name() +
+                         "' takes " + model.sampleShape().toString());
+    if (data.classCount() > model.classCount())
+        throw ShapeError(data.description() + " has " + std::to_string(data.classCount()) +
+                         " classes but model '" + model.spec().name() + "' predicts " +
+                         std::to_string(model.classCount()));
+}
+
+} // namespace
+
+TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test,
+                         const TrainOptions &options, const Callbacks &callbacks,
+                         const std::atomic<bool> *stop)
+{
+    if (options.epochs < 1 || options.epochs > 100000)
+        throw SpecError("epochs must be between 1 and 100000, got " + std::to_string(options.epochs));
+    if (options.batch < 1 || options.batch > 65536)
+        throw SpecError("batch size must be between 1 and 65536, got " +
+                        std::to_string(options.batch));
+    if (!(options.lr > 0.0 && options.lr < 100.0))
+        throw SpecError("learning rate must be in (0, 100), got " + std::to_string(options.lr));
+    if (train.size() < 1)
+        throw SpecError(train.description() + " is empty");
+    checkData(model, train);
+    if (test)
+        checkData(model, *test);
+
+    Sgd optimizer(model, options.sgd);
+    const std::int64_t n = train.size();
+    std::int64_t batches = (n + options.batch - 1) / options.batch;
+    // A trailing batch of a single sample cannot be batch-normalised: fold it into the one
+    // before (that batch is one larger), so no sample is dropped.
+    if (batches > 1 && options.batch > 1 && n % options.batch == 1)
+        --batches;
+    const std::int64_t totalSteps = batches * options.epochs;
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch + 1));
+    Rng shuffler(options.seed ^ 0x5348554646ull);
+
+    TrainResult result;
+    std::int64_t step = 0;
+    for (int epoch = 1; epoch <= options.epochs && !result.cancelled; ++epoch) {
+        std::iota(order.begin(), order.end(), 0);
+        for (std::int64_t i = n - 1; i > 0; --i)
+            std::swap(order[std::size_t(i)], order[std::size_t(shuffler.below(std::uint64_t(i + 1)))]);
+        EpochStats stats;
+        stats.epoch = epoch;
+        double lossSum = 0.0;
+        std::int64_t correct = 0, seen = 0;
+        const auto start = Clock::now();
+        for (std::int64_t b = 0; b < batches; ++b) {
+            if (stopped(stop)) {
+                result.cancelled = true;
+                break;
+            }
+            const std::int64_t first = b * options.batch;
+            const std::int64_t count = b + 1 == batches ? n - first : options.batch;
+            Tensor x(model.batchShape(count), MemoryCategory::Activations);
+            train.gather(order.data() + first, count, x.data(), labels.data());
+            const double lr = options.schedule.rate(options.lr, step, totalSteps, batches);
+            PassContext ctx;
+            ctx.training = true;
+            ctx.seed = options.seed;
+            ctx.step = std::uint64_t(step);
+            const StepResult r = model.forwardBackward(x, labels.data(), ctx);
+            x = Tensor();
+            optimizer.step(lr);
+            ++step;
+            lossSum += r.loss * double(count);
+            correct += r.correct;
+            seen += count;
+            stats.lr = lr;
+            if (callbacks.onBatch)
+                callbacks.onBatch({epoch, b + 1, batches, r.loss, lr});
+        }
+        stats.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (seen == 0)
+            break;
+        stats.train_loss = lossSum / double(seen);
+        stats.train_accuracy = double(correct) / double(seen);
+        stats.images_per_second = double(seen) / std::max(stats.train_seconds, 1e-9);
+        result.images += seen;
+        result.train_seconds += stats.train_seconds;
+        if (test && !result.cancelled) {
+            const EvalResult ev = evaluate(model, *test, options.eval_batch, stop);
+            stats.test_loss = ev.loss;
+            stats.test_accuracy = ev.accuracy;
+        }
+        result.epochs.push_back(stats);
+        if (callbacks.onEpoch)
+            callbacks.onEpoch(stats);
+    }
+    result.memory = MemoryAccountant::global().snapshot();
+    return result;
+}
+
+EvalResult Trainer::evaluate(Model &model, const Dataset &data, std::int64_t batch,
+                             const std::atomic<bool> *stop)
+{
+    checkData(model, data);
+    if (batch < 1)
+        throw SpecError("evaluation batch size must be positive");
+    EvalResult result;
+    std::vector<std::int64_t> index(static_cast<std::size_t>(batch));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+    double lossSum = 0.0;
+    std::int64_t correct = 0;
+    PassContext ctx;
+    ctx.training = false;
+    for (std::int64_t first = 0; first < data.size(); first += batch) {
+        if (stopped(stop))
+            break;
+        const std::int64_t count = std::min(batch, data.size() - first);
+        std::iota(index.begin(), index.begin() + count, first);
+        Tensor x(model.batchShape(count), MemoryCategory::Activations);
+        data.gather(index.data(), count, x.data(), labels.data());
+        const Tensor logits = model.forward(x, ctx);
+        const auto r = SoftmaxCrossEntropy::compute(logits, labels.data(), nullptr);
+        lossSum += r.loss * double(count);
+        correct += r.correct;
+        result.count += count;
+    }
+    if (result.count > 0) {
+        result.loss = lossSum / double(result.count);
+        result.accuracy = double(correct) / double(result.count);
+    }
+    return result;
+}
+
+} // namespace edgetrain::core

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "dataset.h"
+#include "lrschedule.h"
+#include "memoryaccountant.h"
+#include "model.h"
+#include "sgd.h"
+
+#include <atomic>
+#include <functional>
+#include <vector>
+
+namespace edgetrain::core {
+
+struct TrainOptions
+{
+    int epochs = 1;
+    std::int64_t batch = 64;
+    double lr = 0.05;
+    SgdOptions sgd;
+    LrSchedule schedule;
+    std::uint64_t seed = 0;      // shuffling and dropout (the weights have their own seed)
+    std::int64_t eval_batch = 500;
+};
+
+struct BatchProgress
+{
+    int epoch = 0;            // 1-based
+    std::int64_t batch = 0;   // 1-based within the epoch
+    std::int64_t batches = 0; // per epoch
+    double loss = 0.0;        // of this batch
+    double lr = 0.0;
+};
+
+struct EpochStats
+{
+    int epoch = 0;
+    double train_loss = 0.0;     // mean over the epoch's samples
+    double train_accuracy = 0.0; // while training (the weights moved during the epoch)
+    double test_loss = 0.0;
+    double test_accuracy = -1.0; // -1 when there is no test set
+    double train_seconds = 0.0;  // training only (batch assembly included, evaluation not)
+    double images_per_second = 0.0;
+    double lr = 0.0;             // at the end of the epoch
+};
+
+struct EvalResult
+{
+    double loss = 0.0;
+    double accuracy = 0.0;
+    std::int64_t count = 0;
+};
+
+struct TrainResult
+{
+    std::vector<EpochStats> epochs;
+    bool cancelled = false;
+    std::int64_t images = 0;       // samples trained on
+    double train_seconds = 0.0;
+    MemorySnapshot memory;         // peaks over the whole run
+};
+
+/**
+ * The training loop: shuffled mini-batches (the last partial batch kept), SGD, per-epoch
+ * evaluation. Reports through plain callbacks (called on the calling thread) and stops after
+ * the current batch when *stop becomes true. Deterministic for a given seed and thread count.
+ */
+class Trainer
+{
+public:
+    struct Callbacks
+    {
+        std::function<void(const BatchProgress &)> onBatch;
+        std::function<void(const EpochStats &)> onEpoch;
+    };
+
+    /** Throws SpecError for absurd options, ShapeError if the data does not fit the model. */
+    static TrainResult run(Model &model, const Dataset &train, const Dataset *test,
+                           const TrainOptions &options, const Callbacks &callbacks,
+                           const std::atomic<bool> *stop = nullptr);
+
+    static EvalResult evaluate(Model &model, const Dataset &data, std::int64_t batch,
+                               const std::atomic<bool> *stop = nullptr);
+};
+
+} // namespace edgetrain::core
