@@ -1,0 +1,356 @@
+// Every layer: finite-difference gradient check, forward computed by hand, kernels against
+// naive references.
+
+#include "gradcheck.h"
+
+#include "core/batchnorm2d.h"
+#include "core/conv2d.h"
+#include "core/dropout.h"
+#include "core/error.h"
+#include "core/flatten.h"
+#include "core/linear.h"
+#include "core/parallel.h"
+#include "core/pool2d.h"
+#include "core/relu.h"
+#include "core/residualblock.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace edgetrain;
+using namespace edgetrain::core;
+
+namespace {
+
+std::unique_ptr<Stage> single(std::unique_ptr<Layer> layer, std::uint64_t seed = 7)
+{
+    Rng rng(seed);
+    layer->initialize(rng);
+    std::vector<std::unique_ptr<Layer>> layers;
+    layers.push_back(std::move(layer));
+    return std::make_unique<SequentialStage>("s", std::move(layers), true);
+}
+
+Conv2dOptions convOptions(int out, int kernel, int stride, int padding, bool bias)
+{
+    Conv2dOptions o;
+    o.out_channels = out;
+    o.kernel = kernel;
+    o.stride = stride;
+    o.padding = padding;
+    o.bias = bias;
+    return o;
+}
+
+/** Direct 7-loop convolution in double. */
+std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const float *bias, int stride,
+                              int pad)
+{
+    const auto N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const auto O = w.dim(0), K = w.dim(2);
+    const auto OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+    std::vector<double> y(std::size_t(N * O * OH * OW));
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t o = 0; o < O; ++o)
+            for (std::int64_t i = 0; i < OH; ++i)
+                for (std::int64_t j = 0; j < OW; ++j) {
+                    double s = bias ? bias[o] : 0.0;
+                    for (std::int64_t c = 0; c < C; ++c)
+                        for (std::int64_t ki = 0; ki < K; ++ki)
+                            for (std::int64_t kj = 0; kj < K; ++kj) {
+                                const auto ih = i * stride - pad + ki, iw = j * stride - pad + kj;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                    continue;
+                                s += double(x.data()[((n * C + c) * H + ih) * W + iw]) *
+                                     double(w.data()[((o * C + c) * K + ki) * K + kj]);
+                            }
+                    y[std::size_t(((n * O + o) * OH + i) * OW + j)] = s;
+                }
+    return y;
+}
+
+} // namespace
+
+class TestLayers : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void gradientsMatchFiniteDifferences_data();
+    void gradientsMatchFiniteDifferences();
+    void convForwardByHand();
+    void convMatchesNaiveReference_data();
+    void convMatchesNaiveReference();
+    void poolingForwardByHand();
+    void batchNormRunningStatistics();
+    void dropoutMaskIsReproducible();
+    void wrongInputShapeIsRefused();
+};
+
+void TestLayers::gradientsMatchFiniteDifferences_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<int>("threads");
+    for (const char *kind :
+         {"conv3x3-s1-p1-bias", "conv5x5-p2", "conv3x3-s2-p1-nobias", "conv1x1", "conv7x7-s2-p3",
+          "linear", "linear-from-4d", "batchnorm-train", "batchnorm-eval", "relu", "maxpool2",
+          "maxpool3-s2-p1", "avgpool3-s2-p1", "global-avg-pool", "flatten", "dropout",
+          "basic-block-identity", "basic-block-pad", "basic-block-projection", "bottleneck"})
+        for (int threads : {1, 2})
+            QTest::addRow("%s %dT", kind, threads) << QString::fromLatin1(kind) << threads;
+}
+
+void TestLayers::gradientsMatchFiniteDifferences()
+{
+    QFETCH(QString, kind);
+    QFETCH(int, threads);
+    setThreadCount(threads);
+    std::unique_ptr<Stage> stage;
+    Shape input{3, 4, 7, 7};
+    PassContext ctx;
+    ctx.training = true;
+    ctx.seed = 3;
+    const std::string k = kind.toStdString();
+    if (k == "conv3x3-s1-p1-bias")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(5, 3, 1, 1, true)));
+    else if (k == "conv5x5-p2")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(3, 5, 1, 2, true)));
+    else if (k == "conv3x3-s2-p1-nobias")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(6, 3, 2, 1, false)));
+    else if (k == "conv1x1")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(5, 1, 1, 0, true)));
+    else if (k == "conv7x7-s2-p3")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(2, 7, 2, 3, false)));
+    else if (k == "linear") {
+        input = Shape{5, 11};
+        stage = single(std::make_unique<Linear>("l", 11, 6));
+    } else if (k == "linear-from-4d")
+        stage = single(std::make_unique<Linear>("l", 4 * 7 * 7, 3));
+    else if (k == "batchnorm-train")
+        stage = single(std::make_unique<BatchNorm2d>("b", 4));
+    else if (k == "batchnorm-eval") {
+        auto bn = std::make_unique<BatchNorm2d>("b", 4);
+        // Non-trivial running statistics, then evaluation mode.
+        bn->forward(tests::randomTensor(input, 99, 2.0f), nullptr, ctx);
+        ctx.training = false;
+        stage = single(std::move(bn));
+    } else if (k == "relu")
+        stage = single(std::make_unique<ReLU>("r"));
+    else if (k == "maxpool2")
+        stage = single(std::make_unique<MaxPool2d>("m", Pool2dOptions{2, 2, 0}));
+    else if (k == "maxpool3-s2-p1")
+        stage = single(std::make_unique<MaxPool2d>("m", Pool2dOptions{3, 2, 1}));
+    else if (k == "avgpool3-s2-p1")
+        stage = single(std::make_unique<AvgPool2d>("a", Pool2dOptions{3, 2, 1}));
+    else if (k == "global-avg-pool")
+        stage = single(std::make_unique<GlobalAvgPool>("g"));
+    else if (k == "flatten")
+        stage = single(std::make_unique<Flatten>("f"));
+    else if (k == "dropout")
+        stage = single(std::make_unique<Dropout>("d", 0.3));
+    else {
+        ResidualBlock::Options o;
+        if (k == "basic-block-identity") {
+            o.out_channels = 4;
+        } else if (k == "basic-block-pad") {
+            o.out_channels = 8;
+            o.stride = 2;
+            o.shortcut = Shortcut::PadA;
+        } else if (k == "basic-block-projection") {
+            o.out_channels = 6;
+            o.stride = 2;
+            o.shortcut = Shortcut::Projection;
+        } else {
+            o.kind = ResidualBlock::Kind::Bottleneck;
+            o.out_channels = 8;
+            o.width = 3;
+            o.stride = 2;
+            o.shortcut = Shortcut::Projection;
+        }
+        stage = std::make_unique<ResidualBlock>("blk", 4, o);
+        Rng rng(5);
+        stage->forEachLayer([&](const std::string &, Layer &l) { l.initialize(rng); });
+        // Batch-norm gammas away from 1 so that the test sees them.
+        stage->forEachLayer([&](const std::string &, Layer &l) {
+            for (Parameter *p : l.parameters())
+                if (l.type() == "batchnorm2d")
+                    for (std::int64_t i = 0; i < p->value.numel(); ++i)
+                        p->value.data()[i] += rng.uniform(-0.3f, 0.3f);
+        });
+    }
+    const auto report = tests::gradCheck(*stage, input, ctx, 1234);
+    QVERIFY(report.checked > 0);
+    QVERIFY2(report.skipped * 3 <= report.checked,
+             qPrintable(QStringLiteral("%1 of %2 coordinates sat on a kink: the check would be blind")
+                            .arg(report.skipped).arg(report.checked + report.skipped)));
+    QVERIFY2(report.worst <= 1.0, report.where.c_str());
+}
+
+void TestLayers::convForwardByHand()
+{
+    setThreadCount(1);
+    // 3x3 image 1..9, 2x2 kernel [[1, 0], [0, -1]], bias 0.5: every output is a - e + 0.5 = -3.5.
+    Conv2d conv("c", 1, convOptions(1, 2, 1, 0, true));
+    auto params = conv.parameters();
+    const float w[] = {1, 0, 0, -1};
+    std::copy(w, w + 4, params[0]->value.data());
+    params[1]->value.data()[0] = 0.5f;
+    Tensor x({1, 1, 3, 3}, MemoryCategory::Activations);
+    for (int i = 0; i < 9; ++i)
+        x.data()[i] = float(i + 1);
+    Tensor y = conv.forward(x, nullptr, {});
+    QCOMPARE(y.shape(), (Shape{1, 1, 2, 2}));
+    for (int i = 0; i < 4; ++i)
+        QCOMPARE(y.data()[i], -3.5f);
+
+    // All-ones 3x3 kernel, padding 1, stride 2 on the same image: sums of the clipped windows
+    // centred at (0,0), (0,2), (2,0), (2,2): 1+2+4+5, 2+3+5+6, 4+5+7+8, 5+6+8+9.
+    Conv2d sum("s", 1, convOptions(1, 3, 2, 1, false));
+    sum.parameters()[0]->value.fill(1.0f);
+    Tensor z = sum.forward(x, nullptr, {});
+    QCOMPARE(z.shape(), (Shape{1, 1, 2, 2}));
+    QCOMPARE(z.data()[0], 12.0f);
+    QCOMPARE(z.data()[1], 16.0f);
+    QCOMPARE(z.data()[2], 24.0f);
+    QCOMPARE(z.data()[3], 28.0f);
+}
+
+void TestLayers::convMatchesNaiveReference_data()
+{
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("padding");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("threads");
+    QTest::newRow("lenet conv1") << 1 << 6 << 5 << 1 << 2 << 28 << 2;
+    QTest::newRow("lenet conv2") << 6 << 16 << 5 << 1 << 0 << 14 << 1;
+    QTest::newRow("resnet 3x3") << 16 << 16 << 3 << 1 << 1 << 12 << 2;
+    QTest::newRow("resnet 3x3 stride 2") << 16 << 32 << 3 << 2 << 1 << 13 << 2;
+    QTest::newRow("imagenet stem 7x7 s2 p3") << 3 << 8 << 7 << 2 << 3 << 23 << 1;
+    QTest::newRow("1x1 stride 2") << 8 << 4 << 1 << 2 << 0 << 9 << 2;
+}
+
+void TestLayers::convMatchesNaiveReference()
+{
+    QFETCH(int, channels);
+    QFETCH(int, out);
+    QFETCH(int, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, padding);
+    QFETCH(int, size);
+    QFETCH(int, threads);
+    setThreadCount(threads);
+    Conv2d conv("c", channels, convOptions(out, kernel, stride, padding, true));
+    Rng rng(11);
+    conv.initialize(rng);
+    const Tensor x = tests::randomTensor({3, channels, size, size}, 17);
+    const Tensor y = conv.forward(x, nullptr, {});
+    const auto expected = naiveConv(x, conv.parameters()[0]->value, conv.parameters()[1]->value.data(),
+                                    stride, padding);
+    QCOMPARE(std::size_t(y.numel()), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        QVERIFY2(std::fabs(y.data()[i] - expected[i]) < 1e-4 * (1.0 + std::fabs(expected[i])),
+                 qPrintable(QStringLiteral("output %1: %2 vs %3").arg(i).arg(y.data()[i]).arg(expected[i])));
+}
+
+void TestLayers::poolingForwardByHand()
+{
+    setThreadCount(1);
+    Tensor x({1, 1, 4, 4}, MemoryCategory::Activations);
+    for (int i = 0; i < 16; ++i)
+        x.data()[i] = float((i * 7) % 16); // 0 7 14 5 / 12 3 10 1 / 8 15 6 13 / 4 11 2 9
+    MaxPool2d maxPool("m", Pool2dOptions{2, 2, 0});
+    LayerCache cache;
+    Tensor m = maxPool.forward(x, &cache, {});
+    QCOMPARE(m.shape(), (Shape{1, 1, 2, 2}));
+    QCOMPARE(m.data()[0], 12.0f);
+    QCOMPARE(m.data()[1], 14.0f);
+    QCOMPARE(m.data()[2], 15.0f);
+    QCOMPARE(m.data()[3], 13.0f);
+    // The gradient goes to the argmax only.
+    Tensor g({1, 1, 2, 2}, MemoryCategory::Activations);
+    g.fill(1.0f);
+    Tensor dx = maxPool.backward(g, cache, {}, true);
+    float total = 0.0f;
+    for (int i = 0; i < 16; ++i)
+        total += dx.data()[i];
+    QCOMPARE(total, 4.0f);
+    QCOMPARE(dx.data()[4], 1.0f); // 12 at (1, 0)
+
+    // 3x3 windows, stride 2, padding 1, padding counted in the divisor (PyTorch's default).
+    AvgPool2d avgPool("a", Pool2dOptions{3, 2, 1});
+    Tensor a = avgPool.forward(x, nullptr, {});
+    QCOMPARE(a.shape(), (Shape{1, 1, 2, 2}));
+    QCOMPARE(a.data()[0], (0 + 7 + 12 + 3) / 9.0f);
+    QCOMPARE(a.data()[3], (3 + 10 + 1 + 15 + 6 + 13 + 11 + 2 + 9) / 9.0f);
+}
+
+void TestLayers::batchNormRunningStatistics()
+{
+    setThreadCount(1);
+    BatchNorm2d bn("b", 1, 1e-5, 0.1);
+    Tensor x({2, 1, 1, 2}, MemoryCategory::Activations);
+    const float v[] = {1, 2, 3, 6}; // mean 3, biased var 3.5, unbiased 14/3
+    std::copy(v, v + 4, x.data());
+    PassContext train;
+    Tensor y = bn.forward(x, nullptr, train);
+    QVERIFY(std::fabs(y.data()[0] - (1 - 3) / std::sqrt(3.5f + 1e-5f)) < 1e-5f);
+    auto buffers = bn.buffers();
+    QVERIFY(std::fabs(buffers[0].tensor->data()[0] - 0.3f) < 1e-6f);               // 0.9*0 + 0.1*3
+    QVERIFY(std::fabs(buffers[1].tensor->data()[0] - (0.9f + 0.1f * 14.0f / 3.0f)) < 1e-5f);
+    QCOMPARE(bn.batchesTracked(), std::int64_t(1));
+    // A recomputed pass (checkpointing) leaves the statistics alone.
+    PassContext recompute;
+    recompute.recompute = true;
+    bn.forward(x, nullptr, recompute);
+    QCOMPARE(bn.batchesTracked(), std::int64_t(1));
+    QVERIFY(std::fabs(buffers[0].tensor->data()[0] - 0.3f) < 1e-6f);
+}
+
+void TestLayers::dropoutMaskIsReproducible()
+{
+    Dropout d("d", 0.5);
+    const Tensor x = tests::randomTensor({4, 1000}, 3);
+    PassContext ctx;
+    ctx.seed = 9;
+    ctx.step = 4;
+    const Tensor a = d.forward(x, nullptr, ctx);
+    const Tensor b = d.forward(x, nullptr, ctx);
+    int zeros = 0;
+    for (std::int64_t i = 0; i < a.numel(); ++i) {
+        QCOMPARE(a.data()[i], b.data()[i]);
+        zeros += a.data()[i] == 0.0f;
+    }
+    QVERIFY2(zeros > 1800 && zeros < 2200, qPrintable(QString::number(zeros)));
+    ctx.step = 5;
+    const Tensor c = d.forward(x, nullptr, ctx);
+    int same = 0;
+    for (std::int64_t i = 0; i < a.numel(); ++i)
+        same += (a.data()[i] == 0.0f) == (c.data()[i] == 0.0f);
+    QVERIFY(same < 2300); // another step, another mask
+    ctx.training = false;
+    const Tensor e = d.forward(x, nullptr, ctx);
+    QCOMPARE(e.data()[0], x.data()[0]);
+}
+
+void TestLayers::wrongInputShapeIsRefused()
+{
+    Conv2d conv("features.0", 3, convOptions(4, 3, 1, 1, true));
+    const Tensor x({2, 1, 8, 8}, MemoryCategory::Activations);
+    try {
+        conv.forward(x, nullptr, {});
+        QFAIL("no exception");
+    } catch (const ShapeError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("features.0")), e.what());
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("[2, 1, 8, 8]")), e.what());
+    }
+    Linear linear("fc", 10, 2);
+    QVERIFY_THROWS_EXCEPTION(ShapeError, linear.forward(Tensor({2, 11}, MemoryCategory::Activations), nullptr, {}));
+}
+
+QTEST_APPLESS_MAIN(TestLayers)
+#include "tst_layers.moc"
