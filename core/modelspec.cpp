@@ -90,6 +90,15 @@ public:
         return v->toString();
     }
 
+    /** Errors from layer constructors lack the file and index: add them (once). */
+    [[noreturn]] void rethrowWithLocation(const Error &e) const
+    {
+        const std::string what = e.what();
+        if (what.rfind(m_where, 0) == 0)
+            throw SpecError(what);
+        fail(what);
+    }
+
     const Json *find(std::string_view key) const { return m_object.find(key); }
     const std::string &where() const { return m_where; }
 
@@ -170,10 +179,8 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
             f.fail("unknown layer type \"" + type + "\"");
         }
         input = layer->outputShape(input);
-    } catch (const SpecError &) {
-        throw;
     } catch (const Error &e) {
-        f.fail(e.what());
+        f.rethrowWithLocation(e);
     }
     return layer;
 }
@@ -294,10 +301,8 @@ std::vector<std::unique_ptr<Stage>> ModelSpec::buildStages() const
                 auto block = std::make_unique<ResidualBlock>(name, int(shape[1]), o);
                 shape = block->outputShape(shape);
                 built.push_back(std::move(block));
-            } catch (const SpecError &) {
-                throw;
             } catch (const Error &e) {
-                f.fail(e.what());
+                f.rethrowWithLocation(e);
             }
         } else {
             f.fail("unknown stage type \"" + type + "\"");

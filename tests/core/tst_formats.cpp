@@ -1,4 +1,223 @@
+// Bad input gets a clear error that says what and where: IDX files, JSON, ModelSpecs,
+// safetensors. Nothing crashes, and a failed load leaves the model as it was.
+
+#include "core/error.h"
+#include "core/fashionmnist.h"
+#include "core/idxfile.h"
+#include "core/json.h"
+#include "core/model.h"
+#include "core/safetensors.h"
+#include "core/zoo.h"
+
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
-class TestFormats : public QObject { Q_OBJECT };
+
+#include <zlib.h>
+
+using namespace edgetrain::core;
+
+namespace {
+
+QByteArray idxBytes(std::vector<std::uint32_t> dims, int values, unsigned char type = 0x08)
+{
+    QByteArray b;
+    b.append(char(0)).append(char(0)).append(char(type)).append(char(dims.size()));
+    for (auto d : dims)
+        for (int s = 24; s >= 0; s -= 8)
+            b.append(char((d >> s) & 0xff));
+    for (int i = 0; i < values; ++i)
+        b.append(char(i % 10));
+    return b;
+}
+
+void writeGz(const QString &path, const QByteArray &data)
+{
+    gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
+    QVERIFY(f);
+    gzwrite(f, data.constData(), unsigned(data.size()));
+    gzclose(f);
+}
+
+void writeRaw(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(data);
+}
+
+/** Runs fn, expects an exception of type E whose message contains every fragment. */
+template <typename E, typename Fn>
+void expectError(Fn fn, std::initializer_list<const char *> fragments)
+{
+    try {
+        fn();
+    } catch (const E &e) {
+        for (const char *f : fragments)
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QString::fromUtf8(f)),
+                     qPrintable(QStringLiteral("'%1' lacks '%2'").arg(QString::fromUtf8(e.what()), QString::fromUtf8(f))));
+        return;
+    } catch (const std::exception &e) {
+        QFAIL(qPrintable(QStringLiteral("wrong exception type: %1").arg(QString::fromUtf8(e.what()))));
+    }
+    QFAIL("no exception");
+}
+
+} // namespace
+
+class TestFormats : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void idxReadsGzipAndPlain();
+    void idxErrors();
+    void fashionMnistMismatch();
+    void jsonErrorsNameLineAndColumn();
+    void jsonRoundTrip();
+    void modelSpecErrors_data();
+    void modelSpecErrors();
+    void safetensorsErrors();
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const char *name) const { return m_dir.path() + QLatin1Char('/') + QLatin1String(name); }
+};
+
+void TestFormats::idxReadsGzipAndPlain()
+{
+    writeGz(path("a.gz"), idxBytes({2, 3}, 6));
+    const IdxFile a = IdxFile::read(path("a.gz").toStdString());
+    QCOMPARE(a.dims, (std::vector<std::int64_t>{2, 3}));
+    QCOMPARE(a.values[5], std::uint8_t(5));
+    writeRaw(path("b.idx"), idxBytes({4}, 4));
+    QCOMPARE(IdxFile::read(path("b.idx").toStdString()).values.size(), std::size_t(4));
+}
+
+void TestFormats::idxErrors()
+{
+    expectError<IoError>([&] { IdxFile::read(path("missing.gz").toStdString()); }, {"missing.gz", "cannot open"});
+    writeGz(path("short.gz"), idxBytes({10, 28, 28}, 100));
+    expectError<FormatError>([&] { IdxFile::read(path("short.gz").toStdString()); },
+                             {"short.gz", "truncated", "7840 values", "100"});
+    QByteArray wrongMagic = idxBytes({3}, 3);
+    wrongMagic[0] = 0x1f;
+    writeGz(path("magic.gz"), wrongMagic);
+    expectError<FormatError>([&] { IdxFile::read(path("magic.gz").toStdString()); }, {"magic.gz", "not an IDX file", "offset 0"});
+    writeGz(path("float.gz"), idxBytes({3}, 12, 0x0d));
+    expectError<FormatError>([&] { IdxFile::read(path("float.gz").toStdString()); }, {"type 13", "offset 2"});
+    writeGz(path("extra.gz"), idxBytes({3}, 5));
+    expectError<FormatError>([&] { IdxFile::read(path("extra.gz").toStdString()); }, {"unexpected data after"});
+    // A gzip stream cut in the middle (a partial download).
+    QByteArray big;
+    for (int i = 0; i < 5000; ++i)
+        big.append(char((i * 131) % 251));
+    writeGz(path("full.gz"), idxBytes({5000}, 0) + big);
+    QFile full(path("full.gz"));
+    QVERIFY(full.open(QIODevice::ReadOnly));
+    writeRaw(path("cut.gz"), full.readAll().left(int(full.size() / 2)));
+    expectError<FormatError>([&] { IdxFile::read(path("cut.gz").toStdString()); }, {"cut.gz"});
+}
+
+void TestFormats::fashionMnistMismatch()
+{
+    QTemporaryDir dir;
+    writeGz(dir.path() + QStringLiteral("/t10k-images-idx3-ubyte.gz"), idxBytes({3, 2, 2}, 12));
+    writeGz(dir.path() + QStringLiteral("/t10k-labels-idx1-ubyte.gz"), idxBytes({2}, 2));
+    expectError<FormatError>([&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Test); },
+                             {"3 images", "2 labels"});
+    expectError<IoError>([&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Train); },
+                         {"train-images-idx3-ubyte.gz"});
+}
+
+void TestFormats::jsonErrorsNameLineAndColumn()
+{
+    expectError<FormatError>([] { Json::parse("{\n  \"a\": [1, 2,\n  }", "spec.json"); }, {"spec.json:3:3"});
+    expectError<FormatError>([] { Json::parse("{\"a\": 1, \"a\": 2}", "x"); }, {"duplicate key \"a\""});
+    expectError<FormatError>([] { Json::parse("[1] 2", "x"); }, {"after the JSON value"});
+    expectError<FormatError>([] { Json::parse("\"abc", "x"); }, {"unterminated string"});
+    expectError<FormatError>([] { Json::parse(std::string(100, '['), "x"); }, {"nesting"});
+}
+
+void TestFormats::jsonRoundTrip()
+{
+    const Json j = Json::parse(R"({"s": "a\"b\\c\u00e9\n", "n": -1.5e3, "i": 42, "t": true, "z": null, "a": [1, {"k": []}]})");
+    QCOMPARE(Json::parse(j.dump()).dump(), j.dump());
+    QCOMPARE(j.find("n")->toDouble(), -1500.0);
+    QCOMPARE(j.find("s")->toString(), std::string("a\"b\\c\xc3\xa9\n"));
+    QCOMPARE(j.find("i")->toInt(), std::int64_t(42));
+}
+
+void TestFormats::modelSpecErrors_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("unknown layer") << R"({"name": "m", "input": [4], "stages": [{"type": "conv3d"}]})" << "stages[0]: unknown stage type \"conv3d\"";
+    QTest::newRow("missing field") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "kernel": 3}]})" << "stages[0]: missing field \"out_channels\"";
+    QTest::newRow("absurd value") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "out_channels": -4, "kernel": 3}]})" << "\"out_channels\" must be in [1, 65536], got -4";
+    QTest::newRow("typo in a field") << R"({"name": "m", "input": [4], "stages": [{"type": "linear", "out_feature": 3}]})" << "unknown field \"out_feature\"";
+    QTest::newRow("kernel larger than input") << R"({"name": "m", "input": [1, 4, 4], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 7}, {"type": "flatten"}, {"type": "linear", "out_features": 2}]})" << "smaller than the kernel";
+    QTest::newRow("no classifier") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "relu"}]})" << "class scores";
+    QTest::newRow("conv on vectors") << R"({"name": "m", "input": [16], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 1}]})" << "needs an image input";
+    QTest::newRow("identity shortcut, other shape") << R"({"name": "m", "input": [4, 8, 8], "stages": [{"type": "basic_block", "out_channels": 8, "shortcut": "identity"}]})" << "identity shortcut needs equal shapes";
+    QTest::newRow("nested layer error") << R"({"name": "m", "input": [4], "stages": [{"type": "sequential", "layers": [{"type": "linear"}]}]})" << "stages[0].layers[0]: missing field \"out_features\"";
+    QTest::newRow("no input") << R"({"name": "m", "stages": [{"type": "relu"}]})" << "field \"input\"";
+}
+
+void TestFormats::modelSpecErrors()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, fragment);
+    expectError<SpecError>([&] { ModelSpec::fromJson(Json::parse(json.toStdString()), "my.json"); },
+                           {"my.json", fragment.toUtf8().constData()});
+    expectError<SpecError>([] { Zoo::spec("resnet21"); }, {"unknown model 'resnet21'", "resnet20"});
+}
+
+void TestFormats::safetensorsErrors()
+{
+    Model model(Zoo::spec("lenet5"), 1);
+    const std::string good = path("good.safetensors").toStdString();
+    Safetensors::saveModel(model, good);
+    const float before = model.parameters()[0].parameter->value.data()[0];
+
+    // Weights of another model: the first mismatch is named with both shapes.
+    Model mlp(Zoo::spec("mlp"), 1);
+    const std::string other = path("mlp.safetensors").toStdString();
+    Safetensors::saveModel(mlp, other);
+    expectError<FormatError>([&] { Safetensors::loadModel(model, other); }, {"mlp.safetensors", "0.weight"});
+
+    // Same names, one wrong shape.
+    Safetensors st = Safetensors::read(good);
+    std::vector<float> wrong(6 * 1 * 3 * 3, 0.5f);
+    st.addFloat("0.weight", Shape{6, 1, 3, 3}, wrong.data());
+    const std::string shaped = path("shape.safetensors").toStdString();
+    st.write(shaped);
+    expectError<FormatError>([&] { Safetensors::loadModel(model, shaped); },
+                             {"'0.weight' has shape [6, 1, 3, 3]", "expects [6, 1, 5, 5]"});
+    QCOMPARE(model.parameters()[0].parameter->value.data()[0], before); // untouched
+
+    // An extra tensor the model does not have.
+    Safetensors extra = Safetensors::read(good);
+    extra.addInt64("head.steps", 3);
+    extra.write(path("extra.safetensors").toStdString());
+    expectError<FormatError>([&] { Safetensors::loadModel(model, path("extra.safetensors").toStdString()); },
+                             {"'head.steps'", "does not have"});
+
+    // Damaged files: truncated data, absurd header length, garbage.
+    QFile f(QString::fromStdString(good));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    writeRaw(path("cut.safetensors"), bytes.left(bytes.size() - 100));
+    expectError<FormatError>([&] { Safetensors::read(path("cut.safetensors").toStdString()); }, {"data_offsets"});
+    QByteArray huge = bytes;
+    huge[6] = char(0x7f);
+    writeRaw(path("huge.safetensors"), huge);
+    expectError<FormatError>([&] { Safetensors::read(path("huge.safetensors").toStdString()); }, {"header length"});
+    writeRaw(path("garbage.safetensors"), QByteArray(8, '\x20') + QByteArray(300, 'x'));
+    expectError<FormatError>([&] { Safetensors::read(path("garbage.safetensors").toStdString()); }, {"garbage.safetensors"});
+    expectError<IoError>([&] { Safetensors::read(path("none.safetensors").toStdString()); }, {"none.safetensors"});
+    Safetensors::loadModel(model, good); // the good file still loads
+}
+
 QTEST_APPLESS_MAIN(TestFormats)
 #include "tst_formats.moc"
