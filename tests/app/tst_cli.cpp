@@ -1,0 +1,160 @@
+// edgetrain-cli as a user or a script runs it: exit statuses, messages, --json, save/evaluate.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+struct Run
+{
+    int status = -1;
+    QString out;
+    QString err;
+    QJsonObject json; // the last stdout line, when it is a JSON object
+};
+
+Run cli(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-cli"), args);
+    Run r;
+    if (!p.waitForFinished(300000))
+        return r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    const QStringList lines = r.out.trimmed().split(QLatin1Char('\n'));
+    r.json = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    return r;
+}
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void usageErrors_data();
+    void usageErrors();
+    void runtimeErrors_data();
+    void runtimeErrors();
+    void helpForEveryCommand();
+    void trainSaveEvaluate();
+    void benchReportsThroughputAndMemory();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestCli::usageErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no command") << QStringList{} << "Usage";
+    QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command 'fly'";
+    QTest::newRow("unknown flag") << QStringList{"train", "--epoch", "2"} << "epoch";
+    QTest::newRow("not a number") << QStringList{"train", "--batch", "many"} << "--batch must be an integer";
+    QTest::newRow("absurd batch") << QStringList{"train", "--batch", "0"} << "--batch must be an integer from 1";
+    QTest::newRow("bad schedule") << QStringList{"train", "--schedule", "sometimes"} << "learning-rate schedule";
+    QTest::newRow("bad input shape") << QStringList{"bench", "--input", "3x-2"} << "input shape";
+    QTest::newRow("bad threads") << QStringList{"bench", "--threads", "0"} << "--threads";
+    QTest::newRow("bad backend") << QStringList{"bench", "--gemm", "cublas"} << "GEMM backend";
+    QTest::newRow("evaluate without weights") << QStringList{"evaluate"} << "--weights";
+    QTest::newRow("unknown dataset") << QStringList{"train", "--dataset", "imagenet"} << "unknown dataset 'imagenet'";
+}
+
+void TestCli::usageErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Run r = cli(args);
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+}
+
+void TestCli::runtimeErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    const QString dir = m_dir.path();
+    QFile spec(dir + QStringLiteral("/bad.json"));
+    QVERIFY(spec.open(QIODevice::WriteOnly));
+    spec.write(R"({"name": "x", "input": [1, 28, 28], "stages": [{"type": "conv2d", "kernel": 3,}]})");
+    spec.close();
+    QTest::newRow("unknown model") << QStringList{"bench", "--model", "resnet21"} << "unknown model 'resnet21'";
+    QTest::newRow("missing dataset") << QStringList{"train", "--data-dir", dir + "/nowhere"} << "nowhere/train-images-idx3-ubyte.gz";
+    QTest::newRow("malformed spec") << QStringList{"bench", "--model", dir + "/bad.json"} << "bad.json:1:";
+    QTest::newRow("missing weights") << QStringList{"evaluate", "--weights", dir + "/none.safetensors"} << "none.safetensors";
+    QTest::newRow("input that does not fit") << QStringList{"bench", "--model", "lenet5", "--input", "1x4x4"} << "smaller than the kernel";
+}
+
+void TestCli::runtimeErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Run r = cli(args);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QLatin1String("error:")), qPrintable(r.err));
+}
+
+void TestCli::helpForEveryCommand()
+{
+    for (const char *command : {"train", "evaluate", "bench"}) {
+        const Run r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
+        QCOMPARE(r.status, 0);
+        QVERIFY(r.out.contains(QLatin1String("--json")));
+        QVERIFY(r.out.contains(QLatin1String("--threads")));
+    }
+    QCOMPARE(cli({QStringLiteral("--help")}).status, 0);
+}
+
+void TestCli::trainSaveEvaluate()
+{
+    const QString weights = m_dir.path() + QStringLiteral("/lenet.safetensors");
+    const Run train = cli({"train", "--model", "lenet5", "--epochs", "1", "--batch", "64",
+                           "--train-limit", "6000", "--test-limit", "2000", "--threads", "2",
+                           "--save", weights, "--json"});
+    QCOMPARE(train.status, 0);
+    QVERIFY2(train.err.contains(QLatin1String("epoch 1/1:")), qPrintable(train.err));
+    const double accuracy = train.json.value(QLatin1String("test_accuracy")).toDouble();
+    QVERIFY2(accuracy > 0.6, qPrintable(train.out)); // 6,000 samples, one epoch
+    QVERIFY(train.json.value(QLatin1String("images_per_second")).toDouble() > 100);
+    QVERIFY(train.json.value(QLatin1String("peak_bytes")).toDouble() > 61706 * 4 * 3);
+    QCOMPARE(train.json.value(QLatin1String("train_samples")).toInt(), 6000);
+
+    const Run eval = cli({"evaluate", "--model", "lenet5", "--weights", weights, "--test-limit",
+                          "2000", "--json"});
+    QCOMPARE(eval.status, 0);
+    QCOMPARE(eval.json.value(QLatin1String("test_accuracy")).toDouble(), accuracy);
+
+    const Run wrong = cli({"evaluate", "--model", "mlp", "--weights", weights});
+    QCOMPARE(wrong.status, 1);
+    QVERIFY2(wrong.err.contains(QLatin1String("lenet.safetensors")), qPrintable(wrong.err));
+}
+
+void TestCli::benchReportsThroughputAndMemory()
+{
+    const Run r = cli({"bench", "--model", "resnet20", "--batch", "8", "--input", "3x32x32",
+                       "--steps", "3", "--threads", "1", "--json"});
+    QCOMPARE(r.status, 0);
+    QVERIFY(r.json.value(QLatin1String("images_per_second")).toDouble() > 0);
+    const QJsonObject peaks = r.json.value(QLatin1String("peak_bytes_by_category")).toObject();
+    for (const char *category : {"weights", "gradients", "optimizer", "activations", "workspace"})
+        QVERIFY2(peaks.value(QLatin1String(category)).toDouble() > 0, category);
+    // One gradient and one momentum buffer per parameter; weights add batch-norm statistics.
+    QCOMPARE(peaks.value(QLatin1String("optimizer")).toDouble(), peaks.value(QLatin1String("gradients")).toDouble());
+    QVERIFY(peaks.value(QLatin1String("weights")).toDouble() > peaks.value(QLatin1String("gradients")).toDouble());
+    const Run gemm = cli({"bench", "--gemm-size", "256", "--json"});
+    QCOMPARE(gemm.status, 0);
+    QVERIFY(gemm.json.value(QLatin1String("results")).toArray().size() >= 1);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
