@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages EdgeTrain needs to build, test and run its demo, skipping the
+# ones already installed. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libeigen3-dev zlib1g-dev
+  qt6-base-dev                 # Qt Core (CLI) and Qt Test (all suites)
+  dataset-fashion-mnist        # the real data of the demo and the accuracy tests
+)
+# oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+  packages+=(libdnnl-dev)
+fi
+# Extra groups on request: "bench" adds the PyTorch reference of tests/benchmarks.
+for extra in "$@"; do
+  case "$extra" in
+    bench) packages+=(python3-torch python3-numpy libdnnl-dev) ;;
+    *) echo "install-deps.sh: unknown group '$extra' (known: bench)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps.sh: run as root, or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
