@@ -7,4 +7,6 @@ scripts/install-deps.sh
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 chmod 700 "$XDG_RUNTIME_DIR"
 scripts/build.sh ci
-ctest --preset ci -j 2 "$@"
+# One suite at a time: the suites use both cores themselves, and OpenMP threads that spin
+# while another process holds the cores slow everything down.
+ctest --preset ci "$@"
