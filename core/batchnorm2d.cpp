@@ -1,8 +1,10 @@
 #include "batchnorm2d.h"
 
+#include "eigentypes.h"
 #include "error.h"
 #include "parallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace edgetrain::core {
@@ -86,26 +88,18 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
     for (std::int64_t c = 0; c < C; ++c) {
         float mean, invStd;
         if (ctx.training) {
-            double sum = 0.0;
+            // One pass: sums of (x - s) and (x - s)^2 with s the channel's first value, which
+            // keeps the E[x^2] - E[x]^2 form accurate when the mean is far from 0.
+            const float shift = x.data()[c * HW];
+            double sum = 0.0, sq = 0.0;
             for (std::int64_t n = 0; n < N; ++n) {
-                const float *p = x.data() + (n * C + c) * HW;
-                float s = 0.0f;
-                for (std::int64_t i = 0; i < HW; ++i)
-                    s += p[i];
-                sum += s;
+                const auto d = ConstArrayMap(x.data() + (n * C + c) * HW, HW) - shift;
+                sum += d.sum();
+                sq += d.square().sum();
             }
-            const double m = sum / double(M);
-            double sq = 0.0;
-            for (std::int64_t n = 0; n < N; ++n) {
-                const float *p = x.data() + (n * C + c) * HW;
-                float s = 0.0f;
-                for (std::int64_t i = 0; i < HW; ++i) {
-                    const float d = p[i] - float(m);
-                    s += d * d;
-                }
-                sq += s;
-            }
-            const double var = sq / double(M);
+            const double mShifted = sum / double(M);
+            const double m = mShifted + shift;
+            const double var = std::max(0.0, sq / double(M) - mShifted * mShifted);
             mean = float(m);
             invStd = float(1.0 / std::sqrt(var + m_eps));
             stats.data()[c] = mean;
@@ -121,13 +115,10 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
             invStd = float(1.0 / std::sqrt(double(m_runningVar.data()[c]) + m_eps));
         }
         const float scale = gamma[c] * invStd;
-        const float shift = beta[c] - mean * scale;
-        for (std::int64_t n = 0; n < N; ++n) {
-            const float *p = x.data() + (n * C + c) * HW;
-            float *q = y.data() + (n * C + c) * HW;
-            for (std::int64_t i = 0; i < HW; ++i)
-                q[i] = p[i] * scale + shift;
-        }
+        const float offset = beta[c] - mean * scale;
+        for (std::int64_t n = 0; n < N; ++n)
+            ArrayMap(y.data() + (n * C + c) * HW, HW) =
+                ConstArrayMap(x.data() + (n * C + c) * HW, HW) * scale + offset;
     }
     if (updateRunning)
         ++m_batchesTracked;
@@ -161,15 +152,9 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
         }
         double sumDy = 0.0, sumDyXhat = 0.0;
         for (std::int64_t n = 0; n < N; ++n) {
-            const float *p = x.data() + (n * C + c) * HW;
-            const float *g = dy.data() + (n * C + c) * HW;
-            float s = 0.0f, sx = 0.0f;
-            for (std::int64_t i = 0; i < HW; ++i) {
-                s += g[i];
-                sx += g[i] * (p[i] - mean);
-            }
-            sumDy += s;
-            sumDyXhat += double(sx) * invStd;
+            const ConstArrayMap g(dy.data() + (n * C + c) * HW, HW);
+            sumDy += g.sum();
+            sumDyXhat += double((g * (ConstArrayMap(x.data() + (n * C + c) * HW, HW) - mean)).sum()) * invStd;
         }
         m_weight.grad.data()[c] = float(sumDyXhat);
         m_bias.grad.data()[c] = float(sumDy);
@@ -180,15 +165,13 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
             // dx = gamma/std * (dy - mean(dy) - xhat * mean(dy * xhat))
             const float meanDy = float(sumDy / double(M));
             const float meanDyXhat = float(sumDyXhat / double(M));
-            for (std::int64_t n = 0; n < N; ++n) {
-                const float *p = x.data() + (n * C + c) * HW;
-                const float *g = dy.data() + (n * C + c) * HW;
-                float *q = dx.data() + (n * C + c) * HW;
-                for (std::int64_t i = 0; i < HW; ++i) {
-                    const float xhat = (p[i] - mean) * invStd;
-                    q[i] = k * (g[i] - meanDy - xhat * meanDyXhat);
-                }
-            }
+            // dx = k * (dy - meanDy - (x - mean) * invStd * meanDyXhat), as a * dy + b * x + c0.
+            const float a = k, b = -k * invStd * meanDyXhat;
+            const float c0 = -k * meanDy + k * invStd * meanDyXhat * mean;
+            for (std::int64_t n = 0; n < N; ++n)
+                ArrayMap(dx.data() + (n * C + c) * HW, HW) =
+                    ConstArrayMap(dy.data() + (n * C + c) * HW, HW) * a +
+                    ConstArrayMap(x.data() + (n * C + c) * HW, HW) * b + c0;
         } else {
             for (std::int64_t n = 0; n < N; ++n) {
                 const float *g = dy.data() + (n * C + c) * HW;

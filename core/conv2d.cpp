@@ -1,5 +1,6 @@
 #include "conv2d.h"
 
+#include "eigentypes.h"
 #include "error.h"
 #include "gemm.h"
 #include "parallel.h"
@@ -14,39 +15,68 @@ namespace edgetrain::core {
 
 namespace Internal {
 
-void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
-            int padding, int outHeight, int outWidth, float *col)
+namespace {
+/** Short contiguous copies (rows of 8 to 64 floats): a vector loop with no alignment peeling
+ *  and no call into memcpy. */
+inline void copyRow(float *__restrict dst, const float *__restrict src, int n)
 {
-    const std::int64_t plane = std::int64_t(outHeight) * outWidth;
+#pragma omp simd
+    for (int i = 0; i < n; ++i)
+        dst[i] = src[i];
+}
+
+inline void zeroRow(float *__restrict dst, std::int64_t n)
+{
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i)
+        dst[i] = 0.0f;
+}
+} // namespace
+
+void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
+            int padding, int outHeight, int outWidth, float *col, float *scratch)
+{
+    // Zero-pad the image once, so that every row of col is a plain copy without bounds logic.
+    const float *src = image;
+    int hp = height, wp = width;
+    if (padding > 0) {
+        hp = height + 2 * padding;
+        wp = width + 2 * padding;
+        for (int c = 0; c < channels; ++c) {
+            float *plane = scratch + std::int64_t(c) * hp * wp;
+            zeroRow(plane, std::int64_t(padding) * wp);
+            for (int h = 0; h < height; ++h) {
+                float *row = plane + std::int64_t(h + padding) * wp;
+                zeroRow(row, padding);
+                copyRow(row + padding, image + (std::int64_t(c) * height + h) * width, width);
+                zeroRow(row + padding + width, padding);
+            }
+            zeroRow(plane + std::int64_t(height + padding) * wp, std::int64_t(padding) * wp);
+        }
+        src = scratch;
+    }
+    float *dst = col;
     for (int c = 0; c < channels; ++c) {
-        const float *src = image + std::int64_t(c) * height * width;
         for (int ki = 0; ki < kernel; ++ki) {
             for (int kj = 0; kj < kernel; ++kj) {
-                float *dst = col + (std::int64_t(c * kernel + ki) * kernel + kj) * plane;
-                // Output columns ow whose input column ow*stride - padding + kj lies inside.
-                const int shift = kj - padding;
-                const int lo = std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
-                const int hi = std::clamp(width - shift > 0 ? (width - shift + stride - 1) / stride : 0,
-                                          lo, outWidth);
+                const float *base = src + (std::int64_t(c) * hp + ki) * wp + kj;
                 for (int oh = 0; oh < outHeight; ++oh, dst += outWidth) {
-                    const int ih = oh * stride - padding + ki;
-                    if (ih < 0 || ih >= height) {
-                        std::memset(dst, 0, sizeof(float) * std::size_t(outWidth));
-                        continue;
-                    }
-                    const float *row = src + std::int64_t(ih) * width + shift;
-                    std::fill(dst, dst + lo, 0.0f);
+                    const float *row = base + std::int64_t(oh) * stride * wp;
                     if (stride == 1) {
-                        std::memcpy(dst + lo, row + lo, sizeof(float) * std::size_t(hi - lo));
+                        copyRow(dst, row, outWidth);
                     } else {
-                        for (int ow = lo; ow < hi; ++ow)
+                        for (int ow = 0; ow < outWidth; ++ow)
                             dst[ow] = row[ow * stride];
                     }
-                    std::fill(dst + hi, dst + outWidth, 0.0f);
                 }
             }
         }
     }
+}
+
+std::int64_t im2colScratchSize(int channels, int height, int width, int padding)
+{
+    return padding > 0 ? std::int64_t(channels) * (height + 2 * padding) * (width + 2 * padding) : 0;
 }
 
 void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
@@ -166,20 +196,21 @@ Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
     Tensor y(out, MemoryCategory::Activations);
     const bool pointwise = isPointwise();
     const int workers = int(std::min<std::int64_t>(threadCount(), N));
+    const std::int64_t scratch = Internal::im2colScratchSize(C, H, W, m_options.padding);
     Tensor col;
     if (!pointwise)
-        col = Tensor({workers, K * P}, MemoryCategory::Workspace);
+        col = Tensor({workers, K * P + scratch}, MemoryCategory::Workspace);
     const float *wdata = m_weight.value.data();
     const float *bias = m_options.bias ? m_bias.value.data() : nullptr;
 
     auto work = [&](int worker) {
         const Range r = staticSlice(N, worker, workers);
-        float *colp = pointwise ? nullptr : col.data() + worker * K * P;
+        float *colp = pointwise ? nullptr : col.data() + worker * (K * P + scratch);
         for (std::int64_t n = r.begin; n < r.end; ++n) {
             const float *src = x.data() + n * inStride;
             if (!pointwise) {
                 Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
-                                 m_options.padding, OH, OW, colp);
+                                 m_options.padding, OH, OW, colp, colp + K * P);
                 src = colp;
             }
             float *dst = y.data() + n * O * P;
@@ -226,9 +257,31 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
     Tensor dx;
     if (needInputGrad)
         dx = Tensor(x.shape(), MemoryCategory::Activations);
+    // With stride 1, dL/dx is a convolution of dy with the flipped, transposed kernel: a gather
+    // (im2col of dy) and one GEMM, cheaper than the scatter-add of col2im.
+    const int k = m_options.kernel, pad = m_options.padding;
+    const std::int64_t flippedCols = std::int64_t(O) * k * k * H * W;
+    // ... unless the flipped unfold is much larger (few output channels, no padding).
+    const bool flipped = needInputGrad && !pointwise && m_options.stride == 1 && pad <= k - 1 &&
+                         flippedCols <= 2 * K * P;
     Tensor col;
+    const std::int64_t scratch = std::max(Internal::im2colScratchSize(C, H, W, pad),
+                                          flipped ? Internal::im2colScratchSize(O, OH, OW, k - 1 - pad) : 0);
+    const std::int64_t colSize = (flipped ? std::max(K * P, flippedCols) : K * P) + scratch;
     if (!pointwise)
-        col = Tensor({workers, K * P}, MemoryCategory::Workspace);
+        col = Tensor({workers, colSize}, MemoryCategory::Workspace);
+    Tensor wflip;
+    if (flipped) {
+        // wflip[c][o][ki][kj] = w[o][c][k-1-ki][k-1-kj], as a [C, O*k*k] matrix.
+        wflip = Tensor({C, std::int64_t(O) * k * k}, MemoryCategory::Workspace);
+        const float *w = m_weight.value.data();
+        for (int o = 0; o < O; ++o)
+            for (int c = 0; c < C; ++c)
+                for (int ki = 0; ki < k; ++ki)
+                    for (int kj = 0; kj < k; ++kj)
+                        wflip.data()[((std::int64_t(c) * O + o) * k + ki) * k + kj] =
+                            w[((std::int64_t(o) * C + c) * k + (k - 1 - ki)) * k + (k - 1 - kj)];
+    }
     // Worker 0 writes straight into the gradients; the others into partials added afterwards.
     Tensor partials;
     const std::int64_t partialSize = O * K + (m_options.bias ? O : 0);
@@ -246,13 +299,13 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
             std::fill(db, db + O, 0.0f);
         if (r.begin == r.end)
             std::fill(dw, dw + O * K, 0.0f);
-        float *colp = pointwise ? nullptr : col.data() + worker * K * P;
+        float *colp = pointwise ? nullptr : col.data() + worker * colSize;
         for (std::int64_t n = r.begin; n < r.end; ++n) {
             const float *g = dy.data() + n * O * P;
             const float *src = x.data() + n * inStride;
             if (!pointwise) {
                 Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
-                                 m_options.padding, OH, OW, colp);
+                                 m_options.padding, OH, OW, colp, colp + colSize - scratch);
                 src = colp;
             }
             // dW[O, K] (+)= dy_n[O, P] * col[K, P]^T
@@ -269,6 +322,12 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
                 float *dxn = dx.data() + n * inStride;
                 if (pointwise) {
                     gemm(true, false, K, P, O, 1.0f, wdata, K, g, P, 0.0f, dxn, P);
+                } else if (flipped) {
+                    Internal::im2col(g, O, OH, OW, k, 1, k - 1 - pad, H, W, colp,
+                                     colp + colSize - scratch);
+                    gemm(false, false, C, std::int64_t(H) * W, std::int64_t(O) * k * k, 1.0f,
+                         wflip.data(), std::int64_t(O) * k * k, colp, std::int64_t(H) * W, 0.0f,
+                         dxn, std::int64_t(H) * W);
                 } else {
                     // dcol[K, P] = W[O, K]^T * dy_n[O, P], reusing the col buffer.
                     gemm(true, false, K, P, O, 1.0f, wdata, K, g, P, 0.0f, colp, P);

@@ -46,9 +46,13 @@ private:
 };
 
 namespace Internal {
-/** Unfolds one image [C, H, W] into col [C*k*k, OH*OW] (zero padding). */
+/**
+ * Unfolds one image [C, H, W] into col [C*k*k, OH*OW] (zero padding). `scratch` holds
+ * im2colScratchSize() floats (the zero-padded copy of the image); unused without padding.
+ */
 void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
-            int padding, int outHeight, int outWidth, float *col);
+            int padding, int outHeight, int outWidth, float *col, float *scratch);
+std::int64_t im2colScratchSize(int channels, int height, int width, int padding);
 /** Adds col [C*k*k, OH*OW] back into image [C, H, W] (the adjoint of im2col). */
 void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
                int padding, int outHeight, int outWidth, float *image);

@@ -37,7 +37,7 @@ struct Tensor::Buffer
 
 Tensor::Tensor(Shape shape, MemoryCategory category, MemoryAccountant &accountant)
     : m_buffer(std::make_shared<Buffer>(shape.numel(), category, accountant)),
-      m_shape(std::move(shape))
+      m_shape(std::move(shape)), m_numel(m_shape.numel())
 {
     m_data = m_buffer->data;
 }
@@ -61,6 +61,7 @@ Tensor Tensor::reshaped(Shape shape) const
                          shape.toString());
     Tensor t = *this;
     t.m_shape = std::move(shape);
+    t.m_numel = t.m_shape.numel();
     return t;
 }
 

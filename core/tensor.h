@@ -27,7 +27,7 @@ public:
 
     bool defined() const { return m_buffer != nullptr; }
     const Shape &shape() const { return m_shape; }
-    std::int64_t numel() const { return m_shape.numel(); }
+    std::int64_t numel() const { return m_numel; }
     std::int64_t dim(int i) const { return m_shape[i]; }
     MemoryCategory category() const;
 
@@ -50,6 +50,7 @@ private:
     std::shared_ptr<Buffer> m_buffer;
     float *m_data = nullptr;
     Shape m_shape;
+    std::int64_t m_numel = 0; // cached: numel() sits in hot loop conditions
 };
 
 } // namespace edgetrain::core
