@@ -1,8 +1,10 @@
 #include "residualblock.h"
 
 #include "error.h"
+#include "parallel.h"
 #include "relu.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace edgetrain::core {
@@ -11,6 +13,23 @@ namespace {
 // Stage-cache layout: layers [conv1, bn1, conv2, bn2, (conv3, bn3), (proj conv, proj bn)],
 // tensors [input, relu outputs of the inner convs..., block output].
 constexpr std::size_t kInput = 0;
+
+int elementWorkers(std::int64_t n)
+{
+    // Below ~32k values a parallel region costs more than it saves.
+    return int(std::clamp<std::int64_t>(n / 32768, 1, threadCount()));
+}
+
+/** dst += src, element-wise, threaded. */
+void addInto(Tensor &dst, const Tensor &src)
+{
+    float *d = dst.data();
+    const float *s = src.data();
+    const std::int64_t n = dst.numel();
+#pragma omp parallel for schedule(static) num_threads(elementWorkers(n))
+    for (std::int64_t i = 0; i < n; ++i)
+        d[i] += s[i];
+}
 } // namespace
 
 std::string_view shortcutName(Shortcut s)
@@ -101,6 +120,7 @@ Tensor ResidualBlock::shortcutForward(const Tensor &x, StageCache *cache, const 
         const std::int64_t OC = m_options.out_channels, OH = (H + s - 1) / s, OW = (W + s - 1) / s;
         const std::int64_t before = (OC - C) / 2;
         Tensor y = Tensor::zeros({N, OC, OH, OW}, MemoryCategory::Activations);
+#pragma omp parallel for schedule(static) num_threads(elementWorkers(y.numel()))
         for (std::int64_t n = 0; n < N; ++n)
             for (std::int64_t c = 0; c < C; ++c) {
                 const float *src = x.data() + (n * C + c) * H * W;
@@ -135,6 +155,7 @@ void ResidualBlock::shortcutBackward(const Tensor &dsum, const StageCache &cache
         const std::int64_t before = (OC - C) / 2;
         if (!dx.defined())
             dx = Tensor::zeros(x.shape(), MemoryCategory::Activations);
+#pragma omp parallel for schedule(static) num_threads(elementWorkers(dx.numel()))
         for (std::int64_t b = 0; b < N; ++b)
             for (std::int64_t c = 0; c < C; ++c) {
                 const float *src = dsum.data() + (b * OC + c + before) * OH * OW;
@@ -150,10 +171,7 @@ void ResidualBlock::shortcutBackward(const Tensor &dsum, const StageCache &cache
         dx = part.clone(MemoryCategory::Activations);
         return;
     }
-    float *d = dx.data();
-    const float *p = part.data();
-    for (std::int64_t i = 0; i < dx.numel(); ++i)
-        d[i] += p[i];
+    addInto(dx, part);
 }
 
 Tensor ResidualBlock::forward(const Tensor &x, StageCache *cache, const PassContext &ctx)
@@ -185,6 +203,7 @@ Tensor ResidualBlock::forward(const Tensor &x, StageCache *cache, const PassCont
         const float *a = h.data();
         const float *b = shortcut.data();
         const std::int64_t n = out.numel();
+#pragma omp parallel for schedule(static) num_threads(elementWorkers(n))
         for (std::int64_t i = 0; i < n; ++i) {
             const float v = a[i] + b[i];
             o[i] = v > 0.0f ? v : 0.0f;
@@ -227,10 +246,7 @@ Tensor ResidualBlock::backward(const Tensor &dy, const StageCache &cache, const 
     Tensor dx = g;
     if (m_options.shortcut == Shortcut::Identity) {
         // g is a fresh buffer from conv1's backward: add the shortcut gradient in place.
-        float *d = dx.data();
-        const float *s = dsum.data();
-        for (std::int64_t i = 0; i < dx.numel(); ++i)
-            d[i] += s[i];
+        addInto(dx, dsum);
         return dx;
     }
     shortcutBackward(dsum, cache, ctx, dx);
