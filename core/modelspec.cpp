@@ -6,7 +6,9 @@
 #include "error.h"
 #include "flatten.h"
 #include "linear.h"
-#include "pool2d.h"
+#include "avgpool2d.h"
+#include "globalavgpool.h"
+#include "maxpool2d.h"
 #include "relu.h"
 #include "residualblock.h"
 

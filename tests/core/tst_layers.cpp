@@ -10,7 +10,9 @@
 #include "core/flatten.h"
 #include "core/linear.h"
 #include "core/parallel.h"
-#include "core/pool2d.h"
+#include "core/avgpool2d.h"
+#include "core/globalavgpool.h"
+#include "core/maxpool2d.h"
 #include "core/relu.h"
 #include "core/residualblock.h"
 
