@@ -84,7 +84,8 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
     }
     const bool updateRunning = ctx.training && !ctx.recompute;
 
-#pragma omp parallel for schedule(static) num_threads(int(std::min<std::int64_t>(threadCount(), C)))
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(int(std::min <std::int64_t>(threadCount(), C)))
     for (std::int64_t c = 0; c < C; ++c) {
         float mean, invStd;
         if (ctx.training) {
@@ -140,7 +141,8 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
         dx = Tensor(x.shape(), MemoryCategory::Activations);
     const float *gamma = m_weight.value.data();
 
-#pragma omp parallel for schedule(static) num_threads(int(std::min<std::int64_t>(threadCount(), C)))
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(int(std::min <std::int64_t>(threadCount(), C)))
     for (std::int64_t c = 0; c < C; ++c) {
         float mean, invStd;
         if (ctx.training) {
@@ -154,7 +156,9 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
         for (std::int64_t n = 0; n < N; ++n) {
             const ConstArrayMap g(dy.data() + (n * C + c) * HW, HW);
             sumDy += g.sum();
-            sumDyXhat += double((g * (ConstArrayMap(x.data() + (n * C + c) * HW, HW) - mean)).sum()) * invStd;
+            sumDyXhat +=
+                double((g * (ConstArrayMap(x.data() + (n * C + c) * HW, HW) - mean)).sum()) *
+                invStd;
         }
         m_weight.grad.data()[c] = float(sumDyXhat);
         m_bias.grad.data()[c] = float(sumDy);

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
 #include <omp.h>
 
 namespace edgetrain::core {
@@ -76,7 +75,8 @@ void im2col(const float *image, int channels, int height, int width, int kernel,
 
 std::int64_t im2colScratchSize(int channels, int height, int width, int padding)
 {
-    return padding > 0 ? std::int64_t(channels) * (height + 2 * padding) * (width + 2 * padding) : 0;
+    return padding > 0 ? std::int64_t(channels) * (height + 2 * padding) * (width + 2 * padding)
+                       : 0;
 }
 
 void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
@@ -89,9 +89,10 @@ void col2imAdd(const float *col, int channels, int height, int width, int kernel
             for (int kj = 0; kj < kernel; ++kj) {
                 const float *src = col + (std::int64_t(c * kernel + ki) * kernel + kj) * plane;
                 const int shift = kj - padding;
-                const int lo = std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
-                const int hi = std::clamp(width - shift > 0 ? (width - shift + stride - 1) / stride : 0,
-                                          lo, outWidth);
+                const int lo =
+                    std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
+                const int hi = std::clamp(
+                    width - shift > 0 ? (width - shift + stride - 1) / stride : 0, lo, outWidth);
                 for (int oh = 0; oh < outHeight; ++oh, src += outWidth) {
                     const int ih = oh * stride - padding + ki;
                     if (ih < 0 || ih >= height)
@@ -139,8 +140,10 @@ Shape Conv2d::outputShape(const Shape &input) const
 {
     if (input.rank() != 4 || input[1] != m_inChannels)
         shapeError("expected [N, " + std::to_string(m_inChannels) + ", H, W]", input);
-    const std::int64_t oh = (input[2] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
-    const std::int64_t ow = (input[3] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
+    const std::int64_t oh =
+        (input[2] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
+    const std::int64_t ow =
+        (input[3] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
     if (input[2] + 2 * m_options.padding < m_options.kernel ||
         input[3] + 2 * m_options.padding < m_options.kernel)
         shapeError("input smaller than the kernel", input);
@@ -265,8 +268,9 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
     const bool flipped = needInputGrad && !pointwise && m_options.stride == 1 && pad <= k - 1 &&
                          flippedCols <= 2 * K * P;
     Tensor col;
-    const std::int64_t scratch = std::max(Internal::im2colScratchSize(C, H, W, pad),
-                                          flipped ? Internal::im2colScratchSize(O, OH, OW, k - 1 - pad) : 0);
+    const std::int64_t scratch =
+        std::max(Internal::im2colScratchSize(C, H, W, pad),
+                 flipped ? Internal::im2colScratchSize(O, OH, OW, k - 1 - pad) : 0);
     const std::int64_t colSize = (flipped ? std::max(K * P, flippedCols) : K * P) + scratch;
     if (!pointwise)
         col = Tensor({workers, colSize}, MemoryCategory::Workspace);
@@ -291,10 +295,9 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
 
     auto work = [&](int worker) {
         const Range r = staticSlice(N, worker, workers);
-        float *dw = worker == 0 ? m_weight.grad.data() : partials.data() + (worker - 1) * partialSize;
-        float *db = !m_options.bias ? nullptr
-                    : worker == 0   ? m_bias.grad.data()
-                                    : dw + O * K;
+        float *dw =
+            worker == 0 ? m_weight.grad.data() : partials.data() + (worker - 1) * partialSize;
+        float *db = !m_options.bias ? nullptr : worker == 0 ? m_bias.grad.data() : dw + O * K;
         if (db)
             std::fill(db, db + O, 0.0f);
         if (r.begin == r.end)

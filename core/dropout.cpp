@@ -2,7 +2,6 @@
 
 #include "error.h"
 
-
 namespace edgetrain::core {
 
 Dropout::Dropout(std::string name, double p)

@@ -13,7 +13,8 @@ TensorDataset FashionMnist::load(const std::string &directory, Split split, std:
     const IdxFile images = IdxFile::read(imagePath);
     const IdxFile labels = IdxFile::read(labelPath);
     if (images.dims.size() != 3)
-        throw FormatError("'" + imagePath + "': expected images [count, rows, columns], found rank " +
+        throw FormatError("'" + imagePath +
+                          "': expected images [count, rows, columns], found rank " +
                           std::to_string(images.dims.size()));
     if (labels.dims.size() != 1)
         throw FormatError("'" + labelPath + "': expected labels [count], found rank " +

@@ -2,11 +2,11 @@
 
 #include "error.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <zlib.h>
 
 namespace edgetrain::core {
 
@@ -19,8 +19,8 @@ public:
     {
         m_file = gzopen(path.c_str(), "rb");
         if (!m_file)
-            throw IoError("cannot open '" + path + "': " +
-                          (errno ? std::strerror(errno) : "out of memory"));
+            throw IoError("cannot open '" + path +
+                          "': " + (errno ? std::strerror(errno) : "out of memory"));
         gzbuffer(m_file, 1 << 17);
     }
     ~GzReader() { gzclose(m_file); }
@@ -38,7 +38,8 @@ public:
                 int code = 0;
                 const char *msg = gzerror(m_file, &code);
                 throw FormatError("'" + m_path + "': corrupt compressed data after byte " +
-                                  std::to_string(m_offset + done) + " of the content (" + msg + ")");
+                                  std::to_string(m_offset + done) + " of the content (" + msg +
+                                  ")");
             }
             if (got == 0)
                 break;
@@ -103,8 +104,8 @@ IdxFile IdxFile::read(const std::string &path)
         const std::string zerr = in.endError();
         throw FormatError("'" + path + "': truncated: the header promises " +
                           std::to_string(total) + " values but the data ends after " +
-                          std::to_string(got) + " (at offset " + std::to_string(in.offset()) +
-                          ")" + (zerr.empty() ? "" : " — " + zerr));
+                          std::to_string(got) + " (at offset " + std::to_string(in.offset()) + ")" +
+                          (zerr.empty() ? "" : " — " + zerr));
     }
     unsigned char extra;
     if (in.read(&extra, 1) != 0)

@@ -22,9 +22,9 @@ struct Parameter
 /** Non-trainable state saved with the weights (batch-norm running statistics and counter). */
 struct LayerBuffer
 {
-    std::string name;                  // local: "running_mean", "num_batches_tracked"
-    Tensor *tensor = nullptr;          // float32 state, or
-    std::int64_t *counter = nullptr;   // an int64 counter (stored as I64 in safetensors)
+    std::string name;                // local: "running_mean", "num_batches_tracked"
+    Tensor *tensor = nullptr;        // float32 state, or
+    std::int64_t *counter = nullptr; // an int64 counter (stored as I64 in safetensors)
 };
 
 /** How a pass runs. */

@@ -40,7 +40,8 @@ double LrSchedule::rate(double base, std::int64_t step, std::int64_t totalSteps,
                         std::int64_t stepsPerEpoch) const
 {
     switch (m_kind) {
-    case Kind::Constant: return base;
+    case Kind::Constant:
+        return base;
     case Kind::Step: {
         const std::int64_t epoch = stepsPerEpoch > 0 ? step / stepsPerEpoch : 0;
         return base * std::pow(m_gamma, double(epoch / m_stepEpochs));
@@ -56,8 +57,10 @@ double LrSchedule::rate(double base, std::int64_t step, std::int64_t totalSteps,
 std::string LrSchedule::toString() const
 {
     switch (m_kind) {
-    case Kind::Constant: return "constant";
-    case Kind::Cosine: return "cosine";
+    case Kind::Constant:
+        return "constant";
+    case Kind::Cosine:
+        return "cosine";
     case Kind::Step: {
         char buf[64];
         std::snprintf(buf, sizeof buf, "step:%d:%g", m_stepEpochs, m_gamma);

@@ -14,11 +14,16 @@ void raiseTo(std::atomic<std::int64_t> &peak, std::int64_t value)
 std::string_view memoryCategoryName(MemoryCategory category)
 {
     switch (category) {
-    case MemoryCategory::Weights: return "weights";
-    case MemoryCategory::Gradients: return "gradients";
-    case MemoryCategory::OptimizerState: return "optimizer";
-    case MemoryCategory::Activations: return "activations";
-    case MemoryCategory::Workspace: return "workspace";
+    case MemoryCategory::Weights:
+        return "weights";
+    case MemoryCategory::Gradients:
+        return "gradients";
+    case MemoryCategory::OptimizerState:
+        return "optimizer";
+    case MemoryCategory::Activations:
+        return "activations";
+    case MemoryCategory::Workspace:
+        return "workspace";
     }
     return "unknown";
 }

@@ -1,13 +1,13 @@
 #include "modelspec.h"
 
+#include "avgpool2d.h"
 #include "batchnorm2d.h"
 #include "conv2d.h"
 #include "dropout.h"
 #include "error.h"
 #include "flatten.h"
-#include "linear.h"
-#include "avgpool2d.h"
 #include "globalavgpool.h"
+#include "linear.h"
 #include "maxpool2d.h"
 #include "relu.h"
 #include "residualblock.h"
@@ -32,7 +32,10 @@ public:
             fail("expected an object");
     }
 
-    [[noreturn]] void fail(const std::string &what) const { throw SpecError(m_where + ": " + what); }
+    [[noreturn]] void fail(const std::string &what) const
+    {
+        throw SpecError(m_where + ": " + what);
+    }
 
     void allowOnly(std::initializer_list<std::string_view> keys) const
     {
@@ -113,9 +116,9 @@ constexpr std::int64_t kMaxChannels = 1 << 16;
 
 bool isLayerType(const std::string &type)
 {
-    static const char *const kTypes[] = {"conv2d",    "linear",          "batchnorm2d",
-                                         "relu",      "maxpool2d",       "avgpool2d",
-                                         "global_avg_pool", "flatten",   "dropout"};
+    static const char *const kTypes[] = {"conv2d",    "linear",    "batchnorm2d",     "relu",
+                                         "maxpool2d", "avgpool2d", "global_avg_pool", "flatten",
+                                         "dropout"};
     return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
 }
 
@@ -282,7 +285,8 @@ std::vector<std::unique_ptr<Stage>> ModelSpec::buildStages() const
         } else if (type == "basic_block" || type == "bottleneck") {
             f.allowOnly({"type", "name", "out_channels", "stride", "width", "shortcut"});
             if (shape.rank() != 4)
-                f.fail(type + " needs an image input [C, H, W]; it gets " + shape.sample().toString());
+                f.fail(type + " needs an image input [C, H, W]; it gets " +
+                       shape.sample().toString());
             ResidualBlock::Options o;
             o.kind = type == "basic_block" ? ResidualBlock::Kind::Basic
                                            : ResidualBlock::Kind::Bottleneck;
@@ -311,8 +315,10 @@ std::vector<std::unique_ptr<Stage>> ModelSpec::buildStages() const
         }
     }
     if (shape.rank() != 2)
-        throw SpecError(m_source + ": the last stage must produce class scores [N, classes]; it "
-                                   "produces " + shape.toString() + " (add flatten + linear)");
+        throw SpecError(m_source +
+                        ": the last stage must produce class scores [N, classes]; it "
+                        "produces " +
+                        shape.toString() + " (add flatten + linear)");
     return built;
 }
 

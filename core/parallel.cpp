@@ -1,7 +1,6 @@
 #include "parallel.h"
 
 #include <algorithm>
-
 #include <omp.h>
 
 namespace edgetrain::core {

@@ -35,9 +35,12 @@ void addInto(Tensor &dst, const Tensor &src)
 std::string_view shortcutName(Shortcut s)
 {
     switch (s) {
-    case Shortcut::Identity: return "identity";
-    case Shortcut::PadA: return "pad";
-    case Shortcut::Projection: return "projection";
+    case Shortcut::Identity:
+        return "identity";
+    case Shortcut::PadA:
+        return "pad";
+    case Shortcut::Projection:
+        return "projection";
     }
     return "identity";
 }
@@ -109,7 +112,8 @@ Tensor ResidualBlock::shortcutForward(const Tensor &x, StageCache *cache, const 
 {
     const std::size_t proj = m_convs.size() * 2; // cache index of the projection conv
     switch (m_options.shortcut) {
-    case Shortcut::Identity: return x;
+    case Shortcut::Identity:
+        return x;
     case Shortcut::Projection: {
         Tensor h = m_projConv->forward(x, cache ? &cache->layers[proj] : nullptr, ctx);
         return m_projNorm->forward(h, cache ? &cache->layers[proj + 1] : nullptr, ctx);
@@ -142,7 +146,9 @@ void ResidualBlock::shortcutBackward(const Tensor &dsum, const StageCache &cache
     const std::size_t proj = m_convs.size() * 2; // cache index of the projection conv
     Tensor part;
     switch (m_options.shortcut) {
-    case Shortcut::Identity: part = dsum; break;
+    case Shortcut::Identity:
+        part = dsum;
+        break;
     case Shortcut::Projection: {
         Tensor g = m_projNorm->backward(dsum, cache.layers[proj + 1], ctx, true);
         part = m_projConv->backward(g, cache.layers[proj], ctx, true);

@@ -10,7 +10,8 @@ namespace edgetrain::core {
 enum class Shortcut {
     Identity,   // shapes equal
     PadA,       // option A of He et al.: subsample by the stride, zero-pad channels (CIFAR ResNets)
-    Projection, // option B: 1x1 conv with the stride + batch norm, as "downsample.0/1" (torchvision)
+    Projection, // option B: 1x1 conv with the stride + batch norm, as "downsample.0/1"
+                // (torchvision)
 };
 
 /**

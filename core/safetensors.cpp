@@ -137,7 +137,9 @@ void Safetensors::write(const std::string &path) const
         Json offsets = Json::array();
         offsets.push(offset).push(offset + e.bytes.size());
         Json info;
-        info.set("dtype", e.dtype).set("shape", std::move(shape)).set("data_offsets", std::move(offsets));
+        info.set("dtype", e.dtype)
+            .set("shape", std::move(shape))
+            .set("data_offsets", std::move(offsets));
         header.set(name, std::move(info));
         offset += e.bytes.size();
     }
@@ -157,7 +159,8 @@ void Safetensors::write(const std::string &path) const
         out.write(reinterpret_cast<const char *>(len), 8);
         out.write(text.data(), std::streamsize(text.size()));
         for (const auto &[name, e] : m_entries)
-            out.write(reinterpret_cast<const char *>(e.bytes.data()), std::streamsize(e.bytes.size()));
+            out.write(reinterpret_cast<const char *>(e.bytes.data()),
+                      std::streamsize(e.bytes.size()));
         out.flush();
         if (!out)
             throw IoError("cannot write '" + tmp + "' (disk full?)");
@@ -223,7 +226,8 @@ void Safetensors::loadModel(Model &model, const std::string &path)
         const Entry *e = st.find(name);
         if (!e)
             throw FormatError("'" + path + "' has no tensor '" + name + "' that model '" +
-                              model.spec().name() + "' needs (is it a weights file of this model?)");
+                              model.spec().name() +
+                              "' needs (is it a weights file of this model?)");
         if (e->dtype != "F32")
             throw FormatError("'" + path + "': tensor '" + name + "' is " + e->dtype +
                               ", expected F32");

@@ -24,7 +24,8 @@ Shape Shape::withBatch(std::int64_t n) const
 
 Shape Shape::sample() const
 {
-    return Shape(std::vector<std::int64_t>(m_dims.begin() + (m_dims.empty() ? 0 : 1), m_dims.end()));
+    return Shape(
+        std::vector<std::int64_t>(m_dims.begin() + (m_dims.empty() ? 0 : 1), m_dims.end()));
 }
 
 std::string Shape::toString() const

@@ -6,9 +6,8 @@
 
 namespace edgetrain::core {
 
-SoftmaxCrossEntropy::Result SoftmaxCrossEntropy::compute(const Tensor &logits,
-                                                         const std::int32_t *labels,
-                                                         Tensor *dlogits)
+SoftmaxCrossEntropy::Result
+SoftmaxCrossEntropy::compute(const Tensor &logits, const std::int32_t *labels, Tensor *dlogits)
 {
     if (logits.shape().rank() != 2)
         throw ShapeError("cross-entropy expects logits [N, classes]; got " +

@@ -14,8 +14,7 @@ std::string Stage::childName(const std::string &layer) const
 SequentialStage::SequentialStage(std::string name, std::vector<std::unique_ptr<Layer>> layers,
                                  bool writeAsSingleLayer)
     : Stage(std::move(name)), m_layers(std::move(layers)), m_single(writeAsSingleLayer)
-{
-}
+{}
 
 Shape SequentialStage::outputShape(const Shape &input) const
 {

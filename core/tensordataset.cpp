@@ -31,7 +31,8 @@ void TensorDataset::gather(const std::int64_t *indices, std::int64_t count, floa
     const std::int64_t n = m_sampleShape.numel();
     for (std::int64_t i = 0; i < count; ++i) {
         assert(indices[i] >= 0 && indices[i] < size());
-        std::memcpy(images + i * n, m_images.data() + indices[i] * n, sizeof(float) * std::size_t(n));
+        std::memcpy(images + i * n, m_images.data() + indices[i] * n,
+                    sizeof(float) * std::size_t(n));
         labels[i] = m_labels[std::size_t(indices[i])];
     }
 }
@@ -49,9 +50,10 @@ TensorDataset TensorDataset::slice(std::int64_t begin, std::int64_t end) const
     begin = std::clamp<std::int64_t>(begin, 0, size());
     end = std::clamp<std::int64_t>(end, begin, size());
     const std::int64_t n = m_sampleShape.numel();
-    return TensorDataset(m_description, m_sampleShape, m_classes,
-                         std::vector<float>(m_images.begin() + begin * n, m_images.begin() + end * n),
-                         std::vector<std::int32_t>(m_labels.begin() + begin, m_labels.begin() + end));
+    return TensorDataset(
+        m_description, m_sampleShape, m_classes,
+        std::vector<float>(m_images.begin() + begin * n, m_images.begin() + end * n),
+        std::vector<std::int32_t>(m_labels.begin() + begin, m_labels.begin() + end));
 }
 
 } // namespace edgetrain::core

@@ -37,7 +37,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
                          const std::atomic<bool> *stop)
 {
     if (options.epochs < 1 || options.epochs > 100000)
-        throw SpecError("epochs must be between 1 and 100000, got " + std::to_string(options.epochs));
+        throw SpecError("epochs must be between 1 and 100000, got " +
+                        std::to_string(options.epochs));
     if (options.batch < 1 || options.batch > 65536)
         throw SpecError("batch size must be between 1 and 65536, got " +
                         std::to_string(options.batch));
@@ -66,7 +67,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
     for (int epoch = 1; epoch <= options.epochs && !result.cancelled; ++epoch) {
         std::iota(order.begin(), order.end(), 0);
         for (std::int64_t i = n - 1; i > 0; --i)
-            std::swap(order[std::size_t(i)], order[std::size_t(shuffler.below(std::uint64_t(i + 1)))]);
+            std::swap(order[std::size_t(i)],
+                      order[std::size_t(shuffler.below(std::uint64_t(i + 1)))]);
         EpochStats stats;
         stats.epoch = epoch;
         double lossSum = 0.0;

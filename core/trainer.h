@@ -19,7 +19,7 @@ struct TrainOptions
     double lr = 0.05;
     SgdOptions sgd;
     LrSchedule schedule;
-    std::uint64_t seed = 0;      // shuffling and dropout (the weights have their own seed)
+    std::uint64_t seed = 0; // shuffling and dropout (the weights have their own seed)
     std::int64_t eval_batch = 500;
 };
 
@@ -41,7 +41,7 @@ struct EpochStats
     double test_accuracy = -1.0; // -1 when there is no test set
     double train_seconds = 0.0;  // training only (batch assembly included, evaluation not)
     double images_per_second = 0.0;
-    double lr = 0.0;             // at the end of the epoch
+    double lr = 0.0; // at the end of the epoch
 };
 
 struct EvalResult
@@ -55,9 +55,9 @@ struct TrainResult
 {
     std::vector<EpochStats> epochs;
     bool cancelled = false;
-    std::int64_t images = 0;       // samples trained on
+    std::int64_t images = 0; // samples trained on
     double train_seconds = 0.0;
-    MemorySnapshot memory;         // peaks over the whole run
+    MemorySnapshot memory; // peaks over the whole run
 };
 
 /**

@@ -63,9 +63,9 @@ Json document(const char *name, std::vector<std::int64_t> input, Json::Array sta
 
 Json mlp()
 {
-    return document("mlp", {1, 28, 28},
-                    {layer("flatten"), linear(512), layer("relu"), linear(256), layer("relu"),
-                     linear(10)});
+    return document(
+        "mlp", {1, 28, 28},
+        {layer("flatten"), linear(512), layer("relu"), linear(256), layer("relu"), linear(10)});
 }
 
 Json lenet5()
@@ -82,8 +82,8 @@ Json cifarResnet(int depth, const char *name)
 {
     const int n = (depth - 2) / 6;
     Json::Array stages;
-    stages.push_back(sequential("0", {conv(16, 3, 1, 1, false), layer("batchnorm2d"),
-                                      layer("relu")}));
+    stages.push_back(
+        sequential("0", {conv(16, 3, 1, 1, false), layer("batchnorm2d"), layer("relu")}));
     int in = 16, index = 1;
     for (const auto &[out, stride] : {std::pair{16, 1}, std::pair{32, 2}, std::pair{64, 2}}) {
         for (int i = 0; i < n; ++i) {
@@ -105,10 +105,9 @@ Json cifarResnet(int depth, const char *name)
 Json imagenetResnet(const char *name, bool bottleneck, std::array<int, 4> blocks)
 {
     Json::Array stages;
-    stages.push_back(sequential("", {named(conv(64, 7, 2, 3, false), "conv1"),
-                                     named(layer("batchnorm2d"), "bn1"),
-                                     named(layer("relu"), "relu"),
-                                     named(pool("maxpool2d", 3, 2, 1), "maxpool")}));
+    stages.push_back(sequential(
+        "", {named(conv(64, 7, 2, 3, false), "conv1"), named(layer("batchnorm2d"), "bn1"),
+             named(layer("relu"), "relu"), named(pool("maxpool2d", 3, 2, 1), "maxpool")}));
     const int expansion = bottleneck ? 4 : 1;
     int in = 64;
     for (int stageIndex = 0; stageIndex < 4; ++stageIndex) {
@@ -126,9 +125,9 @@ Json imagenetResnet(const char *name, bool bottleneck, std::array<int, 4> blocks
             in = out;
         }
     }
-    stages.push_back(sequential("", {named(layer("global_avg_pool"), "avgpool"),
-                                     named(layer("flatten"), "flatten"),
-                                     named(linear(1000), "fc")}));
+    stages.push_back(
+        sequential("", {named(layer("global_avg_pool"), "avgpool"),
+                        named(layer("flatten"), "flatten"), named(linear(1000), "fc")}));
     return document(name, {3, 224, 224}, std::move(stages));
 }
 
@@ -158,7 +157,7 @@ Json zooDocument(const std::string &name)
 
 std::vector<std::string> Zoo::names()
 {
-    return {"mlp",      "lenet5",   "resnet20", "resnet32",  "resnet44",  "resnet56",
+    return {"mlp",       "lenet5",   "resnet20", "resnet32", "resnet44",  "resnet56",
             "resnet110", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
 }
 

@@ -1,7 +1,6 @@
 #include "benchcommand.h"
 
 #include "clicontext.h"
-
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/trainingbenchmark.h"
@@ -37,9 +36,11 @@ int benchGemm(CliContext &cli, std::int64_t n, int repeats)
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(seconds.begin(), seconds.end());
-        const double gflops = 2.0 * double(n) * double(n) * double(n) / seconds[seconds.size() / 2] / 1e9;
+        const double gflops =
+            2.0 * double(n) * double(n) * double(n) / seconds[seconds.size() / 2] / 1e9;
         char line[128];
-        std::snprintf(line, sizeof line, "sgemm %lld^3  %-5s  %d thread(s): %7.1f GFLOP/s (%.1f per thread)",
+        std::snprintf(line, sizeof line,
+                      "sgemm %lld^3  %-5s  %d thread(s): %7.1f GFLOP/s (%.1f per thread)",
                       (long long)n, std::string(core::gemmBackendName(backend)).c_str(),
                       cli.threads(), gflops, gflops / cli.threads());
         cli.message(line);
@@ -96,23 +97,24 @@ int BenchCommand::run(const QStringList &arguments)
     }
     core::Model model(spec, options.seed);
     CliContext::installStopHandler();
-    const core::BenchmarkResult r = core::TrainingBenchmark::run(model, options, CliContext::stopFlag());
+    const core::BenchmarkResult r =
+        core::TrainingBenchmark::run(model, options, CliContext::stopFlag());
     if (r.step_seconds.empty()) {
         cli.message("cancelled");
         return ExitFailure;
     }
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "%s b%lld %s, %d thread(s), GEMM %s: %s img/s median [%s - %s], p10-p90 [%s - %s], "
-                  "%.1f GFLOP/s, %zu steps",
-                  model.spec().name().c_str(), (long long)options.batch,
-                  model.sampleShape().toString().c_str(), cli.threads(),
-                  std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
-                  groupDigits(r.median_images_per_second).c_str(),
-                  groupDigits(r.min_images_per_second).c_str(),
-                  groupDigits(r.max_images_per_second).c_str(),
-                  groupDigits(r.p10_images_per_second).c_str(),
-                  groupDigits(r.p90_images_per_second).c_str(), r.gflops, r.step_seconds.size());
+    std::snprintf(
+        line, sizeof line,
+        "%s b%lld %s, %d thread(s), GEMM %s: %s img/s median [%s - %s], p10-p90 [%s - %s], "
+        "%.1f GFLOP/s, %zu steps",
+        model.spec().name().c_str(), (long long)options.batch,
+        model.sampleShape().toString().c_str(), cli.threads(),
+        std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
+        groupDigits(r.median_images_per_second).c_str(),
+        groupDigits(r.min_images_per_second).c_str(), groupDigits(r.max_images_per_second).c_str(),
+        groupDigits(r.p10_images_per_second).c_str(), groupDigits(r.p90_images_per_second).c_str(),
+        r.gflops, r.step_seconds.size());
     cli.message(line);
     std::string mem = "peak memory " + formatBytes(r.memory.peak_total_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {

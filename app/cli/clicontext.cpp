@@ -27,14 +27,14 @@ CliContext::CliContext(QString command, QString description, QStringList argumen
 {
     m_parser.setApplicationDescription(description);
     m_parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    m_parser.addOption({{QStringLiteral("h"), QStringLiteral("help")},
-                        QStringLiteral("Show this help.")});
+    m_parser.addOption(
+        {{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help.")});
     addOption(QStringLiteral("json"),
               QStringLiteral("Print one machine-readable JSON object as the last line of stdout."));
-    addOption(QStringLiteral("threads"),
-              QStringLiteral("Engine threads (default: all %1 cores).")
-                  .arg(QThread::idealThreadCount()),
-              QStringLiteral("T"), QString::number(QThread::idealThreadCount()));
+    addOption(
+        QStringLiteral("threads"),
+        QStringLiteral("Engine threads (default: all %1 cores).").arg(QThread::idealThreadCount()),
+        QStringLiteral("T"), QString::number(QThread::idealThreadCount()));
     addOption(QStringLiteral("gemm"),
               QStringLiteral("GEMM backend: eigen or dnnl (default: %1).")
                   .arg(QString::fromLatin1(core::gemmBackendName(core::gemmBackend()).data())),
@@ -60,7 +60,8 @@ bool CliContext::parse()
         return false;
     }
     if (!m_parser.positionalArguments().isEmpty())
-        throw UsageError("unexpected argument '" + m_parser.positionalArguments().first().toStdString() +
+        throw UsageError("unexpected argument '" +
+                         m_parser.positionalArguments().first().toStdString() +
                          "' (see edgetrain-cli " + m_command.toStdString() + " --help)");
     m_threads = int(integer(QStringLiteral("threads"), 1, 256));
     core::setThreadCount(m_threads);
@@ -95,8 +96,8 @@ double CliContext::number(const QString &name, double lo, double hi) const
     bool ok = false;
     const double v = m_parser.value(name).toDouble(&ok);
     if (!ok || !(v >= lo && v <= hi))
-        throw UsageError("--" + name.toStdString() + " must be a number from " + std::to_string(lo) +
-                         " to " + std::to_string(hi) + ", got '" +
+        throw UsageError("--" + name.toStdString() + " must be a number from " +
+                         std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
                          m_parser.value(name).toStdString() + "'");
     return v;
 }
@@ -180,8 +181,7 @@ core::TensorDataset loadNamedDataset(const std::string &name, const std::string 
 {
     if (name != "fashion-mnist")
         throw UsageError("unknown dataset '" + name + "' (known: fashion-mnist)");
-    return core::FashionMnist::load(directory.empty() ? core::FashionMnist::kDefaultDirectory
-                                                      : directory,
-                                    split, limit);
+    return core::FashionMnist::load(
+        directory.empty() ? core::FashionMnist::kDefaultDirectory : directory, split, limit);
 }
 } // namespace edgetrain::app

@@ -50,10 +50,10 @@ public:
     static const std::atomic<bool> *stopFlag();
     static void installStopHandler();
 
-    void progress(const std::string &line) const;       // stderr, overwriting on a terminal
-    void progressDone() const;                          // ends an overwritten line
-    void message(const std::string &line) const;        // stderr
-    void printJson(const core::Json &result) const;     // stdout, one line
+    void progress(const std::string &line) const;   // stderr, overwriting on a terminal
+    void progressDone() const;                      // ends an overwritten line
+    void message(const std::string &line) const;    // stderr
+    void printJson(const core::Json &result) const; // stdout, one line
 
     static core::Json memoryJson(const core::MemorySnapshot &snapshot);
 

@@ -1,7 +1,6 @@
 #include "evaluatecommand.h"
 
 #include "clicontext.h"
-
 #include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
@@ -14,7 +13,8 @@ int EvaluateCommand::run(const QStringList &arguments)
 {
     CliContext cli(QStringLiteral("evaluate"),
                    QStringLiteral("Evaluate saved weights on a dataset's test split."), arguments);
-    cli.addOption("model", "Zoo model or ModelSpec .json file the weights belong to.", "M", "lenet5");
+    cli.addOption("model", "Zoo model or ModelSpec .json file the weights belong to.", "M",
+                  "lenet5");
     cli.addOption("weights", "Weights file (safetensors).", "FILE");
     cli.addOption("dataset", "Dataset: fashion-mnist.", "NAME", "fashion-mnist");
     cli.addOption("data-dir", "Folder with the dataset files.", "DIR",

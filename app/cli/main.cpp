@@ -2,10 +2,9 @@
 
 #include "benchcommand.h"
 #include "clicontext.h"
+#include "core/error.h"
 #include "evaluatecommand.h"
 #include "traincommand.h"
-
-#include "core/error.h"
 
 #include <QCoreApplication>
 

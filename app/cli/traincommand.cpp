@@ -1,7 +1,6 @@
 #include "traincommand.h"
 
 #include "clicontext.h"
-
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/safetensors.h"
@@ -28,8 +27,8 @@ int TrainCommand::run(const QStringList &arguments)
                    QStringLiteral("Train a model on this machine and report loss, accuracy and "
                                   "throughput per epoch."),
                    arguments);
-    cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.",
-                  "M", "lenet5");
+    cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.", "M",
+                  "lenet5");
     cli.addOption("dataset", "Dataset: fashion-mnist.", "NAME", "fashion-mnist");
     cli.addOption("data-dir", "Folder with the dataset files.", "DIR",
                   core::FashionMnist::kDefaultDirectory);
@@ -67,12 +66,13 @@ int TrainCommand::run(const QStringList &arguments)
 
     core::Model model(core::Zoo::resolve(modelName), options.seed);
     cli.message("loading " + datasetName + " from " + cli.text("data-dir"));
-    const core::TensorDataset train =
-        loadNamedDataset(datasetName, cli.text("data-dir"), core::FashionMnist::Split::Train, trainLimit);
-    const core::TensorDataset test =
-        loadNamedDataset(datasetName, cli.text("data-dir"), core::FashionMnist::Split::Test, testLimit);
-    cli.message("training " + model.spec().name() + " (" + groupDigits(double(model.parameterCount())) +
-                " parameters) on " + groupDigits(double(train.size())) + " samples, batch " +
+    const core::TensorDataset train = loadNamedDataset(
+        datasetName, cli.text("data-dir"), core::FashionMnist::Split::Train, trainLimit);
+    const core::TensorDataset test = loadNamedDataset(datasetName, cli.text("data-dir"),
+                                                      core::FashionMnist::Split::Test, testLimit);
+    cli.message("training " + model.spec().name() + " (" +
+                groupDigits(double(model.parameterCount())) + " parameters) on " +
+                groupDigits(double(train.size())) + " samples, batch " +
                 std::to_string(options.batch) + ", " + std::to_string(cli.threads()) +
                 " thread(s), GEMM " + std::string(core::gemmBackendName(core::gemmBackend())));
 
@@ -89,21 +89,23 @@ int TrainCommand::run(const QStringList &arguments)
         lastPrint = now;
         const double seconds = std::chrono::duration<double>(now - epochStart).count();
         char line[160];
-        std::snprintf(line, sizeof line, "epoch %d/%d  %3d%%  batch %lld/%lld  loss %.4f  %s img/s",
-                      p.epoch, options.epochs, int(100 * p.batch / p.batches), (long long)p.batch,
-                      (long long)p.batches, p.loss,
-                      groupDigits(seconds > 0 ? double(p.batch * options.batch) / seconds : 0).c_str());
+        std::snprintf(
+            line, sizeof line, "epoch %d/%d  %3d%%  batch %lld/%lld  loss %.4f  %s img/s", p.epoch,
+            options.epochs, int(100 * p.batch / p.batches), (long long)p.batch,
+            (long long)p.batches, p.loss,
+            groupDigits(seconds > 0 ? double(p.batch * options.batch) / seconds : 0).c_str());
         cli.progress(line);
     };
     callbacks.onEpoch = [&](const core::EpochStats &e) {
         cli.progressDone();
         char line[200];
-        std::snprintf(line, sizeof line,
-                      "epoch %d/%d: train loss %.4f, train accuracy %s, test accuracy %s, %s img/s, "
-                      "%.1f s",
-                      e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
-                      percent(e.test_accuracy).c_str(), groupDigits(e.images_per_second).c_str(),
-                      e.train_seconds);
+        std::snprintf(
+            line, sizeof line,
+            "epoch %d/%d: train loss %.4f, train accuracy %s, test accuracy %s, %s img/s, "
+            "%.1f s",
+            e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
+            percent(e.test_accuracy).c_str(), groupDigits(e.images_per_second).c_str(),
+            e.train_seconds);
         cli.message(line);
     };
     const core::TrainResult result =
@@ -112,19 +114,23 @@ int TrainCommand::run(const QStringList &arguments)
 
     if (!savePath.empty() && (!result.epochs.empty() || !result.cancelled)) {
         core::Safetensors::saveModel(model, savePath);
-        cli.message((result.cancelled ? "weights so far saved to " : "weights saved to ") + savePath);
+        cli.message((result.cancelled ? "weights so far saved to " : "weights saved to ") +
+                    savePath);
     }
 
     core::Json json;
     json.set("command", "train").set("model", model.spec().name()).set("dataset", datasetName);
     json.set("parameters", model.parameterCount()).set("batch", options.batch);
     json.set("lr", options.lr).set("schedule", options.schedule.toString());
-    json.set("threads", cli.threads()).set("gemm", std::string(core::gemmBackendName(core::gemmBackend())));
+    json.set("threads", cli.threads())
+        .set("gemm", std::string(core::gemmBackendName(core::gemmBackend())));
     json.set("train_samples", train.size()).set("test_samples", test.size());
     core::Json epochs = core::Json::array();
     for (const auto &e : result.epochs) {
         core::Json j;
-        j.set("epoch", e.epoch).set("train_loss", e.train_loss).set("train_accuracy", e.train_accuracy);
+        j.set("epoch", e.epoch)
+            .set("train_loss", e.train_loss)
+            .set("train_accuracy", e.train_accuracy);
         j.set("test_loss", e.test_loss).set("test_accuracy", e.test_accuracy);
         j.set("images_per_second", e.images_per_second).set("train_seconds", e.train_seconds);
         epochs.push(std::move(j));

@@ -59,14 +59,18 @@ void TestCli::usageErrors_data()
     QTest::newRow("no command") << QStringList{} << "Usage";
     QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command 'fly'";
     QTest::newRow("unknown flag") << QStringList{"train", "--epoch", "2"} << "epoch";
-    QTest::newRow("not a number") << QStringList{"train", "--batch", "many"} << "--batch must be an integer";
-    QTest::newRow("absurd batch") << QStringList{"train", "--batch", "0"} << "--batch must be an integer from 1";
-    QTest::newRow("bad schedule") << QStringList{"train", "--schedule", "sometimes"} << "learning-rate schedule";
+    QTest::newRow("not a number") << QStringList{"train", "--batch", "many"}
+                                  << "--batch must be an integer";
+    QTest::newRow("absurd batch") << QStringList{"train", "--batch", "0"}
+                                  << "--batch must be an integer from 1";
+    QTest::newRow("bad schedule") << QStringList{"train", "--schedule", "sometimes"}
+                                  << "learning-rate schedule";
     QTest::newRow("bad input shape") << QStringList{"bench", "--input", "3x-2"} << "input shape";
     QTest::newRow("bad threads") << QStringList{"bench", "--threads", "0"} << "--threads";
     QTest::newRow("bad backend") << QStringList{"bench", "--gemm", "cublas"} << "GEMM backend";
     QTest::newRow("evaluate without weights") << QStringList{"evaluate"} << "--weights";
-    QTest::newRow("unknown dataset") << QStringList{"train", "--dataset", "imagenet"} << "unknown dataset 'imagenet'";
+    QTest::newRow("unknown dataset")
+        << QStringList{"train", "--dataset", "imagenet"} << "unknown dataset 'imagenet'";
 }
 
 void TestCli::usageErrors()
@@ -85,13 +89,20 @@ void TestCli::runtimeErrors_data()
     const QString dir = m_dir.path();
     QFile spec(dir + QStringLiteral("/bad.json"));
     QVERIFY(spec.open(QIODevice::WriteOnly));
-    spec.write(R"({"name": "x", "input": [1, 28, 28], "stages": [{"type": "conv2d", "kernel": 3,}]})");
+    spec.write(
+        R"({"name": "x", "input": [1, 28, 28], "stages": [{"type": "conv2d", "kernel": 3,}]})");
     spec.close();
-    QTest::newRow("unknown model") << QStringList{"bench", "--model", "resnet21"} << "unknown model 'resnet21'";
-    QTest::newRow("missing dataset") << QStringList{"train", "--data-dir", dir + "/nowhere"} << "nowhere/train-images-idx3-ubyte.gz";
-    QTest::newRow("malformed spec") << QStringList{"bench", "--model", dir + "/bad.json"} << "bad.json:1:";
-    QTest::newRow("missing weights") << QStringList{"evaluate", "--weights", dir + "/none.safetensors"} << "none.safetensors";
-    QTest::newRow("input that does not fit") << QStringList{"bench", "--model", "lenet5", "--input", "1x4x4"} << "smaller than the kernel";
+    QTest::newRow("unknown model")
+        << QStringList{"bench", "--model", "resnet21"} << "unknown model 'resnet21'";
+    QTest::newRow("missing dataset") << QStringList{"train", "--data-dir", dir + "/nowhere"}
+                                     << "nowhere/train-images-idx3-ubyte.gz";
+    QTest::newRow("malformed spec")
+        << QStringList{"bench", "--model", dir + "/bad.json"} << "bad.json:1:";
+    QTest::newRow("missing weights")
+        << QStringList{"evaluate", "--weights", dir + "/none.safetensors"} << "none.safetensors";
+    QTest::newRow("input that does not fit")
+        << QStringList{"bench", "--model", "lenet5", "--input", "1x4x4"}
+        << "smaller than the kernel";
 }
 
 void TestCli::runtimeErrors()
@@ -118,9 +129,9 @@ void TestCli::helpForEveryCommand()
 void TestCli::trainSaveEvaluate()
 {
     const QString weights = m_dir.path() + QStringLiteral("/lenet.safetensors");
-    const Run train = cli({"train", "--model", "lenet5", "--epochs", "1", "--batch", "64",
-                           "--train-limit", "6000", "--test-limit", "2000", "--threads", "2",
-                           "--save", weights, "--json"});
+    const Run train =
+        cli({"train", "--model", "lenet5", "--epochs", "1", "--batch", "64", "--train-limit",
+             "6000", "--test-limit", "2000", "--threads", "2", "--save", weights, "--json"});
     QCOMPARE(train.status, 0);
     QVERIFY2(train.err.contains(QLatin1String("epoch 1/1:")), qPrintable(train.err));
     const double accuracy = train.json.value(QLatin1String("test_accuracy")).toDouble();
@@ -129,8 +140,8 @@ void TestCli::trainSaveEvaluate()
     QVERIFY(train.json.value(QLatin1String("peak_bytes")).toDouble() > 61706 * 4 * 3);
     QCOMPARE(train.json.value(QLatin1String("train_samples")).toInt(), 6000);
 
-    const Run eval = cli({"evaluate", "--model", "lenet5", "--weights", weights, "--test-limit",
-                          "2000", "--json"});
+    const Run eval = cli(
+        {"evaluate", "--model", "lenet5", "--weights", weights, "--test-limit", "2000", "--json"});
     QCOMPARE(eval.status, 0);
     QCOMPARE(eval.json.value(QLatin1String("test_accuracy")).toDouble(), accuracy);
 
@@ -149,8 +160,10 @@ void TestCli::benchReportsThroughputAndMemory()
     for (const char *category : {"weights", "gradients", "optimizer", "activations", "workspace"})
         QVERIFY2(peaks.value(QLatin1String(category)).toDouble() > 0, category);
     // One gradient and one momentum buffer per parameter; weights add batch-norm statistics.
-    QCOMPARE(peaks.value(QLatin1String("optimizer")).toDouble(), peaks.value(QLatin1String("gradients")).toDouble());
-    QVERIFY(peaks.value(QLatin1String("weights")).toDouble() > peaks.value(QLatin1String("gradients")).toDouble());
+    QCOMPARE(peaks.value(QLatin1String("optimizer")).toDouble(),
+             peaks.value(QLatin1String("gradients")).toDouble());
+    QVERIFY(peaks.value(QLatin1String("weights")).toDouble() >
+            peaks.value(QLatin1String("gradients")).toDouble());
     const Run gemm = cli({"bench", "--gemm-size", "256", "--json"});
     QCOMPARE(gemm.status, 0);
     QVERIFY(gemm.json.value(QLatin1String("results")).toArray().size() >= 1);

@@ -51,7 +51,8 @@ GradCheckReport gradCheck(Stage &stage, const Shape &inputShape, const PassConte
     std::vector<Probe> probes{{"input", &x, dx}};
     stage.forEachLayer([&](const std::string &prefix, Layer &layer) {
         for (Parameter *p : layer.parameters())
-            probes.push_back({prefix + "." + p->name, &p->value, p->grad.clone(MemoryCategory::Gradients)});
+            probes.push_back(
+                {prefix + "." + p->name, &p->value, p->grad.clone(MemoryCategory::Gradients)});
     });
 
     const double base = loss();

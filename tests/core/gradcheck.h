@@ -10,10 +10,10 @@ namespace edgetrain::tests {
 /** The worst disagreement found between backward() and central differences. */
 struct GradCheckReport
 {
-    double worst = 0.0;      // max |analytic - numeric| / (atol + rtol * |numeric|); <= 1 passes
-    std::string where;       // which tensor and index
-    int checked = 0;         // coordinates compared
-    int skipped = 0;         // coordinates with a kink (ReLU, max) within the step
+    double worst = 0.0; // max |analytic - numeric| / (atol + rtol * |numeric|); <= 1 passes
+    std::string where;  // which tensor and index
+    int checked = 0;    // coordinates compared
+    int skipped = 0;    // coordinates with a kink (ReLU, max) within the step
 };
 
 /**

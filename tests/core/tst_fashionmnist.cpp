@@ -61,8 +61,8 @@ void TestFashionMnist::lenet5Accuracy()
     const TrainResult r = Trainer::run(model, *m_train, m_test.get(), options, {});
     QCOMPARE(int(r.epochs.size()), epochs);
     const double acc = r.epochs.back().test_accuracy;
-    qInfo("LeNet-5, %d epoch(s), %s: test accuracy %.4f, %.0f img/s", epochs,
-          qPrintable(schedule), acc, r.epochs.back().images_per_second);
+    qInfo("LeNet-5, %d epoch(s), %s: test accuracy %.4f, %.0f img/s", epochs, qPrintable(schedule),
+          acc, r.epochs.back().images_per_second);
     QVERIFY2(acc >= minAccuracy, qPrintable(QString::number(acc)));
     // Evaluating again gives the same figure (evaluation does not touch the model).
     QCOMPARE(Trainer::evaluate(model, *m_test, 1000).accuracy, acc);

@@ -12,7 +12,6 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <zlib.h>
 
 using namespace edgetrain::core;
@@ -55,10 +54,12 @@ void expectError(Fn fn, std::initializer_list<const char *> fragments)
     } catch (const E &e) {
         for (const char *f : fragments)
             QVERIFY2(QString::fromUtf8(e.what()).contains(QString::fromUtf8(f)),
-                     qPrintable(QStringLiteral("'%1' lacks '%2'").arg(QString::fromUtf8(e.what()), QString::fromUtf8(f))));
+                     qPrintable(QStringLiteral("'%1' lacks '%2'")
+                                    .arg(QString::fromUtf8(e.what()), QString::fromUtf8(f))));
         return;
     } catch (const std::exception &e) {
-        QFAIL(qPrintable(QStringLiteral("wrong exception type: %1").arg(QString::fromUtf8(e.what()))));
+        QFAIL(qPrintable(
+            QStringLiteral("wrong exception type: %1").arg(QString::fromUtf8(e.what()))));
     }
     QFAIL("no exception");
 }
@@ -81,7 +82,10 @@ private Q_SLOTS:
 
 private:
     QTemporaryDir m_dir;
-    QString path(const char *name) const { return m_dir.path() + QLatin1Char('/') + QLatin1String(name); }
+    QString path(const char *name) const
+    {
+        return m_dir.path() + QLatin1Char('/') + QLatin1String(name);
+    }
 };
 
 void TestFormats::idxReadsGzipAndPlain()
@@ -96,18 +100,22 @@ void TestFormats::idxReadsGzipAndPlain()
 
 void TestFormats::idxErrors()
 {
-    expectError<IoError>([&] { IdxFile::read(path("missing.gz").toStdString()); }, {"missing.gz", "cannot open"});
+    expectError<IoError>([&] { IdxFile::read(path("missing.gz").toStdString()); },
+                         {"missing.gz", "cannot open"});
     writeGz(path("short.gz"), idxBytes({10, 28, 28}, 100));
     expectError<FormatError>([&] { IdxFile::read(path("short.gz").toStdString()); },
                              {"short.gz", "truncated", "7840 values", "100"});
     QByteArray wrongMagic = idxBytes({3}, 3);
     wrongMagic[0] = 0x1f;
     writeGz(path("magic.gz"), wrongMagic);
-    expectError<FormatError>([&] { IdxFile::read(path("magic.gz").toStdString()); }, {"magic.gz", "not an IDX file", "offset 0"});
+    expectError<FormatError>([&] { IdxFile::read(path("magic.gz").toStdString()); },
+                             {"magic.gz", "not an IDX file", "offset 0"});
     writeGz(path("float.gz"), idxBytes({3}, 12, 0x0d));
-    expectError<FormatError>([&] { IdxFile::read(path("float.gz").toStdString()); }, {"type 13", "offset 2"});
+    expectError<FormatError>([&] { IdxFile::read(path("float.gz").toStdString()); },
+                             {"type 13", "offset 2"});
     writeGz(path("extra.gz"), idxBytes({3}, 5));
-    expectError<FormatError>([&] { IdxFile::read(path("extra.gz").toStdString()); }, {"unexpected data after"});
+    expectError<FormatError>([&] { IdxFile::read(path("extra.gz").toStdString()); },
+                             {"unexpected data after"});
     // A gzip stream cut in the middle (a partial download).
     QByteArray big;
     for (int i = 0; i < 5000; ++i)
@@ -124,16 +132,20 @@ void TestFormats::fashionMnistMismatch()
     QTemporaryDir dir;
     writeGz(dir.path() + QStringLiteral("/t10k-images-idx3-ubyte.gz"), idxBytes({3, 2, 2}, 12));
     writeGz(dir.path() + QStringLiteral("/t10k-labels-idx1-ubyte.gz"), idxBytes({2}, 2));
-    expectError<FormatError>([&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Test); },
-                             {"3 images", "2 labels"});
-    expectError<IoError>([&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Train); },
-                         {"train-images-idx3-ubyte.gz"});
+    expectError<FormatError>(
+        [&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Test); },
+        {"3 images", "2 labels"});
+    expectError<IoError>(
+        [&] { FashionMnist::load(dir.path().toStdString(), FashionMnist::Split::Train); },
+        {"train-images-idx3-ubyte.gz"});
 }
 
 void TestFormats::jsonErrorsNameLineAndColumn()
 {
-    expectError<FormatError>([] { Json::parse("{\n  \"a\": [1, 2,\n  }", "spec.json"); }, {"spec.json:3:3"});
-    expectError<FormatError>([] { Json::parse("{\"a\": 1, \"a\": 2}", "x"); }, {"duplicate key \"a\""});
+    expectError<FormatError>([] { Json::parse("{\n  \"a\": [1, 2,\n  }", "spec.json"); },
+                             {"spec.json:3:3"});
+    expectError<FormatError>([] { Json::parse("{\"a\": 1, \"a\": 2}", "x"); },
+                             {"duplicate key \"a\""});
     expectError<FormatError>([] { Json::parse("[1] 2", "x"); }, {"after the JSON value"});
     expectError<FormatError>([] { Json::parse("\"abc", "x"); }, {"unterminated string"});
     expectError<FormatError>([] { Json::parse(std::string(100, '['), "x"); }, {"nesting"});
@@ -141,7 +153,8 @@ void TestFormats::jsonErrorsNameLineAndColumn()
 
 void TestFormats::jsonRoundTrip()
 {
-    const Json j = Json::parse(R"({"s": "a\"b\\c\u00e9\n", "n": -1.5e3, "i": 42, "t": true, "z": null, "a": [1, {"k": []}]})");
+    const Json j = Json::parse(
+        R"({"s": "a\"b\\c\u00e9\n", "n": -1.5e3, "i": 42, "t": true, "z": null, "a": [1, {"k": []}]})");
     QCOMPARE(Json::parse(j.dump()).dump(), j.dump());
     QCOMPARE(j.find("n")->toDouble(), -1500.0);
     QCOMPARE(j.find("s")->toString(), std::string("a\"b\\c\xc3\xa9\n"));
@@ -152,16 +165,35 @@ void TestFormats::modelSpecErrors_data()
 {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("fragment");
-    QTest::newRow("unknown layer") << R"({"name": "m", "input": [4], "stages": [{"type": "conv3d"}]})" << "stages[0]: unknown stage type \"conv3d\"";
-    QTest::newRow("missing field") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "kernel": 3}]})" << "stages[0]: missing field \"out_channels\"";
-    QTest::newRow("absurd value") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "out_channels": -4, "kernel": 3}]})" << "\"out_channels\" must be in [1, 65536], got -4";
-    QTest::newRow("typo in a field") << R"({"name": "m", "input": [4], "stages": [{"type": "linear", "out_feature": 3}]})" << "unknown field \"out_feature\"";
-    QTest::newRow("kernel larger than input") << R"({"name": "m", "input": [1, 4, 4], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 7}, {"type": "flatten"}, {"type": "linear", "out_features": 2}]})" << "smaller than the kernel";
-    QTest::newRow("no classifier") << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "relu"}]})" << "class scores";
-    QTest::newRow("conv on vectors") << R"({"name": "m", "input": [16], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 1}]})" << "needs an image input";
-    QTest::newRow("identity shortcut, other shape") << R"({"name": "m", "input": [4, 8, 8], "stages": [{"type": "basic_block", "out_channels": 8, "shortcut": "identity"}]})" << "identity shortcut needs equal shapes";
-    QTest::newRow("nested layer error") << R"({"name": "m", "input": [4], "stages": [{"type": "sequential", "layers": [{"type": "linear"}]}]})" << "stages[0].layers[0]: missing field \"out_features\"";
-    QTest::newRow("no input") << R"({"name": "m", "stages": [{"type": "relu"}]})" << "field \"input\"";
+    QTest::newRow("unknown layer")
+        << R"({"name": "m", "input": [4], "stages": [{"type": "conv3d"}]})"
+        << "stages[0]: unknown stage type \"conv3d\"";
+    QTest::newRow("missing field")
+        << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "kernel": 3}]})"
+        << "stages[0]: missing field \"out_channels\"";
+    QTest::newRow("absurd value")
+        << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "out_channels": -4, "kernel": 3}]})"
+        << "\"out_channels\" must be in [1, 65536], got -4";
+    QTest::newRow("typo in a field")
+        << R"({"name": "m", "input": [4], "stages": [{"type": "linear", "out_feature": 3}]})"
+        << "unknown field \"out_feature\"";
+    QTest::newRow("kernel larger than input")
+        << R"({"name": "m", "input": [1, 4, 4], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 7}, {"type": "flatten"}, {"type": "linear", "out_features": 2}]})"
+        << "smaller than the kernel";
+    QTest::newRow("no classifier")
+        << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "relu"}]})"
+        << "class scores";
+    QTest::newRow("conv on vectors")
+        << R"({"name": "m", "input": [16], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 1}]})"
+        << "needs an image input";
+    QTest::newRow("identity shortcut, other shape")
+        << R"({"name": "m", "input": [4, 8, 8], "stages": [{"type": "basic_block", "out_channels": 8, "shortcut": "identity"}]})"
+        << "identity shortcut needs equal shapes";
+    QTest::newRow("nested layer error")
+        << R"({"name": "m", "input": [4], "stages": [{"type": "sequential", "layers": [{"type": "linear"}]}]})"
+        << "stages[0].layers[0]: missing field \"out_features\"";
+    QTest::newRow("no input") << R"({"name": "m", "stages": [{"type": "relu"}]})"
+                              << "field \"input\"";
 }
 
 void TestFormats::modelSpecErrors()
@@ -184,7 +216,8 @@ void TestFormats::safetensorsErrors()
     Model mlp(Zoo::spec("mlp"), 1);
     const std::string other = path("mlp.safetensors").toStdString();
     Safetensors::saveModel(mlp, other);
-    expectError<FormatError>([&] { Safetensors::loadModel(model, other); }, {"mlp.safetensors", "0.weight"});
+    expectError<FormatError>([&] { Safetensors::loadModel(model, other); },
+                             {"mlp.safetensors", "0.weight"});
 
     // Same names, one wrong shape.
     Safetensors st = Safetensors::read(good);
@@ -200,22 +233,27 @@ void TestFormats::safetensorsErrors()
     Safetensors extra = Safetensors::read(good);
     extra.addInt64("head.steps", 3);
     extra.write(path("extra.safetensors").toStdString());
-    expectError<FormatError>([&] { Safetensors::loadModel(model, path("extra.safetensors").toStdString()); },
-                             {"'head.steps'", "does not have"});
+    expectError<FormatError>(
+        [&] { Safetensors::loadModel(model, path("extra.safetensors").toStdString()); },
+        {"'head.steps'", "does not have"});
 
     // Damaged files: truncated data, absurd header length, garbage.
     QFile f(QString::fromStdString(good));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray bytes = f.readAll();
     writeRaw(path("cut.safetensors"), bytes.left(bytes.size() - 100));
-    expectError<FormatError>([&] { Safetensors::read(path("cut.safetensors").toStdString()); }, {"data_offsets"});
+    expectError<FormatError>([&] { Safetensors::read(path("cut.safetensors").toStdString()); },
+                             {"data_offsets"});
     QByteArray huge = bytes;
     huge[6] = char(0x7f);
     writeRaw(path("huge.safetensors"), huge);
-    expectError<FormatError>([&] { Safetensors::read(path("huge.safetensors").toStdString()); }, {"header length"});
+    expectError<FormatError>([&] { Safetensors::read(path("huge.safetensors").toStdString()); },
+                             {"header length"});
     writeRaw(path("garbage.safetensors"), QByteArray(8, '\x20') + QByteArray(300, 'x'));
-    expectError<FormatError>([&] { Safetensors::read(path("garbage.safetensors").toStdString()); }, {"garbage.safetensors"});
-    expectError<IoError>([&] { Safetensors::read(path("none.safetensors").toStdString()); }, {"none.safetensors"});
+    expectError<FormatError>([&] { Safetensors::read(path("garbage.safetensors").toStdString()); },
+                             {"garbage.safetensors"});
+    expectError<IoError>([&] { Safetensors::read(path("none.safetensors").toStdString()); },
+                         {"none.safetensors"});
     Safetensors::loadModel(model, good); // the good file still loads
 }
 

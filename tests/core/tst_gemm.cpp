@@ -52,7 +52,8 @@ void TestGemm::matchesReference_data()
     for (const GemmBackend backend : availableGemmBackends())
         for (const Case &c : cases)
             for (int threads : {1, 2})
-                QTest::addRow("%s %s %dT", std::string(gemmBackendName(backend)).c_str(), c.name, threads)
+                QTest::addRow("%s %s %dT", std::string(gemmBackendName(backend)).c_str(), c.name,
+                              threads)
                     << backend << c.M << c.N << c.K << c.ta << c.tb << c.beta << threads;
 }
 
@@ -71,7 +72,8 @@ void TestGemm::matchesReference()
     Rng rng(42);
     // Stored shapes; leading dimensions padded by 3 to exercise strides.
     const int lda = (transA ? M : K) + 3, ldb = (transB ? K : N) + 3, ldc = N + 3;
-    std::vector<float> a(std::size_t((transA ? K : M) * lda)), b(std::size_t((transB ? N : K) * ldb));
+    std::vector<float> a(std::size_t((transA ? K : M) * lda)),
+        b(std::size_t((transB ? N : K) * ldb));
     std::vector<float> c(std::size_t(M * ldc));
     for (auto &v : a)
         v = rng.uniform(-1, 1);
@@ -87,7 +89,8 @@ void TestGemm::matchesReference()
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             const double e = expected[std::size_t(i * ldc + j)];
-            worst = std::max(worst, std::fabs(c[std::size_t(i * ldc + j)] - e) / (1.0 + std::fabs(e)));
+            worst =
+                std::max(worst, std::fabs(c[std::size_t(i * ldc + j)] - e) / (1.0 + std::fabs(e)));
         }
     QVERIFY2(worst < 1e-4, qPrintable(QStringLiteral("worst relative error %1").arg(worst)));
     // The padding columns of C are left alone.

@@ -1,20 +1,19 @@
 // Every layer: finite-difference gradient check, forward computed by hand, kernels against
 // naive references.
 
-#include "gradcheck.h"
-
+#include "core/avgpool2d.h"
 #include "core/batchnorm2d.h"
 #include "core/conv2d.h"
 #include "core/dropout.h"
 #include "core/error.h"
 #include "core/flatten.h"
-#include "core/linear.h"
-#include "core/parallel.h"
-#include "core/avgpool2d.h"
 #include "core/globalavgpool.h"
+#include "core/linear.h"
 #include "core/maxpool2d.h"
+#include "core/parallel.h"
 #include "core/relu.h"
 #include "core/residualblock.h"
+#include "gradcheck.h"
 
 #include <QTest>
 
@@ -95,11 +94,26 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<int>("threads");
-    for (const char *kind :
-         {"conv3x3-s1-p1-bias", "conv5x5-p2", "conv3x3-s2-p1-nobias", "conv1x1", "conv7x7-s2-p3",
-          "linear", "linear-from-4d", "batchnorm-train", "batchnorm-eval", "relu", "maxpool2",
-          "maxpool3-s2-p1", "avgpool3-s2-p1", "global-avg-pool", "flatten", "dropout",
-          "basic-block-identity", "basic-block-pad", "basic-block-projection", "bottleneck"})
+    for (const char *kind : {"conv3x3-s1-p1-bias",
+                             "conv5x5-p2",
+                             "conv3x3-s2-p1-nobias",
+                             "conv1x1",
+                             "conv7x7-s2-p3",
+                             "linear",
+                             "linear-from-4d",
+                             "batchnorm-train",
+                             "batchnorm-eval",
+                             "relu",
+                             "maxpool2",
+                             "maxpool3-s2-p1",
+                             "avgpool3-s2-p1",
+                             "global-avg-pool",
+                             "flatten",
+                             "dropout",
+                             "basic-block-identity",
+                             "basic-block-pad",
+                             "basic-block-projection",
+                             "bottleneck"})
         for (int threads : {1, 2})
             QTest::addRow("%s %dT", kind, threads) << QString::fromLatin1(kind) << threads;
 }
@@ -184,9 +198,11 @@ void TestLayers::gradientsMatchFiniteDifferences()
     }
     const auto report = tests::gradCheck(*stage, input, ctx, 1234);
     QVERIFY(report.checked > 0);
-    QVERIFY2(report.skipped * 3 <= report.checked,
-             qPrintable(QStringLiteral("%1 of %2 coordinates sat on a kink: the check would be blind")
-                            .arg(report.skipped).arg(report.checked + report.skipped)));
+    QVERIFY2(
+        report.skipped * 3 <= report.checked,
+        qPrintable(QStringLiteral("%1 of %2 coordinates sat on a kink: the check would be blind")
+                       .arg(report.skipped)
+                       .arg(report.checked + report.skipped)));
     QVERIFY2(report.worst <= 1.0, report.where.c_str());
 }
 
@@ -251,12 +267,14 @@ void TestLayers::convMatchesNaiveReference()
     conv.initialize(rng);
     const Tensor x = tests::randomTensor({3, channels, size, size}, 17);
     const Tensor y = conv.forward(x, nullptr, {});
-    const auto expected = naiveConv(x, conv.parameters()[0]->value, conv.parameters()[1]->value.data(),
-                                    stride, padding);
+    const auto expected = naiveConv(x, conv.parameters()[0]->value,
+                                    conv.parameters()[1]->value.data(), stride, padding);
     QCOMPARE(std::size_t(y.numel()), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i)
-        QVERIFY2(std::fabs(y.data()[i] - expected[i]) < 1e-4 * (1.0 + std::fabs(expected[i])),
-                 qPrintable(QStringLiteral("output %1: %2 vs %3").arg(i).arg(y.data()[i]).arg(expected[i])));
+        QVERIFY2(
+            std::fabs(y.data()[i] - expected[i]) < 1e-4 * (1.0 + std::fabs(expected[i])),
+            qPrintable(
+                QStringLiteral("output %1: %2 vs %3").arg(i).arg(y.data()[i]).arg(expected[i])));
 }
 
 void TestLayers::poolingForwardByHand()
@@ -302,7 +320,7 @@ void TestLayers::batchNormRunningStatistics()
     Tensor y = bn.forward(x, nullptr, train);
     QVERIFY(std::fabs(y.data()[0] - (1 - 3) / std::sqrt(3.5f + 1e-5f)) < 1e-5f);
     auto buffers = bn.buffers();
-    QVERIFY(std::fabs(buffers[0].tensor->data()[0] - 0.3f) < 1e-6f);               // 0.9*0 + 0.1*3
+    QVERIFY(std::fabs(buffers[0].tensor->data()[0] - 0.3f) < 1e-6f); // 0.9*0 + 0.1*3
     QVERIFY(std::fabs(buffers[1].tensor->data()[0] - (0.9f + 0.1f * 14.0f / 3.0f)) < 1e-5f);
     QCOMPARE(bn.batchesTracked(), std::int64_t(1));
     // A recomputed pass (checkpointing) leaves the statistics alone.
@@ -351,7 +369,8 @@ void TestLayers::wrongInputShapeIsRefused()
         QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("[2, 1, 8, 8]")), e.what());
     }
     Linear linear("fc", 10, 2);
-    QVERIFY_THROWS_EXCEPTION(ShapeError, linear.forward(Tensor({2, 11}, MemoryCategory::Activations), nullptr, {}));
+    QVERIFY_THROWS_EXCEPTION(
+        ShapeError, linear.forward(Tensor({2, 11}, MemoryCategory::Activations), nullptr, {}));
 }
 
 QTEST_APPLESS_MAIN(TestLayers)

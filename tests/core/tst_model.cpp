@@ -2,14 +2,13 @@
 // gradients of small whole models match finite differences, results are deterministic, and
 // weights survive a safetensors round trip.
 
-#include "gradcheck.h"
-
 #include "core/error.h"
 #include "core/model.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
+#include "gradcheck.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -96,15 +95,25 @@ void TestModel::zooMatchesPyTorchReference_data()
     QTest::addColumn<QString>("lastName");
     // Figures printed by `/usr/bin/python3 ../shared/bench/models.py`; torchvision's ImageNet
     // ResNet parameter counts (resnet18 11,689,512, resnet50 25,557,032, resnet152 60,192,808).
-    QTest::newRow("mlp") << "mlp" << qint64(535818) << qint64(535040) << "1.weight" << "5.bias";
-    QTest::newRow("lenet5") << "lenet5" << qint64(61706) << qint64(416520) << "0.weight" << "11.bias";
-    QTest::newRow("resnet20") << "resnet20" << qint64(269722) << qint64(40551040) << "0.0.weight" << "10.fc.bias";
-    QTest::newRow("resnet32") << "resnet32" << qint64(464154) << qint64(68862592) << "0.0.weight" << "16.fc.bias";
-    QTest::newRow("resnet56") << "resnet56" << qint64(853018) << qint64(125485696) << "0.0.weight" << "28.fc.bias";
-    QTest::newRow("resnet110") << "resnet110" << qint64(1727962) << qint64(252887680) << "0.0.weight" << "55.fc.bias";
-    QTest::newRow("resnet18") << "resnet18" << qint64(11689512) << qint64(0) << "conv1.weight" << "fc.bias";
-    QTest::newRow("resnet50") << "resnet50" << qint64(25557032) << qint64(0) << "conv1.weight" << "fc.bias";
-    QTest::newRow("resnet152") << "resnet152" << qint64(60192808) << qint64(0) << "conv1.weight" << "fc.bias";
+    QTest::newRow("mlp") << "mlp" << qint64(535818) << qint64(535040) << "1.weight"
+                         << "5.bias";
+    QTest::newRow("lenet5") << "lenet5" << qint64(61706) << qint64(416520) << "0.weight"
+                            << "11.bias";
+    QTest::newRow("resnet20") << "resnet20" << qint64(269722) << qint64(40551040) << "0.0.weight"
+                              << "10.fc.bias";
+    QTest::newRow("resnet32") << "resnet32" << qint64(464154) << qint64(68862592) << "0.0.weight"
+                              << "16.fc.bias";
+    QTest::newRow("resnet56") << "resnet56" << qint64(853018) << qint64(125485696) << "0.0.weight"
+                              << "28.fc.bias";
+    QTest::newRow("resnet110") << "resnet110" << qint64(1727962) << qint64(252887680)
+                               << "0.0.weight"
+                               << "55.fc.bias";
+    QTest::newRow("resnet18") << "resnet18" << qint64(11689512) << qint64(0) << "conv1.weight"
+                              << "fc.bias";
+    QTest::newRow("resnet50") << "resnet50" << qint64(25557032) << qint64(0) << "conv1.weight"
+                              << "fc.bias";
+    QTest::newRow("resnet152") << "resnet152" << qint64(60192808) << qint64(0) << "conv1.weight"
+                               << "fc.bias";
 }
 
 void TestModel::zooMatchesPyTorchReference()
@@ -158,7 +167,8 @@ void TestModel::everyZooModelTrainsAStep()
             QVERIFY2(std::isfinite(p.parameter->grad.data()[i]), p.name.c_str());
     sgd.step(0.01);
     const StepResult second = model.forwardBackward(x, labels.data(), ctx);
-    QVERIFY2(second.loss < first.loss, qPrintable(QStringLiteral("%1 -> %2").arg(first.loss).arg(second.loss)));
+    QVERIFY2(second.loss < first.loss,
+             qPrintable(QStringLiteral("%1 -> %2").arg(first.loss).arg(second.loss)));
 }
 
 void TestModel::wholeModelGradients()
@@ -243,7 +253,8 @@ void TestModel::safetensorsRoundTrip()
 {
     QFETCH(QString, name);
     setThreadCount(1);
-    const ModelSpec spec = name == QLatin1String("tiny") ? tinySpec() : Zoo::spec(name.toStdString());
+    const ModelSpec spec =
+        name == QLatin1String("tiny") ? tinySpec() : Zoo::spec(name.toStdString());
     Model trained(spec, 1);
     // Move the batch-norm running statistics away from their initial values first.
     const Tensor x = tests::randomTensor(trained.batchShape(4), 3);
