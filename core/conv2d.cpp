@@ -131,6 +131,22 @@ Conv2d::Conv2d(std::string name, int inChannels, const Conv2dOptions &options)
                   Tensor::zeros({options.out_channels}, MemoryCategory::Gradients)};
 }
 
+Conv2d::Geometry Conv2d::geometry(const Shape &input, const Shape &output) const
+{
+    Geometry g;
+    g.N = output[0];
+    g.C = m_inChannels;
+    g.H = int(input[2]);
+    g.W = int(input[3]);
+    g.O = m_options.out_channels;
+    g.OH = int(output[2]);
+    g.OW = int(output[3]);
+    g.K = std::int64_t(g.C) * m_options.kernel * m_options.kernel;
+    g.P = std::int64_t(g.OH) * g.OW;
+    g.inStride = std::int64_t(g.C) * g.H * g.W;
+    return g;
+}
+
 bool Conv2d::isPointwise() const
 {
     return m_options.kernel == 1 && m_options.stride == 1 && m_options.padding == 0;
@@ -189,13 +205,7 @@ Json Conv2d::spec() const
 Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
 {
     const Shape out = outputShape(x.shape());
-    const std::int64_t N = out[0];
-    const int O = m_options.out_channels;
-    const int C = m_inChannels, H = int(x.dim(2)), W = int(x.dim(3));
-    const int OH = int(out[2]), OW = int(out[3]);
-    const std::int64_t K = std::int64_t(C) * m_options.kernel * m_options.kernel;
-    const std::int64_t P = std::int64_t(OH) * OW;
-    const std::int64_t inStride = std::int64_t(C) * H * W;
+    const auto [N, C, H, W, O, OH, OW, K, P, inStride] = geometry(x.shape(), out);
     Tensor y(out, MemoryCategory::Activations);
     const bool pointwise = isPointwise();
     const int workers = int(std::min<std::int64_t>(threadCount(), N));
@@ -247,13 +257,7 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
         shapeError("gradient shape " + dy.shape().toString() + " does not match output " +
                        out.toString(),
                    x.shape());
-    const std::int64_t N = out[0];
-    const int O = m_options.out_channels;
-    const int C = m_inChannels, H = int(x.dim(2)), W = int(x.dim(3));
-    const int OH = int(out[2]), OW = int(out[3]);
-    const std::int64_t K = std::int64_t(C) * m_options.kernel * m_options.kernel;
-    const std::int64_t P = std::int64_t(OH) * OW;
-    const std::int64_t inStride = std::int64_t(C) * H * W;
+    const auto [N, C, H, W, O, OH, OW, K, P, inStride] = geometry(x.shape(), out);
     const bool pointwise = isPointwise();
     const int workers = int(std::min<std::int64_t>(threadCount(), N));
 

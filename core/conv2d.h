@@ -37,6 +37,14 @@ public:
     int inChannels() const { return m_inChannels; }
 
 private:
+    /** Sizes of one call: batch, input and output planes, im2col rows K and columns P. */
+    struct Geometry
+    {
+        std::int64_t N;
+        int C, H, W, O, OH, OW;
+        std::int64_t K, P, inStride;
+    };
+    Geometry geometry(const Shape &input, const Shape &output) const;
     bool isPointwise() const; // 1x1, stride 1, no padding: the input is its own im2col matrix
 
     int m_inChannels;
