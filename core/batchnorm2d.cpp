@@ -83,9 +83,14 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
             shapeError("training needs more than one value per channel", x.shape());
     }
     const bool updateRunning = ctx.training && !ctx.recompute;
+    if (y.isVirtual()) {
+        if (cache)
+            cache->tensors = {x, stats};
+        return y;
+    }
+    const int channelWorkers = int(std::min<std::int64_t>(threadCount(), C));
 
-#pragma omp parallel for schedule(static)                                                          \
-    num_threads(int(std::min <std::int64_t>(threadCount(), C)))
+#pragma omp parallel for schedule(static) num_threads(channelWorkers)
     for (std::int64_t c = 0; c < C; ++c) {
         float mean, invStd;
         if (ctx.training) {
@@ -140,9 +145,11 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
     if (needInputGrad)
         dx = Tensor(x.shape(), MemoryCategory::Activations);
     const float *gamma = m_weight.value.data();
+    if (dy.isVirtual())
+        return dx;
+    const int channelWorkers = int(std::min<std::int64_t>(threadCount(), C));
 
-#pragma omp parallel for schedule(static)                                                          \
-    num_threads(int(std::min <std::int64_t>(threadCount(), C)))
+#pragma omp parallel for schedule(static) num_threads(channelWorkers)
     for (std::int64_t c = 0; c < C; ++c) {
         float mean, invStd;
         if (ctx.training) {

@@ -177,6 +177,8 @@ void Conv2d::initialize(Rng &rng)
 {
     // PyTorch: kaiming_uniform(a=sqrt(5)) => U(-1/sqrt(fan_in), 1/sqrt(fan_in)); bias the same.
     const float bound = 1.0f / std::sqrt(float(m_inChannels * m_options.kernel * m_options.kernel));
+    if (m_weight.value.isVirtual())
+        return;
     float *w = m_weight.value.data();
     for (std::int64_t i = 0; i < m_weight.value.numel(); ++i)
         w[i] = rng.uniform(-bound, bound);
@@ -215,6 +217,11 @@ Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
         col = Tensor({workers, K * P + scratch}, MemoryCategory::Workspace);
     const float *wdata = m_weight.value.data();
     const float *bias = m_options.bias ? m_bias.value.data() : nullptr;
+    if (y.isVirtual()) { // memory simulation: the allocations above are the whole story
+        if (cache)
+            cache->tensors = {x};
+        return y;
+    }
 
     auto work = [&](int worker) {
         const Range r = staticSlice(N, worker, workers);
@@ -283,7 +290,7 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
         // wflip[c][o][ki][kj] = w[o][c][k-1-ki][k-1-kj], as a [C, O*k*k] matrix.
         wflip = Tensor({C, std::int64_t(O) * k * k}, MemoryCategory::Workspace);
         const float *w = m_weight.value.data();
-        for (int o = 0; o < O; ++o)
+        for (int o = 0; o < O && !wflip.isVirtual(); ++o)
             for (int c = 0; c < C; ++c)
                 for (int ki = 0; ki < k; ++ki)
                     for (int kj = 0; kj < k; ++kj)
@@ -296,6 +303,8 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
     if (workers > 1)
         partials = Tensor({workers - 1, partialSize}, MemoryCategory::Workspace);
     const float *wdata = m_weight.value.data();
+    if (dy.isVirtual())
+        return dx;
 
     auto work = [&](int worker) {
         const Range r = staticSlice(N, worker, workers);

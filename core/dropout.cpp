@@ -31,7 +31,8 @@ Tensor Dropout::forward(const Tensor &x, LayerCache *cache, const PassContext &c
     if (!ctx.training || m_p == 0.0)
         return x;
     Tensor y(x.shape(), MemoryCategory::Activations);
-    applyMask(x.data(), y.data(), x.numel(), ctx);
+    if (!y.isVirtual())
+        applyMask(x.data(), y.data(), x.numel(), ctx);
     return y;
 }
 
@@ -46,7 +47,8 @@ Tensor Dropout::backward(const Tensor &dy, const LayerCache &cache, const PassCo
     if (!ctx.training || m_p == 0.0)
         return dy;
     Tensor dx(dy.shape(), MemoryCategory::Activations);
-    applyMask(dy.data(), dx.data(), dy.numel(), ctx);
+    if (!dx.isVirtual())
+        applyMask(dy.data(), dx.data(), dy.numel(), ctx);
     return dx;
 }
 

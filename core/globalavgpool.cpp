@@ -26,6 +26,11 @@ Tensor GlobalAvgPool::forward(const Tensor &x, LayerCache *cache, const PassCont
     const Shape out = outputShape(x.shape());
     const std::int64_t planes = out[0] * out[1], HW = x.dim(2) * x.dim(3);
     Tensor y(out, MemoryCategory::Activations);
+    if (y.isVirtual()) {
+        if (cache)
+            cache->inputShape = x.shape();
+        return y;
+    }
     for (std::int64_t p = 0; p < planes; ++p) {
         const float *src = x.data() + p * HW;
         float sum = 0.0f;
@@ -48,6 +53,8 @@ Tensor GlobalAvgPool::backward(const Tensor &dy, const LayerCache &cache, const 
         return {};
     const std::int64_t planes = in[0] * in[1], HW = in[2] * in[3];
     Tensor dx(in, MemoryCategory::Activations);
+    if (dx.isVirtual())
+        return dx;
     for (std::int64_t p = 0; p < planes; ++p) {
         const float v = dy.data()[p] / float(HW);
         std::fill(dx.data() + p * HW, dx.data() + (p + 1) * HW, v);

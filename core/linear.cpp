@@ -37,6 +37,8 @@ std::vector<Parameter *> Linear::parameters()
 void Linear::initialize(Rng &rng)
 {
     const float bound = 1.0f / std::sqrt(float(m_in));
+    if (m_weight.value.isVirtual())
+        return;
     float *w = m_weight.value.data();
     for (std::int64_t i = 0; i < m_weight.value.numel(); ++i)
         w[i] = rng.uniform(-bound, bound);
@@ -64,6 +66,11 @@ Tensor Linear::forward(const Tensor &x, LayerCache *cache, const PassContext &)
     const Shape out = outputShape(x.shape());
     const std::int64_t N = out[0];
     Tensor y(out, MemoryCategory::Activations);
+    if (y.isVirtual()) {
+        if (cache)
+            cache->tensors = {x};
+        return y;
+    }
     gemm(false, true, N, m_out, m_in, 1.0f, x.data(), m_in, m_weight.value.data(), m_in, 0.0f,
          y.data(), m_out);
     if (m_hasBias) {
@@ -87,6 +94,8 @@ Tensor Linear::backward(const Tensor &dy, const LayerCache &cache, const PassCon
     if (dy.shape() != Shape{N, m_out})
         shapeError("gradient of shape " + dy.shape().toString() + " does not match the output",
                    x.shape());
+    if (dy.isVirtual())
+        return needInputGrad ? Tensor(x.shape(), MemoryCategory::Activations) : Tensor();
     // dW[out, in] = dy^T[out, N] * x[N, in]
     gemm(true, false, m_out, m_in, N, 1.0f, dy.data(), m_out, x.data(), m_in, 0.0f,
          m_weight.grad.data(), m_in);

@@ -35,6 +35,13 @@ Tensor MaxPool2d::forward(const Tensor &x, LayerCache *cache, const PassContext 
     Tensor argmax;
     if (cache)
         argmax = Tensor(out, MemoryCategory::Activations); // int32 indices in the same bytes
+    if (y.isVirtual()) {
+        if (cache) {
+            cache->tensors = {argmax};
+            cache->inputShape = x.shape();
+        }
+        return y;
+    }
 #pragma omp parallel for schedule(static) num_threads(Internal::planeWorkers(planes))
     for (std::int64_t p = 0; p < planes; ++p) {
         const float *src = x.data() + p * H * W;
@@ -78,6 +85,8 @@ Tensor MaxPool2d::backward(const Tensor &dy, const LayerCache &cache, const Pass
     const std::int64_t planes = in[0] * in[1];
     const std::int64_t inPlane = in[2] * in[3], outPlane = dy.dim(2) * dy.dim(3);
     Tensor dx(in, MemoryCategory::Activations);
+    if (dx.isVirtual())
+        return dx;
 #pragma omp parallel for schedule(static) num_threads(Internal::planeWorkers(planes))
     for (std::int64_t p = 0; p < planes; ++p) {
         float *d = dx.data() + p * inPlane;

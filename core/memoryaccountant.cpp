@@ -34,6 +34,15 @@ MemoryAccountant &MemoryAccountant::global()
     return accountant;
 }
 
+namespace Internal {
+extern thread_local MemoryAccountant *t_simulationAccountant;
+}
+
+MemoryAccountant &MemoryAccountant::current()
+{
+    return Internal::t_simulationAccountant ? *Internal::t_simulationAccountant : global();
+}
+
 void MemoryAccountant::allocated(MemoryCategory category, std::int64_t bytes)
 {
     const auto i = static_cast<int>(category);

@@ -38,6 +38,8 @@ class MemoryAccountant
 {
 public:
     static MemoryAccountant &global();
+    /** The accountant new tensors on this thread report to: a MemorySimulation's, or global(). */
+    static MemoryAccountant &current();
 
     void allocated(MemoryCategory category, std::int64_t bytes);
     void released(MemoryCategory category, std::int64_t bytes);

@@ -1,8 +1,8 @@
 #include "model.h"
 
+#include "chainexecutor.h"
 #include "error.h"
 #include "random.h"
-#include "softmaxcrossentropy.h"
 
 namespace edgetrain::core {
 
@@ -44,21 +44,14 @@ Tensor Model::forward(const Tensor &x, const PassContext &ctx)
 }
 
 StepResult Model::forwardBackward(const Tensor &x, const std::int32_t *labels,
-                                  const PassContext &ctx)
+                                  const PassContext &ctx, const Schedule *schedule)
 {
     checkInput(x);
-    std::vector<StageCache> caches(m_stages.size());
-    Tensor h = x;
-    for (std::size_t i = 0; i < m_stages.size(); ++i)
-        h = m_stages[i]->forward(h, &caches[i], ctx);
-    Tensor grad;
-    const auto loss = SoftmaxCrossEntropy::compute(h, labels, &grad);
-    h = Tensor(); // the logits are not needed any more
-    for (std::size_t i = m_stages.size(); i-- > 0;) {
-        grad = m_stages[i]->backward(grad, caches[i], ctx, i > 0);
-        caches[i] = StageCache(); // free this stage's activations as soon as possible
-    }
-    return {loss.loss, loss.correct, x.dim(0)};
+    if (schedule)
+        return ChainExecutor::run(*this, *schedule, x, labels, ctx);
+    if (m_storeAll.stageCount() != int(m_stages.size()))
+        m_storeAll = Schedule::storeAll(int(m_stages.size()));
+    return ChainExecutor::run(*this, m_storeAll, x, labels, ctx);
 }
 
 std::vector<NamedParameter> Model::parameters()

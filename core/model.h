@@ -1,6 +1,7 @@
 #pragma once
 
 #include "modelspec.h"
+#include "schedule.h"
 #include "stage.h"
 
 #include <cstdint>
@@ -52,11 +53,13 @@ public:
     Tensor forward(const Tensor &x, const PassContext &ctx);
 
     /**
-     * One forward and backward pass keeping every stage's activations (no checkpointing):
-     * computes the mean cross-entropy against `labels` (x.dim(0) of them) and writes every
-     * parameter's gradient. Throws ShapeError if x does not match the model's input.
+     * One forward and backward pass: computes the mean cross-entropy against `labels`
+     * (x.dim(0) of them) and writes every parameter's gradient. `schedule` says which stage
+     * activations are kept and which are recomputed (default: keep all); the gradients are the
+     * same for every schedule. Throws ShapeError if x does not match the model's input.
      */
-    StepResult forwardBackward(const Tensor &x, const std::int32_t *labels, const PassContext &ctx);
+    StepResult forwardBackward(const Tensor &x, const std::int32_t *labels, const PassContext &ctx,
+                               const Schedule *schedule = nullptr);
 
     std::vector<NamedParameter> parameters();
     std::vector<NamedBuffer> buffers();
@@ -70,6 +73,7 @@ private:
     ModelSpec m_spec;
     std::vector<std::unique_ptr<Stage>> m_stages;
     int m_classes = 0;
+    Schedule m_storeAll; // the default program, built once
 };
 
 } // namespace edgetrain::core

@@ -18,6 +18,8 @@ int workersFor(std::int64_t n)
 
 void reluForward(const float *x, float *y, std::int64_t n)
 {
+    if (!x || !y)
+        return; // virtual tensors (memory simulation)
 #pragma omp parallel for schedule(static) num_threads(workersFor(n))
     for (std::int64_t i = 0; i < n; ++i)
         y[i] = x[i] > 0.0f ? x[i] : 0.0f;
@@ -25,6 +27,8 @@ void reluForward(const float *x, float *y, std::int64_t n)
 
 void reluBackward(const float *dy, const float *y, float *dx, std::int64_t n)
 {
+    if (!dy || !y || !dx)
+        return; // virtual tensors (memory simulation)
 #pragma omp parallel for schedule(static) num_threads(workersFor(n))
     for (std::int64_t i = 0; i < n; ++i)
         dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
@@ -35,7 +39,8 @@ void reluBackward(const float *dy, const float *y, float *dx, std::int64_t n)
 Tensor ReLU::forward(const Tensor &x, LayerCache *cache, const PassContext &)
 {
     Tensor y(x.shape(), MemoryCategory::Activations);
-    Internal::reluForward(x.data(), y.data(), x.numel());
+    if (!y.isVirtual())
+        Internal::reluForward(x.data(), y.data(), x.numel());
     if (cache)
         cache->tensors = {y};
     return y;
@@ -50,7 +55,8 @@ Tensor ReLU::backward(const Tensor &dy, const LayerCache &cache, const PassConte
     if (!needInputGrad)
         return {};
     Tensor dx(y.shape(), MemoryCategory::Activations);
-    Internal::reluBackward(dy.data(), y.data(), dx.data(), y.numel());
+    if (!dx.isVirtual())
+        Internal::reluBackward(dy.data(), y.data(), dx.data(), y.numel());
     return dx;
 }
 

@@ -19,7 +19,7 @@ public:
 };
 
 namespace Internal {
-/** y = max(x, 0) over n values, threaded. */
+/** y = max(x, 0) over n values, threaded. Null pointers (virtual tensors): nothing to do. */
 void reluForward(const float *x, float *y, std::int64_t n);
 /** dx = dy where y > 0, else 0 (y is the ReLU output), threaded. dx may alias dy. */
 void reluBackward(const float *dy, const float *y, float *dx, std::int64_t n);

@@ -23,6 +23,8 @@ int elementWorkers(std::int64_t n)
 /** dst += src, element-wise, threaded. */
 void addInto(Tensor &dst, const Tensor &src)
 {
+    if (dst.isVirtual() || src.isVirtual())
+        return;
     float *d = dst.data();
     const float *s = src.data();
     const std::int64_t n = dst.numel();
@@ -124,6 +126,8 @@ Tensor ResidualBlock::shortcutForward(const Tensor &x, StageCache *cache, const 
         const std::int64_t OC = m_options.out_channels, OH = (H + s - 1) / s, OW = (W + s - 1) / s;
         const std::int64_t before = (OC - C) / 2;
         Tensor y = Tensor::zeros({N, OC, OH, OW}, MemoryCategory::Activations);
+        if (y.isVirtual())
+            return y;
 #pragma omp parallel for schedule(static) num_threads(elementWorkers(y.numel()))
         for (std::int64_t n = 0; n < N; ++n)
             for (std::int64_t c = 0; c < C; ++c) {
@@ -161,6 +165,8 @@ void ResidualBlock::shortcutBackward(const Tensor &dsum, const StageCache &cache
         const std::int64_t before = (OC - C) / 2;
         if (!dx.defined())
             dx = Tensor::zeros(x.shape(), MemoryCategory::Activations);
+        if (dx.isVirtual())
+            return;
 #pragma omp parallel for schedule(static) num_threads(elementWorkers(dx.numel()))
         for (std::int64_t b = 0; b < N; ++b)
             for (std::int64_t c = 0; c < C; ++c) {
@@ -204,7 +210,7 @@ Tensor ResidualBlock::forward(const Tensor &x, StageCache *cache, const PassCont
     const Tensor shortcut = shortcutForward(x, cache, ctx);
     // out = relu(h + shortcut); kept for backward (the next stage keeps it as its input anyway).
     Tensor out(h.shape(), MemoryCategory::Activations);
-    {
+    if (!out.isVirtual()) {
         float *o = out.data();
         const float *a = h.data();
         const float *b = shortcut.data();

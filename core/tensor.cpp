@@ -1,6 +1,7 @@
 #include "tensor.h"
 
 #include "error.h"
+#include "memorysimulation.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,15 +36,18 @@ void tuneAllocator()
 
 struct Tensor::Buffer
 {
-    Buffer(std::int64_t count, MemoryCategory cat, MemoryAccountant &acc)
+    /** allocate = false: a virtual buffer (memory simulation) that only counts its bytes. */
+    Buffer(std::int64_t count, MemoryCategory cat, MemoryAccountant &acc, bool allocate)
         : bytes(count * static_cast<std::int64_t>(sizeof(float))), category(cat), accountant(acc)
     {
-        // Round up to the alignment so aligned_alloc's contract holds; count the real bytes.
-        tuneAllocator();
-        const auto rounded = static_cast<std::size_t>((bytes + 63) / 64 * 64);
-        data = static_cast<float *>(std::aligned_alloc(64, std::max<std::size_t>(rounded, 64)));
-        if (!data)
-            throw std::bad_alloc();
+        if (allocate) {
+            tuneAllocator();
+            // Round up to the alignment so aligned_alloc's contract holds; count the real bytes.
+            const auto rounded = static_cast<std::size_t>((bytes + 63) / 64 * 64);
+            data = static_cast<float *>(std::aligned_alloc(64, std::max<std::size_t>(rounded, 64)));
+            if (!data)
+                throw std::bad_alloc();
+        }
         accountant.allocated(category, bytes);
     }
     ~Buffer()
@@ -60,16 +64,17 @@ struct Tensor::Buffer
     MemoryAccountant &accountant;
 };
 
-Tensor::Tensor(Shape shape, MemoryCategory category, MemoryAccountant &accountant)
-    : m_buffer(std::make_shared<Buffer>(shape.numel(), category, accountant)),
+Tensor::Tensor(Shape shape, MemoryCategory category)
+    : m_buffer(std::make_shared<Buffer>(shape.numel(), category, MemoryAccountant::current(),
+                                        !MemorySimulation::active())),
       m_shape(std::move(shape)), m_numel(m_shape.numel())
 {
     m_data = m_buffer->data;
 }
 
-Tensor Tensor::zeros(Shape shape, MemoryCategory category, MemoryAccountant &accountant)
+Tensor Tensor::zeros(Shape shape, MemoryCategory category)
 {
-    Tensor t(std::move(shape), category, accountant);
+    Tensor t(std::move(shape), category);
     t.fill(0.0f);
     return t;
 }
@@ -92,15 +97,16 @@ Tensor Tensor::reshaped(Shape shape) const
 
 Tensor Tensor::clone(MemoryCategory category) const
 {
-    Tensor t(m_shape, category, m_buffer ? m_buffer->accountant : MemoryAccountant::global());
-    if (numel() > 0)
+    Tensor t(m_shape, category);
+    if (numel() > 0 && m_data && t.m_data)
         std::memcpy(t.m_data, m_data, static_cast<std::size_t>(numel()) * sizeof(float));
     return t;
 }
 
 void Tensor::fill(float value)
 {
-    std::fill(m_data, m_data + numel(), value);
+    if (m_data)
+        std::fill(m_data, m_data + numel(), value);
 }
 
 void Tensor::copyFrom(const Tensor &other)
@@ -108,7 +114,7 @@ void Tensor::copyFrom(const Tensor &other)
     if (other.numel() != numel())
         throw ShapeError("cannot copy a tensor of shape " + other.shape().toString() + " into " +
                          m_shape.toString());
-    if (numel() > 0)
+    if (numel() > 0 && m_data && other.m_data)
         std::memcpy(m_data, other.m_data, static_cast<std::size_t>(numel()) * sizeof(float));
 }
 

@@ -18,18 +18,20 @@ class Tensor
 {
 public:
     Tensor() = default;
-    /** Uninitialised contents. */
-    Tensor(Shape shape, MemoryCategory category,
-           MemoryAccountant &accountant = MemoryAccountant::global());
+    /** Uninitialised contents, reported to MemoryAccountant::current(). Under a
+     *  MemorySimulation the tensor is virtual: it has a shape and counts bytes, but no data. */
+    Tensor(Shape shape, MemoryCategory category);
 
-    static Tensor zeros(Shape shape, MemoryCategory category,
-                        MemoryAccountant &accountant = MemoryAccountant::global());
+    static Tensor zeros(Shape shape, MemoryCategory category);
 
     bool defined() const { return m_buffer != nullptr; }
     const Shape &shape() const { return m_shape; }
     std::int64_t numel() const { return m_numel; }
     std::int64_t dim(int i) const { return m_shape[i]; }
     MemoryCategory category() const;
+
+    /** A tensor of a MemorySimulation: shape and bytes, no data (data() is null). */
+    bool isVirtual() const { return m_buffer && !m_data && m_numel > 0; }
 
     float *data() { return m_data; }
     const float *data() const { return m_data; }
