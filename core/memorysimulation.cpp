@@ -1,7 +1,5 @@
 #include "memorysimulation.h"
 
-#include <cassert>
-
 namespace edgetrain::core {
 
 namespace Internal {
@@ -10,7 +8,6 @@ thread_local MemoryAccountant *t_simulationAccountant = nullptr;
 
 MemorySimulation::MemorySimulation() : m_previous(Internal::t_simulationAccountant)
 {
-    assert(!m_previous && "MemorySimulation does not nest");
     Internal::t_simulationAccountant = &m_accountant;
 }
 

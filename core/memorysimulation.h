@@ -9,7 +9,8 @@ namespace edgetrain::core {
  * null) and report to this simulation's own accountant; layers see virtual tensors and skip
  * their arithmetic. Running the real forward and backward code this way replays exactly the
  * allocations and frees of a training step in microseconds: the memory planner's predictions
- * are the engine's own allocation sequence, not a second model of it. Not nestable.
+ * are the engine's own allocation sequence, not a second model of it. Simulations nest (the
+ * innermost counts); virtual tensors must not outlive the simulation that made them.
  */
 class MemorySimulation
 {

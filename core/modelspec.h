@@ -46,6 +46,8 @@ public:
     std::vector<std::unique_ptr<Stage>> buildStages() const;
 
 private:
+    void validate() const; // builds the stages once with virtual tensors; throws SpecError
+
     std::string m_name;
     std::string m_source;
     Shape m_input;

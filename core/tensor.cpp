@@ -1,38 +1,15 @@
 #include "tensor.h"
 
+#include "bufferpool.h"
 #include "error.h"
 #include "memorysimulation.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <new>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 namespace edgetrain::core {
 
-namespace {
-/**
- * A training step frees and re-allocates the same activation buffers every step. By default
- * glibc hands blocks above 128 KiB back to the kernel on free, so every step pays page faults
- * and zeroing again (measured: ~5 % of a ResNet-20 step). Keep blocks up to 32 MiB in the heap.
- * The accountant still measures live bytes; only the process keeps its freed pages.
- */
-void tuneAllocator()
-{
-#if defined(__GLIBC__)
-    static std::once_flag once;
-    std::call_once(once, [] {
-        mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-        mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
-    });
-#endif
-}
-} // namespace
 
 struct Tensor::Buffer
 {
@@ -40,20 +17,14 @@ struct Tensor::Buffer
     Buffer(std::int64_t count, MemoryCategory cat, MemoryAccountant &acc, bool allocate)
         : bytes(count * static_cast<std::int64_t>(sizeof(float))), category(cat), accountant(acc)
     {
-        if (allocate) {
-            tuneAllocator();
-            // Round up to the alignment so aligned_alloc's contract holds; count the real bytes.
-            const auto rounded = static_cast<std::size_t>((bytes + 63) / 64 * 64);
-            data = static_cast<float *>(std::aligned_alloc(64, std::max<std::size_t>(rounded, 64)));
-            if (!data)
-                throw std::bad_alloc();
-        }
+        if (allocate)
+            data = BufferPool::instance().acquire(std::size_t(bytes));
         accountant.allocated(category, bytes);
     }
     ~Buffer()
     {
         accountant.released(category, bytes);
-        std::free(data);
+        BufferPool::instance().release(data, std::size_t(bytes));
     }
     Buffer(const Buffer &) = delete;
     Buffer &operator=(const Buffer &) = delete;

@@ -4,6 +4,7 @@
 #include "clicontext.h"
 #include "core/error.h"
 #include "evaluatecommand.h"
+#include "memorycommand.h"
 #include "traincommand.h"
 
 #include <QCoreApplication>
@@ -21,7 +22,8 @@ void printUsage(FILE *out)
                "Commands:\n"
                "  train      train a model on this machine (Fashion-MNIST)\n"
                "  evaluate   test accuracy of saved weights\n"
-               "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n\n"
+               "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n"
+               "  memory     memory budget -> checkpointing schedule, predicted and measured\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
             return EvaluateCommand::run(args);
         if (command == QLatin1String("bench"))
             return BenchCommand::run(args);
+        if (command == QLatin1String("memory"))
+            return MemoryCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;

@@ -1,0 +1,143 @@
+#include "bufferpool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include <sys/mman.h>
+
+namespace edgetrain::core {
+
+namespace {
+constexpr std::size_t kPooled = 64 * 1024;
+constexpr std::size_t kPage = 4096;
+
+std::size_t rounded(std::size_t bytes)
+{
+    if (bytes >= kPooled)
+        return (bytes + kPage - 1) / kPage * kPage; // its own pages
+    return std::max<std::size_t>((bytes + 63) / 64 * 64, 64);
+}
+
+/** Large blocks are their own mappings: unmapping gives the pages back at once (the C heap
+ *  might keep them), and page alignment covers the 64 bytes tensors need. */
+float *mapBlock(std::size_t size)
+{
+    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<float *>(p);
+}
+
+void unmapBlock(float *block, std::size_t size)
+{
+    ::munmap(block, size);
+}
+} // namespace
+
+BufferPool::BufferPool() = default;
+
+BufferPool &BufferPool::instance()
+{
+    static BufferPool pool;
+    return pool;
+}
+
+float *BufferPool::acquire(std::size_t bytes)
+{
+    const std::size_t size = rounded(bytes);
+    if (size >= kPooled) {
+        std::lock_guard lock(m_mutex);
+        auto it = m_free.find(size);
+        if (it != m_free.end() && !it->second.empty()) {
+            float *block = it->second.back();
+            it->second.pop_back();
+            m_kept -= std::int64_t(size);
+            m_inUse += std::int64_t(size);
+            return block;
+        }
+        m_inUse += std::int64_t(size);
+    }
+    float *block = size >= kPooled ? mapBlock(size)
+                                   : static_cast<float *>(std::aligned_alloc(64, size));
+    if (!block) {
+        if (size >= kPooled) {
+            std::lock_guard lock(m_mutex);
+            m_inUse -= std::int64_t(size);
+        }
+        throw std::bad_alloc();
+    }
+    return block;
+}
+
+void BufferPool::release(float *block, std::size_t bytes)
+{
+    if (!block)
+        return;
+    const std::size_t size = rounded(bytes);
+    if (size >= kPooled) {
+        std::lock_guard lock(m_mutex);
+        m_inUse -= std::int64_t(size);
+        if (m_limit < 0 || m_inUse + m_kept + std::int64_t(size) <= m_limit) {
+            m_free[size].push_back(block);
+            m_kept += std::int64_t(size);
+            return;
+        }
+        // fall through: over the limit
+    } else {
+        std::free(block);
+        return;
+    }
+    unmapBlock(block, size);
+}
+
+void BufferPool::trimLocked(std::vector<std::pair<float *, std::size_t>> &toFree)
+{
+    for (auto it = m_free.begin(); it != m_free.end() && m_limit >= 0 && m_inUse + m_kept > m_limit;) {
+        while (!it->second.empty() && m_inUse + m_kept > m_limit) {
+            toFree.push_back({it->second.back(), it->first});
+            it->second.pop_back();
+            m_kept -= std::int64_t(it->first);
+        }
+        it = it->second.empty() ? m_free.erase(it) : std::next(it);
+    }
+}
+
+void BufferPool::setLimit(std::int64_t bytes)
+{
+    std::vector<std::pair<float *, std::size_t>> toFree;
+    {
+        std::lock_guard lock(m_mutex);
+        m_limit = bytes;
+        trimLocked(toFree);
+    }
+    for (const auto &[b, size] : toFree)
+        unmapBlock(b, size);
+}
+
+std::int64_t BufferPool::limit() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_limit;
+}
+
+std::int64_t BufferPool::keptBytes() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_kept;
+}
+
+void BufferPool::clear()
+{
+    std::vector<std::pair<float *, std::size_t>> toFree;
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto &[size, blocks] : m_free)
+            for (float *b : blocks)
+                toFree.push_back({b, size});
+        m_free.clear();
+        m_kept = 0;
+    }
+    for (const auto &[b, size] : toFree)
+        unmapBlock(b, size);
+}
+
+} // namespace edgetrain::core
