@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
+
 namespace {
 
 struct Run
@@ -47,6 +49,8 @@ private Q_SLOTS:
     void helpForEveryCommand();
     void trainSaveEvaluate();
     void benchReportsThroughputAndMemory();
+    void memoryPlansAndMeasures();
+    void memoryWhenNothingFits();
 
 private:
     QTemporaryDir m_dir;
@@ -117,7 +121,7 @@ void TestCli::runtimeErrors()
 
 void TestCli::helpForEveryCommand()
 {
-    for (const char *command : {"train", "evaluate", "bench"}) {
+    for (const char *command : {"train", "evaluate", "bench", "memory"}) {
         const Run r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains(QLatin1String("--json")));
@@ -167,6 +171,53 @@ void TestCli::benchReportsThroughputAndMemory()
     const Run gemm = cli({"bench", "--gemm-size", "256", "--json"});
     QCOMPARE(gemm.status, 0);
     QVERIFY(gemm.json.value(QLatin1String("results")).toArray().size() >= 1);
+}
+
+void TestCli::memoryPlansAndMeasures()
+{
+    const Run r = cli({"memory", "--model", "resnet20", "--input", "3x32x32", "--batch", "16",
+                       "--budget", "20MiB", "--run", "--steps", "2", "--threads", "2", "--json"});
+    QCOMPARE(r.status, 0);
+    const QJsonObject &j = r.json;
+    QVERIFY(j.value(QLatin1String("fits")).toBool());
+    QVERIFY(!j.value(QLatin1String("schedule")).toString().isEmpty());
+    const double predicted = j.value(QLatin1String("predicted_peak_bytes")).toDouble();
+    const double measured = j.value(QLatin1String("measured_peak_bytes")).toDouble();
+    QVERIFY(predicted <= 20.0 * 1024 * 1024);
+    QVERIFY(measured <= 20.0 * 1024 * 1024);
+    QVERIFY(std::abs(measured - predicted) <= 0.1 * predicted);
+    QVERIFY(j.value(QLatin1String("predicted_recompute_factor")).toDouble() > 1.0);
+    QVERIFY(j.value(QLatin1String("measured_time_factor")).toDouble() > 0.5);
+    QVERIFY(j.contains(QLatin1String("measured_rss_bytes")));
+
+    const Run fixed = cli({"memory", "--model", "resnet56", "--schedule", "sequential:4", "--json"});
+    QCOMPARE(fixed.status, 0);
+    QCOMPARE(fixed.json.value(QLatin1String("schedule")).toString(), QStringLiteral("sequential:4"));
+    QCOMPARE(fixed.json.value(QLatin1String("forwards")).toInt(), 29 + 3 * 7);
+
+    const Run sweep = cli({"memory", "--model", "resnet56", "--sweep", "--json"});
+    QCOMPARE(sweep.status, 0);
+    const QJsonArray curve = sweep.json.value(QLatin1String("sweep")).toArray();
+    QVERIFY(curve.size() >= 5);
+    for (int i = 1; i < curve.size(); ++i) { // more memory, less recomputation
+        QVERIFY(curve[i].toObject().value(QLatin1String("predicted_peak_bytes")).toDouble() >
+                curve[i - 1].toObject().value(QLatin1String("predicted_peak_bytes")).toDouble());
+        QVERIFY(curve[i].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble() <
+                curve[i - 1].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble());
+    }
+}
+
+void TestCli::memoryWhenNothingFits()
+{
+    const Run r = cli({"memory", "--model", "resnet110", "--batch", "32", "--budget", "30MiB", "--json"});
+    QCOMPARE(r.status, 1);
+    QVERIFY(!r.json.value(QLatin1String("fits")).toBool());
+    QVERIFY(r.json.value(QLatin1String("min_budget_bytes")).toDouble() > 30.0 * 1024 * 1024);
+    QVERIFY(r.json.value(QLatin1String("max_batch")).toInt() >= 1);
+    QVERIFY2(r.err.contains(QLatin1String("the smallest budget that fits")), qPrintable(r.err));
+    QCOMPARE(cli({"memory", "--budget", "lots"}).status, 2);
+    QCOMPARE(cli({"memory", "--schedule", "optimal"}).status, 2);
+    QCOMPARE(cli({"memory", "--schedule", "revolve:x"}).status, 2);
 }
 
 QTEST_GUILESS_MAIN(TestCli)
