@@ -44,27 +44,42 @@ BufferPool &BufferPool::instance()
 float *BufferPool::acquire(std::size_t bytes)
 {
     const std::size_t size = rounded(bytes);
-    if (size >= kPooled) {
+    if (size < kPooled) {
+        auto *block = static_cast<float *>(std::aligned_alloc(64, size));
+        if (!block)
+            throw std::bad_alloc();
+        return block;
+    }
+    std::vector<std::pair<float *, std::size_t>> toFree;
+    {
         std::lock_guard lock(m_mutex);
-        auto it = m_free.find(size);
-        if (it != m_free.end() && !it->second.empty()) {
+        // A kept block of this size, or one at most a quarter larger (sizes of a training step
+        // repeat, but checkpointed phases mix them).
+        auto it = m_free.lower_bound(size);
+        if (it != m_free.end() && it->first <= size + size / 4 && !it->second.empty()) {
             float *block = it->second.back();
+            const std::size_t blockSize = it->first;
             it->second.pop_back();
-            m_kept -= std::int64_t(size);
-            m_inUse += std::int64_t(size);
+            if (it->second.empty())
+                m_free.erase(it);
+            m_kept -= std::int64_t(blockSize);
+            m_inUse += std::int64_t(blockSize);
+            m_blockSizes[block] = blockSize;
             return block;
         }
+        // A new mapping: first give back kept blocks that would push us over the limit.
         m_inUse += std::int64_t(size);
+        trimLocked(toFree);
     }
-    float *block = size >= kPooled ? mapBlock(size)
-                                   : static_cast<float *>(std::aligned_alloc(64, size));
+    for (const auto &[b, s] : toFree)
+        unmapBlock(b, s);
+    float *block = mapBlock(size);
+    std::lock_guard lock(m_mutex);
     if (!block) {
-        if (size >= kPooled) {
-            std::lock_guard lock(m_mutex);
-            m_inUse -= std::int64_t(size);
-        }
+        m_inUse -= std::int64_t(size);
         throw std::bad_alloc();
     }
+    m_blockSizes[block] = size;
     return block;
 }
 
@@ -72,19 +87,22 @@ void BufferPool::release(float *block, std::size_t bytes)
 {
     if (!block)
         return;
-    const std::size_t size = rounded(bytes);
-    if (size >= kPooled) {
+    if (rounded(bytes) < kPooled) {
+        std::free(block);
+        return;
+    }
+    std::size_t size = 0;
+    {
         std::lock_guard lock(m_mutex);
+        const auto it = m_blockSizes.find(block);
+        size = it->second; // the block may be larger than this tensor asked for
+        m_blockSizes.erase(it);
         m_inUse -= std::int64_t(size);
         if (m_limit < 0 || m_inUse + m_kept + std::int64_t(size) <= m_limit) {
             m_free[size].push_back(block);
             m_kept += std::int64_t(size);
             return;
         }
-        // fall through: over the limit
-    } else {
-        std::free(block);
-        return;
     }
     unmapBlock(block, size);
 }
