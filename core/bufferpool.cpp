@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
-
 #include <sys/mman.h>
 
 namespace edgetrain::core {
@@ -109,7 +108,8 @@ void BufferPool::release(float *block, std::size_t bytes)
 
 void BufferPool::trimLocked(std::vector<std::pair<float *, std::size_t>> &toFree)
 {
-    for (auto it = m_free.begin(); it != m_free.end() && m_limit >= 0 && m_inUse + m_kept > m_limit;) {
+    for (auto it = m_free.begin();
+         it != m_free.end() && m_limit >= 0 && m_inUse + m_kept > m_limit;) {
         while (!it->second.empty() && m_inUse + m_kept > m_limit) {
             toFree.push_back({it->second.back(), it->first});
             it->second.pop_back();

@@ -2,8 +2,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,7 +46,7 @@ private:
     mutable std::mutex m_mutex;
     std::map<std::size_t, std::vector<float *>> m_free;          // kept blocks by size
     std::unordered_map<const float *, std::size_t> m_blockSizes; // handed-out large blocks
-    std::int64_t m_inUse = 0; // pooled-size blocks handed out
+    std::int64_t m_inUse = 0;                                    // pooled-size blocks handed out
     std::int64_t m_kept = 0;
     std::int64_t m_limit = -1;
 };

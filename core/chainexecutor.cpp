@@ -3,6 +3,8 @@
 #include "error.h"
 #include "softmaxcrossentropy.h"
 
+#include <optional>
+
 namespace edgetrain::core {
 
 StepResult ChainExecutor::run(Model &model, const Schedule &schedule, const Tensor &x,
@@ -28,13 +30,14 @@ StepResult ChainExecutor::run(Model &model, const Schedule &schedule, const Tens
 
     std::size_t index = 0;
     auto fail = [&](const std::string &what) -> Error {
-        return Error("schedule '" + schedule.name() + "', op " + std::to_string(index) + ": " + what);
+        return Error("schedule '" + schedule.name() + "', op " + std::to_string(index) + ": " +
+                     what);
     };
     for (; index < schedule.ops().size(); ++index) {
         const ScheduleOp &op = schedule.ops()[index];
         const auto i = std::size_t(op.stage);
-        if (op.kind != ScheduleOp::Loss && (op.stage < 0 || op.stage > L ||
-                                            (op.stage == L && op.kind != ScheduleOp::Discard)))
+        if (op.kind != ScheduleOp::Loss &&
+            (op.stage < 0 || op.stage > L || (op.stage == L && op.kind != ScheduleOp::Discard)))
             throw fail("stage " + std::to_string(op.stage) + " is outside the chain");
         switch (op.kind) {
         case ScheduleOp::ForwardKeep:
@@ -47,6 +50,9 @@ StepResult ChainExecutor::run(Model &model, const Schedule &schedule, const Tens
             PassContext c = ctx;
             c.recompute = evaluated[i] != 0; // a re-run: no second running-statistics update
             const bool keep = op.kind == ScheduleOp::ForwardCache;
+            std::optional<Tensor::RecomputeScope> recomputing;
+            if (c.recompute)
+                recomputing.emplace(); // what a re-run makes counts as recompute memory
             xs[i + 1] = model.stage(i).forward(xs[i], keep ? &caches[i] : nullptr, c);
             evaluated[i] = 1;
             cached[i] = keep ? 1 : cached[i];

@@ -63,7 +63,8 @@ ChainProfile ChainProfile::simulate(Model &model, std::int64_t batch)
             acc.resetPeaks();
             const Tensor dx = stage.backward(dy, cache, ctx, i > 0);
             const std::int64_t peak = acc.peakTotalBytes() - before;
-            p.backward_workspace_bytes = std::max<std::int64_t>(0, peak - (i > 0 ? p.input_bytes : 0));
+            p.backward_workspace_bytes =
+                std::max<std::int64_t>(0, peak - (i > 0 ? p.input_bytes : 0));
         }
         profile.m_stages.push_back(p);
         shape = outShape;

@@ -21,7 +21,7 @@ struct StageProfile
     std::int64_t forward_workspace_bytes = 0;
     /** Transient peak of a backward above cache, incoming and outgoing gradients. */
     std::int64_t backward_workspace_bytes = 0;
-    double forward_cost = 0.0;  // seconds if measured, else FLOPs (only ratios matter)
+    double forward_cost = 0.0; // seconds if measured, else FLOPs (only ratios matter)
     double backward_cost = 0.0;
 };
 

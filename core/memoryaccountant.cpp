@@ -24,6 +24,8 @@ std::string_view memoryCategoryName(MemoryCategory category)
         return "activations";
     case MemoryCategory::Workspace:
         return "workspace";
+    case MemoryCategory::Recompute:
+        return "recompute";
     }
     return "unknown";
 }

@@ -13,10 +13,11 @@ enum class MemoryCategory : int {
     Weights,
     Gradients,
     OptimizerState,
-    Activations,
+    Activations, // stored activations, activation gradients, outputs of first forwards
     Workspace,
+    Recompute, // activations made by re-running a stage for checkpointing
 };
-inline constexpr int kMemoryCategoryCount = 5;
+inline constexpr int kMemoryCategoryCount = 6;
 
 std::string_view memoryCategoryName(MemoryCategory category); // "weights", "gradients", ...
 

@@ -178,7 +178,8 @@ std::vector<MemoryPlan> MemoryPlanner::sweep() const
     // Keep the Pareto front: each kept plan is faster than every smaller one.
     std::vector<MemoryPlan> front;
     for (const MemoryPlan &p : all)
-        if (front.empty() || p.predicted_recompute_factor < front.back().predicted_recompute_factor - 1e-9)
+        if (front.empty() ||
+            p.predicted_recompute_factor < front.back().predicted_recompute_factor - 1e-9)
             front.push_back(p);
     return front;
 }
@@ -209,7 +210,8 @@ std::int64_t parseByteSize(const std::string &text)
     else if (unit == "GB")
         scale = 1e9;
     if (!used || scale < 0 || !(value > 0) || value * scale > 1e15)
-        throw SpecError("memory size '" + text + "': expected a positive size like 300MiB, 1.5GiB or 800MB");
+        throw SpecError("memory size '" + text +
+                        "': expected a positive size like 300MiB, 1.5GiB or 800MB");
     return std::int64_t(value * scale);
 }
 

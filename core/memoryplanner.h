@@ -14,9 +14,9 @@ namespace edgetrain::core {
 struct MemoryPlan
 {
     Schedule schedule;
-    bool fits = true;                     // predicted_peak_bytes <= budget_bytes (no budget: true)
-    std::int64_t budget_bytes = -1;       // -1: none given
-    MemorySnapshot predicted;             // peak bytes per category of one training step
+    bool fits = true;                      // predicted_peak_bytes <= budget_bytes (no budget: true)
+    std::int64_t budget_bytes = -1;        // -1: none given
+    MemorySnapshot predicted;              // peak bytes per category of one training step
     std::int64_t predicted_peak_bytes = 0; // all categories at once
     double predicted_recompute_factor = 1.0; // cost with this schedule / cost of store-all
     // When nothing fits the budget:

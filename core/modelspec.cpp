@@ -5,11 +5,11 @@
 #include "conv2d.h"
 #include "dropout.h"
 #include "error.h"
-#include "memorysimulation.h"
 #include "flatten.h"
 #include "globalavgpool.h"
 #include "linear.h"
 #include "maxpool2d.h"
+#include "memorysimulation.h"
 #include "relu.h"
 #include "residualblock.h"
 

@@ -51,7 +51,10 @@ private:
         return (std::size_t(s) * std::size_t(m_L) + std::size_t(t)) * std::size_t(m_M + 1) +
                std::size_t(m);
     }
-    double cost(int s, int t, std::int64_t m) const { return m < 0 ? kInfinity : m_cost[index(s, t, m)]; }
+    double cost(int s, int t, std::int64_t m) const
+    {
+        return m < 0 ? kInfinity : m_cost[index(s, t, m)];
+    }
     std::int64_t a(int i) const { return m_a[std::size_t(i)]; }
 
     void fill()
@@ -190,8 +193,12 @@ std::int64_t OptimalCheckpointing::modelPeak(const std::vector<StageProfile> &st
             stored[i + 1] = 1;
             cached[i] = 1;
             break;
-        case ScheduleOp::Discard: stored[i] = 0; break;
-        case ScheduleOp::Loss: stored[L] = 0; break;
+        case ScheduleOp::Discard:
+            stored[i] = 0;
+            break;
+        case ScheduleOp::Loss:
+            stored[L] = 0;
+            break;
         case ScheduleOp::Backward:
             peak = std::max(peak, live() + (i > 0 ? a[i] : 0) + stages[i].backward_workspace_bytes);
             cached[i] = 0;

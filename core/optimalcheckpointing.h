@@ -33,7 +33,8 @@ public:
                                          std::int64_t budget_bytes, std::int64_t unit_bytes);
 
     /** Peak of `schedule` under the model above (same exclusions as budget_bytes). */
-    static std::int64_t modelPeak(const std::vector<StageProfile> &stages, const Schedule &schedule);
+    static std::int64_t modelPeak(const std::vector<StageProfile> &stages,
+                                  const Schedule &schedule);
 };
 
 } // namespace edgetrain::core

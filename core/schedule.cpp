@@ -54,8 +54,7 @@ public:
     RevolveTable(int maxLength, int maxSlots)
         : m_slots(maxSlots + 1), m_cost(std::size_t(maxLength + 1) * std::size_t(maxSlots + 1), -1),
           m_split(m_cost.size(), 0)
-    {
-    }
+    {}
 
     std::int64_t cost(int l, int c)
     {
@@ -86,7 +85,10 @@ public:
     }
 
 private:
-    std::size_t index(int l, int c) const { return std::size_t(l) * std::size_t(m_slots) + std::size_t(c); }
+    std::size_t index(int l, int c) const
+    {
+        return std::size_t(l) * std::size_t(m_slots) + std::size_t(c);
+    }
     int m_slots;
     std::vector<std::int64_t> m_cost;
     std::vector<int> m_split;
@@ -252,11 +254,21 @@ std::string Schedule::toString() const
         if (!s.empty())
             s.push_back(' ');
         switch (op.kind) {
-        case ScheduleOp::ForwardKeep: s.append("F").append(std::to_string(op.stage)); break;
-        case ScheduleOp::ForwardCache: s.append("F").append(std::to_string(op.stage)).append("*"); break;
-        case ScheduleOp::Discard: s.append("D").append(std::to_string(op.stage)); break;
-        case ScheduleOp::Loss: s.append("L"); break;
-        case ScheduleOp::Backward: s.append("B").append(std::to_string(op.stage)); break;
+        case ScheduleOp::ForwardKeep:
+            s.append("F").append(std::to_string(op.stage));
+            break;
+        case ScheduleOp::ForwardCache:
+            s.append("F").append(std::to_string(op.stage)).append("*");
+            break;
+        case ScheduleOp::Discard:
+            s.append("D").append(std::to_string(op.stage));
+            break;
+        case ScheduleOp::Loss:
+            s.append("L");
+            break;
+        case ScheduleOp::Backward:
+            s.append("B").append(std::to_string(op.stage));
+            break;
         }
     }
     return s;

@@ -10,7 +10,6 @@
 
 namespace edgetrain::core {
 
-
 struct Tensor::Buffer
 {
     /** allocate = false: a virtual buffer (memory simulation) that only counts its bytes. */
@@ -35,9 +34,29 @@ struct Tensor::Buffer
     MemoryAccountant &accountant;
 };
 
+namespace {
+thread_local bool t_recomputing = false;
+
+MemoryCategory effectiveCategory(MemoryCategory category)
+{
+    return t_recomputing && category == MemoryCategory::Activations ? MemoryCategory::Recompute
+                                                                    : category;
+}
+} // namespace
+
+Tensor::RecomputeScope::RecomputeScope() : m_previous(t_recomputing)
+{
+    t_recomputing = true;
+}
+
+Tensor::RecomputeScope::~RecomputeScope()
+{
+    t_recomputing = m_previous;
+}
+
 Tensor::Tensor(Shape shape, MemoryCategory category)
-    : m_buffer(std::make_shared<Buffer>(shape.numel(), category, MemoryAccountant::current(),
-                                        !MemorySimulation::active())),
+    : m_buffer(std::make_shared<Buffer>(shape.numel(), effectiveCategory(category),
+                                        MemoryAccountant::current(), !MemorySimulation::active())),
       m_shape(std::move(shape)), m_numel(m_shape.numel())
 {
     m_data = m_buffer->data;

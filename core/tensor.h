@@ -33,6 +33,22 @@ public:
     /** A tensor of a MemorySimulation: shape and bytes, no data (data() is null). */
     bool isVirtual() const { return m_buffer && !m_data && m_numel > 0; }
 
+    /**
+     * While an instance lives on a thread, activation tensors made there are counted as
+     * MemoryCategory::Recompute (ChainExecutor sets it around re-run stage forwards).
+     */
+    class RecomputeScope
+    {
+    public:
+        RecomputeScope();
+        ~RecomputeScope();
+        RecomputeScope(const RecomputeScope &) = delete;
+        RecomputeScope &operator=(const RecomputeScope &) = delete;
+
+    private:
+        bool m_previous;
+    };
+
     float *data() { return m_data; }
     const float *data() const { return m_data; }
     /** Integer view of the same bytes (for indices a layer keeps, e.g. max-pool argmax). */

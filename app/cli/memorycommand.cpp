@@ -1,7 +1,6 @@
 #include "memorycommand.h"
 
 #include "clicontext.h"
-
 #include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/memoryplanner.h"
@@ -85,9 +84,12 @@ int MemoryCommand::run(const QStringList &arguments)
     cli.addOption("model", "Zoo model or ModelSpec .json file.", "M", "resnet56");
     cli.addOption("input", "Sample shape CxHxW (default: the model's own).", "CxHxW");
     cli.addOption("batch", "Mini-batch size.", "B", "32");
-    cli.addOption("budget", "Memory for one training step, e.g. 300MiB: picks the cheapest "
-                            "schedule that fits.", "SIZE");
-    cli.addOption("schedule", "store-all, sequential:K, revolve:C or optimal (needs --budget).", "S");
+    cli.addOption("budget",
+                  "Memory for one training step, e.g. 300MiB: picks the cheapest "
+                  "schedule that fits.",
+                  "SIZE");
+    cli.addOption("schedule", "store-all, sequential:K, revolve:C or optimal (needs --budget).",
+                  "S");
     cli.addOption("run", "Also run real training steps and measure peak memory and time.");
     cli.addOption("steps", "Steps for --run.", "N", "4");
     cli.addOption("profile", "Plan with measured stage times instead of FLOP counts.");
@@ -164,9 +166,11 @@ int MemoryCommand::run(const QStringList &arguments)
                   model->spec().name().c_str(), (long long)batch,
                   model->sampleShape().toString().c_str(), L, cli.threads());
     cli.message(line);
-    cli.message("schedule " + plan.schedule.name() + ": " + std::to_string(plan.schedule.forwardCount()) +
-                " stage forwards for " + std::to_string(L) + " stages, predicted recompute factor " +
-                factorText(plan.predicted_recompute_factor) + (profile ? " (measured stage times)" : " (FLOPs)"));
+    cli.message("schedule " + plan.schedule.name() + ": " +
+                std::to_string(plan.schedule.forwardCount()) + " stage forwards for " +
+                std::to_string(L) + " stages, predicted recompute factor " +
+                factorText(plan.predicted_recompute_factor) +
+                (profile ? " (measured stage times)" : " (FLOPs)"));
     std::string mem = "predicted peak " + formatBytes(plan.predicted_peak_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
         mem.append(i ? ", " : " ").append(core::memoryCategoryName(core::MemoryCategory(i)));
@@ -177,8 +181,9 @@ int MemoryCommand::run(const QStringList &arguments)
         if (plan.fits) {
             cli.message("fits the budget of " + formatBytes(budget));
         } else {
-            std::string msg = "nothing fits " + formatBytes(budget) + " at batch " + std::to_string(batch) +
-                              ": the smallest budget that fits is " + formatBytes(plan.min_budget_bytes);
+            std::string msg = "nothing fits " + formatBytes(budget) + " at batch " +
+                              std::to_string(batch) + ": the smallest budget that fits is " +
+                              formatBytes(plan.min_budget_bytes);
             if (plan.max_batch > 0)
                 msg += "; batch " + std::to_string(plan.max_batch) + " fits this budget";
             else if (scheduleText.empty() || scheduleText == "optimal")
@@ -192,8 +197,9 @@ int MemoryCommand::run(const QStringList &arguments)
         curve = planner.sweep();
         cli.message("  peak memory      recompute  schedule");
         for (const auto &p : curve) {
-            std::snprintf(line, sizeof line, "  %12s   %9s  %s", formatBytes(p.predicted_peak_bytes).c_str(),
-                          factorText(p.predicted_recompute_factor).c_str(), p.schedule.name().c_str());
+            std::snprintf(
+                line, sizeof line, "  %12s   %9s  %s", formatBytes(p.predicted_peak_bytes).c_str(),
+                factorText(p.predicted_recompute_factor).c_str(), p.schedule.name().c_str());
             cli.message(line);
         }
     }
@@ -234,7 +240,9 @@ int MemoryCommand::run(const QStringList &arguments)
         // budget covers data, not libraries): file-backed pages stay resident once touched.
         const std::int64_t hwm = procStatusBytes("VmHWM:");
         const std::int64_t fileGrowth = procStatusBytes("RssFile:") - fileBaseline;
-        m.rss_bytes = hwm > 0 && rssBaseline > 0 ? hwm - rssBaseline - std::max<std::int64_t>(0, fileGrowth) : -1;
+        m.rss_bytes = hwm > 0 && rssBaseline > 0
+                          ? hwm - rssBaseline - std::max<std::int64_t>(0, fileGrowth)
+                          : -1;
         m.step_seconds = median(times);
         // Time factor against store-all, alternating, if store-all fits in this machine's RAM.
         const core::MemoryPlan all = planner.evaluate(core::Schedule::storeAll(L));
@@ -259,7 +267,8 @@ int MemoryCommand::run(const QStringList &arguments)
                 pool.setLimit(-1); // store-all exceeds the budget: time it without the limit
                 b.push_back(step(storeAll));
                 pool.setLimit(limit);
-                cli.progress("timing against store-all " + std::to_string(i + 1) + "/" + std::to_string(steps));
+                cli.progress("timing against store-all " + std::to_string(i + 1) + "/" +
+                             std::to_string(steps));
             }
             cli.progressDone();
             m.step_seconds = median(a);
@@ -269,13 +278,14 @@ int MemoryCommand::run(const QStringList &arguments)
             cli.message("cancelled");
             return ExitFailure;
         }
-        std::snprintf(line, sizeof line,
-                      "measured: peak %s (engine), %s (process anonymous RSS growth), step %.1f ms%s",
-                      formatBytes(m.peak_bytes).c_str(),
-                      m.rss_bytes >= 0 ? formatBytes(m.rss_bytes).c_str() : "n/a", 1e3 * m.step_seconds,
-                      m.store_all_step_seconds > 0
-                          ? (", time factor " + factorText(m.step_seconds / m.store_all_step_seconds)).c_str()
-                          : " (store-all too large to time here)");
+        std::snprintf(
+            line, sizeof line,
+            "measured: peak %s (engine), %s (process anonymous RSS growth), step %.1f ms%s",
+            formatBytes(m.peak_bytes).c_str(),
+            m.rss_bytes >= 0 ? formatBytes(m.rss_bytes).c_str() : "n/a", 1e3 * m.step_seconds,
+            m.store_all_step_seconds > 0
+                ? (", time factor " + factorText(m.step_seconds / m.store_all_step_seconds)).c_str()
+                : " (store-all too large to time here)");
         cli.message(line);
         measured = m;
     }
@@ -300,7 +310,8 @@ int MemoryCommand::run(const QStringList &arguments)
         }
         if (measured) {
             json.set("measured_peak_bytes", measured->peak_bytes);
-            json.set("measured_rss_bytes", measured->rss_bytes >= 0 ? core::Json(measured->rss_bytes) : core::Json());
+            json.set("measured_rss_bytes",
+                     measured->rss_bytes >= 0 ? core::Json(measured->rss_bytes) : core::Json());
             json.set("measured_step_seconds", measured->step_seconds);
             json.set("measured_time_factor",
                      measured->store_all_step_seconds > 0

@@ -190,9 +190,11 @@ void TestCli::memoryPlansAndMeasures()
     QVERIFY(j.value(QLatin1String("measured_time_factor")).toDouble() > 0.5);
     QVERIFY(j.contains(QLatin1String("measured_rss_bytes")));
 
-    const Run fixed = cli({"memory", "--model", "resnet56", "--schedule", "sequential:4", "--json"});
+    const Run fixed =
+        cli({"memory", "--model", "resnet56", "--schedule", "sequential:4", "--json"});
     QCOMPARE(fixed.status, 0);
-    QCOMPARE(fixed.json.value(QLatin1String("schedule")).toString(), QStringLiteral("sequential:4"));
+    QCOMPARE(fixed.json.value(QLatin1String("schedule")).toString(),
+             QStringLiteral("sequential:4"));
     QCOMPARE(fixed.json.value(QLatin1String("forwards")).toInt(), 29 + 3 * 7);
 
     const Run sweep = cli({"memory", "--model", "resnet56", "--sweep", "--json"});
@@ -202,14 +204,16 @@ void TestCli::memoryPlansAndMeasures()
     for (int i = 1; i < curve.size(); ++i) { // more memory, less recomputation
         QVERIFY(curve[i].toObject().value(QLatin1String("predicted_peak_bytes")).toDouble() >
                 curve[i - 1].toObject().value(QLatin1String("predicted_peak_bytes")).toDouble());
-        QVERIFY(curve[i].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble() <
-                curve[i - 1].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble());
+        QVERIFY(
+            curve[i].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble() <
+            curve[i - 1].toObject().value(QLatin1String("predicted_recompute_factor")).toDouble());
     }
 }
 
 void TestCli::memoryWhenNothingFits()
 {
-    const Run r = cli({"memory", "--model", "resnet110", "--batch", "32", "--budget", "30MiB", "--json"});
+    const Run r =
+        cli({"memory", "--model", "resnet110", "--batch", "32", "--budget", "30MiB", "--json"});
     QCOMPARE(r.status, 1);
     QVERIFY(!r.json.value(QLatin1String("fits")).toBool());
     QVERIFY(r.json.value(QLatin1String("min_budget_bytes")).toDouble() > 30.0 * 1024 * 1024);

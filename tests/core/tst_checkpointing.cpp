@@ -2,14 +2,13 @@
 // schedule reaches Griewank's optimal forward counts; a memory simulation replays exactly the
 // allocations of a real step; bad programs are refused with the op that breaks them.
 
-#include "gradcheck.h"
-
 #include "core/chainexecutor.h"
 #include "core/error.h"
 #include "core/memorysimulation.h"
 #include "core/model.h"
 #include "core/parallel.h"
 #include "core/zoo.h"
+#include "gradcheck.h"
 
 #include <QTest>
 
@@ -91,8 +90,8 @@ void TestCheckpointing::gradientsEqualStoreAll_data()
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("schedule");
     for (const char *model : {"lenet5", "resnet20", "dropout-mlp"})
-        for (const char *schedule : {"sequential:2", "sequential:4", "revolve:0", "revolve:1",
-                                     "revolve:3", "revolve:50"})
+        for (const char *schedule :
+             {"sequential:2", "sequential:4", "revolve:0", "revolve:1", "revolve:3", "revolve:50"})
             QTest::addRow("%s %s", model, schedule) << model << schedule;
 }
 
@@ -140,7 +139,8 @@ void TestCheckpointing::revolveMatchesGriewank()
                     stored[i + 1] = 0;
                 }
             }
-            QVERIFY2(worst <= c, qPrintable(QStringLiteral("l=%1 c=%2: %3 live").arg(l).arg(c).arg(worst)));
+            QVERIFY2(worst <= c,
+                     qPrintable(QStringLiteral("l=%1 c=%2: %3 live").arg(l).arg(c).arg(worst)));
         }
     // Known values: 10 stages, 2 extra slots (3 checkpoints) -> 10 + 15 forwards.
     QCOMPARE(Schedule::revolveForwards(10, 2), std::int64_t(25));
@@ -165,7 +165,8 @@ void TestCheckpointing::simulationReplaysRealAllocations_data()
     QTest::addColumn<int>("threads");
     for (const char *schedule : {"store-all", "sequential:3", "revolve:2"})
         for (int threads : {1, 2}) {
-            QTest::addRow("resnet20 %s %dT", schedule, threads) << "resnet20" << schedule << threads;
+            QTest::addRow("resnet20 %s %dT", schedule, threads)
+                << "resnet20" << schedule << threads;
             QTest::addRow("lenet5 %s %dT", schedule, threads) << "lenet5" << schedule << threads;
         }
 }
@@ -219,7 +220,8 @@ void TestCheckpointing::invalidProgramsAreRefused()
             QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String(fragment)), e.what());
         }
     };
-    expect({{ScheduleOp::ForwardCache, 0}, {ScheduleOp::Backward, 0}}, "op 1: backward of stage 0 needs the gradient at 1 (no loss yet)");
+    expect({{ScheduleOp::ForwardCache, 0}, {ScheduleOp::Backward, 0}},
+           "op 1: backward of stage 0 needs the gradient at 1 (no loss yet)");
     expect({{ScheduleOp::ForwardKeep, 1}}, "op 0: stage 1 needs x[1]");
     expect({{ScheduleOp::Loss, L}}, "the loss needs the logits");
     expect({{ScheduleOp::Discard, 0}}, "cannot be discarded");
@@ -233,7 +235,8 @@ void TestCheckpointing::parseSchedules()
     QCOMPARE(Schedule::parse("sequential:4", 29).name(), std::string("sequential:4"));
     QCOMPARE(Schedule::parse("revolve:3", 29).name(), std::string("revolve:3"));
     QCOMPARE(Schedule::parse("store-all", 29).forwardCount(), std::int64_t(29));
-    for (const char *bad : {"sequential:0", "sequential:30", "revolve:-1", "revolve", "seq:2", "revolve:2x"})
+    for (const char *bad :
+         {"sequential:0", "sequential:30", "revolve:-1", "revolve", "seq:2", "revolve:2x"})
         QVERIFY_THROWS_EXCEPTION(SpecError, Schedule::parse(bad, 29));
 }
 

@@ -3,8 +3,6 @@
 // equal to the prediction; the optimum is never worse than binomial checkpointing; and when
 // nothing fits, the planner says what would.
 
-#include "gradcheck.h"
-
 #include "core/error.h"
 #include "core/memoryplanner.h"
 #include "core/memorysimulation.h"
@@ -13,11 +11,12 @@
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
+#include "gradcheck.h"
 
 #include <QTest>
+#include <queue>
 
 #include <map>
-#include <queue>
 
 using namespace edgetrain;
 using namespace edgetrain::core;
@@ -37,7 +36,10 @@ double exhaustiveOptimum(const std::vector<StageProfile> &p, std::int64_t budget
     {
         unsigned x, c;
         int g;
-        auto key() const { return (std::uint64_t(x) << 40) | (std::uint64_t(c) << 8) | std::uint64_t(g); }
+        auto key() const
+        {
+            return (std::uint64_t(x) << 40) | (std::uint64_t(c) << 8) | std::uint64_t(g);
+        }
     };
     auto live = [&](const State &s) {
         std::int64_t b = s.g > 0 ? a[std::size_t(s.g)] : 0;
@@ -155,11 +157,19 @@ void TestMemoryPlanner::optimumEqualsExhaustiveSearch()
         const auto schedule = OptimalCheckpointing::solve(p, budget, 1);
         ++compared;
         if (expected < 0) {
-            QVERIFY2(!schedule, qPrintable(QStringLiteral("trial %1: DP found a schedule the search says cannot fit").arg(trial)));
+            QVERIFY2(!schedule,
+                     qPrintable(
+                         QStringLiteral("trial %1: DP found a schedule the search says cannot fit")
+                             .arg(trial)));
             continue;
         }
         ++feasible;
-        QVERIFY2(schedule, qPrintable(QStringLiteral("trial %1 (L=%2, M=%3): DP found nothing, search %4").arg(trial).arg(L).arg(budget).arg(expected)));
+        QVERIFY2(schedule,
+                 qPrintable(QStringLiteral("trial %1 (L=%2, M=%3): DP found nothing, search %4")
+                                .arg(trial)
+                                .arg(L)
+                                .arg(budget)
+                                .arg(expected)));
         QCOMPARE(scheduleCost(p, *schedule), expected);
         QVERIFY(OptimalCheckpointing::modelPeak(p, *schedule) <= budget);
     }
@@ -173,8 +183,8 @@ void TestMemoryPlanner::plansFitWhenRun_data()
     QTest::addColumn<int>("batch");
     for (const auto &name : Zoo::names()) {
         const bool imagenet = Zoo::spec(name).inputShape()[1] == 224;
-        QTest::newRow(name.c_str()) << QString::fromStdString(name) << (imagenet ? "3x64x64" : "")
-                                    << (imagenet ? 2 : 8);
+        QTest::newRow(name.c_str())
+            << QString::fromStdString(name) << (imagenet ? "3x64x64" : "") << (imagenet ? 2 : 8);
     }
 }
 
@@ -186,7 +196,8 @@ void TestMemoryPlanner::plansFitWhenRun()
     setThreadCount(2);
     Model m(zooAt(model, input), 1);
     MemoryPlanner planner(m, batch);
-    const std::int64_t all = planner.evaluate(Schedule::storeAll(int(m.stageCount()))).predicted_peak_bytes;
+    const std::int64_t all =
+        planner.evaluate(Schedule::storeAll(int(m.stageCount()))).predicted_peak_bytes;
     const std::int64_t least = planner.minimumBudget();
     QVERIFY(least <= all);
     Sgd sgd(m, {});
@@ -203,10 +214,18 @@ void TestMemoryPlanner::plansFitWhenRun()
         m.forwardBackward(x, labels.data(), {}, &plan.schedule);
         sgd.step(0.01);
         // The input batch was made before the measurement window; the plan counts it.
-        const std::int64_t measured = acc.peakTotalBytes() - before + x.numel() * 4 + planner.profile().fixedBytes();
-        QVERIFY2(measured <= budget, qPrintable(QStringLiteral("%1 > budget %2 (%3)").arg(measured).arg(budget).arg(QString::fromStdString(plan.schedule.name()))));
-        QVERIFY2(std::abs(double(measured - plan.predicted_peak_bytes)) <= 0.1 * double(plan.predicted_peak_bytes),
-                 qPrintable(QStringLiteral("measured %1, predicted %2").arg(measured).arg(plan.predicted_peak_bytes)));
+        const std::int64_t measured =
+            acc.peakTotalBytes() - before + x.numel() * 4 + planner.profile().fixedBytes();
+        QVERIFY2(measured <= budget,
+                 qPrintable(QStringLiteral("%1 > budget %2 (%3)")
+                                .arg(measured)
+                                .arg(budget)
+                                .arg(QString::fromStdString(plan.schedule.name()))));
+        QVERIFY2(std::abs(double(measured - plan.predicted_peak_bytes)) <=
+                     0.1 * double(plan.predicted_peak_bytes),
+                 qPrintable(QStringLiteral("measured %1, predicted %2")
+                                .arg(measured)
+                                .arg(plan.predicted_peak_bytes)));
     }
 }
 
@@ -216,7 +235,8 @@ void TestMemoryPlanner::optimumAtLeastAsGoodAsBinomial_data()
     QTest::addColumn<QString>("input");
     for (const auto &name : Zoo::names()) {
         const bool imagenet = Zoo::spec(name).inputShape()[1] == 224;
-        QTest::newRow(name.c_str()) << QString::fromStdString(name) << (imagenet ? "3x112x112" : "");
+        QTest::newRow(name.c_str())
+            << QString::fromStdString(name) << (imagenet ? "3x112x112" : "");
     }
 }
 
@@ -238,11 +258,15 @@ void TestMemoryPlanner::optimumAtLeastAsGoodAsBinomial()
         const auto &stages = planner.profile().stages();
         const std::int64_t modelPeak = OptimalCheckpointing::modelPeak(stages, revolve);
         const std::int64_t budget = modelPeak + modelPeak / 50;
-        const auto dp = OptimalCheckpointing::solve(stages, budget, std::max<std::int64_t>(4, budget / 1500));
+        const auto dp =
+            OptimalCheckpointing::solve(stages, budget, std::max<std::int64_t>(4, budget / 1500));
         QVERIFY2(dp, qPrintable(QStringLiteral("revolve:%1").arg(c)));
         QVERIFY(OptimalCheckpointing::modelPeak(stages, *dp) <= budget);
         QVERIFY2(scheduleCost(stages, *dp) <= scheduleCost(stages, revolve) * (1 + 1e-12),
-                 qPrintable(QStringLiteral("revolve:%1 %2, optimal %3").arg(c).arg(scheduleCost(stages, revolve)).arg(scheduleCost(stages, *dp))));
+                 qPrintable(QStringLiteral("revolve:%1 %2, optimal %3")
+                                .arg(c)
+                                .arg(scheduleCost(stages, revolve))
+                                .arg(scheduleCost(stages, *dp))));
         // And the planner, at exactly that peak, never picks anything slower.
         const MemoryPlan chosen = planner.plan(binomial.predicted_peak_bytes);
         QVERIFY(chosen.fits);
