@@ -128,17 +128,7 @@ int BenchCommand::run(const QStringList &arguments)
     options.steps = int(cli.integer("steps", 1, 1000000));
     options.warmup_steps = int(cli.integer("warmup", 0, 1000));
     options.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
-    core::ModelSpec spec = core::Zoo::resolve(cli.text("model"));
-    if (cli.isSet("input")) {
-        core::Shape input;
-        try {
-            input = core::parseSampleShape(cli.text("input"));
-        } catch (const core::SpecError &e) {
-            throw UsageError(e.what());
-        }
-        spec = spec.withInputShape(input);
-    }
-    core::Model model(spec, options.seed);
+    core::Model model(cli.modelSpec(), options.seed);
     CliContext::installStopHandler();
     const core::BenchmarkResult r =
         core::TrainingBenchmark::run(model, options, CliContext::stopFlag());

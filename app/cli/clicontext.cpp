@@ -1,7 +1,9 @@
 #include "clicontext.h"
 
+#include "core/error.h"
 #include "core/gemm.h"
 #include "core/parallel.h"
+#include "core/zoo.h"
 
 #include <QThread>
 
@@ -147,6 +149,20 @@ core::Json CliContext::memoryJson(const core::MemorySnapshot &snapshot)
         peaks.set(std::string(core::memoryCategoryName(core::MemoryCategory(i))),
                   snapshot.peak_bytes[std::size_t(i)]);
     return peaks;
+}
+
+core::ModelSpec CliContext::modelSpec() const
+{
+    core::ModelSpec spec = core::Zoo::resolve(text(QStringLiteral("model")));
+    if (!isSet(QStringLiteral("input")))
+        return spec;
+    core::Shape input;
+    try {
+        input = core::parseSampleShape(text(QStringLiteral("input")));
+    } catch (const core::SpecError &e) {
+        throw UsageError(e.what());
+    }
+    return spec.withInputShape(input);
 }
 
 std::string groupDigits(double value)

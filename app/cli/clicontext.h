@@ -2,6 +2,7 @@
 
 #include "core/json.h"
 #include "core/memoryaccountant.h"
+#include "core/modelspec.h"
 
 #include <QCommandLineParser>
 #include <QString>
@@ -56,6 +57,11 @@ public:
     void printJson(const core::Json &result) const; // stdout, one line
 
     static core::Json memoryJson(const core::MemorySnapshot &snapshot);
+
+    /** --model (zoo name or ModelSpec file), at the --input sample shape if set (for commands
+     *  that define both options). A malformed --input is a UsageError; a model that does not work at that
+     *  size a SpecError. */
+    core::ModelSpec modelSpec() const;
 
 private:
     QString m_command;

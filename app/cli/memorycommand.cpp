@@ -114,16 +114,7 @@ int MemoryCommand::run(const QStringList &arguments)
     if (scheduleText == "optimal" && budget < 0)
         throw UsageError("--schedule optimal needs --budget");
     const bool run = cli.isSet("run"), profile = cli.isSet("profile");
-    core::ModelSpec spec = core::Zoo::resolve(cli.text("model"));
-    if (cli.isSet("input")) {
-        try {
-            spec = spec.withInputShape(core::parseSampleShape(cli.text("input")));
-        } catch (const core::SpecError &e) {
-            if (std::string(e.what()).find("input shape '") == 0)
-                throw UsageError(e.what());
-            throw;
-        }
-    }
+    const core::ModelSpec spec = cli.modelSpec();
 
     const std::int64_t rssBaseline = procStatusBytes("VmRSS:");
     const std::int64_t fileBaseline = procStatusBytes("RssFile:");
