@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "evaluatecommand.h"
 #include "memorycommand.h"
+#include "nodescommand.h"
 #include "traincommand.h"
 
 #include <QCoreApplication>
@@ -23,7 +24,9 @@ void printUsage(FILE *out)
                "  train      train a model on this machine (Fashion-MNIST)\n"
                "  evaluate   test accuracy of saved weights\n"
                "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n"
-               "  memory     memory budget -> checkpointing schedule, predicted and measured\n\n"
+               "  memory     memory budget -> checkpointing schedule, predicted and measured\n"
+               "  nodes      EdgeTrain nodes on the LAN (multicast) or at given addresses\n"
+               "  monitor    live metrics of nodes (needs the cluster key)\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -61,6 +64,10 @@ int main(int argc, char **argv)
             return BenchCommand::run(args);
         if (command == QLatin1String("memory"))
             return MemoryCommand::run(args);
+        if (command == QLatin1String("nodes"))
+            return NodesCommand::run(args);
+        if (command == QLatin1String("monitor"))
+            return MonitorCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;

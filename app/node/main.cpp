@@ -1,0 +1,114 @@
+// edgetrain-node: the agent on each edge device. Announces itself, lets a controller that proves
+// the cluster key in, and streams the device's metrics.
+
+#include "core/bufferpool.h"
+#include "core/error.h"
+#include "core/memoryplanner.h"
+#include "core/parallel.h"
+#include "net/keyfile.h"
+#include "net/nodeserver.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QHostInfo>
+#include <QLoggingCategory>
+#include <QSocketNotifier>
+#include <QThread>
+
+#include <csignal>
+#include <cstdio>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace edgetrain;
+
+namespace {
+
+int g_signalPipe[2] = {-1, -1};
+
+extern "C" void onSignal(int)
+{
+    const char byte = 1;
+    [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1); // async-signal-safe
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("edgetrain-node"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    qSetMessagePattern(QStringLiteral("%{time yyyy-MM-ddThh:mm:ss.zzz} %{category} %{type}: %{message}"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "EdgeTrain node agent: announces this device on the LAN, accepts controllers that prove "
+        "the cluster key, and streams CPU, memory and network metrics."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."), QStringLiteral("N")});
+    parser.addOption({QStringLiteral("port"), QStringLiteral("Control port (default 47700; 0: any)."), QStringLiteral("P"), QStringLiteral("47700")});
+    parser.addOption({QStringLiteral("key-file"), QStringLiteral("Cluster key file (not world-readable)."), QStringLiteral("F")});
+    parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."), QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
+    parser.addOption({QStringLiteral("memory-limit"), QStringLiteral("Memory a training job may use, e.g. 900MiB."), QStringLiteral("SIZE")});
+    parser.addOption({QStringLiteral("discovery-port"), QStringLiteral("UDP discovery port (default 45454)."), QStringLiteral("P"), QStringLiteral("45454")});
+    parser.addOption({QStringLiteral("no-multicast"), QStringLiteral("Send no multicast beacons (probes are still answered).")});
+    parser.addOption({QStringLiteral("print-port"), QStringLiteral("Print the control port on stdout once listening (for scripts).")});
+    parser.process(app);
+
+    bool ok = false;
+    const uint port = parser.value(QStringLiteral("port")).toUInt(&ok);
+    const uint discoveryPort = parser.value(QStringLiteral("discovery-port")).toUInt();
+    const int threads = parser.value(QStringLiteral("threads")).toInt();
+    if (!ok || port > 65535 || discoveryPort == 0 || discoveryPort > 65535 || threads < 1 || threads > 256) {
+        std::fprintf(stderr, "edgetrain-node: --port, --discovery-port or --threads out of range\n");
+        return 2;
+    }
+    net::NodeOptions options;
+    QString error;
+    if (!net::readKeyFile(parser.value(QStringLiteral("key-file")), &options.cluster_key, &error)) {
+        std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
+        return 2;
+    }
+    options.name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")) : QHostInfo::localHostName();
+    options.port = quint16(port);
+    options.discovery_port = quint16(discoveryPort);
+    options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
+    core::setThreadCount(threads);
+    if (parser.isSet(QStringLiteral("memory-limit"))) {
+        try {
+            // Tensor memory kept for reuse never takes the process past the limit.
+            core::BufferPool::instance().setLimit(core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString()));
+        } catch (const core::SpecError &e) {
+            std::fprintf(stderr, "edgetrain-node: --memory-limit: %s\n", e.what());
+            return 2;
+        }
+    }
+
+    // SIGINT/SIGTERM end the event loop through a pipe: sessions close, sockets unbind.
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0) {
+        std::perror("edgetrain-node: socketpair");
+        return 1;
+    }
+    QSocketNotifier notifier(g_signalPipe[0], QSocketNotifier::Read);
+    QObject::connect(&notifier, &QSocketNotifier::activated, &app, [&] {
+        char byte;
+        [[maybe_unused]] const auto n = ::read(g_signalPipe[0], &byte, 1);
+        qInfo("edgetrain-node: stopping");
+        QCoreApplication::quit();
+    });
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+
+    net::NodeServer server(options);
+    if (!server.start(&error)) {
+        std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
+        return 1;
+    }
+    if (parser.isSet(QStringLiteral("print-port"))) {
+        std::printf("%u\n", unsigned(server.info().control_port));
+        std::fflush(stdout);
+    }
+    return QCoreApplication::exec();
+}

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "frame.h"
+
+#include <QLoggingCategory>
+#include <QObject>
+#include <QPointer>
+#include <QTcpSocket>
+
+namespace edgetrain::net {
+
+Q_DECLARE_LOGGING_CATEGORY(lcControl)
+
+/** The shared secret's proofs and the session key of the challenge-response handshake. */
+namespace Handshake {
+constexpr int kNonceBytes = 32;
+QByteArray serverProof(const QByteArray &clusterKey, const QByteArray &clientNonce,
+                       const QByteArray &serverNonce);
+QByteArray clientProof(const QByteArray &clusterKey, const QByteArray &clientNonce,
+                       const QByteArray &serverNonce);
+QByteArray sessionKey(const QByteArray &clusterKey, const QByteArray &clientNonce,
+                      const QByteArray &serverNonce);
+} // namespace Handshake
+
+/**
+ * One TCP connection speaking the control protocol, on the thread that owns it. Sends frames
+ * (authenticated with increasing sequence numbers once a session key is set), decodes incoming
+ * ones, and closes the connection with a reason on any protocol violation: malformed or
+ * oversized frames, bad MACs, sequence numbers that do not increase (replays).
+ */
+class ControlChannel : public QObject
+{
+    Q_OBJECT
+
+public:
+    /** Takes ownership of the socket. */
+    explicit ControlChannel(QTcpSocket *socket, QObject *parent = nullptr);
+
+    void setSessionKey(const QByteArray &key);
+    bool hasSessionKey() const { return !m_key.isEmpty(); }
+    void send(const QString &type, const QCborMap &body = {});
+    /** Sends nothing more, closes after writing what is queued, emits closed(reason). */
+    void close(const QString &reason);
+    QString peer() const;
+
+Q_SIGNALS:
+    void frameReceived(const edgetrain::net::Frame &frame);
+    void closed(const QString &reason);
+
+private:
+    void onReadyRead();
+
+    QPointer<QTcpSocket> m_socket;
+    FrameDecoder m_decoder;
+    QByteArray m_key;
+    std::uint64_t m_sent = 0;
+    std::uint64_t m_received = 0;
+    bool m_closed = false;
+};
+
+} // namespace edgetrain::net

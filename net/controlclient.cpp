@@ -1,0 +1,170 @@
+#include "controlclient.h"
+
+#include <QCborValue>
+#include <QEventLoop>
+#include <QHostInfo>
+#include <QNetworkDatagram>
+#include <QUdpSocket>
+
+#include <map>
+
+namespace edgetrain::net {
+
+ControlClient::ControlClient(QString host, quint16 port, QByteArray clusterKey, QObject *parent)
+    : QObject(parent), m_host(std::move(host)), m_port(port), m_key(std::move(clusterKey))
+{
+    m_timeout.setSingleShot(true);
+    connect(&m_timeout, &QTimer::timeout, this, [this] {
+        if (!m_ready)
+            fail(QStringLiteral("no answer from %1 within the timeout").arg(address()));
+    });
+}
+
+QString ControlClient::address() const
+{
+    return QStringLiteral("%1:%2").arg(m_host).arg(m_port);
+}
+
+void ControlClient::connectToNode(std::chrono::milliseconds timeout)
+{
+    auto *socket = new QTcpSocket;
+    m_channel = new ControlChannel(socket, this);
+    connect(m_channel, &ControlChannel::frameReceived, this, &ControlClient::onFrame);
+    connect(m_channel, &ControlChannel::closed, this, [this](const QString &reason) {
+        fail(m_ready ? QStringLiteral("connection to %1 lost: %2").arg(address(), reason)
+                     : QStringLiteral("%1: %2").arg(address(), reason));
+    });
+    connect(socket, &QTcpSocket::connected, this, [this] {
+        m_nonce = randomBytes(Handshake::kNonceBytes);
+        m_channel->send(QStringLiteral("hello"), QCborMap{{QStringLiteral("nonce"), m_nonce},
+                                                          {QStringLiteral("protocol"), Frame::kVersion}});
+    });
+    m_timeout.start(timeout);
+    socket->connectToHost(m_host, m_port);
+}
+
+void ControlClient::onFrame(const Frame &frame)
+{
+    if (frame.type == QLatin1String("refused"))
+        return fail(QStringLiteral("%1 refused the connection: %2")
+                        .arg(address(), frame.body.value(QStringLiteral("reason")).toString()));
+    if (!m_ready && frame.type == QLatin1String("challenge") && !frame.authenticated && !m_channel->hasSessionKey()) {
+        const QByteArray nodeNonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
+        const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
+        if (nodeNonce.size() != Handshake::kNonceBytes ||
+            !constantTimeEquals(proof, Handshake::serverProof(m_key, m_nonce, nodeNonce)))
+            return fail(QStringLiteral("%1 does not hold the cluster key (wrong key file on one side?)").arg(address()));
+        m_channel->send(QStringLiteral("auth"),
+                        QCborMap{{QStringLiteral("proof"), Handshake::clientProof(m_key, m_nonce, nodeNonce)}});
+        m_channel->setSessionKey(Handshake::sessionKey(m_key, m_nonce, nodeNonce));
+        return;
+    }
+    if (!frame.authenticated)
+        return fail(QStringLiteral("%1 sent '%2' outside the handshake").arg(address(), frame.type.left(32)));
+    if (frame.type == QLatin1String("welcome")) {
+        const auto info = NodeInfo::fromCbor(frame.body);
+        if (!info)
+            return fail(QStringLiteral("%1 sent a malformed welcome").arg(address()));
+        m_node = *info;
+        m_ready = true;
+        m_timeout.stop();
+        Q_EMIT ready(m_node);
+    } else if (frame.type == QLatin1String("metrics")) {
+        Q_EMIT metrics(SystemSample::fromCbor(frame.body));
+    } else {
+        Q_EMIT message(frame);
+    }
+}
+
+void ControlClient::subscribeMetrics()
+{
+    send(QStringLiteral("subscribe"));
+}
+
+void ControlClient::send(const QString &type, const QCborMap &body)
+{
+    if (m_channel && m_ready)
+        m_channel->send(type, body);
+}
+
+void ControlClient::close()
+{
+    m_failed = true; // our own decision, not a failure to report
+    m_ready = false;
+    if (m_channel)
+        m_channel->close(QStringLiteral("closed by the controller"));
+}
+
+void ControlClient::fail(const QString &reason)
+{
+    if (m_failed)
+        return;
+    m_failed = true;
+    m_ready = false;
+    m_timeout.stop();
+    Q_EMIT failed(reason);
+}
+
+DiscoveryProbe::DiscoveryProbe(QObject *parent) : QObject(parent) {}
+
+QList<NodeInfo> DiscoveryProbe::run(const QList<Target> &targets, std::chrono::milliseconds timeout,
+                                    QString *error)
+{
+    QUdpSocket socket;
+    if (!socket.bind(QHostAddress::AnyIPv4, 0)) {
+        *error = QStringLiteral("cannot open a UDP socket: %1").arg(socket.errorString());
+        return {};
+    }
+    std::map<QString, NodeInfo> found;
+    connect(&socket, &QUdpSocket::readyRead, this, [&] {
+        while (socket.hasPendingDatagrams()) {
+            const QNetworkDatagram d = socket.receiveDatagram(4096);
+            const auto info = NodeInfo::fromCbor(QCborValue::fromCbor(d.data()).toMap());
+            if (!info)
+                continue;
+            NodeInfo n = *info;
+            n.address = QHostAddress(d.senderAddress().toIPv4Address());
+            found[n.id] = n;
+        }
+    });
+    const QByteArray probe = QCborValue(QCborMap{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
+                                                 {QStringLiteral("protocol"), Frame::kVersion}})
+                                 .toCbor();
+    auto sendProbes = [&] {
+        for (const Target &t : targets)
+            socket.writeDatagram(probe, t.address, t.port);
+    };
+    sendProbes();
+    QEventLoop loop;
+    QTimer again, done;
+    connect(&again, &QTimer::timeout, this, sendProbes); // datagrams get lost: ask again
+    connect(&done, &QTimer::timeout, &loop, &QEventLoop::quit);
+    again.start(std::max<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(100)));
+    done.start(timeout);
+    loop.exec();
+    QList<NodeInfo> list;
+    for (const auto &[id, n] : found)
+        list.append(n);
+    return list;
+}
+
+bool parseHostPorts(const QString &text, QList<QPair<QString, quint16>> *out, QString *error)
+{
+    for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const int colon = item.lastIndexOf(QLatin1Char(':'));
+        bool ok = false;
+        const uint port = colon > 0 ? item.mid(colon + 1).toUInt(&ok) : 0;
+        if (colon <= 0 || !ok || port == 0 || port > 65535) {
+            *error = QStringLiteral("'%1' is not host:port").arg(item);
+            return false;
+        }
+        out->append({item.left(colon), quint16(port)});
+    }
+    if (out->isEmpty()) {
+        *error = QStringLiteral("no host:port given");
+        return false;
+    }
+    return true;
+}
+
+} // namespace edgetrain::net

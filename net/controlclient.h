@@ -1,0 +1,74 @@
+#pragma once
+
+#include "controlchannel.h"
+#include "nodeinfo.h"
+#include "systemsampler.h"
+
+#include <QObject>
+#include <QTimer>
+
+namespace edgetrain::net {
+
+/**
+ * The controller's side of one node connection (the app, edgetrain-cli). Connects, proves the
+ * cluster key and checks that the node proves it too (a node without the key cannot pose as
+ * one), then delivers the node's replies and metrics. Runs on the thread that owns it.
+ */
+class ControlClient : public QObject
+{
+    Q_OBJECT
+
+public:
+    ControlClient(QString host, quint16 port, QByteArray clusterKey, QObject *parent = nullptr);
+
+    void connectToNode(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+    void subscribeMetrics();
+    void send(const QString &type, const QCborMap &body = {});
+    void close();
+    QString address() const;
+    const NodeInfo &node() const { return m_node; }
+    bool isReady() const { return m_ready; }
+
+Q_SIGNALS:
+    void ready(const edgetrain::net::NodeInfo &node);
+    void metrics(const edgetrain::net::SystemSample &sample);
+    void message(const edgetrain::net::Frame &frame); // any other authenticated reply
+    void failed(const QString &reason);
+
+private:
+    void onFrame(const Frame &frame);
+    void fail(const QString &reason);
+
+    QString m_host;
+    quint16 m_port;
+    QByteArray m_key;
+    QByteArray m_nonce;
+    ControlChannel *m_channel = nullptr;
+    QTimer m_timeout;
+    NodeInfo m_node;
+    bool m_ready = false;
+    bool m_failed = false;
+};
+
+/** Sends discovery probes (unicast to given addresses, or to the multicast group) and collects
+ *  the nodes that answer or beacon within the timeout. */
+class DiscoveryProbe : public QObject
+{
+    Q_OBJECT
+
+public:
+    struct Target
+    {
+        QHostAddress address;
+        quint16 port;
+    };
+    explicit DiscoveryProbe(QObject *parent = nullptr);
+    /** Blocks in a local event loop for `timeout`; returns the nodes heard, by id. */
+    QList<NodeInfo> run(const QList<Target> &targets, std::chrono::milliseconds timeout,
+                        QString *error);
+};
+
+/** Parses "host:port[,host:port...]"; throws nothing, returns false with a message. */
+bool parseHostPorts(const QString &text, QList<QPair<QString, quint16>> *out, QString *error);
+
+} // namespace edgetrain::net

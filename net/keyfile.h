@@ -1,0 +1,15 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace edgetrain::net {
+
+/**
+ * Reads the cluster key: the file's bytes without surrounding white space. Refuses (false, with a
+ * message naming the file) a missing, unreadable or empty file, and one that every user of the
+ * machine may read (the key is the cluster's only secret: chmod 600).
+ */
+bool readKeyFile(const QString &path, QByteArray *key, QString *error);
+
+} // namespace edgetrain::net

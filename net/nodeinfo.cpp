@@ -1,0 +1,46 @@
+#include "nodeinfo.h"
+
+#include <optional>
+
+namespace edgetrain::net {
+
+QCborMap NodeInfo::toCbor() const
+{
+    QCborMap m;
+    m.insert(QStringLiteral("kind"), QStringLiteral("edgetrain-node"));
+    m.insert(QStringLiteral("id"), id);
+    m.insert(QStringLiteral("name"), name);
+    m.insert(QStringLiteral("version"), version);
+    m.insert(QStringLiteral("protocol"), protocol);
+    m.insert(QStringLiteral("control_port"), control_port);
+    m.insert(QStringLiteral("cores"), cores);
+    m.insert(QStringLiteral("ram_bytes"), qint64(ram_bytes));
+    m.insert(QStringLiteral("arch"), arch);
+    m.insert(QStringLiteral("cpu_model"), cpu_model);
+    m.insert(QStringLiteral("load"), load);
+    return m;
+}
+
+std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
+{
+    if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-node") ||
+        !m.value(QStringLiteral("id")).isString() || !m.value(QStringLiteral("control_port")).isInteger())
+        return std::nullopt;
+    const qint64 port = m.value(QStringLiteral("control_port")).toInteger();
+    if (port <= 0 || port > 65535)
+        return std::nullopt;
+    NodeInfo n;
+    n.id = m.value(QStringLiteral("id")).toString().left(64);
+    n.name = m.value(QStringLiteral("name")).toString().left(128);
+    n.version = m.value(QStringLiteral("version")).toString().left(32);
+    n.protocol = int(m.value(QStringLiteral("protocol")).toInteger());
+    n.control_port = quint16(port);
+    n.cores = int(m.value(QStringLiteral("cores")).toInteger());
+    n.ram_bytes = m.value(QStringLiteral("ram_bytes")).toInteger();
+    n.arch = m.value(QStringLiteral("arch")).toString().left(32);
+    n.cpu_model = m.value(QStringLiteral("cpu_model")).toString().left(128);
+    n.load = m.value(QStringLiteral("load")).toDouble();
+    return n;
+}
+
+} // namespace edgetrain::net

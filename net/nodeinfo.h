@@ -1,0 +1,31 @@
+#pragma once
+
+#include <QCborMap>
+#include <QHostAddress>
+#include <QString>
+
+#include <cstdint>
+
+namespace edgetrain::net {
+
+/** What a node says about itself in beacons, probe answers and the handshake. */
+struct NodeInfo
+{
+    QString id;   // stable per process start (random)
+    QString name;
+    QString version;
+    int protocol = 0;
+    quint16 control_port = 0;
+    int cores = 0;
+    std::int64_t ram_bytes = 0;
+    QString arch;
+    QString cpu_model;
+    double load = 0.0;
+    QHostAddress address; // filled in by whoever heard it
+
+    QCborMap toCbor() const;
+    /** Nothing if the map lacks the required fields (foreign or garbage datagrams). */
+    static std::optional<NodeInfo> fromCbor(const QCborMap &map);
+};
+
+} // namespace edgetrain::net

@@ -1,0 +1,208 @@
+#include "nodeserver.h"
+
+#include <QCborValue>
+#include <QNetworkDatagram>
+#include <QUuid>
+
+#include <algorithm>
+
+namespace edgetrain::net {
+
+Q_LOGGING_CATEGORY(lcNode, "edgetrain.node")
+
+struct NodeServer::Session
+{
+    enum class State { AwaitHello, AwaitAuth, Ready };
+    ControlChannel *channel = nullptr;
+    State state = State::AwaitHello;
+    QByteArray clientNonce;
+    QByteArray serverNonce;
+    bool subscribed = false;
+    QTimer handshakeTimer;
+};
+
+NodeServer::NodeServer(NodeOptions options, QObject *parent)
+    : QObject(parent), m_options(std::move(options))
+{
+    const DeviceInfo device = DeviceInfo::read();
+    m_info.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    m_info.name = m_options.name;
+    m_info.version = QStringLiteral(EDGETRAIN_VERSION);
+    m_info.protocol = Frame::kVersion;
+    m_info.cores = device.cores;
+    m_info.ram_bytes = device.ram_bytes;
+    m_info.arch = device.arch;
+    m_info.cpu_model = device.cpu_model;
+    connect(&m_server, &QTcpServer::newConnection, this, &NodeServer::onConnection);
+    connect(&m_discovery, &QUdpSocket::readyRead, this, &NodeServer::onDatagrams);
+    connect(&m_beaconTimer, &QTimer::timeout, this, &NodeServer::sendBeacon);
+    connect(&m_metricsTimer, &QTimer::timeout, this, &NodeServer::sendMetrics);
+}
+
+NodeServer::~NodeServer() = default;
+
+bool NodeServer::start(QString *error)
+{
+    if (!m_server.listen(QHostAddress::Any, m_options.port)) {
+        *error = QStringLiteral("cannot listen on control port %1: %2")
+                     .arg(m_options.port)
+                     .arg(m_server.errorString());
+        return false;
+    }
+    m_info.control_port = m_server.serverPort();
+    if (!m_discovery.bind(QHostAddress::AnyIPv4, m_options.discovery_port,
+                          QUdpSocket::ShareAddress | QUdpSocket::ReuseAddressHint)) {
+        *error = QStringLiteral("cannot bind discovery port %1: %2")
+                     .arg(m_options.discovery_port)
+                     .arg(m_discovery.errorString());
+        return false;
+    }
+    if (m_options.multicast) {
+        if (!m_discovery.joinMulticastGroup(m_options.multicast_group))
+            qCWarning(lcNode) << "cannot join multicast group" << m_options.multicast_group.toString()
+                              << "- answering probes only:" << m_discovery.errorString();
+        m_beaconTimer.start(m_options.beacon_interval);
+        sendBeacon();
+    }
+    m_metricsTimer.start(m_options.metrics_interval);
+    qCInfo(lcNode).noquote() << QStringLiteral("node '%1' (%2) on control port %3, discovery port %4%5")
+                                    .arg(m_info.name, m_info.id)
+                                    .arg(m_info.control_port)
+                                    .arg(m_options.discovery_port)
+                                    .arg(m_options.multicast ? QStringLiteral(", multicast beacons")
+                                                             : QStringLiteral(", probes only"));
+    return true;
+}
+
+void NodeServer::onConnection()
+{
+    while (QTcpSocket *socket = m_server.nextPendingConnection()) {
+        auto session = std::make_unique<Session>();
+        Session *s = session.get();
+        s->channel = new ControlChannel(socket, this);
+        connect(s->channel, &ControlChannel::frameReceived, this,
+                [this, s](const Frame &f) { onFrame(s, f); });
+        connect(s->channel, &ControlChannel::closed, this, [this, s](const QString &reason) {
+            if (s->state == Session::State::Ready)
+                qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "closed:" << reason;
+            else if (reason == QLatin1String("peer disconnected"))
+                qCWarning(lcNode).noquote() << "handshake with" << s->channel->peer() << "abandoned by the peer";
+            else
+                qCWarning(lcNode).noquote() << "refused" << s->channel->peer() << "-" << reason;
+            QTimer::singleShot(0, this, [this, s] { drop(s); });
+        });
+        s->handshakeTimer.setSingleShot(true);
+        connect(&s->handshakeTimer, &QTimer::timeout, this, [this, s] {
+            if (s->state != Session::State::Ready)
+                refuse(s, QStringLiteral("no handshake within %1 ms").arg(m_options.handshake_timeout.count()));
+        });
+        s->handshakeTimer.start(m_options.handshake_timeout);
+        m_sessions.push_back(std::move(session));
+    }
+}
+
+void NodeServer::drop(Session *s)
+{
+    const auto it = std::find_if(m_sessions.begin(), m_sessions.end(),
+                                 [s](const auto &p) { return p.get() == s; });
+    if (it == m_sessions.end())
+        return;
+    s->channel->deleteLater();
+    m_sessions.erase(it);
+}
+
+void NodeServer::refuse(Session *s, const QString &reason)
+{
+    s->channel->send(QStringLiteral("refused"), QCborMap{{QStringLiteral("reason"), reason}});
+    s->channel->close(reason);
+}
+
+void NodeServer::onFrame(Session *s, const Frame &frame)
+{
+    switch (s->state) {
+    case Session::State::AwaitHello:
+        if (frame.type != QLatin1String("hello") || frame.authenticated)
+            return refuse(s, QStringLiteral("expected hello, got '%1' before authentication").arg(frame.type.left(32)));
+        return handleHello(s, frame);
+    case Session::State::AwaitAuth:
+        if (frame.type != QLatin1String("auth") || frame.authenticated)
+            return refuse(s, QStringLiteral("expected auth, got '%1'").arg(frame.type.left(32)));
+        return handleAuth(s, frame);
+    case Session::State::Ready:
+        return handleRequest(s, frame);
+    }
+}
+
+void NodeServer::handleHello(Session *s, const Frame &frame)
+{
+    const QByteArray nonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
+    if (nonce.size() != Handshake::kNonceBytes)
+        return refuse(s, QStringLiteral("hello without a %1-byte nonce").arg(Handshake::kNonceBytes));
+    s->clientNonce = nonce;
+    s->serverNonce = randomBytes(Handshake::kNonceBytes);
+    QCborMap body;
+    body.insert(QStringLiteral("nonce"), s->serverNonce);
+    body.insert(QStringLiteral("proof"), Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce));
+    s->channel->send(QStringLiteral("challenge"), body);
+    s->state = Session::State::AwaitAuth;
+}
+
+void NodeServer::handleAuth(Session *s, const Frame &frame)
+{
+    const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
+    if (!constantTimeEquals(proof, Handshake::clientProof(m_options.cluster_key, s->clientNonce, s->serverNonce)))
+        return refuse(s, QStringLiteral("the peer did not prove the cluster key"));
+    s->channel->setSessionKey(Handshake::sessionKey(m_options.cluster_key, s->clientNonce, s->serverNonce));
+    s->state = Session::State::Ready;
+    s->handshakeTimer.stop();
+    qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "authenticated";
+    QCborMap body = m_info.toCbor();
+    body.insert(QStringLiteral("load"), m_sampler.sample().load1);
+    s->channel->send(QStringLiteral("welcome"), body);
+}
+
+void NodeServer::handleRequest(Session *s, const Frame &frame)
+{
+    if (frame.type == QLatin1String("ping")) {
+        s->channel->send(QStringLiteral("pong"), frame.body);
+    } else if (frame.type == QLatin1String("subscribe")) {
+        s->subscribed = true;
+    } else if (frame.type == QLatin1String("unsubscribe")) {
+        s->subscribed = false;
+    } else {
+        qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "sent unknown message type"
+                                    << frame.type.left(32);
+        s->channel->send(QStringLiteral("error"),
+                         QCborMap{{QStringLiteral("message"),
+                                   QStringLiteral("unknown message type '%1'").arg(frame.type.left(32))}});
+    }
+}
+
+void NodeServer::sendMetrics()
+{
+    const SystemSample sample = m_sampler.sample();
+    m_info.load = sample.load1;
+    QCborMap body = sample.toCbor();
+    for (const auto &s : m_sessions)
+        if (s->state == Session::State::Ready && s->subscribed)
+            s->channel->send(QStringLiteral("metrics"), body);
+}
+
+void NodeServer::sendBeacon()
+{
+    m_discovery.writeDatagram(QCborValue(m_info.toCbor()).toCbor(), m_options.multicast_group,
+                              m_options.discovery_port);
+}
+
+void NodeServer::onDatagrams()
+{
+    while (m_discovery.hasPendingDatagrams()) {
+        const QNetworkDatagram d = m_discovery.receiveDatagram(4096);
+        const QCborMap m = QCborValue::fromCbor(d.data()).toMap();
+        if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-probe"))
+            continue; // beacons of other nodes, or noise
+        m_discovery.writeDatagram(QCborValue(m_info.toCbor()).toCbor(), d.senderAddress(), quint16(d.senderPort()));
+    }
+}
+
+} // namespace edgetrain::net

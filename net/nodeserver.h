@@ -1,0 +1,76 @@
+#pragma once
+
+#include "controlchannel.h"
+#include "nodeinfo.h"
+#include "systemsampler.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QTcpServer>
+#include <QTimer>
+#include <QUdpSocket>
+
+#include <memory>
+#include <vector>
+
+namespace edgetrain::net {
+
+Q_DECLARE_LOGGING_CATEGORY(lcNode)
+
+struct NodeOptions
+{
+    QString name;
+    quint16 port = 0;             // 0: any free port
+    QByteArray cluster_key;
+    quint16 discovery_port = 45454;
+    bool multicast = true;        // beacons to the multicast group; probes are answered anyway
+    QHostAddress multicast_group{QStringLiteral("239.255.77.77")};
+    std::chrono::milliseconds beacon_interval{1000};
+    std::chrono::milliseconds metrics_interval{1000};
+    std::chrono::milliseconds handshake_timeout{5000};
+};
+
+/**
+ * The node side of the control plane: listens for controllers, proves it holds the cluster key
+ * and makes the peer prove it (HMAC challenge-response over fresh nonces from both sides), then
+ * serves authenticated requests. A peer that has not proven the key gets nothing but a
+ * refusal; any protocol violation closes that connection with a log line and the node goes on
+ * serving the others. Announces itself by multicast beacons and answers unicast probes.
+ */
+class NodeServer : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit NodeServer(NodeOptions options, QObject *parent = nullptr);
+    ~NodeServer() override;
+
+    /** Binds the control and discovery sockets; false with a message if either fails. */
+    bool start(QString *error);
+    const NodeInfo &info() const { return m_info; }
+    int sessionCount() const { return int(m_sessions.size()); }
+
+private:
+    struct Session;
+    void onConnection();
+    void onFrame(Session *session, const Frame &frame);
+    void handleHello(Session *s, const Frame &frame);
+    void handleAuth(Session *s, const Frame &frame);
+    void handleRequest(Session *s, const Frame &frame);
+    void refuse(Session *s, const QString &reason);
+    void drop(Session *s);
+    void onDatagrams();
+    void sendBeacon();
+    void sendMetrics();
+
+    NodeOptions m_options;
+    NodeInfo m_info;
+    QTcpServer m_server;
+    QUdpSocket m_discovery;
+    QTimer m_beaconTimer;
+    QTimer m_metricsTimer;
+    SystemSampler m_sampler;
+    std::vector<std::unique_ptr<Session>> m_sessions;
+};
+
+} // namespace edgetrain::net
