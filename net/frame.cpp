@@ -68,13 +68,16 @@ void FrameDecoder::feed(const QByteArray &bytes)
 
 std::optional<Frame> FrameDecoder::next()
 {
-    if (failed() || m_buffer.size() < Frame::kHeaderBytes)
+    if (failed() || m_buffer.isEmpty())
         return std::nullopt;
     const auto *h = reinterpret_cast<const unsigned char *>(m_buffer.constData());
-    if (h[0] != 'E' || h[1] != 'T') {
+    // Judge the magic as soon as it arrives: garbage is refused at once, not after a timeout.
+    if (h[0] != 'E' || (m_buffer.size() > 1 && h[1] != 'T')) {
         fail(QStringLiteral("not an EdgeTrain frame (bad magic bytes)"));
         return std::nullopt;
     }
+    if (m_buffer.size() < Frame::kHeaderBytes)
+        return std::nullopt;
     if (h[2] != Frame::kVersion) {
         fail(QStringLiteral("protocol version %1 is not supported (this node speaks %2)")
                  .arg(h[2])

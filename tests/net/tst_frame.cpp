@@ -1,0 +1,175 @@
+// The frame codec: round trips, streams cut anywhere, and every kind of bad input refused with
+// a message, never a crash or a read past the buffer.
+
+#include "net/controlchannel.h"
+#include "net/frame.h"
+
+#include <QCborArray>
+#include <QCborValue>
+#include <QRandomGenerator>
+#include <QTest>
+#include <QtEndian>
+
+using namespace edgetrain::net;
+
+namespace {
+Frame sample(std::uint64_t seq = 0)
+{
+    Frame f;
+    f.sequence = seq;
+    f.type = QStringLiteral("metrics");
+    f.body = QCborMap{{QStringLiteral("cpu_percent"), 12.5}, {QStringLiteral("name"), QStringLiteral("pi-3")},
+                      {QStringLiteral("blob"), QByteArray(1000, 'x')}};
+    return f;
+}
+
+QByteArray header(quint32 length, char version = 1, char flags = 0)
+{
+    QByteArray h("ET");
+    h.append(version).append(flags);
+    char len[4];
+    qToBigEndian(length, len);
+    return h.append(len, 4);
+}
+} // namespace
+
+class TestFrame : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void roundTrip_data();
+    void roundTrip();
+    void byteByByte();
+    void refusals_data();
+    void refusals();
+    void alteredAuthenticatedFrame();
+    void handshakeProofs();
+    void randomGarbageNeverCrashes();
+};
+
+void TestFrame::roundTrip_data()
+{
+    QTest::addColumn<bool>("authenticated");
+    QTest::newRow("plain") << false;
+    QTest::newRow("authenticated") << true;
+}
+
+void TestFrame::roundTrip()
+{
+    QFETCH(bool, authenticated);
+    const QByteArray key = authenticated ? QByteArray("session-key") : QByteArray();
+    const Frame f = sample(authenticated ? 7 : 0);
+    FrameDecoder d;
+    d.setSessionKey(key);
+    d.feed(f.encode(key) + f.encode(key));
+    for (int i = 0; i < 2; ++i) {
+        const auto g = d.next();
+        QVERIFY(g);
+        QCOMPARE(g->type, f.type);
+        QCOMPARE(g->sequence, f.sequence);
+        QCOMPARE(g->body, f.body);
+        QCOMPARE(g->authenticated, authenticated);
+    }
+    QVERIFY(!d.next());
+    QVERIFY(!d.failed());
+}
+
+void TestFrame::byteByByte()
+{
+    const QByteArray bytes = sample().encode();
+    FrameDecoder d;
+    for (qsizetype i = 0; i + 1 < bytes.size(); ++i) {
+        d.feed(bytes.mid(i, 1));
+        QVERIFY(!d.next()); // a truncated frame is simply not complete yet
+    }
+    d.feed(bytes.right(1));
+    QVERIFY(d.next());
+    QCOMPARE(d.offset(), std::int64_t(bytes.size()));
+}
+
+void TestFrame::refusals_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("garbage") << QByteArray("GET / HTTP/1.1\r\n\r\n") << "bad magic";
+    QTest::newRow("one wrong byte") << QByteArray("X") << "bad magic";
+    QTest::newRow("future version") << header(4, 9) + QByteArray(4, 0) << "protocol version 9";
+    QTest::newRow("unknown flags") << header(4, 1, 0x40) + QByteArray(4, 0) << "unknown frame flags";
+    QTest::newRow("oversized") << header(100u << 20) << "exceeds the limit";
+    const QByteArray junk("\xff\xff\xff\xff", 4);
+    QTest::newRow("undecodable payload") << header(4) + junk << "undecodable frame payload";
+    const QByteArray notArray = QCborValue(QCborMap{{QStringLiteral("a"), 1}}).toCbor();
+    QTest::newRow("payload shape") << header(quint32(notArray.size())) + notArray << "not [sequence, type, body]";
+    QTest::newRow("authenticated before handshake")
+        << header(3, 1, Frame::kAuthenticated) + QByteArray(3 + 32, 0) << "before the handshake";
+}
+
+void TestFrame::refusals()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, message);
+    FrameDecoder d(1u << 20);
+    d.feed(bytes);
+    QVERIFY(!d.next());
+    QVERIFY(d.failed());
+    QVERIFY2(d.error().contains(message), qPrintable(d.error()));
+    d.feed(sample().encode()); // a failed stream stays failed
+    QVERIFY(!d.next());
+}
+
+void TestFrame::alteredAuthenticatedFrame()
+{
+    QByteArray bytes = sample(1).encode("k1");
+    bytes[20] = char(bytes[20] ^ 0x01);
+    FrameDecoder d;
+    d.setSessionKey("k1");
+    d.feed(bytes);
+    QVERIFY(!d.next());
+    QVERIFY(d.error().contains(QLatin1String("authentication failed")));
+
+    FrameDecoder other; // right bytes, wrong key
+    other.setSessionKey("k2");
+    other.feed(sample(1).encode("k1"));
+    QVERIFY(!other.next());
+    QVERIFY(other.failed());
+
+    FrameDecoder afterHandshake; // a plain frame once a key is set
+    afterHandshake.setSessionKey("k1");
+    afterHandshake.feed(sample().encode());
+    QVERIFY(!afterHandshake.next());
+    QVERIFY(afterHandshake.error().contains(QLatin1String("unauthenticated frame after the handshake")));
+}
+
+void TestFrame::handshakeProofs()
+{
+    const QByteArray key("cluster"), nc = randomBytes(32), ns = randomBytes(32);
+    QVERIFY(Handshake::serverProof(key, nc, ns) != Handshake::clientProof(key, nc, ns));
+    QVERIFY(Handshake::clientProof(key, nc, ns) != Handshake::clientProof("other", nc, ns));
+    QVERIFY(Handshake::sessionKey(key, nc, ns) != Handshake::sessionKey(key, nc, randomBytes(32)));
+    QCOMPARE(Handshake::sessionKey(key, nc, ns).size(), 32);
+    QVERIFY(constantTimeEquals("abc", "abc"));
+    QVERIFY(!constantTimeEquals("abc", "abd"));
+    QVERIFY(!constantTimeEquals("abc", "ab"));
+}
+
+void TestFrame::randomGarbageNeverCrashes()
+{
+    auto *rng = QRandomGenerator::global();
+    for (int trial = 0; trial < 2000; ++trial) {
+        QByteArray bytes = sample(trial % 3).encode(trial % 2 ? QByteArray("k") : QByteArray());
+        const int flips = 1 + int(rng->bounded(8));
+        for (int i = 0; i < flips; ++i)
+            bytes[qsizetype(rng->bounded(int(bytes.size())))] = char(rng->bounded(256));
+        bytes.truncate(qsizetype(rng->bounded(int(bytes.size()) + 1)));
+        FrameDecoder d(1u << 16);
+        if (trial % 2)
+            d.setSessionKey("k");
+        d.feed(bytes);
+        while (d.next()) {
+        }
+    }
+}
+
+QTEST_APPLESS_MAIN(TestFrame)
+#include "tst_frame.moc"

@@ -1,0 +1,382 @@
+// Real edgetrain-node processes on 127.0.0.1: discovery by probe, the authenticated metrics
+// stream against /proc, and every way in without the key refused with a log line while the node
+// goes on serving others.
+
+#include "net/controlchannel.h"
+#include "net/controlclient.h"
+#include "net/frame.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtEndian>
+
+#include <memory>
+
+using namespace edgetrain::net;
+
+namespace {
+
+class NodeProcess
+{
+public:
+    NodeProcess(const QString &name, const QString &keyFile, QStringList extra = {})
+    {
+        discoveryPort = quint16(40000 + QRandomGenerator::global()->bounded(20000));
+        process.setProgram(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"));
+        process.setArguments(QStringList{"--name", name, "--port", "0", "--discovery-port",
+                                         QString::number(discoveryPort), "--no-multicast", "--key-file",
+                                         keyFile, "--print-port"} + extra);
+        process.start();
+    }
+    ~NodeProcess()
+    {
+        if (process.state() != QProcess::NotRunning) {
+            process.terminate();
+            process.waitForFinished(3000);
+        }
+    }
+    bool waitReady()
+    {
+        QElapsedTimer t;
+        t.start();
+        QByteArray out;
+        while (!out.contains('\n') && t.elapsed() < 5000 && process.state() != QProcess::NotRunning) {
+            process.waitForReadyRead(200);
+            out += process.readAllStandardOutput();
+        }
+        port = quint16(out.trimmed().toUInt());
+        return port != 0;
+    }
+    QString log()
+    {
+        m_log += QString::fromUtf8(process.readAllStandardError());
+        return m_log;
+    }
+
+    QProcess process;
+    quint16 port = 0;
+    quint16 discoveryPort = 0;
+
+private:
+    QString m_log;
+};
+
+/** A hand-driven peer: raw socket, our own frames, for the cases a well-behaved client never
+ *  produces. */
+class RawPeer
+{
+public:
+    explicit RawPeer(quint16 port)
+    {
+        socket.connectToHost(QStringLiteral("127.0.0.1"), port);
+        socket.waitForConnected(3000);
+    }
+    void write(const QByteArray &bytes)
+    {
+        socket.write(bytes);
+        socket.flush();
+    }
+    void send(const QString &type, const QCborMap &body, std::uint64_t seq = 0, const QByteArray &key = {})
+    {
+        Frame f;
+        f.sequence = seq;
+        f.type = type;
+        f.body = body;
+        write(f.encode(key));
+    }
+    /** The next frame, or nothing if the node closed the connection or went quiet. */
+    std::optional<Frame> receive(int timeout_ms = 3000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeout_ms) {
+            if (auto f = decoder.next())
+                return f;
+            if (decoder.failed())
+                return std::nullopt;
+            if (!socket.waitForReadyRead(int(timeout_ms - t.elapsed())))
+                break;
+            decoder.feed(socket.readAll());
+        }
+        return decoder.next();
+    }
+    bool closedByNode(int timeout_ms = 3000)
+    {
+        if (socket.state() == QAbstractSocket::UnconnectedState)
+            return true;
+        return socket.waitForDisconnected(timeout_ms);
+    }
+    /** Runs the handshake with `key`; returns the session key (empty if refused). */
+    QByteArray handshake(const QByteArray &key, QByteArray clientNonce = {}, QByteArray *proofOut = nullptr,
+                         const QByteArray &proofOverride = {})
+    {
+        if (clientNonce.isEmpty())
+            clientNonce = randomBytes(32);
+        send(QStringLiteral("hello"), QCborMap{{QStringLiteral("nonce"), clientNonce}});
+        const auto challenge = receive();
+        if (!challenge || challenge->type != QLatin1String("challenge"))
+            return {};
+        const QByteArray ns = challenge->body.value(QStringLiteral("nonce")).toByteArray();
+        const QByteArray proof = proofOverride.isEmpty() ? Handshake::clientProof(key, clientNonce, ns) : proofOverride;
+        if (proofOut)
+            *proofOut = proof;
+        send(QStringLiteral("auth"), QCborMap{{QStringLiteral("proof"), proof}});
+        const QByteArray session = Handshake::sessionKey(key, clientNonce, ns);
+        decoder.setSessionKey(session);
+        const auto welcome = receive();
+        return welcome && welcome->type == QLatin1String("welcome") ? session : QByteArray();
+    }
+
+    QTcpSocket socket;
+    FrameDecoder decoder;
+};
+
+std::int64_t meminfo(const char *key)
+{
+    QFile f(QStringLiteral("/proc/meminfo"));
+    f.open(QIODevice::ReadOnly);
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith(key))
+            return line.mid(qsizetype(qstrlen(key))).trimmed().split(' ').value(0).toLongLong() * 1024;
+    return -1;
+}
+
+} // namespace
+
+class TestNode : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void refusesBadKeyFiles_data();
+    void refusesBadKeyFiles();
+    void discoveryByProbe();
+    void metricsStreamMatchesProc();
+    void refusals_data();
+    void refusals();
+    void replayedHandshakeAndFrames();
+    void unknownMessageTypeIsAnsweredAndSessionStays();
+    void stopsCleanlyOnSigterm();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_key;
+    QByteArray m_secret = "correct horse battery staple";
+    std::unique_ptr<NodeProcess> m_node;
+};
+
+void TestNode::initTestCase()
+{
+    m_key = m_dir.path() + QStringLiteral("/cluster.key");
+    QFile f(m_key);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(m_secret + "\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    m_node = std::make_unique<NodeProcess>(QStringLiteral("pi-a"), m_key);
+    QVERIFY(m_node->waitReady());
+}
+
+void TestNode::refusesBadKeyFiles_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("missing") << "missing.key" << "does not exist";
+    QTest::newRow("empty") << "empty.key" << "is empty";
+    QTest::newRow("world-readable") << "open.key" << "readable by every user";
+    QTest::newRow("none given") << "" << "no key file given";
+}
+
+void TestNode::refusesBadKeyFiles()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, message);
+    QFile empty(m_dir.path() + "/empty.key");
+    empty.open(QIODevice::WriteOnly);
+    empty.close();
+    empty.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+    QFile open(m_dir.path() + "/open.key");
+    open.open(QIODevice::WriteOnly);
+    open.write("secret");
+    open.close();
+    open.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ReadOther);
+    QProcess p;
+    QStringList args{"--port", "0", "--no-multicast"};
+    if (!file.isEmpty())
+        args << "--key-file" << m_dir.path() + "/" + file;
+    p.start(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"), args);
+    QVERIFY(p.waitForFinished(5000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains(message), qPrintable(err));
+}
+
+void TestNode::discoveryByProbe()
+{
+    NodeProcess b(QStringLiteral("pi-b"), m_key), c(QStringLiteral("laptop-c"), m_key);
+    QVERIFY(b.waitReady() && c.waitReady());
+    DiscoveryProbe probe;
+    QString error;
+    const auto nodes = probe.run({{QHostAddress::LocalHost, m_node->discoveryPort},
+                                  {QHostAddress::LocalHost, b.discoveryPort},
+                                  {QHostAddress::LocalHost, c.discoveryPort}},
+                                 std::chrono::milliseconds(800), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(nodes.size(), 3);
+    QStringList names;
+    for (const auto &n : nodes) {
+        names << n.name;
+        QCOMPARE(n.address, QHostAddress(QHostAddress::LocalHost));
+        QVERIFY(n.cores >= 1 && n.ram_bytes > 0 && !n.arch.isEmpty());
+        QVERIFY(n.control_port == m_node->port || n.control_port == b.port || n.control_port == c.port);
+    }
+    names.sort();
+    QCOMPARE(names, (QStringList{"laptop-c", "pi-a", "pi-b"}));
+}
+
+void TestNode::metricsStreamMatchesProc()
+{
+    ControlClient client(QStringLiteral("127.0.0.1"), m_node->port, m_secret);
+    QSignalSpy ready(&client, &ControlClient::ready);
+    QSignalSpy failed(&client, &ControlClient::failed);
+    QList<qint64> arrivals;
+    QList<SystemSample> samples;
+    QElapsedTimer clock;
+    clock.start();
+    connect(&client, &ControlClient::metrics, this, [&](const SystemSample &s) {
+        arrivals << clock.elapsed();
+        samples << s;
+    });
+    client.connectToNode();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 5000);
+    QCOMPARE(client.node().name, QStringLiteral("pi-a"));
+    client.subscribeMetrics();
+    QTRY_VERIFY_WITH_TIMEOUT(samples.size() >= 4, 6000);
+    QCOMPARE(failed.count(), 0);
+    for (int i = 1; i < arrivals.size(); ++i) // about once a second
+        QVERIFY2(arrivals[i] - arrivals[i - 1] > 700 && arrivals[i] - arrivals[i - 1] < 1400,
+                 qPrintable(QString::number(arrivals[i] - arrivals[i - 1])));
+    const SystemSample &s = samples.last();
+    QCOMPARE(s.memory_total_bytes, meminfo("MemTotal:"));
+    const double available = double(meminfo("MemAvailable:"));
+    QVERIFY2(std::abs(double(s.memory_available_bytes) - available) < 0.05 * available,
+             qPrintable(QStringLiteral("%1 vs %2").arg(s.memory_available_bytes).arg(available)));
+    QVERIFY(s.cpu_percent >= 0.0 && s.cpu_percent <= 100.0);
+    QVERIFY(s.agent_cpu_percent >= 0.0 && s.agent_cpu_percent <= s.cpu_percent + 1.0);
+    QVERIFY(s.agent_rss_bytes > (1 << 20) && s.agent_rss_bytes < (500 << 20));
+    QVERIFY(s.net_rx_bytes_per_second >= 0.0);
+    client.close();
+}
+
+void TestNode::refusals_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("logged");
+    QTest::newRow("no key: request without handshake") << "no-key" << "expected hello";
+    QTest::newRow("wrong key") << "wrong-key" << "did not prove the cluster key";
+    QTest::newRow("garbage bytes") << "garbage" << "bad magic";
+    QTest::newRow("oversized frame") << "oversized" << "exceeds the limit";
+    QTest::newRow("truncated frame") << "truncated" << "no handshake within";
+    QTest::newRow("forged authenticated frame") << "forged" << "authenticated frame before the handshake";
+}
+
+void TestNode::refusals()
+{
+    QFETCH(QString, kind);
+    QFETCH(QString, logged);
+    RawPeer peer(m_node->port);
+    if (kind == QLatin1String("no-key")) {
+        peer.send(QStringLiteral("subscribe"), {});
+        const auto reply = peer.receive();
+        QVERIFY(reply && reply->type == QLatin1String("refused"));
+    } else if (kind == QLatin1String("wrong-key")) {
+        QVERIFY(peer.handshake("not the key").isEmpty());
+    } else if (kind == QLatin1String("garbage")) {
+        peer.write(QByteArray("\x16\x03\x01\x02\x00 definitely not a frame", 28)); // a TLS hello
+    } else if (kind == QLatin1String("oversized")) {
+        QByteArray h("ET\x01\x00", 4);
+        char len[4];
+        qToBigEndian(quint32(64u << 20), len);
+        peer.write(h + QByteArray(len, 4));
+    } else if (kind == QLatin1String("truncated")) {
+        Frame f;
+        f.type = QStringLiteral("hello");
+        f.body = QCborMap{{QStringLiteral("nonce"), randomBytes(32)}};
+        peer.write(f.encode().left(12)); // and then nothing: the handshake times out (5 s)
+        QVERIFY(peer.closedByNode(8000));
+    } else if (kind == QLatin1String("forged")) {
+        Frame f;
+        f.sequence = 1;
+        f.type = QStringLiteral("subscribe");
+        peer.write(f.encode("guessed session key"));
+    }
+    QVERIFY(peer.closedByNode());
+    QTRY_VERIFY2_WITH_TIMEOUT(m_node->log().contains(logged), qPrintable(m_node->log().right(600)), 3000);
+    // The node goes on serving everybody else.
+    RawPeer good(m_node->port);
+    QVERIFY(!good.handshake(m_secret).isEmpty());
+}
+
+void TestNode::replayedHandshakeAndFrames()
+{
+    // A recorded handshake (same client nonce, same proof) on a new connection: the node's fresh
+    // nonce makes the old proof worthless.
+    QByteArray nonce = randomBytes(32), proof;
+    RawPeer first(m_node->port);
+    QVERIFY(!first.handshake(m_secret, nonce, &proof).isEmpty());
+    RawPeer replay(m_node->port);
+    QVERIFY(replay.handshake(m_secret, nonce, nullptr, proof).isEmpty());
+    QVERIFY(replay.closedByNode());
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("did not prove the cluster key")), 3000);
+
+    // Inside a session: a frame sent twice (same sequence number) is a replay.
+    RawPeer peer(m_node->port);
+    const QByteArray session = peer.handshake(m_secret);
+    QVERIFY(!session.isEmpty());
+    Frame ping;
+    ping.sequence = 1;
+    ping.type = QStringLiteral("ping");
+    ping.body = QCborMap{{QStringLiteral("n"), 1}};
+    const QByteArray bytes = ping.encode(session);
+    peer.write(bytes);
+    const auto pong = peer.receive();
+    QVERIFY(pong && pong->type == QLatin1String("pong"));
+    peer.write(bytes);
+    QVERIFY(peer.closedByNode());
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("replayed or out of order")), 3000);
+}
+
+void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
+{
+    RawPeer peer(m_node->port);
+    const QByteArray session = peer.handshake(m_secret);
+    QVERIFY(!session.isEmpty());
+    peer.send(QStringLiteral("format-disk"), {}, 1, session);
+    const auto error = peer.receive();
+    QVERIFY(error && error->type == QLatin1String("error"));
+    QVERIFY(error->body.value(QStringLiteral("message")).toString().contains(QLatin1String("unknown message type")));
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("unknown message type format-disk")), 3000);
+    peer.send(QStringLiteral("ping"), {}, 2, session);
+    const auto pong = peer.receive();
+    QVERIFY(pong && pong->type == QLatin1String("pong"));
+}
+
+void TestNode::stopsCleanlyOnSigterm()
+{
+    NodeProcess n(QStringLiteral("short-lived"), m_key);
+    QVERIFY(n.waitReady());
+    n.process.terminate();
+    QVERIFY(n.process.waitForFinished(3000));
+    QCOMPARE(n.process.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(n.process.exitCode(), 0);
+    QVERIFY(n.log().contains(QLatin1String("stopping")));
+}
+
+QTEST_GUILESS_MAIN(TestNode)
+#include "tst_node.moc"
