@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev zlib1g-dev
-  qt6-base-dev                 # Qt Core (CLI) and Qt Test (all suites)
+  qt6-base-dev                 # Qt Core and Network (CLI, node), Qt Test (all suites)
+  libgloo-dev                  # collectives of the cluster's data plane
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.

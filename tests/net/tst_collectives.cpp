@@ -1,0 +1,158 @@
+// The data plane with real gloo over TCP on 127.0.0.1, ranks as threads in one process: sums
+// are exact, broadcasts reach everybody, and a rank that stops answering makes the others fail
+// with CollectiveError within the timeout instead of hanging.
+
+#include "net/collectives.h"
+
+#include <gloo/rendezvous/hash_store.h>
+
+#include <QTest>
+
+#include <atomic>
+#include <functional>
+#include <thread>
+#include <vector>
+
+using namespace edgetrain::net;
+
+namespace {
+
+/** Runs fn(rank) on `size` threads; returns the messages of ranks that threw. */
+std::vector<std::string> onRanks(int size, const std::function<void(int)> &fn)
+{
+    std::vector<std::string> errors(static_cast<std::size_t>(size));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+            try {
+                fn(r);
+            } catch (const std::exception &e) {
+                errors[std::size_t(r)] = e.what();
+            }
+        });
+    for (auto &t : threads)
+        t.join();
+    return errors;
+}
+
+} // namespace
+
+class TestCollectives : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void allreduceSums_data();
+    void allreduceSums();
+    void broadcastFromRoot();
+    void silentPeerFailsInsteadOfHanging();
+    void missingPeerFailsToConnect();
+    void badRankIsRefused();
+};
+
+void TestCollectives::allreduceSums_data()
+{
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("count");
+    // Gradient sizes of the zoo: LeNet-5, ResNet-20.
+    for (int size : {2, 3, 4})
+        for (int count : {1, 1000, 61706, 269722})
+            QTest::addRow("%d ranks, %d floats", size, count) << size << count;
+}
+
+void TestCollectives::allreduceSums()
+{
+    QFETCH(int, size);
+    QFETCH(int, count);
+    gloo::rendezvous::HashStore store;
+    std::vector<std::vector<float>> data(static_cast<std::size_t>(size));
+    const auto errors = onRanks(size, [&](int rank) {
+        GroupOptions o;
+        o.rank = rank;
+        o.size = size;
+        CollectiveGroup group(store, o);
+        auto &v = data[std::size_t(rank)];
+        v.resize(std::size_t(count));
+        for (int i = 0; i < count; ++i)
+            v[std::size_t(i)] = float((rank + 1) * (i % 7)); // small integers: exact in float
+        group.allreduceSum(v.data(), v.size());
+    });
+    for (const auto &e : errors)
+        QVERIFY2(e.empty(), e.c_str());
+    const float ranksSum = float(size * (size + 1) / 2);
+    for (const auto &v : data)
+        for (int i = 0; i < count; i += 97)
+            QCOMPARE(v[std::size_t(i)], ranksSum * float(i % 7));
+}
+
+void TestCollectives::broadcastFromRoot()
+{
+    gloo::rendezvous::HashStore store;
+    std::vector<std::vector<float>> data(3, std::vector<float>(500));
+    const auto errors = onRanks(3, [&](int rank) {
+        GroupOptions o;
+        o.rank = rank;
+        o.size = 3;
+        CollectiveGroup group(store, o);
+        auto &v = data[std::size_t(rank)];
+        std::fill(v.begin(), v.end(), float(rank == 1 ? 42 : -1));
+        group.broadcast(v.data(), v.size(), 1);
+        group.barrier();
+    });
+    for (const auto &e : errors)
+        QVERIFY2(e.empty(), e.c_str());
+    for (const auto &v : data)
+        QCOMPARE(v.back(), 42.0f);
+}
+
+void TestCollectives::silentPeerFailsInsteadOfHanging()
+{
+    gloo::rendezvous::HashStore store;
+    std::atomic<int> connected{0};
+    QElapsedTimer clock;
+    clock.start();
+    const auto errors = onRanks(3, [&](int rank) {
+        GroupOptions o;
+        o.rank = rank;
+        o.size = 3;
+        o.timeout = std::chrono::milliseconds(1500);
+        CollectiveGroup group(store, o);
+        ++connected;
+        if (rank == 2)
+            return; // this rank "dies": it leaves the group without reducing
+        std::vector<float> v(10000, 1.0f);
+        group.allreduceSum(v.data(), v.size());
+    });
+    QCOMPARE(connected.load(), 3);
+    QVERIFY(errors[0].find("allreduce failed") != std::string::npos || errors[1].find("allreduce failed") != std::string::npos);
+    QVERIFY(errors[2].empty());
+    QVERIFY2(clock.elapsed() < 10000, "the survivors must not hang");
+}
+
+void TestCollectives::missingPeerFailsToConnect()
+{
+    gloo::rendezvous::HashStore store;
+    QElapsedTimer clock;
+    clock.start();
+    const auto errors = onRanks(2, [&](int rank) {
+        GroupOptions o;
+        o.rank = rank;
+        o.size = 3; // rank 2 never comes
+        o.timeout = std::chrono::milliseconds(1000);
+        CollectiveGroup group(store, o);
+    });
+    QVERIFY2(errors[0].find("connecting the group") != std::string::npos, errors[0].c_str());
+    QVERIFY(clock.elapsed() < 10000);
+}
+
+void TestCollectives::badRankIsRefused()
+{
+    gloo::rendezvous::HashStore store;
+    GroupOptions o;
+    o.rank = 3;
+    o.size = 2;
+    QVERIFY_THROWS_EXCEPTION(CollectiveError, CollectiveGroup(store, o));
+}
+
+QTEST_APPLESS_MAIN(TestCollectives)
+#include "tst_collectives.moc"
