@@ -3,10 +3,22 @@
 #include "clicontext.h"
 #include "core/error.h"
 #include "core/gemm.h"
+#include "core/memorysimulation.h"
+#include "net/collectives.h"
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
 
+#include <gloo/rendezvous/hash_store.h>
+
+#include <QStringList>
+
 #include <algorithm>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -102,6 +114,130 @@ int benchGemm(CliContext &cli, std::int64_t n, int repeats)
     return ExitSuccess;
 }
 
+/** One-direction TCP throughput over 127.0.0.1 (bytes/s): the link the ranks share. */
+double loopbackBandwidth()
+{
+    const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (server < 0 || ::bind(server, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+        ::listen(server, 1) != 0 || ::getsockname(server, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        throw core::IoError("cannot open a loopback socket to measure bandwidth");
+    constexpr std::size_t kChunk = 1 << 20, kTotal = std::size_t(512) << 20;
+    std::thread reader([server] {
+        const int peer = ::accept(server, nullptr, nullptr);
+        std::vector<char> buf(kChunk);
+        std::size_t got = 0;
+        while (got < kTotal) {
+            const auto n = ::read(peer, buf.data(), buf.size());
+            if (n <= 0)
+                break;
+            got += std::size_t(n);
+        }
+        ::close(peer);
+    });
+    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(client, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+        reader.join();
+        throw core::IoError("cannot connect over loopback to measure bandwidth");
+    }
+    const std::vector<char> buf(kChunk, 'x');
+    const auto t0 = std::chrono::steady_clock::now();
+    std::size_t sent = 0;
+    while (sent < kTotal) {
+        const auto n = ::write(client, buf.data(), buf.size());
+        if (n <= 0)
+            break;
+        sent += std::size_t(n);
+    }
+    ::close(client);
+    reader.join();
+    ::close(server);
+    return double(sent) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/** Allreduce of the zoo's gradient sizes across ranks (threads, real TCP over loopback). */
+int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
+{
+    std::vector<int> ranks;
+    for (const QString &r : QString::fromStdString(ranksText).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = r.toInt(&ok);
+        if (!ok || n < 2 || n > 16)
+            throw UsageError("--ranks takes counts from 2 to 16, like 2,3,4");
+        ranks.push_back(n);
+    }
+    const double bandwidth = loopbackBandwidth();
+    char line[200];
+    std::snprintf(line, sizeof line, "loopback TCP bandwidth, measured: %.2f GB/s", bandwidth / 1e9);
+    cli.message(line);
+    cli.message("model      gradient   ranks   allreduce (median)   bound 2(n-1)/n*bytes/bw   ratio");
+    core::Json rows = core::Json::array();
+    int generation = 0;
+    for (const char *name : {"lenet5", "resnet20", "resnet110"}) {
+        std::int64_t params = 0;
+        {
+            core::MemorySimulation virtualWeights;
+            core::Model model(core::Zoo::spec(name), 0);
+            params = model.parameterCount();
+        }
+        const std::size_t count = std::size_t(params);
+        const double bytes = double(count) * 4.0;
+        for (const int n : ranks) {
+            gloo::rendezvous::HashStore store;
+            std::vector<double> times;
+            std::vector<std::string> errors(static_cast<std::size_t>(n));
+            std::vector<std::thread> threads;
+            for (int r = 0; r < n; ++r)
+                threads.emplace_back([&, r] {
+                    try {
+                        net::GroupOptions o;
+                        o.rank = r;
+                        o.size = n;
+                        o.prefix = "bench-" + std::to_string(generation);
+                        net::CollectiveGroup group(store, o);
+                        std::vector<float> grad(count, 1.0f);
+                        for (int i = 0; i < repeats + 2; ++i) {
+                            group.barrier();
+                            const auto t0 = std::chrono::steady_clock::now();
+                            group.allreduceSum(grad.data(), grad.size());
+                            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                            if (r == 0 && i >= 2)
+                                times.push_back(s);
+                        }
+                    } catch (const std::exception &e) {
+                        errors[std::size_t(r)] = e.what();
+                    }
+                });
+            for (auto &t : threads)
+                t.join();
+            ++generation;
+            for (const auto &e : errors)
+                if (!e.empty())
+                    throw core::Error("allreduce benchmark: " + e);
+            std::sort(times.begin(), times.end());
+            const double median = times[times.size() / 2];
+            const double bound = 2.0 * (n - 1) / n * bytes / bandwidth;
+            std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
+                          formatBytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound, median / bound);
+            cli.message(line);
+            core::Json row;
+            row.set("model", name).set("bytes", std::int64_t(bytes)).set("ranks", n);
+            row.set("median_seconds", median).set("bound_seconds", bound).set("ratio", median / bound);
+            rows.push(std::move(row));
+        }
+    }
+    if (cli.json()) {
+        core::Json json;
+        json.set("command", "bench").set("kernel", "allreduce").set("transport", "tcp-loopback");
+        json.set("bandwidth_bytes_per_second", bandwidth).set("results", std::move(rows));
+        cli.printJson(json);
+    }
+    return ExitSuccess;
+}
+
 } // namespace
 
 int BenchCommand::run(const QStringList &arguments)
@@ -118,8 +254,13 @@ int BenchCommand::run(const QStringList &arguments)
     cli.addOption("warmup", "Untimed steps first.", "N", "3");
     cli.addOption("seed", "Seed for weights and data.", "N", "0");
     cli.addOption("gemm-size", "Measure SGEMM of this square size instead of a model.", "N");
+    cli.addOption("allreduce", "Measure gloo allreduce of LeNet-5 / ResNet-20 / ResNet-110 "
+                               "gradient sizes across ranks on loopback instead of a model.");
+    cli.addOption("ranks", "Rank counts for --allreduce.", "N,N,...", "2,3,4");
     if (!cli.parse())
         return ExitSuccess;
+    if (cli.isSet("allreduce"))
+        return benchAllreduce(cli, cli.text("ranks"), int(cli.integer("steps", 3, 1000)));
     if (cli.isSet("gemm-size"))
         return benchGemm(cli, cli.integer("gemm-size", 16, 8192), 9);
 

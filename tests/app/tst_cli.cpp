@@ -168,6 +168,15 @@ void TestCli::benchReportsThroughputAndMemory()
              peaks.value(QLatin1String("gradients")).toDouble());
     QVERIFY(peaks.value(QLatin1String("weights")).toDouble() >
             peaks.value(QLatin1String("gradients")).toDouble());
+    const Run allreduce = cli({"bench", "--allreduce", "--ranks", "2", "--steps", "3", "--json"});
+    QCOMPARE(allreduce.status, 0);
+    const QJsonArray rows = allreduce.json.value(QLatin1String("results")).toArray();
+    QCOMPARE(rows.size(), 3); // LeNet-5, ResNet-20, ResNet-110 gradient sizes
+    QCOMPARE(rows[0].toObject().value(QLatin1String("bytes")).toInteger(), 61706 * 4);
+    for (const auto &row : rows)
+        QVERIFY(row.toObject().value(QLatin1String("median_seconds")).toDouble() >=
+                row.toObject().value(QLatin1String("bound_seconds")).toDouble() * 0.5);
+    QCOMPARE(cli({"bench", "--allreduce", "--ranks", "1"}).status, 2);
     const Run gemm = cli({"bench", "--gemm-size", "256", "--json"});
     QCOMPARE(gemm.status, 0);
     QVERIFY(gemm.json.value(QLatin1String("results")).toArray().size() >= 1);
