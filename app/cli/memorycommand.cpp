@@ -133,8 +133,14 @@ int MemoryCommand::run(const QStringList &arguments)
     if (scheduleText == "optimal") {
         plan = planner.optimal(budget);
         if (!plan.fits) {
-            plan = planner.plan(budget); // says what would fit
-            plan.fits = plan.fits && plan.schedule.name() == "optimal";
+            // Say what would fit: the smallest budget, and (if no schedule fits at all) the
+            // largest batch that does.
+            const core::MemoryPlan any = planner.plan(budget);
+            plan.min_budget_bytes = any.fits ? planner.minimumBudget() : any.min_budget_bytes;
+            plan.max_batch = any.fits ? batch : any.max_batch;
+            if (any.fits)
+                cli.message("the dynamic program finds nothing within " + formatBytes(budget) +
+                            ", but " + any.schedule.name() + " fits: use --budget without --schedule");
         }
     } else if (!scheduleText.empty()) {
         core::Schedule schedule;
