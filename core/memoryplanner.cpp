@@ -60,13 +60,16 @@ std::int64_t MemoryPlanner::activationBudget(std::int64_t budget_bytes) const
 
 MemoryPlan MemoryPlanner::optimal(std::int64_t budget_bytes) const
 {
+    // When nothing fits, answer with the least memory any schedule needs (recompute everything),
+    // predicted like every other plan.
+    auto nothing = [&] {
+        MemoryPlan p = evaluate(Schedule::revolve(int(m_model.stageCount()), 0), budget_bytes);
+        p.fits = false;
+        return p;
+    };
     const std::int64_t available = activationBudget(budget_bytes);
-    MemoryPlan failed;
-    failed.schedule = Schedule::revolve(int(m_model.stageCount()), 0);
-    failed.fits = false;
-    failed.budget_bytes = budget_bytes;
     if (available <= 0)
-        return failed;
+        return nothing();
     // The program's model is conservative, and rounding may push the real peak past the
     // budget: verify by simulation and tighten until the schedule fits.
     std::int64_t target = available;
@@ -74,13 +77,13 @@ MemoryPlan MemoryPlanner::optimal(std::int64_t budget_bytes) const
         const std::int64_t unit = std::max<std::int64_t>(4, target / kResolution);
         const auto schedule = OptimalCheckpointing::solve(m_profile.stages(), target, unit);
         if (!schedule)
-            return failed;
+            return nothing();
         MemoryPlan plan = evaluate(*schedule, budget_bytes);
         if (plan.fits)
             return plan;
         target -= std::max<std::int64_t>(unit, plan.predicted_peak_bytes - budget_bytes);
     }
-    return failed;
+    return nothing();
 }
 
 std::vector<Schedule> MemoryPlanner::candidates() const
