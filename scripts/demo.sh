@@ -1,16 +1,48 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, and run the demo session.
-# Until the desktop app exists the demo is headless: LeNet-5 trained on the real Fashion-MNIST
-# on this machine, with live progress, the per-epoch results and the trained weights.
+# Until the desktop app exists the demo is headless:
+#  1. LeNet-5 trained on the real Fashion-MNIST on this machine (progress, per-epoch results,
+#     trained weights), then evaluated from the saved file;
+#  2. a memory plan: ResNet-110 under a 64 MiB budget, run for real;
+#  3. three local edge nodes (127.0.0.1, demo key): found by probe, then watched for 3 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh default
+bin=build/default/bin
 out="${EDGETRAIN_DEMO_OUT:-$PWD/out/demo}"
 mkdir -p "$out"
-echo "== EdgeTrain demo: LeNet-5 on Fashion-MNIST, 2 epochs, cosine learning rate =="
-build/default/bin/edgetrain-cli train --model lenet5 --dataset fashion-mnist --epochs 2 \
+
+echo "== 1. LeNet-5 on Fashion-MNIST, 2 epochs, cosine learning rate =="
+"$bin/edgetrain-cli" train --model lenet5 --dataset fashion-mnist --epochs 2 \
   --batch 64 --lr 0.05 --schedule cosine --save "$out/lenet5.safetensors" --json \
   | tail -n 1 > "$out/train.json"
-build/default/bin/edgetrain-cli evaluate --model lenet5 --weights "$out/lenet5.safetensors"
-echo "Results: $out/train.json   weights: $out/lenet5.safetensors"
+"$bin/edgetrain-cli" evaluate --model lenet5 --weights "$out/lenet5.safetensors"
+
+echo "== 2. ResNet-110 (batch 32) in 64 MiB: checkpointing schedule, predicted and measured =="
+"$bin/edgetrain-cli" memory --model resnet110 --batch 32 --budget 64MiB --run --steps 2 \
+  --json | tail -n 1 > "$out/memory.json"
+
+echo "== 3. Three local edge nodes =="
+key="$out/demo.key"
+[ -s "$key" ] || head -c 32 /dev/urandom | base64 > "$key"
+chmod 600 "$key"
+pids=()
+cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+ports=() probes=()
+for i in 1 2 3; do
+  discovery=$((46500 + i))
+  "$bin/edgetrain-node" --name "demo-node-$i" --port 0 --discovery-port "$discovery" \
+    --no-multicast --key-file "$key" --print-port > "$out/node-$i.port" 2> "$out/node-$i.log" &
+  pids+=($!)
+  probes+=("127.0.0.1:$discovery")
+done
+for i in 1 2 3; do
+  for _ in $(seq 50); do [ -s "$out/node-$i.port" ] && break; sleep 0.1; done
+  ports+=("127.0.0.1:$(cat "$out/node-$i.port")")
+done
+"$bin/edgetrain-cli" nodes --probe "$(IFS=,; echo "${probes[*]}")" --timeout 1s
+"$bin/edgetrain-cli" monitor --nodes "$(IFS=,; echo "${ports[*]}")" --key-file "$key" \
+  --duration 3s --csv "$out/metrics.csv"
+echo "Results in $out: train.json, lenet5.safetensors, memory.json, metrics.csv, node-*.log"
