@@ -88,7 +88,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
             ctx.training = true;
             ctx.seed = options.seed;
             ctx.step = std::uint64_t(step);
-            const StepResult r = model.forwardBackward(x, labels.data(), ctx);
+            const StepResult r = model.forwardBackward(
+                x, labels.data(), ctx, options.checkpointing ? &*options.checkpointing : nullptr);
             x = Tensor();
             optimizer.step(lr);
             ++step;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace edgetrain::core {
@@ -19,6 +20,8 @@ struct TrainOptions
     double lr = 0.05;
     SgdOptions sgd;
     LrSchedule schedule;
+    /** Which activations a step keeps and which it recomputes (default: keep all). */
+    std::optional<Schedule> checkpointing;
     std::uint64_t seed = 0; // shuffling and dropout (the weights have their own seed)
     std::int64_t eval_batch = 500;
 };

@@ -1,7 +1,9 @@
 #include "traincommand.h"
 
 #include "clicontext.h"
+#include "core/bufferpool.h"
 #include "core/error.h"
+#include "core/memoryplanner.h"
 #include "core/gemm.h"
 #include "core/safetensors.h"
 #include "core/trainer.h"
@@ -43,6 +45,8 @@ int TrainCommand::run(const QStringList &arguments)
     cli.addOption("train-limit", "Use only the first N training samples (0: all).", "N", "0");
     cli.addOption("test-limit", "Use only the first N test samples (0: all).", "N", "0");
     cli.addOption("save", "Write the trained weights (safetensors) to this file.", "FILE");
+    cli.addOption("budget", "Train within this much memory per step (e.g. 300MiB): activations "
+                            "are checkpointed as the memory planner decides.", "SIZE");
     if (!cli.parse())
         return ExitSuccess;
 
@@ -64,7 +68,31 @@ int TrainCommand::run(const QStringList &arguments)
     const std::string datasetName = cli.text("dataset");
     const std::string savePath = cli.text("save");
 
+    std::int64_t budget = -1;
+    if (cli.isSet("budget")) {
+        try {
+            budget = core::parseByteSize(cli.text("budget"));
+        } catch (const core::SpecError &e) {
+            throw UsageError(e.what());
+        }
+        core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
+    }
     core::Model model(core::Zoo::resolve(modelName), options.seed);
+    if (budget >= 0) {
+        const core::MemoryPlan plan = core::MemoryPlanner(model, options.batch).plan(budget);
+        if (!plan.fits)
+            throw core::Error("nothing fits " + formatBytes(budget) + " at batch " +
+                              std::to_string(options.batch) + ": the smallest budget that fits is " +
+                              formatBytes(plan.min_budget_bytes) +
+                              (plan.max_batch > 0 ? "; batch " + std::to_string(plan.max_batch) + " fits"
+                                                  : std::string()));
+        cli.message("memory budget " + formatBytes(budget) + ": schedule " + plan.schedule.name() +
+                    ", predicted peak " + formatBytes(plan.predicted_peak_bytes) +
+                    ", predicted recompute factor " + std::to_string(plan.predicted_recompute_factor).substr(0, 5));
+        if (plan.schedule.name() != "store-all")
+            options.checkpointing = plan.schedule;
+        options.eval_batch = options.batch; // evaluation stays within the budget as well
+    }
     cli.message("loading " + datasetName + " from " + cli.text("data-dir"));
     const core::TensorDataset train = loadNamedDataset(
         datasetName, cli.text("data-dir"), core::FashionMnist::Split::Train, trainLimit);
@@ -147,6 +175,9 @@ int TrainCommand::run(const QStringList &arguments)
     json.set("peak_bytes", result.memory.peak_total_bytes);
     json.set("peak_bytes_by_category", CliContext::memoryJson(result.memory));
     json.set("cancelled", result.cancelled);
+    json.set("checkpointing", options.checkpointing ? options.checkpointing->name() : std::string("store-all"));
+    if (budget >= 0)
+        json.set("budget_bytes", budget);
     if (!savePath.empty())
         json.set("weights", savePath);
     cli.message("peak engine memory " + formatBytes(result.memory.peak_total_bytes));

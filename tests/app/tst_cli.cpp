@@ -51,6 +51,7 @@ private Q_SLOTS:
     void benchReportsThroughputAndMemory();
     void memoryPlansAndMeasures();
     void memoryWhenNothingFits();
+    void trainWithinABudget();
 
 private:
     QTemporaryDir m_dir;
@@ -231,6 +232,44 @@ void TestCli::memoryWhenNothingFits()
     QCOMPARE(cli({"memory", "--budget", "lots"}).status, 2);
     QCOMPARE(cli({"memory", "--schedule", "optimal"}).status, 2);
     QCOMPARE(cli({"memory", "--schedule", "revolve:x"}).status, 2);
+}
+
+void TestCli::trainWithinABudget()
+{
+    // A small residual network on 28x28 (LeNet-5's peak is its ReLU backward, which no schedule
+    // lowers): find its range, then train in the middle of it.
+    const QString spec = m_dir.path() + QStringLiteral("/resnet-mini.json");
+    QFile f(spec);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "resnet-mini", "input": [1, 28, 28], "stages": [
+        {"type": "conv2d", "out_channels": 16, "kernel": 3, "padding": 1, "bias": false},
+        {"type": "batchnorm2d"}, {"type": "relu"},
+        {"type": "basic_block", "out_channels": 16}, {"type": "basic_block", "out_channels": 16},
+        {"type": "basic_block", "out_channels": 16}, {"type": "basic_block", "out_channels": 16},
+        {"type": "sequential", "name": "head", "layers": [{"type": "global_avg_pool"},
+          {"type": "flatten"}, {"type": "linear", "out_features": 10, "name": "fc"}]}]})");
+    f.close();
+    const Run all = cli({"memory", "--model", spec, "--batch", "32", "--threads", "2", "--json"});
+    QCOMPARE(all.status, 0);
+    const Run none = cli({"memory", "--model", spec, "--batch", "32", "--threads", "2", "--budget", "1KiB", "--json"});
+    QCOMPARE(none.status, 1);
+    const qint64 high = qint64(all.json.value(QLatin1String("predicted_peak_bytes")).toDouble());
+    const qint64 low = qint64(none.json.value(QLatin1String("min_budget_bytes")).toDouble());
+    QVERIFY2(low < high * 3 / 4, qPrintable(QStringLiteral("%1 .. %2").arg(low).arg(high)));
+    const qint64 budget = (low + high) / 2;
+    // lr 0.01: with only 47 steps, a faster rate moves the weights faster than batch norm's
+    // running statistics follow (train accuracy then runs ahead of test accuracy).
+    const Run train = cli({"train", "--model", spec, "--epochs", "1", "--batch", "32", "--lr", "0.01",
+                           "--train-limit", "1500", "--test-limit", "500", "--threads", "2",
+                           "--budget", QString::number(budget), "--json"});
+    QCOMPARE(train.status, 0);
+    QVERIFY(train.json.value(QLatin1String("checkpointing")).toString() != QLatin1String("store-all"));
+    QVERIFY2(train.json.value(QLatin1String("peak_bytes")).toDouble() <= double(budget),
+             qPrintable(train.out));
+    QVERIFY2(train.json.value(QLatin1String("test_accuracy")).toDouble() > 0.2, qPrintable(train.out)); // chance: 0.1
+    const Run tooSmall = cli({"train", "--model", spec, "--train-limit", "100", "--budget", "64KiB"});
+    QCOMPARE(tooSmall.status, 1);
+    QVERIFY2(tooSmall.err.contains(QLatin1String("the smallest budget that fits")), qPrintable(tooSmall.err));
 }
 
 QTEST_GUILESS_MAIN(TestCli)
