@@ -13,6 +13,12 @@ namespace edgetrain::net {
 ControlClient::ControlClient(QString host, quint16 port, QByteArray clusterKey, QObject *parent)
     : QObject(parent), m_host(std::move(host)), m_port(port), m_key(std::move(clusterKey))
 {
+    m_silence.setSingleShot(true);
+    connect(&m_silence, &QTimer::timeout, this, [this] {
+        fail(QStringLiteral("%1 stopped answering (no metrics for %2 ms)").arg(address()).arg(m_silence.interval()));
+        if (m_channel)
+            m_channel->close(QStringLiteral("node stopped answering"));
+    });
     m_timeout.setSingleShot(true);
     connect(&m_timeout, &QTimer::timeout, this, [this] {
         if (!m_ready)
@@ -45,6 +51,8 @@ void ControlClient::connectToNode(std::chrono::milliseconds timeout)
 
 void ControlClient::onFrame(const Frame &frame)
 {
+    if (m_silence.isActive())
+        m_silence.start(); // alive
     if (frame.type == QLatin1String("refused"))
         return fail(QStringLiteral("%1 refused the connection: %2")
                         .arg(address(), frame.body.value(QStringLiteral("reason")).toString()));
@@ -76,9 +84,10 @@ void ControlClient::onFrame(const Frame &frame)
     }
 }
 
-void ControlClient::subscribeMetrics()
+void ControlClient::subscribeMetrics(std::chrono::milliseconds silence)
 {
     send(QStringLiteral("subscribe"));
+    m_silence.start(silence);
 }
 
 void ControlClient::send(const QString &type, const QCborMap &body)
@@ -91,6 +100,7 @@ void ControlClient::close()
 {
     m_failed = true; // our own decision, not a failure to report
     m_ready = false;
+    m_silence.stop();
     if (m_channel)
         m_channel->close(QStringLiteral("closed by the controller"));
 }
@@ -102,6 +112,7 @@ void ControlClient::fail(const QString &reason)
     m_failed = true;
     m_ready = false;
     m_timeout.stop();
+    m_silence.stop();
     Q_EMIT failed(reason);
 }
 

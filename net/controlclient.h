@@ -22,7 +22,9 @@ public:
     ControlClient(QString host, quint16 port, QByteArray clusterKey, QObject *parent = nullptr);
 
     void connectToNode(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
-    void subscribeMetrics();
+    /** Asks for metrics about once a second; from then on a node that sends nothing for
+     *  `silence` is reported as failed ("stopped answering"), even if TCP still looks open. */
+    void subscribeMetrics(std::chrono::milliseconds silence = std::chrono::milliseconds(3500));
     void send(const QString &type, const QCborMap &body = {});
     void close();
     QString address() const;
@@ -45,6 +47,7 @@ private:
     QByteArray m_nonce;
     ControlChannel *m_channel = nullptr;
     QTimer m_timeout;
+    QTimer m_silence; // restarted by every frame once metrics are subscribed
     NodeInfo m_node;
     bool m_ready = false;
     bool m_failed = false;

@@ -17,6 +17,9 @@
 
 #include <memory>
 
+#include <csignal>
+#include <sys/types.h>
+
 using namespace edgetrain::net;
 
 namespace {
@@ -163,6 +166,8 @@ private Q_SLOTS:
     void replayedHandshakeAndFrames();
     void unknownMessageTypeIsAnsweredAndSessionStays();
     void stopsCleanlyOnSigterm();
+    void lostNodesAreDetected_data();
+    void lostNodesAreDetected();
 
 private:
     QTemporaryDir m_dir;
@@ -376,6 +381,38 @@ void TestNode::stopsCleanlyOnSigterm()
     QCOMPARE(n.process.exitStatus(), QProcess::NormalExit);
     QCOMPARE(n.process.exitCode(), 0);
     QVERIFY(n.log().contains(QLatin1String("stopping")));
+}
+
+void TestNode::lostNodesAreDetected_data()
+{
+    QTest::addColumn<int>("signal");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("killed (connection drops)") << int(SIGKILL) << "lost";
+    QTest::newRow("frozen (TCP stays open)") << int(SIGSTOP) << "stopped answering";
+}
+
+void TestNode::lostNodesAreDetected()
+{
+    QFETCH(int, signal);
+    QFETCH(QString, reason);
+    NodeProcess victim(QStringLiteral("doomed"), m_key);
+    QVERIFY(victim.waitReady());
+    ControlClient client(QStringLiteral("127.0.0.1"), victim.port, m_secret);
+    QSignalSpy ready(&client, &ControlClient::ready);
+    QSignalSpy failed(&client, &ControlClient::failed);
+    QSignalSpy metrics(&client, &ControlClient::metrics);
+    client.connectToNode();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 5000);
+    client.subscribeMetrics();
+    QTRY_VERIFY_WITH_TIMEOUT(metrics.count() >= 1, 3000);
+    QElapsedTimer clock;
+    clock.start();
+    ::kill(pid_t(victim.process.processId()), signal);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 6000);
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed()))); // within a few seconds
+    QVERIFY2(failed.first().first().toString().contains(reason), qPrintable(failed.first().first().toString()));
+    if (signal == SIGSTOP)
+        ::kill(pid_t(victim.process.processId()), SIGCONT);
 }
 
 QTEST_GUILESS_MAIN(TestNode)
