@@ -1,6 +1,7 @@
 #include "bufferpool.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <new>
 #include <sys/mman.h>
@@ -94,6 +95,7 @@ void BufferPool::release(float *block, std::size_t bytes)
     {
         std::lock_guard lock(m_mutex);
         const auto it = m_blockSizes.find(block);
+        assert(it != m_blockSizes.end() && "release() of a block acquire() did not hand out");
         size = it->second; // the block may be larger than this tensor asked for
         m_blockSizes.erase(it);
         m_inUse -= std::int64_t(size);

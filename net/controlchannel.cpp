@@ -48,6 +48,7 @@ void ControlChannel::setSessionKey(const QByteArray &key)
 {
     m_key = key;
     m_decoder.setSessionKey(key);
+    m_decoder.setMaxPayload(Frame::kDefaultMaxPayload);
 }
 
 void ControlChannel::send(const QString &type, const QCborMap &body)

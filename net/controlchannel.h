@@ -51,7 +51,7 @@ private:
     void onReadyRead();
 
     QPointer<QTcpSocket> m_socket;
-    FrameDecoder m_decoder;
+    FrameDecoder m_decoder{Frame::kHandshakeMaxPayload};
     QByteArray m_key;
     std::uint64_t m_sent = 0;
     std::uint64_t m_received = 0;

@@ -26,6 +26,8 @@ struct Frame
     static constexpr int kHeaderBytes = 8;
     static constexpr int kMacBytes = 32;
     static constexpr std::uint32_t kDefaultMaxPayload = 8u << 20;
+    /** Before the handshake completes nobody needs more: a stranger cannot make us buffer MBs. */
+    static constexpr std::uint32_t kHandshakeMaxPayload = 4096;
 
     std::uint64_t sequence = 0;
     QString type;
@@ -51,6 +53,7 @@ public:
 
     /** The key that authenticated frames are checked with (empty: before the handshake). */
     void setSessionKey(const QByteArray &key) { m_key = key; }
+    void setMaxPayload(std::uint32_t bytes) { m_maxPayload = bytes; }
     void feed(const QByteArray &bytes);
     /** The next complete frame, or nothing (need more bytes, or failed()). */
     std::optional<Frame> next();

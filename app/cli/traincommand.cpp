@@ -132,7 +132,8 @@ int TrainCommand::run(const QStringList &arguments)
             "epoch %d/%d: train loss %.4f, train accuracy %s, test accuracy %s, %s img/s, "
             "%.1f s",
             e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
-            percent(e.test_accuracy).c_str(), groupDigits(e.images_per_second).c_str(),
+            e.test_accuracy < 0 ? "n/a" : percent(e.test_accuracy).c_str(),
+            groupDigits(e.images_per_second).c_str(),
             e.train_seconds);
         cli.message(line);
     };

@@ -287,6 +287,7 @@ void TestNode::refusals_data()
     QTest::newRow("wrong key") << "wrong-key" << "did not prove the cluster key";
     QTest::newRow("garbage bytes") << "garbage" << "bad magic";
     QTest::newRow("oversized frame") << "oversized" << "exceeds the limit";
+    QTest::newRow("large frame before the handshake") << "large-hello" << "exceeds the limit of 4096";
     QTest::newRow("truncated frame") << "truncated" << "no handshake within";
     QTest::newRow("forged authenticated frame") << "forged" << "authenticated frame before the handshake";
 }
@@ -309,6 +310,12 @@ void TestNode::refusals()
         char len[4];
         qToBigEndian(quint32(64u << 20), len);
         peer.write(h + QByteArray(len, 4));
+    } else if (kind == QLatin1String("large-hello")) {
+        Frame f;
+        f.type = QStringLiteral("hello");
+        f.body = QCborMap{{QStringLiteral("nonce"), randomBytes(32)},
+                          {QStringLiteral("padding"), QByteArray(64 * 1024, 'p')}};
+        peer.write(f.encode());
     } else if (kind == QLatin1String("truncated")) {
         Frame f;
         f.type = QStringLiteral("hello");
