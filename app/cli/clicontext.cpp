@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/gemm.h"
+#include "core/memoryplanner.h"
 #include "core/parallel.h"
 #include "core/zoo.h"
 
@@ -102,6 +103,17 @@ double CliContext::number(const QString &name, double lo, double hi) const
                          std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
                          m_parser.value(name).toStdString() + "'");
     return v;
+}
+
+std::int64_t CliContext::byteSize(const QString &name) const
+{
+    if (!isSet(name))
+        return -1;
+    try {
+        return core::parseByteSize(text(name));
+    } catch (const core::SpecError &e) {
+        throw UsageError("--" + name.toStdString() + ": " + e.what());
+    }
 }
 
 const std::atomic<bool> *CliContext::stopFlag()

@@ -44,6 +44,8 @@ public:
     std::string text(const QString &name) const;
     std::int64_t integer(const QString &name, std::int64_t lo, std::int64_t hi) const;
     double number(const QString &name, double lo, double hi) const;
+    /** A size like 300MiB or 1.5GiB in bytes, or -1 if the option is not set. */
+    std::int64_t byteSize(const QString &name) const;
     bool json() const { return m_parser.isSet(QStringLiteral("json")); }
     int threads() const { return m_threads; }
 

@@ -98,14 +98,7 @@ int MemoryCommand::run(const QStringList &arguments)
         return ExitSuccess;
     const std::int64_t batch = cli.integer("batch", 1, 65536);
     const int steps = int(cli.integer("steps", 1, 1000));
-    std::int64_t budget = -1;
-    if (cli.isSet("budget")) {
-        try {
-            budget = core::parseByteSize(cli.text("budget"));
-        } catch (const core::SpecError &e) {
-            throw UsageError(e.what());
-        }
-    }
+    const std::int64_t budget = cli.byteSize("budget");
     // Under a budget the buffer pool keeps freed blocks only while the engine's bytes in use
     // plus the kept ones stay within it: the process stays near the budget.
     if (budget >= 0)

@@ -68,15 +68,9 @@ int TrainCommand::run(const QStringList &arguments)
     const std::string datasetName = cli.text("dataset");
     const std::string savePath = cli.text("save");
 
-    std::int64_t budget = -1;
-    if (cli.isSet("budget")) {
-        try {
-            budget = core::parseByteSize(cli.text("budget"));
-        } catch (const core::SpecError &e) {
-            throw UsageError(e.what());
-        }
+    const std::int64_t budget = cli.byteSize("budget");
+    if (budget >= 0)
         core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
-    }
     core::Model model(core::Zoo::resolve(modelName), options.seed);
     if (budget >= 0) {
         const core::MemoryPlan plan = core::MemoryPlanner(model, options.batch).plan(budget);
