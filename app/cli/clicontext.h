@@ -61,8 +61,8 @@ public:
     static core::Json memoryJson(const core::MemorySnapshot &snapshot);
 
     /** --model (zoo name or ModelSpec file), at the --input sample shape if set (for commands
-     *  that define both options). A malformed --input is a UsageError; a model that does not work at that
-     *  size a SpecError. */
+     *  that define both options). A malformed --input is a UsageError; a model that does not work
+     * at that size a SpecError. */
     core::ModelSpec modelSpec() const;
 
 private:

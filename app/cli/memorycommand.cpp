@@ -133,7 +133,8 @@ int MemoryCommand::run(const QStringList &arguments)
             plan.max_batch = any.fits ? batch : any.max_batch;
             if (any.fits)
                 cli.message("the dynamic program finds nothing within " + formatBytes(budget) +
-                            ", but " + any.schedule.name() + " fits: use --budget without --schedule");
+                            ", but " + any.schedule.name() +
+                            " fits: use --budget without --schedule");
         }
     } else if (!scheduleText.empty()) {
         core::Schedule schedule;

@@ -3,8 +3,8 @@
 #include "clicontext.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
-#include "core/memoryplanner.h"
 #include "core/gemm.h"
+#include "core/memoryplanner.h"
 #include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
@@ -45,8 +45,10 @@ int TrainCommand::run(const QStringList &arguments)
     cli.addOption("train-limit", "Use only the first N training samples (0: all).", "N", "0");
     cli.addOption("test-limit", "Use only the first N test samples (0: all).", "N", "0");
     cli.addOption("save", "Write the trained weights (safetensors) to this file.", "FILE");
-    cli.addOption("budget", "Train within this much memory per step (e.g. 300MiB): activations "
-                            "are checkpointed as the memory planner decides.", "SIZE");
+    cli.addOption("budget",
+                  "Train within this much memory per step (e.g. 300MiB): activations "
+                  "are checkpointed as the memory planner decides.",
+                  "SIZE");
     if (!cli.parse())
         return ExitSuccess;
 
@@ -75,14 +77,16 @@ int TrainCommand::run(const QStringList &arguments)
     if (budget >= 0) {
         const core::MemoryPlan plan = core::MemoryPlanner(model, options.batch).plan(budget);
         if (!plan.fits)
-            throw core::Error("nothing fits " + formatBytes(budget) + " at batch " +
-                              std::to_string(options.batch) + ": the smallest budget that fits is " +
-                              formatBytes(plan.min_budget_bytes) +
-                              (plan.max_batch > 0 ? "; batch " + std::to_string(plan.max_batch) + " fits"
-                                                  : std::string()));
+            throw core::Error(
+                "nothing fits " + formatBytes(budget) + " at batch " +
+                std::to_string(options.batch) + ": the smallest budget that fits is " +
+                formatBytes(plan.min_budget_bytes) +
+                (plan.max_batch > 0 ? "; batch " + std::to_string(plan.max_batch) + " fits"
+                                    : std::string()));
         cli.message("memory budget " + formatBytes(budget) + ": schedule " + plan.schedule.name() +
                     ", predicted peak " + formatBytes(plan.predicted_peak_bytes) +
-                    ", predicted recompute factor " + std::to_string(plan.predicted_recompute_factor).substr(0, 5));
+                    ", predicted recompute factor " +
+                    std::to_string(plan.predicted_recompute_factor).substr(0, 5));
         if (plan.schedule.name() != "store-all")
             options.checkpointing = plan.schedule;
         options.eval_batch = options.batch; // evaluation stays within the budget as well
@@ -127,8 +131,7 @@ int TrainCommand::run(const QStringList &arguments)
             "%.1f s",
             e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
             e.test_accuracy < 0 ? "n/a" : percent(e.test_accuracy).c_str(),
-            groupDigits(e.images_per_second).c_str(),
-            e.train_seconds);
+            groupDigits(e.images_per_second).c_str(), e.train_seconds);
         cli.message(line);
     };
     const core::TrainResult result =
@@ -170,7 +173,8 @@ int TrainCommand::run(const QStringList &arguments)
     json.set("peak_bytes", result.memory.peak_total_bytes);
     json.set("peak_bytes_by_category", CliContext::memoryJson(result.memory));
     json.set("cancelled", result.cancelled);
-    json.set("checkpointing", options.checkpointing ? options.checkpointing->name() : std::string("store-all"));
+    json.set("checkpointing",
+             options.checkpointing ? options.checkpointing->name() : std::string("store-all"));
     if (budget >= 0)
         json.set("budget_bytes", budget);
     if (!savePath.empty())

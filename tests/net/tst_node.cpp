@@ -15,9 +15,9 @@
 #include <QTest>
 #include <QtEndian>
 
-#include <memory>
-
+#include <algorithm>
 #include <csignal>
+#include <memory>
 #include <sys/types.h>
 
 using namespace edgetrain::net;
@@ -28,13 +28,9 @@ class NodeProcess
 {
 public:
     NodeProcess(const QString &name, const QString &keyFile, QStringList extra = {})
+        : m_name(name), m_keyFile(keyFile), m_extra(std::move(extra))
     {
-        discoveryPort = quint16(40000 + QRandomGenerator::global()->bounded(20000));
-        process.setProgram(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"));
-        process.setArguments(QStringList{"--name", name, "--port", "0", "--discovery-port",
-                                         QString::number(discoveryPort), "--no-multicast", "--key-file",
-                                         keyFile, "--print-port"} + extra);
-        process.start();
+        launch();
     }
     ~NodeProcess()
     {
@@ -43,17 +39,18 @@ public:
             process.waitForFinished(3000);
         }
     }
+    /** Waits for the control port; a discovery port that happens to be taken gets another try. */
     bool waitReady()
     {
-        QElapsedTimer t;
-        t.start();
-        QByteArray out;
-        while (!out.contains('\n') && t.elapsed() < 5000 && process.state() != QProcess::NotRunning) {
-            process.waitForReadyRead(200);
-            out += process.readAllStandardOutput();
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            if (waitPort())
+                return true;
+            process.waitForFinished(2000);
+            if (!log().contains(QLatin1String("cannot bind discovery port")))
+                return false;
+            launch();
         }
-        port = quint16(out.trimmed().toUInt());
-        return port != 0;
+        return false;
     }
     QString log()
     {
@@ -66,6 +63,32 @@ public:
     quint16 discoveryPort = 0;
 
 private:
+    void launch()
+    {
+        discoveryPort = quint16(40000 + QRandomGenerator::global()->bounded(20000));
+        process.setProgram(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"));
+        process.setArguments(QStringList{"--name", m_name, "--port", "0", "--discovery-port",
+                                         QString::number(discoveryPort), "--no-multicast",
+                                         "--key-file", m_keyFile, "--print-port"} +
+                             m_extra);
+        process.start();
+    }
+    bool waitPort()
+    {
+        QElapsedTimer t;
+        t.start();
+        QByteArray out;
+        while (!out.contains('\n') && t.elapsed() < 5000 &&
+               process.state() != QProcess::NotRunning) {
+            process.waitForReadyRead(200);
+            out += process.readAllStandardOutput();
+        }
+        port = quint16(out.trimmed().toUInt());
+        return port != 0;
+    }
+
+    QString m_name, m_keyFile;
+    QStringList m_extra;
     QString m_log;
 };
 
@@ -84,7 +107,8 @@ public:
         socket.write(bytes);
         socket.flush();
     }
-    void send(const QString &type, const QCborMap &body, std::uint64_t seq = 0, const QByteArray &key = {})
+    void send(const QString &type, const QCborMap &body, std::uint64_t seq = 0,
+              const QByteArray &key = {})
     {
         Frame f;
         f.sequence = seq;
@@ -115,8 +139,8 @@ public:
         return socket.waitForDisconnected(timeout_ms);
     }
     /** Runs the handshake with `key`; returns the session key (empty if refused). */
-    QByteArray handshake(const QByteArray &key, QByteArray clientNonce = {}, QByteArray *proofOut = nullptr,
-                         const QByteArray &proofOverride = {})
+    QByteArray handshake(const QByteArray &key, QByteArray clientNonce = {},
+                         QByteArray *proofOut = nullptr, const QByteArray &proofOverride = {})
     {
         if (clientNonce.isEmpty())
             clientNonce = randomBytes(32);
@@ -125,7 +149,8 @@ public:
         if (!challenge || challenge->type != QLatin1String("challenge"))
             return {};
         const QByteArray ns = challenge->body.value(QStringLiteral("nonce")).toByteArray();
-        const QByteArray proof = proofOverride.isEmpty() ? Handshake::clientProof(key, clientNonce, ns) : proofOverride;
+        const QByteArray proof =
+            proofOverride.isEmpty() ? Handshake::clientProof(key, clientNonce, ns) : proofOverride;
         if (proofOut)
             *proofOut = proof;
         send(QStringLiteral("auth"), QCborMap{{QStringLiteral("proof"), proof}});
@@ -145,7 +170,8 @@ std::int64_t meminfo(const char *key)
     f.open(QIODevice::ReadOnly);
     for (const QByteArray &line : f.readAll().split('\n'))
         if (line.startsWith(key))
-            return line.mid(qsizetype(qstrlen(key))).trimmed().split(' ').value(0).toLongLong() * 1024;
+            return line.mid(qsizetype(qstrlen(key))).trimmed().split(' ').value(0).toLongLong() *
+                   1024;
     return -1;
 }
 
@@ -192,10 +218,14 @@ void TestNode::refusesBadKeyFiles_data()
 {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("message");
-    QTest::newRow("missing") << "missing.key" << "does not exist";
-    QTest::newRow("empty") << "empty.key" << "is empty";
-    QTest::newRow("world-readable") << "open.key" << "readable by every user";
-    QTest::newRow("none given") << "" << "no key file given";
+    QTest::newRow("missing") << "missing.key"
+                             << "does not exist";
+    QTest::newRow("empty") << "empty.key"
+                           << "is empty";
+    QTest::newRow("world-readable") << "open.key"
+                                    << "readable by every user";
+    QTest::newRow("none given") << ""
+                                << "no key file given";
 }
 
 void TestNode::refusesBadKeyFiles()
@@ -239,7 +269,8 @@ void TestNode::discoveryByProbe()
         names << n.name;
         QCOMPARE(n.address, QHostAddress(QHostAddress::LocalHost));
         QVERIFY(n.cores >= 1 && n.ram_bytes > 0 && !n.arch.isEmpty());
-        QVERIFY(n.control_port == m_node->port || n.control_port == b.port || n.control_port == c.port);
+        QVERIFY(n.control_port == m_node->port || n.control_port == b.port ||
+                n.control_port == c.port);
     }
     names.sort();
     QCOMPARE(names, (QStringList{"laptop-c", "pi-a", "pi-b"}));
@@ -264,9 +295,15 @@ void TestNode::metricsStreamMatchesProc()
     client.subscribeMetrics();
     QTRY_VERIFY_WITH_TIMEOUT(samples.size() >= 4, 6000);
     QCOMPARE(failed.count(), 0);
-    for (int i = 1; i < arrivals.size(); ++i) // about once a second
-        QVERIFY2(arrivals[i] - arrivals[i - 1] > 700 && arrivals[i] - arrivals[i - 1] < 1400,
-                 qPrintable(QString::number(arrivals[i] - arrivals[i - 1])));
+    // About once a second: the typical gap near 1 s, and no gap long enough to look like a
+    // lost node.
+    QList<qint64> gaps;
+    for (int i = 1; i < arrivals.size(); ++i)
+        gaps << arrivals[i] - arrivals[i - 1];
+    std::sort(gaps.begin(), gaps.end());
+    const qint64 median = gaps[gaps.size() / 2];
+    QVERIFY2(median > 800 && median < 1250, qPrintable(QString::number(median)));
+    QVERIFY2(gaps.last() < 2000, qPrintable(QString::number(gaps.last())));
     const SystemSample &s = samples.last();
     QCOMPARE(s.memory_total_bytes, meminfo("MemTotal:"));
     const double available = double(meminfo("MemAvailable:"));
@@ -283,13 +320,20 @@ void TestNode::refusals_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("logged");
-    QTest::newRow("no key: request without handshake") << "no-key" << "expected hello";
-    QTest::newRow("wrong key") << "wrong-key" << "did not prove the cluster key";
-    QTest::newRow("garbage bytes") << "garbage" << "bad magic";
-    QTest::newRow("oversized frame") << "oversized" << "exceeds the limit";
-    QTest::newRow("large frame before the handshake") << "large-hello" << "exceeds the limit of 4096";
-    QTest::newRow("truncated frame") << "truncated" << "no handshake within";
-    QTest::newRow("forged authenticated frame") << "forged" << "authenticated frame before the handshake";
+    QTest::newRow("no key: request without handshake") << "no-key"
+                                                       << "expected hello";
+    QTest::newRow("wrong key") << "wrong-key"
+                               << "did not prove the cluster key";
+    QTest::newRow("garbage bytes") << "garbage"
+                                   << "bad magic";
+    QTest::newRow("oversized frame") << "oversized"
+                                     << "exceeds the limit";
+    QTest::newRow("large frame before the handshake") << "large-hello"
+                                                      << "exceeds the limit of 4096";
+    QTest::newRow("truncated frame") << "truncated"
+                                     << "no handshake within";
+    QTest::newRow("forged authenticated frame") << "forged"
+                                                << "authenticated frame before the handshake";
 }
 
 void TestNode::refusals()
@@ -329,7 +373,8 @@ void TestNode::refusals()
         peer.write(f.encode("guessed session key"));
     }
     QVERIFY(peer.closedByNode());
-    QTRY_VERIFY2_WITH_TIMEOUT(m_node->log().contains(logged), qPrintable(m_node->log().right(600)), 3000);
+    QTRY_VERIFY2_WITH_TIMEOUT(m_node->log().contains(logged), qPrintable(m_node->log().right(600)),
+                              3000);
     // The node goes on serving everybody else.
     RawPeer good(m_node->port);
     QVERIFY(!good.handshake(m_secret).isEmpty());
@@ -345,7 +390,8 @@ void TestNode::replayedHandshakeAndFrames()
     RawPeer replay(m_node->port);
     QVERIFY(replay.handshake(m_secret, nonce, nullptr, proof).isEmpty());
     QVERIFY(replay.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("did not prove the cluster key")), 3000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("did not prove the cluster key")),
+                             3000);
 
     // Inside a session: a frame sent twice (same sequence number) is a replay.
     RawPeer peer(m_node->port);
@@ -361,7 +407,8 @@ void TestNode::replayedHandshakeAndFrames()
     QVERIFY(pong && pong->type == QLatin1String("pong"));
     peer.write(bytes);
     QVERIFY(peer.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("replayed or out of order")), 3000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("replayed or out of order")),
+                             3000);
 }
 
 void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
@@ -372,8 +419,11 @@ void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
     peer.send(QStringLiteral("format-disk"), {}, 1, session);
     const auto error = peer.receive();
     QVERIFY(error && error->type == QLatin1String("error"));
-    QVERIFY(error->body.value(QStringLiteral("message")).toString().contains(QLatin1String("unknown message type")));
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("unknown message type format-disk")), 3000);
+    QVERIFY(error->body.value(QStringLiteral("message"))
+                .toString()
+                .contains(QLatin1String("unknown message type")));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_node->log().contains(QLatin1String("unknown message type format-disk")), 3000);
     peer.send(QStringLiteral("ping"), {}, 2, session);
     const auto pong = peer.receive();
     QVERIFY(pong && pong->type == QLatin1String("pong"));
@@ -416,8 +466,10 @@ void TestNode::lostNodesAreDetected()
     clock.start();
     ::kill(pid_t(victim.process.processId()), signal);
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 6000);
-    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed()))); // within a few seconds
-    QVERIFY2(failed.first().first().toString().contains(reason), qPrintable(failed.first().first().toString()));
+    QVERIFY2(clock.elapsed() < 5000,
+             qPrintable(QString::number(clock.elapsed()))); // within a few seconds
+    QVERIFY2(failed.first().first().toString().contains(reason),
+             qPrintable(failed.first().first().toString()));
     if (signal == SIGSTOP)
         ::kill(pid_t(victim.process.processId()), SIGCONT);
 }
