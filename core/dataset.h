@@ -29,4 +29,28 @@ public:
                         std::int32_t *labels) const = 0;
 };
 
+/** Samples [begin, end) of another dataset, without copying (the dataset must outlive it). */
+class RangeView : public Dataset
+{
+public:
+    RangeView(const Dataset &data, std::int64_t begin, std::int64_t end)
+        : m_data(data), m_begin(begin), m_end(end)
+    {
+    }
+    std::int64_t size() const override { return m_end - m_begin; }
+    Shape sampleShape() const override { return m_data.sampleShape(); }
+    int classCount() const override { return m_data.classCount(); }
+    std::string description() const override
+    {
+        return m_data.description() + " [" + std::to_string(m_begin) + ", " +
+               std::to_string(m_end) + ")";
+    }
+    void gather(const std::int64_t *indices, std::int64_t count, float *images,
+                std::int32_t *labels) const override;
+
+private:
+    const Dataset &m_data;
+    std::int64_t m_begin, m_end;
+};
+
 } // namespace edgetrain::core

@@ -10,7 +10,8 @@ namespace edgetrain::core {
  * deterministic for a given seed and thread count: loops are statically partitioned and
  * per-thread partial sums are combined in thread order.
  */
-void setThreadCount(int threads); // clamps to [1, 256]
+void setThreadCount(int threads); // clamps to [1, 256]; call it again on every thread that runs
+                                  // the engine (OpenMP keeps the setting per thread)
 int threadCount();
 
 /** The contiguous slice [begin, end) of `count` items that worker `worker` of `workers` owns. */

@@ -18,6 +18,17 @@ Sgd::Sgd(Model &model, const SgdOptions &options)
                 Tensor::zeros(p.parameter->value.shape(), MemoryCategory::OptimizerState));
 }
 
+void Sgd::setMomentum(double momentum)
+{
+    if (!(momentum >= 0.0 && momentum < 1.0))
+        throw SpecError("SGD: momentum must be in [0, 1)");
+    if (momentum > 0.0 && m_momentum.empty())
+        for (const auto &p : m_parameters)
+            m_momentum.push_back(
+                Tensor::zeros(p.parameter->value.shape(), MemoryCategory::OptimizerState));
+    m_options.momentum = momentum;
+}
+
 void Sgd::step(double lr)
 {
     const auto mu = float(m_options.momentum);

@@ -22,6 +22,11 @@ public:
     Sgd(Model &model, const SgdOptions &options);
     void step(double lr);
     const SgdOptions &options() const { return m_options; }
+    /** Changes the momentum from the next step on (the buffers keep their contents). */
+    void setMomentum(double momentum);
+    /** Momentum buffers, one per parameter in model order (empty without momentum): the state
+     *  a replica must share to continue another's run exactly. */
+    std::vector<Tensor> &momentumBuffers() { return m_momentum; }
 
 private:
     std::vector<NamedParameter> m_parameters;

@@ -56,4 +56,16 @@ TensorDataset TensorDataset::slice(std::int64_t begin, std::int64_t end) const
         std::vector<std::int32_t>(m_labels.begin() + begin, m_labels.begin() + end));
 }
 
+
+void RangeView::gather(const std::int64_t *indices, std::int64_t count, float *images,
+                       std::int32_t *labels) const
+{
+    std::vector<std::int64_t> shifted(indices, indices + count);
+    for (auto &i : shifted) {
+        assert(i >= 0 && i < size());
+        i += m_begin;
+    }
+    m_data.gather(shifted.data(), count, images, labels);
+}
+
 } // namespace edgetrain::core

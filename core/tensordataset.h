@@ -26,6 +26,7 @@ public:
     /** A dataset of the samples [begin, end), copied. */
     TensorDataset slice(std::int64_t begin, std::int64_t end) const;
     const std::vector<std::int32_t> &labels() const { return m_labels; }
+    const std::vector<float> &images() const { return m_images; }
 
 private:
     std::string m_description;

@@ -32,6 +32,22 @@ void checkData(const Model &model, const Dataset &data)
 
 } // namespace
 
+BatchOrder::BatchOrder(std::int64_t samples, std::int64_t batch, std::uint64_t seed)
+    : m_batch(batch), m_batches((samples + batch - 1) / batch),
+      m_order(static_cast<std::size_t>(samples)), m_shuffler(seed ^ 0x5348554646ull)
+{
+    if (m_batches > 1 && batch > 1 && samples % batch == 1)
+        --m_batches;
+}
+
+void BatchOrder::nextEpoch()
+{
+    std::iota(m_order.begin(), m_order.end(), 0);
+    for (std::int64_t i = std::int64_t(m_order.size()) - 1; i > 0; --i)
+        std::swap(m_order[std::size_t(i)],
+                  m_order[std::size_t(m_shuffler.below(std::uint64_t(i + 1)))]);
+}
+
 TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test,
                          const TrainOptions &options, const Callbacks &callbacks,
                          const std::atomic<bool> *stop)
@@ -51,24 +67,15 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         checkData(model, *test);
 
     Sgd optimizer(model, options.sgd);
-    const std::int64_t n = train.size();
-    std::int64_t batches = (n + options.batch - 1) / options.batch;
-    // A trailing batch of a single sample cannot be batch-normalised: fold it into the one
-    // before (that batch is one larger), so no sample is dropped.
-    if (batches > 1 && options.batch > 1 && n % options.batch == 1)
-        --batches;
+    BatchOrder order(train.size(), options.batch, options.seed);
+    const std::int64_t batches = order.batches();
     const std::int64_t totalSteps = batches * options.epochs;
-    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
     std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch + 1));
-    Rng shuffler(options.seed ^ 0x5348554646ull);
 
     TrainResult result;
     std::int64_t step = 0;
     for (int epoch = 1; epoch <= options.epochs && !result.cancelled; ++epoch) {
-        std::iota(order.begin(), order.end(), 0);
-        for (std::int64_t i = n - 1; i > 0; --i)
-            std::swap(order[std::size_t(i)],
-                      order[std::size_t(shuffler.below(std::uint64_t(i + 1)))]);
+        order.nextEpoch();
         EpochStats stats;
         stats.epoch = epoch;
         double lossSum = 0.0;
@@ -79,10 +86,9 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
                 result.cancelled = true;
                 break;
             }
-            const std::int64_t first = b * options.batch;
-            const std::int64_t count = b + 1 == batches ? n - first : options.batch;
+            const std::int64_t count = order.count(b);
             Tensor x(model.batchShape(count), MemoryCategory::Activations);
-            train.gather(order.data() + first, count, x.data(), labels.data());
+            train.gather(order.indices(b), count, x.data(), labels.data());
             const double lr = options.schedule.rate(options.lr, step, totalSteps, batches);
             PassContext ctx;
             ctx.training = true;

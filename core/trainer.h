@@ -4,6 +4,7 @@
 #include "lrschedule.h"
 #include "memoryaccountant.h"
 #include "model.h"
+#include "random.h"
 #include "sgd.h"
 
 #include <atomic>
@@ -61,6 +62,33 @@ struct TrainResult
     std::int64_t images = 0; // samples trained on
     double train_seconds = 0.0;
     MemorySnapshot memory; // peaks over the whole run
+};
+
+/**
+ * The order samples are visited in: a fresh shuffle per epoch (seeded), cut into mini-batches
+ * of `batch` (the last one partial; a trailing batch of a single sample is folded into the one
+ * before, since it could not be batch-normalised). Local and distributed training share it, so
+ * n nodes splitting each batch see exactly the samples one node would.
+ */
+class BatchOrder
+{
+public:
+    BatchOrder(std::int64_t samples, std::int64_t batch, std::uint64_t seed);
+    /** Shuffles for the next epoch (call once before the first). */
+    void nextEpoch();
+    std::int64_t batches() const { return m_batches; }
+    std::int64_t first(std::int64_t b) const { return b * m_batch; }
+    std::int64_t count(std::int64_t b) const
+    {
+        return b + 1 == m_batches ? std::int64_t(m_order.size()) - b * m_batch : m_batch;
+    }
+    const std::int64_t *indices(std::int64_t b) const { return m_order.data() + first(b); }
+
+private:
+    std::int64_t m_batch;
+    std::int64_t m_batches;
+    std::vector<std::int64_t> m_order;
+    Rng m_shuffler;
 };
 
 /**
