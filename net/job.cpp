@@ -1,0 +1,262 @@
+#include "job.h"
+
+#include "core/error.h"
+#include "core/lrschedule.h"
+
+#include <QCborArray>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace edgetrain::net {
+
+QString modeName(TrainingMode mode)
+{
+    switch (mode) {
+    case TrainingMode::Sync:
+        return QStringLiteral("sync");
+    case TrainingMode::Async:
+        return QStringLiteral("async");
+    case TrainingMode::LocalSgd:
+        return QStringLiteral("local-sgd");
+    }
+    return {};
+}
+
+std::optional<TrainingMode> parseMode(const QString &text)
+{
+    for (TrainingMode m : {TrainingMode::Sync, TrainingMode::Async, TrainingMode::LocalSgd})
+        if (text == modeName(m))
+            return m;
+    return std::nullopt;
+}
+
+QCborMap JobSpec::toCbor() const
+{
+    QCborMap m;
+    m.insert(QStringLiteral("id"), id);
+    m.insert(QStringLiteral("mode"), modeName(mode));
+    m.insert(QStringLiteral("model"), QString::fromStdString(model.dump()));
+    m.insert(QStringLiteral("seed"), qint64(seed));
+    m.insert(QStringLiteral("epochs"), epochs);
+    m.insert(QStringLiteral("batch"), qint64(batch));
+    m.insert(QStringLiteral("lr"), lr);
+    m.insert(QStringLiteral("momentum"), momentum);
+    m.insert(QStringLiteral("weight_decay"), weight_decay);
+    m.insert(QStringLiteral("nesterov"), nesterov);
+    m.insert(QStringLiteral("schedule"), schedule);
+    m.insert(QStringLiteral("staleness"), staleness);
+    m.insert(QStringLiteral("local_steps"), local_steps);
+    m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
+    m.insert(QStringLiteral("memory_budget"), qint64(memory_budget));
+    m.insert(QStringLiteral("dataset"), dataset);
+    m.insert(QStringLiteral("train_limit"), qint64(train_limit));
+    m.insert(QStringLiteral("test_limit"), qint64(test_limit));
+    m.insert(QStringLiteral("train_shipment"), train_shipment);
+    m.insert(QStringLiteral("test_shipment"), test_shipment);
+    return m;
+}
+
+namespace {
+
+// Field readers that refuse a wrong type or a value out of range, naming the field.
+class Reader
+{
+public:
+    Reader(const QCborMap &map, QString *error) : m_map(map), m_error(error) {}
+    bool ok() const { return m_error->isEmpty(); }
+
+    std::int64_t integer(const char *key, std::int64_t lo, std::int64_t hi)
+    {
+        const QCborValue v = m_map.value(QLatin1String(key));
+        if (!ok())
+            return lo;
+        if (!v.isInteger() || v.toInteger() < lo || v.toInteger() > hi) {
+            *m_error = QStringLiteral("job field '%1' must be an integer in [%2, %3]")
+                           .arg(QLatin1String(key))
+                           .arg(lo)
+                           .arg(hi);
+            return lo;
+        }
+        return v.toInteger();
+    }
+    double number(const char *key, double lo, double hi)
+    {
+        const QCborValue v = m_map.value(QLatin1String(key));
+        if (!ok())
+            return lo;
+        const double x = v.isInteger() ? double(v.toInteger()) : v.toDouble(qQNaN());
+        if (!(x >= lo && x <= hi)) {
+            *m_error = QStringLiteral("job field '%1' must be a number in [%2, %3]")
+                           .arg(QLatin1String(key))
+                           .arg(lo)
+                           .arg(hi);
+            return lo;
+        }
+        return x;
+    }
+    QString text(const char *key, int maxLength = 4096)
+    {
+        const QCborValue v = m_map.value(QLatin1String(key));
+        if (!ok())
+            return {};
+        if (!v.isString() || v.toString().size() > maxLength) {
+            *m_error = QStringLiteral("job field '%1' must be a string of at most %2 characters")
+                           .arg(QLatin1String(key))
+                           .arg(maxLength);
+            return {};
+        }
+        return v.toString();
+    }
+
+private:
+    const QCborMap &m_map;
+    QString *m_error;
+};
+
+} // namespace
+
+std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
+{
+    error->clear();
+    Reader r(map, error);
+    JobSpec j;
+    j.id = r.text("id", 128);
+    const QString mode = r.text("mode", 32);
+    const QString model = r.text("model", 1 << 20);
+    j.seed = std::uint64_t(r.integer("seed", 0, std::int64_t(1) << 53));
+    j.epochs = int(r.integer("epochs", 1, 100000));
+    j.batch = r.integer("batch", 1, 65536);
+    j.lr = r.number("lr", 1e-9, 100.0);
+    j.momentum = r.number("momentum", 0.0, 0.999);
+    j.weight_decay = r.number("weight_decay", 0.0, 1.0);
+    const QCborValue nesterov = map.value(QStringLiteral("nesterov"));
+    j.schedule = r.text("schedule", 64);
+    j.staleness = int(r.integer("staleness", 0, kMaxStaleness));
+    j.local_steps = int(r.integer("local_steps", 1, kMaxLocalSteps));
+    j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
+    j.memory_budget = r.integer("memory_budget", -1, std::int64_t(1) << 50);
+    j.dataset = r.text("dataset", 64);
+    j.train_limit = r.integer("train_limit", 0, std::int64_t(1) << 40);
+    j.test_limit = r.integer("test_limit", 0, std::int64_t(1) << 40);
+    j.train_shipment = r.text("train_shipment", 128);
+    j.test_shipment = r.text("test_shipment", 128);
+    if (!r.ok())
+        return std::nullopt;
+    if (!nesterov.isBool()) {
+        *error = QStringLiteral("job field 'nesterov' must be true or false");
+        return std::nullopt;
+    }
+    j.nesterov = nesterov.toBool();
+    if (const auto m = parseMode(mode)) {
+        j.mode = *m;
+    } else {
+        *error =
+            QStringLiteral("job field 'mode' must be sync, async or local-sgd, not '%1'").arg(mode);
+        return std::nullopt;
+    }
+    if (j.dataset != QLatin1String("fashion-mnist") && j.dataset != QLatin1String("shipped")) {
+        *error = QStringLiteral("job field 'dataset' must be fashion-mnist or shipped, not '%1'")
+                     .arg(j.dataset);
+        return std::nullopt;
+    }
+    if (j.dataset == QLatin1String("shipped") && j.train_shipment.isEmpty()) {
+        *error = QStringLiteral("job field 'train_shipment' is required for shipped data");
+        return std::nullopt;
+    }
+    try {
+        j.model = core::Json::parse(model.toStdString(), "the job's model");
+        (void)core::ModelSpec::fromJson(j.model, "the job's model"); // strict: refused here
+        (void)core::LrSchedule::parse(j.schedule.toStdString());
+    } catch (const core::Error &e) {
+        *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+    return j;
+}
+
+QCborMap GroupSpec::toCbor() const
+{
+    QCborArray s;
+    for (double x : shares)
+        s.append(x);
+    return QCborMap{{QStringLiteral("generation"), generation},
+                    {QStringLiteral("rank"), rank},
+                    {QStringLiteral("size"), size},
+                    {QStringLiteral("shares"), s}};
+}
+
+std::optional<GroupSpec> GroupSpec::fromCbor(const QCborMap &map, QString *error)
+{
+    error->clear();
+    Reader r(map, error);
+    GroupSpec g;
+    g.generation = int(r.integer("generation", 0, 1 << 30));
+    g.size = int(r.integer("size", 1, 4096));
+    g.rank = int(r.integer("rank", 0, 4095));
+    if (!r.ok())
+        return std::nullopt;
+    const QCborArray shares = map.value(QStringLiteral("shares")).toArray();
+    double sum = 0.0;
+    for (const QCborValue &v : shares) {
+        g.shares.push_back(v.toDouble(-1.0));
+        sum += g.shares.back();
+    }
+    if (g.rank >= g.size || int(g.shares.size()) != g.size ||
+        std::any_of(g.shares.begin(), g.shares.end(),
+                    [](double x) { return !(x > 0.0 && x <= 1.0); }) ||
+        std::abs(sum - 1.0) > 1e-6) {
+        *error = QStringLiteral("malformed group: rank %1 of %2 with %3 shares summing to %4")
+                     .arg(g.rank)
+                     .arg(g.size)
+                     .arg(shares.size())
+                     .arg(sum);
+        return std::nullopt;
+    }
+    return g;
+}
+
+std::vector<std::int64_t> splitByShares(std::int64_t total, const std::vector<double> &shares)
+{
+    const std::size_t n = shares.size();
+    std::vector<std::int64_t> parts(n, 0);
+    if (n == 0 || total <= 0)
+        return parts;
+    const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    // Everyone gets one first (when there is enough), the rest goes by largest remainder.
+    const std::int64_t floor = total >= std::int64_t(n) ? 1 : 0;
+    const std::int64_t rest = total - floor * std::int64_t(n);
+    std::vector<double> remainder(n);
+    std::int64_t given = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double ideal = double(rest) * (sum > 0 ? shares[i] / sum : 1.0 / double(n));
+        parts[i] = floor + std::int64_t(std::floor(ideal));
+        remainder[i] = ideal - std::floor(ideal);
+        given += parts[i];
+    }
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
+    for (std::size_t k = 0; given < total; k = (k + 1) % n, ++given)
+        ++parts[order[k]];
+    return parts;
+}
+
+std::vector<double> sharesFromSpeeds(const std::vector<double> &imagesPerSecond)
+{
+    const std::size_t n = imagesPerSecond.size();
+    std::vector<double> shares(n, n ? 1.0 / double(n) : 0.0);
+    double sum = 0.0;
+    for (double s : imagesPerSecond) {
+        if (!(s > 0.0) || !std::isfinite(s))
+            return shares; // one unknown: equal shares, until every speed is measured
+        sum += s;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        shares[i] = imagesPerSecond[i] / sum;
+    return shares;
+}
+
+} // namespace edgetrain::net

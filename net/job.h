@@ -1,0 +1,80 @@
+#pragma once
+
+#include "core/modelspec.h"
+
+#include <QCborMap>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace edgetrain::net {
+
+/** How replicas on several nodes combine their work. */
+enum class TrainingMode { Sync, Async, LocalSgd };
+QString modeName(TrainingMode mode);
+std::optional<TrainingMode> parseMode(const QString &text);
+
+/**
+ * A training job as it travels to the nodes: data only (a ModelSpec, hyper-parameters, which
+ * data to use), never code. The receiving node validates every field before it allocates
+ * anything and refuses the job with the field's name otherwise.
+ */
+struct JobSpec
+{
+    static constexpr int kMaxStaleness = 64;
+    static constexpr int kMaxLocalSteps = 10000;
+
+    QString id; // chosen by the coordinator, names the run in logs and reports
+    TrainingMode mode = TrainingMode::Sync;
+    core::Json model;       // a ModelSpec (strictly validated on arrival)
+    std::uint64_t seed = 0; // weights, shuffling, dropout: the same on every node
+    int epochs = 1;
+    std::int64_t batch = 64; // the global batch: split across the nodes each step
+    double lr = 0.05;
+    double momentum = 0.9;
+    double weight_decay = 0.0;
+    bool nesterov = false;
+    QString schedule = QStringLiteral("constant");
+    int staleness = 4;   // async: how far the fastest worker may run ahead of the slowest
+    int local_steps = 8; // local-sgd: steps between model averages
+    int collective_timeout_ms = 10000;
+    std::int64_t memory_budget = -1; // per node, bytes; -1: the node's own limit only
+
+    // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"
+    // (the coordinator sends it first, in checksummed chunks, under these shipment ids).
+    QString dataset = QStringLiteral("fashion-mnist");
+    std::int64_t train_limit = 0;
+    std::int64_t test_limit = 0;
+    QString train_shipment, test_shipment;
+
+    QCborMap toCbor() const;
+    /** Validates; nothing with a message naming the field otherwise. */
+    static std::optional<JobSpec> fromCbor(const QCborMap &map, QString *error);
+};
+
+/** One generation of the training group: who is rank what, and how each batch is split. */
+struct GroupSpec
+{
+    int generation = 0;
+    int rank = 0;
+    int size = 1;
+    std::vector<double> shares; // per rank, summing to 1: the part of each global batch
+    QString prefix() const { return QStringLiteral("gen-%1").arg(generation); }
+
+    QCborMap toCbor() const;
+    static std::optional<GroupSpec> fromCbor(const QCborMap &map, QString *error);
+};
+
+/**
+ * Splits `total` items into parts proportional to `shares` (largest remainder: the parts sum
+ * to total exactly and differ from the ideal by less than one). When total >= parts, every part
+ * gets at least one item, so no node idles on a step.
+ */
+std::vector<std::int64_t> splitByShares(std::int64_t total, const std::vector<double> &shares);
+
+/** Shares proportional to measured speeds (images/s); equal shares where speeds are unknown. */
+std::vector<double> sharesFromSpeeds(const std::vector<double> &imagesPerSecond);
+
+} // namespace edgetrain::net

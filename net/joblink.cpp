@@ -1,0 +1,67 @@
+#include "joblink.h"
+
+namespace edgetrain::net {
+
+QCborMap JobLink::request(const QString &type, QCborMap body, std::chrono::milliseconds timeout)
+{
+    std::unique_lock lock(m_mutex);
+    if (!m_closed.isEmpty())
+        throw LinkError(m_closed.toStdString());
+    const qint64 id = m_nextId++;
+    m_waiting[id];
+    body.insert(QStringLiteral("request"), id);
+    lock.unlock();
+    m_sender(type, body);
+    lock.lock();
+    auto answered = [&] { return m_waiting[id].has_value() || !m_closed.isEmpty(); };
+    if (timeout == kForever)
+        m_cv.wait(lock, answered);
+    else if (!m_cv.wait_for(lock, timeout, answered)) {
+        m_waiting.erase(id);
+        throw LinkError("the coordinator did not answer '" + type.toStdString() + "' within " +
+                        std::to_string(timeout.count()) + " ms");
+    }
+    std::optional<QCborMap> reply = std::move(m_waiting[id]);
+    m_waiting.erase(id);
+    if (!reply)
+        throw LinkError(m_closed.toStdString());
+    return *reply;
+}
+
+void JobLink::post(const QString &type, const QCborMap &body)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_closed.isEmpty())
+            return;
+    }
+    m_sender(type, body);
+}
+
+bool JobLink::deliver(const QCborMap &reply)
+{
+    const qint64 id = reply.value(QStringLiteral("reply_to")).toInteger(-1);
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = m_waiting.find(id);
+        if (it == m_waiting.end() || it->second)
+            return false;
+        it->second = reply;
+    }
+    m_cv.notify_all();
+    return true;
+}
+
+void JobLink::close(const QString &reason)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_closed.isEmpty())
+            m_closed =
+                reason.isEmpty() ? QStringLiteral("the link to the coordinator closed") : reason;
+    }
+    m_stop = true;
+    m_cv.notify_all();
+}
+
+} // namespace edgetrain::net

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <QCborMap>
+#include <QString>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+
+namespace edgetrain::net {
+
+/** The coordinator is gone (connection closed) or did not answer in time. */
+class LinkError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/**
+ * The thread-safe line between a node's training worker (its own thread, blocking calls) and the
+ * coordinator's session (the event loop's thread). The worker makes requests and waits for the
+ * matching reply; the session delivers replies as frames arrive. Requests carry an id
+ * ("request") and replies name it ("reply_to"), so any number can be outstanding.
+ */
+class JobLink
+{
+public:
+    /** Sends a frame to the coordinator; called from the worker thread, must queue the send to
+     *  the session's thread (e.g. QMetaObject::invokeMethod with a queued connection). */
+    using Sender = std::function<void(const QString &type, const QCborMap &body)>;
+    static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
+
+    explicit JobLink(Sender sender) : m_sender(std::move(sender)) {}
+
+    // -- worker thread
+    /** Sends and blocks for the reply; throws LinkError on timeout or when the link closes. */
+    QCborMap request(const QString &type, QCborMap body,
+                     std::chrono::milliseconds timeout = kForever);
+    void post(const QString &type, const QCborMap &body);
+    /** The coordinator asked the job to stop (or the session closed). */
+    bool stopRequested() const { return m_stop.load(std::memory_order_relaxed); }
+    const std::atomic<bool> *stopFlag() const { return &m_stop; }
+
+    // -- session thread
+    /** A "reply" frame's body; false if nobody waits for it (late or bogus). */
+    bool deliver(const QCborMap &reply);
+    void requestStop() { m_stop = true; }
+    /** Wakes every waiting request with LinkError(reason); later requests fail at once. */
+    void close(const QString &reason);
+
+private:
+    Sender m_sender;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::map<qint64, std::optional<QCborMap>> m_waiting;
+    qint64 m_nextId = 1;
+    QString m_closed;
+    std::atomic<bool> m_stop{false};
+};
+
+} // namespace edgetrain::net

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "core/tensordataset.h"
+
+#include <QCborMap>
+#include <QList>
+#include <QString>
+
+#include <memory>
+
+namespace edgetrain::net {
+
+/**
+ * A dataset sent from the coordinator to a node in chunks, each with its SHA-256, so a node can
+ * train on data it does not have (the student's crops). Samples travel as float32 and labels as
+ * int32, little-endian, after a header chunk that describes them.
+ */
+namespace Shipment {
+constexpr int kDefaultChunkBytes = 1 << 20;
+constexpr std::int64_t kMaxBytes = std::int64_t(4) << 30;
+
+/** The frames' bodies ("data_chunk"), in order. */
+QList<QCborMap> chunks(const core::TensorDataset &data, const QString &id,
+                       int chunkBytes = kDefaultChunkBytes);
+} // namespace Shipment
+
+/**
+ * Reassembles one shipment on the node. Refuses (with the chunk index and reason) a chunk whose
+ * checksum does not match, that does not belong, comes out of order or would exceed the size
+ * announced in the header.
+ */
+class ShipmentAssembler
+{
+public:
+    /** Takes one chunk; false with a message if it is refused (the shipment is then dead). */
+    bool add(const QCborMap &chunk, QString *error);
+    bool complete() const;
+    const QString &id() const { return m_id; }
+    /** The dataset, once complete; throws core::Error if the header does not describe it. */
+    std::shared_ptr<core::TensorDataset> take();
+
+private:
+    QString m_id;
+    QCborMap m_header;
+    QByteArray m_bytes;
+    int m_next = 0;
+    int m_total = -1;
+    std::int64_t m_expected = 0;
+};
+
+} // namespace edgetrain::net
