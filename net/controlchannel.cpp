@@ -44,6 +44,15 @@ QString ControlChannel::peer() const
                     : QString();
 }
 
+QString ControlChannel::localAddress() const
+{
+    if (!m_socket)
+        return {};
+    bool ipv4 = false;
+    const quint32 v4 = m_socket->localAddress().toIPv4Address(&ipv4);
+    return ipv4 ? QHostAddress(v4).toString() : m_socket->localAddress().toString();
+}
+
 void ControlChannel::setSessionKey(const QByteArray &key)
 {
     m_key = key;

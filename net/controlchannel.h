@@ -42,6 +42,9 @@ public:
     /** Sends nothing more, closes after writing what is queued, emits closed(reason). */
     void close(const QString &reason);
     QString peer() const;
+    /** This side's address of the connection (IPv4 where it is one): the interface the peer
+     *  reaches us on. */
+    QString localAddress() const;
 
 Q_SIGNALS:
     void frameReceived(const edgetrain::net::Frame &frame);

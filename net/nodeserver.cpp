@@ -19,6 +19,7 @@ struct NodeServer::Session
     QByteArray serverNonce;
     bool subscribed = false;
     QTimer handshakeTimer;
+    std::unique_ptr<ShipmentAssembler> shipment; // the one arriving, if any
 };
 
 NodeServer::NodeServer(NodeOptions options, QObject *parent)
@@ -39,7 +40,28 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     connect(&m_metricsTimer, &QTimer::timeout, this, &NodeServer::sendMetrics);
 }
 
-NodeServer::~NodeServer() = default;
+NodeServer::~NodeServer()
+{
+    stopJob();
+}
+
+void NodeServer::stopJob()
+{
+    if (m_job.link)
+        m_job.link->close(QStringLiteral("the node is stopping"));
+    if (m_job.thread.joinable())
+        m_job.thread.join();
+    m_job = Job();
+}
+
+void NodeServer::reapJob()
+{
+    // A finished worker's thread is joined before the next job starts (it has ended already).
+    if (m_job.worker && !m_job.worker->status().active && m_job.thread.joinable()) {
+        m_job.thread.join();
+        m_job = Job();
+    }
+}
 
 bool NodeServer::start(QString *error)
 {
@@ -107,6 +129,11 @@ void NodeServer::drop(Session *s)
                                  [s](const auto &p) { return p.get() == s; });
     if (it == m_sessions.end())
         return;
+    if (m_job.owner == s) {
+        // The coordinator is gone: the job stops (the other nodes lose it too and stop).
+        m_job.link->close(QStringLiteral("the coordinator's session closed"));
+        m_job.owner = nullptr;
+    }
     s->channel->deleteLater();
     m_sessions.erase(it);
 }
@@ -169,6 +196,18 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
         s->subscribed = true;
     } else if (frame.type == QLatin1String("unsubscribe")) {
         s->subscribed = false;
+    } else if (frame.type == QLatin1String("data_chunk")) {
+        handleDataChunk(s, frame);
+    } else if (frame.type == QLatin1String("job")) {
+        handleJob(s, frame);
+    } else if (frame.type == QLatin1String("reply")) {
+        if (m_job.owner != s || !m_job.link->deliver(frame.body))
+            qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "sent a reply nobody waits for";
+    } else if (frame.type == QLatin1String("stop")) {
+        if (m_job.owner == s) {
+            qCInfo(lcNode).noquote() << "job" << m_job.worker->status().job << "asked to stop";
+            m_job.link->requestStop();
+        }
     } else {
         qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "sent unknown message type"
                                     << frame.type.left(32);
@@ -178,11 +217,87 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
     }
 }
 
+void NodeServer::handleDataChunk(Session *s, const Frame &frame)
+{
+    if (frame.body.value(QStringLiteral("index")).toInteger(-1) == 0)
+        s->shipment = std::make_unique<ShipmentAssembler>();
+    QString error;
+    if (!s->shipment || !s->shipment->add(frame.body, &error)) {
+        if (error.isEmpty())
+            error = QStringLiteral("data chunk without a shipment header");
+        qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "-" << error;
+        s->channel->send(QStringLiteral("data_refused"), QCborMap{{QStringLiteral("message"), error}});
+        s->shipment.reset();
+        return;
+    }
+    if (!s->shipment->complete())
+        return;
+    try {
+        const QString id = s->shipment->id();
+        auto data = s->shipment->take();
+        qCInfo(lcNode).noquote() << "shipment" << id << "complete:" << data->size() << "samples";
+        while (m_shipments.size() >= 4) // what jobs of the past sent is dropped first
+            m_shipments.erase(m_shipments.begin());
+        m_shipments[id] = std::move(data);
+        s->channel->send(QStringLiteral("data_received"), QCborMap{{QStringLiteral("id"), id}});
+    } catch (const std::exception &e) {
+        s->channel->send(QStringLiteral("data_refused"), QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+    }
+    s->shipment.reset();
+}
+
+void NodeServer::handleJob(Session *s, const Frame &frame)
+{
+    reapJob();
+    auto refuseJob = [&](const QString &message) {
+        qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
+        s->channel->send(QStringLiteral("job_refused"), QCborMap{{QStringLiteral("message"), message}});
+    };
+    if (m_job.worker)
+        return refuseJob(QStringLiteral("busy with job '%1'").arg(m_job.worker->status().job));
+    QString error;
+    const auto job = JobSpec::fromCbor(frame.body, &error);
+    if (!job)
+        return refuseJob(error);
+    WorkerContext context;
+    context.node_name = m_info.name;
+    context.bind_address = s->channel->localAddress().toStdString();
+    context.memory_limit = m_options.memory_limit;
+    context.data_dir = m_options.data_dir.toStdString();
+    if (job->dataset == QLatin1String("shipped")) {
+        const auto train = m_shipments.find(job->train_shipment);
+        if (train == m_shipments.end())
+            return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
+        context.train = train->second;
+        if (!job->test_shipment.isEmpty()) {
+            const auto test = m_shipments.find(job->test_shipment);
+            if (test == m_shipments.end())
+                return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
+            context.test = test->second;
+        }
+    }
+    QPointer<ControlChannel> channel = s->channel;
+    m_job.owner = s;
+    m_job.link = std::make_shared<JobLink>([this, channel](const QString &type, const QCborMap &body) {
+        QMetaObject::invokeMethod(this, [channel, type, body] {
+            if (channel)
+                channel->send(type, body);
+        }, Qt::QueuedConnection);
+    });
+    m_job.worker = std::make_unique<TrainingWorker>(*job, m_job.link, context);
+    m_job.thread = std::thread([worker = m_job.worker.get()] { worker->run(); });
+    qCInfo(lcNode).noquote() << "job" << job->id << "accepted from" << s->channel->peer() << "("
+                             << modeName(job->mode) << ")";
+    s->channel->send(QStringLiteral("job_accepted"), QCborMap{{QStringLiteral("id"), job->id}});
+}
+
 void NodeServer::sendMetrics()
 {
     const SystemSample sample = m_sampler.sample();
     m_info.load = sample.load1;
     QCborMap body = sample.toCbor();
+    if (m_job.worker)
+        body.insert(QStringLiteral("training"), m_job.worker->status().toCbor());
     for (const auto &s : m_sessions)
         if (s->state == Session::State::Ready && s->subscribed)
             s->channel->send(QStringLiteral("metrics"), body);

@@ -1,8 +1,11 @@
 #pragma once
 
 #include "controlchannel.h"
+#include "joblink.h"
 #include "nodeinfo.h"
+#include "shipment.h"
 #include "systemsampler.h"
+#include "trainingworker.h"
 
 #include <QHostAddress>
 #include <QObject>
@@ -10,7 +13,9 @@
 #include <QTimer>
 #include <QUdpSocket>
 
+#include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace edgetrain::net {
@@ -28,6 +33,8 @@ struct NodeOptions
     std::chrono::milliseconds beacon_interval{1000};
     std::chrono::milliseconds metrics_interval{1000};
     std::chrono::milliseconds handshake_timeout{5000};
+    std::int64_t memory_limit = -1; // bytes a training job may use (--memory-limit)
+    QString data_dir;               // where datasets the node has live (--data-dir)
 };
 
 /**
@@ -49,6 +56,8 @@ public:
     bool start(QString *error);
     const NodeInfo &info() const { return m_info; }
     int sessionCount() const { return int(m_sessions.size()); }
+    /** Stops a running job (it ends at its next step) and waits for its thread. */
+    void stopJob();
 
 private:
     struct Session;
@@ -62,6 +71,9 @@ private:
     void onDatagrams();
     void sendBeacon();
     void sendMetrics();
+    void handleDataChunk(Session *s, const Frame &frame);
+    void handleJob(Session *s, const Frame &frame);
+    void reapJob();
 
     NodeOptions m_options;
     NodeInfo m_info;
@@ -71,6 +83,17 @@ private:
     QTimer m_metricsTimer;
     SystemSampler m_sampler;
     std::vector<std::unique_ptr<Session>> m_sessions;
+
+    // One training job at a time; it talks to the session that sent it.
+    struct Job
+    {
+        Session *owner = nullptr;
+        std::shared_ptr<JobLink> link;
+        std::unique_ptr<TrainingWorker> worker;
+        std::thread thread;
+    };
+    Job m_job;
+    std::map<QString, std::shared_ptr<const core::TensorDataset>> m_shipments; // complete ones
 };
 
 } // namespace edgetrain::net

@@ -55,6 +55,8 @@ QCborMap SystemSample::toCbor() const
         m.insert(QStringLiteral("cpu_mhz"), *cpu_mhz);
     if (temperature_c)
         m.insert(QStringLiteral("temperature_c"), *temperature_c);
+    if (!training.isEmpty())
+        m.insert(QStringLiteral("training"), training);
     return m;
 }
 
@@ -66,6 +68,7 @@ SystemSample SystemSample::fromCbor(const QCborMap &m)
     s.agent_rss_bytes = m.value(QStringLiteral("agent_rss_bytes")).toInteger();
     s.memory_total_bytes = m.value(QStringLiteral("memory_total_bytes")).toInteger();
     s.memory_available_bytes = m.value(QStringLiteral("memory_available_bytes")).toInteger();
+    s.training = m.value(QStringLiteral("training")).toMap();
     s.net_rx_bytes_per_second = m.value(QStringLiteral("net_rx_bytes_per_second")).toDouble();
     s.net_tx_bytes_per_second = m.value(QStringLiteral("net_tx_bytes_per_second")).toDouble();
     s.load1 = m.value(QStringLiteral("load1")).toDouble();

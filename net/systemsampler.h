@@ -21,6 +21,7 @@ struct SystemSample
     double load1 = 0.0;
     std::optional<double> cpu_mhz;         // where cpufreq is exposed
     std::optional<double> temperature_c;   // where a thermal zone exists
+    QCborMap training;                     // the job's progress (TrainingStatus), if any
 
     QCborMap toCbor() const;
     static SystemSample fromCbor(const QCborMap &map);

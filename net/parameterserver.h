@@ -1,0 +1,86 @@
+#pragma once
+
+#include "core/model.h"
+#include "core/sgd.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace edgetrain::core {
+class FlatState;
+}
+
+namespace edgetrain::net {
+
+/**
+ * The async mode's parameter server, hosted by the coordinator: the canonical weights and the
+ * optimizer. Workers pull the weights, push gradients computed on them, and get fresh weights
+ * back. Two guards keep stale gradients from wrecking the model (the failure the Raspberry Pi
+ * paper saw with 5-10 asynchronous workers):
+ *
+ *  - bounded staleness (stale synchronous parallel): a worker whose push count runs more than
+ *    `staleness` ahead of the slowest running worker is held (mayProceed() is false) until the
+ *    slowest catches up;
+ *  - momentum and rate are set per push so that one round of n pushes moves the model about as
+ *    far as one synchronous step would: momentum^(1/n) per push, the rate scaled by the push's
+ *    share of the global batch and by (1 - momentum^(1/n)) / (1 - momentum); a push staler
+ *    than n workers taking turns produce is damped further by n / (tau + 1).
+ */
+class ParameterServer
+{
+public:
+    ParameterServer(const core::ModelSpec &spec, std::uint64_t seed, const core::SgdOptions &sgd,
+                    int staleness, std::int64_t globalBatch);
+    ~ParameterServer();
+
+    std::uint64_t version() const { return m_version; }
+    /** Values and float buffers (FlatState's averaged layout). */
+    std::vector<float> weights() const;
+    std::size_t pushSize() const; // gradient floats + buffer floats
+
+    void addWorker(int id);
+    void removeWorker(int id);
+    /** A worker at the epoch barrier no longer holds the others back. */
+    void setRunning(int id, bool running);
+    /** A new epoch: every worker starts counting from zero again. */
+    void resetClocks();
+
+    struct Push
+    {
+        bool applied = false;
+        int staleness = 0;
+        double lr = 0.0;
+    };
+    /** Applies one worker's gradient (and its batch-norm buffers) computed on `basedOn`. */
+    Push push(int id, std::uint64_t basedOn, const float *data, std::size_t count, double lr,
+              std::int64_t samples);
+    /** False while the worker is more than `staleness` pushes ahead of the slowest running one. */
+    bool mayProceed(int id) const;
+
+    int maxStaleness() const { return m_maxStaleness; }
+    std::int64_t pushes() const { return m_pushes; }
+    std::int64_t held() const { return m_held; }
+    void countHeld() { ++m_held; }
+
+private:
+    struct Worker
+    {
+        std::int64_t clock = 0;
+        bool running = true;
+    };
+    std::unique_ptr<core::Model> m_model;
+    std::unique_ptr<core::Sgd> m_optimizer;
+    std::unique_ptr<core::FlatState> m_flat;
+    int m_staleness;
+    std::int64_t m_globalBatch;
+    double m_momentum; // the job's, for one synchronous step
+    std::uint64_t m_version = 0;
+    std::map<int, Worker> m_workers;
+    std::vector<float> m_gradient;
+    int m_maxStaleness = 0;
+    std::int64_t m_pushes = 0, m_held = 0;
+};
+
+} // namespace edgetrain::net

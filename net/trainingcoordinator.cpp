@@ -1,0 +1,704 @@
+#include "trainingcoordinator.h"
+
+#include "parameterserver.h"
+#include "shipment.h"
+
+#include <QCborArray>
+#include <QDeadlineTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace edgetrain::net {
+
+Q_LOGGING_CATEGORY(lcCoordinator, "edgetrain.coordinator")
+
+struct TrainingCoordinator::Member
+{
+    enum class State { Starting, Ready, Training, Done, Failed, Lost };
+    QString host;
+    quint16 port = 0;
+    QString name;
+    ControlClient *client = nullptr;
+    bool connecting = false;
+    State state = State::Starting;
+    int id = 0; // stable over reconnects (the parameter server's worker id)
+    int rank = -1;
+    double speed = 0.0; // images/s of forward + backward, measured by the node
+    std::int64_t testSamples = 0;
+    qint64 readyRequest = -1, failedRequest = -1, doneRequest = -1, evalRequest = -1,
+           pushRequest = -1;
+    QCborMap doneBody, evalBody;
+
+    QString label() const { return QStringLiteral("%1 (%2:%3)").arg(name).arg(host).arg(port); }
+};
+
+struct TrainingCoordinator::Waiter
+{
+    Member *member = nullptr;
+    qint64 request = -1;
+    QStringList keys;
+    bool get = false;
+    QDeadlineTimer deadline;
+};
+
+TrainingCoordinator::TrainingCoordinator(JobSpec job, QByteArray clusterKey, QObject *parent)
+    : QObject(parent), m_job(std::move(job)), m_key(std::move(clusterKey))
+{
+    qRegisterMetaType<ClusterEpoch>();
+    qRegisterMetaType<ClusterEvent>();
+    qRegisterMetaType<TrainingStatus>();
+    m_waiterTimer.setInterval(100);
+    connect(&m_waiterTimer, &QTimer::timeout, this, &TrainingCoordinator::serveWaiters);
+    m_reconnectTimer.setInterval(1000);
+    connect(&m_reconnectTimer, &QTimer::timeout, this, &TrainingCoordinator::reconnect);
+}
+
+TrainingCoordinator::~TrainingCoordinator() = default;
+
+void TrainingCoordinator::setData(std::shared_ptr<const core::TensorDataset> train,
+                                  std::shared_ptr<const core::TensorDataset> test)
+{
+    m_train = std::move(train);
+    m_test = std::move(test);
+    m_job.dataset = QStringLiteral("shipped");
+    m_job.train_shipment = m_job.id + QStringLiteral("-train");
+    m_job.test_shipment = m_test ? m_job.id + QStringLiteral("-test") : QString();
+}
+
+void TrainingCoordinator::start(const QList<ControlClient *> &clients)
+{
+    m_clock.start();
+    if (m_job.mode == TrainingMode::Async) {
+        core::SgdOptions sgd;
+        sgd.momentum = m_job.momentum;
+        sgd.weight_decay = m_job.weight_decay;
+        sgd.nesterov = m_job.nesterov;
+        m_ps = std::make_unique<ParameterServer>(
+            core::ModelSpec::fromJson(m_job.model, "the job's model"), m_job.seed, sgd,
+            m_job.staleness, m_job.batch);
+    }
+    for (ControlClient *client : clients) {
+        auto m = std::make_unique<Member>();
+        m->id = int(m_members.size());
+        const int colon = client->address().lastIndexOf(QLatin1Char(':'));
+        m->host = client->address().left(colon);
+        m->port = quint16(client->address().mid(colon + 1).toUInt());
+        m->name = client->node().name;
+        Member *raw = m.get();
+        m_members.push_back(std::move(m));
+        attach(raw, client);
+        sendJob(raw);
+    }
+    m_waiterTimer.start();
+    if (m_members.empty())
+        finish(QStringLiteral("no nodes to train on"));
+}
+
+void TrainingCoordinator::attach(Member *m, ControlClient *client)
+{
+    client->setParent(this);
+    m->client = client;
+    connect(client, &ControlClient::message, this, [this, m](const Frame &f) { onMessage(m, f); });
+    connect(client, &ControlClient::failed, this,
+            [this, m](const QString &reason) { onLost(m, reason); });
+    connect(client, &ControlClient::metrics, this,
+            [this, m](const SystemSample &s) { Q_EMIT nodeMetrics(m->label(), s); });
+    client->subscribeMetrics();
+}
+
+void TrainingCoordinator::sendJob(Member *m)
+{
+    m->state = Member::State::Starting;
+    m->readyRequest = m->failedRequest = m->doneRequest = m->evalRequest = m->pushRequest = -1;
+    if (m_train) {
+        for (const QCborMap &chunk : Shipment::chunks(*m_train, m_job.train_shipment))
+            m->client->send(QStringLiteral("data_chunk"), chunk);
+        if (m_test)
+            for (const QCborMap &chunk : Shipment::chunks(*m_test, m_job.test_shipment))
+                m->client->send(QStringLiteral("data_chunk"), chunk);
+    }
+    m->client->send(QStringLiteral("job"), m_job.toCbor());
+}
+
+void TrainingCoordinator::note(Member *m, const QString &kind, const QString &message)
+{
+    ClusterEvent e;
+    e.seconds = double(m_clock.elapsed()) / 1000.0;
+    e.node = m ? m->label() : QString();
+    e.kind = kind;
+    e.message = message;
+    qCInfo(lcCoordinator).noquote() << e.node << kind << "-" << message;
+    m_result.events.push_back(e);
+    Q_EMIT clusterEvent(e);
+}
+
+void TrainingCoordinator::reply(Member *m, qint64 request, QCborMap body)
+{
+    if (request < 0 || !m->client)
+        return;
+    body.insert(QStringLiteral("reply_to"), request);
+    m->client->send(QStringLiteral("reply"), body);
+}
+
+bool TrainingCoordinator::isActive(const Member *m) const
+{
+    return m->state == Member::State::Training;
+}
+
+std::vector<TrainingCoordinator::Member *> TrainingCoordinator::participants() const
+{
+    std::vector<Member *> out;
+    for (const auto &m : m_members)
+        if (isActive(m.get()))
+            out.push_back(m.get());
+    std::sort(out.begin(), out.end(),
+              [](const Member *a, const Member *b) { return a->rank < b->rank; });
+    return out;
+}
+
+namespace {
+QCborMap stopReply()
+{
+    return QCborMap{{QStringLiteral("action"), QStringLiteral("stop")}};
+}
+} // namespace
+
+void TrainingCoordinator::formGroup()
+{
+    std::vector<Member *> members = participants();
+    for (const auto &m : m_members)
+        if (m->state == Member::State::Ready)
+            members.push_back(m.get());
+    ++m_generation;
+    ++m_result.generations;
+    std::vector<double> speeds;
+    for (Member *m : members)
+        speeds.push_back(m->speed);
+    m_shares = sharesFromSpeeds(speeds);
+    for (std::size_t i = 0; i < members.size(); ++i)
+        members[i]->rank = int(i);
+    // Keys of earlier generations are of no use to anyone now.
+    const QString prefix = QStringLiteral("gen-%1/").arg(m_generation);
+    for (auto it = m_store.begin(); it != m_store.end();)
+        it = it->first.startsWith(prefix) ? std::next(it) : m_store.erase(it);
+    m_groupBroken = false;
+    QStringList names;
+    for (std::size_t i = 0; i < members.size(); ++i)
+        names << QStringLiteral("%1 %2%").arg(members[i]->name).arg(100.0 * m_shares[i], 0, 'f', 1);
+    if (m_generation > 0)
+        note(nullptr, QStringLiteral("regrouped"),
+             QStringLiteral("group %1 of %2 node(s): %3")
+                 .arg(m_generation)
+                 .arg(members.size())
+                 .arg(names.join(QStringLiteral(", "))));
+    else
+        qCInfo(lcCoordinator).noquote() << "group 0:" << names.join(QStringLiteral(", "));
+    // Joiners start now, with the group.
+    for (Member *m : members) {
+        if (m->state != Member::State::Ready)
+            continue;
+        m->state = Member::State::Training;
+        if (m_ps)
+            m_ps->addWorker(m->id);
+        GroupSpec g{m_generation, m->rank, int(members.size()), m_shares};
+        reply(m, m->readyRequest,
+              QCborMap{{QStringLiteral("action"), QStringLiteral("start")},
+                       {QStringLiteral("group"), g.toCbor()},
+                       {QStringLiteral("epoch"), m_epoch}});
+        m->readyRequest = -1;
+    }
+}
+
+void TrainingCoordinator::maybeStart()
+{
+    if (m_phase != Phase::Starting)
+        return;
+    int ready = 0;
+    for (const auto &m : m_members) {
+        if (m->state == Member::State::Starting)
+            return; // still loading or calibrating
+        ready += m->state == Member::State::Ready;
+    }
+    if (ready == 0)
+        return finish(QStringLiteral("no node could start the job"));
+    if (m_stopping) {
+        for (const auto &m : m_members)
+            if (m->state == Member::State::Ready)
+                reply(m.get(), m->readyRequest, stopReply());
+        return finish(QString());
+    }
+    m_phase = Phase::Training;
+    formGroup();
+    m_reconnectTimer.start();
+}
+
+void TrainingCoordinator::maybeRegroup()
+{
+    if (m_phase != Phase::Training || m_job.mode == TrainingMode::Async || !m_groupBroken)
+        return;
+    const auto members = participants();
+    if (members.empty())
+        return maybeFinish();
+    for (Member *m : members)
+        if (m->failedRequest < 0 && m->doneRequest < 0)
+            return; // still running into the failure (or its collective's timeout)
+    if (m_stopping) {
+        for (Member *m : members) {
+            reply(m, std::max(m->failedRequest, m->doneRequest), stopReply());
+            m->failedRequest = m->doneRequest = -1;
+        }
+        return;
+    }
+    formGroup();
+    for (Member *m : participants()) {
+        const qint64 request = std::max(m->failedRequest, m->doneRequest);
+        if (request < 0)
+            continue;
+        GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
+        reply(m, request,
+              QCborMap{{QStringLiteral("action"), QStringLiteral("regroup")},
+                       {QStringLiteral("group"), g.toCbor()}});
+        m->failedRequest = m->doneRequest = -1;
+        m->doneBody = {};
+    }
+}
+
+void TrainingCoordinator::maybeEpochDone()
+{
+    if (m_phase != Phase::Training)
+        return;
+    const auto members = participants();
+    if (members.empty())
+        return maybeFinish();
+    for (Member *m : members)
+        if (m->doneRequest < 0)
+            return;
+    if (m_groupBroken && m_job.mode != TrainingMode::Async)
+        return maybeRegroup();
+    // Evaluation: the test set split by speed among the nodes at the barrier.
+    std::int64_t testSize = std::numeric_limits<std::int64_t>::max();
+    std::vector<double> speeds;
+    for (Member *m : members) {
+        testSize = std::min(testSize, m->testSamples);
+        speeds.push_back(m->speed);
+    }
+    const auto parts = splitByShares(testSize, sharesFromSpeeds(speeds));
+    QByteArray weights;
+    if (m_ps) {
+        const std::vector<float> w = m_ps->weights();
+        weights = QByteArray(reinterpret_cast<const char *>(w.data()),
+                             qsizetype(w.size() * sizeof(float)));
+    }
+    std::int64_t begin = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        QCborMap body{{QStringLiteral("action"),
+                       m_stopping ? QStringLiteral("stop") : QStringLiteral("evaluate")},
+                      {QStringLiteral("test_begin"), qint64(begin)},
+                      {QStringLiteral("test_end"), qint64(begin + parts[i])}};
+        if (m_ps)
+            body.insert(QStringLiteral("weights"), weights);
+        begin += parts[i];
+        reply(members[i], members[i]->doneRequest, body);
+        members[i]->doneRequest = -1;
+    }
+    if (m_stopping)
+        for (Member *m : members)
+            m->doneBody = {};
+}
+
+void TrainingCoordinator::maybeEpochEval()
+{
+    if (m_phase != Phase::Training)
+        return;
+    const auto members = participants();
+    if (members.empty())
+        return maybeFinish();
+    for (Member *m : members)
+        if (m->evalRequest < 0)
+            return;
+    ClusterEpoch e;
+    e.epoch = m_epoch;
+    e.nodes = int(members.size());
+    e.shares = m_shares;
+    double lossSum = 0, correct = 0, seen = 0, testLoss = 0, testCorrect = 0;
+    bool global = false;
+    for (Member *m : members) {
+        const QCborMap &d = m->doneBody;
+        e.seconds = std::max(e.seconds, d.value(QStringLiteral("seconds")).toDouble());
+        if (d.value(QStringLiteral("global")).toBool()) {
+            if (!global) { // the collective modes' sums are the cluster's already
+                lossSum = d.value(QStringLiteral("loss_sum")).toDouble();
+                correct = d.value(QStringLiteral("correct")).toDouble();
+                seen = d.value(QStringLiteral("seen")).toDouble();
+                global = true;
+            }
+        } else {
+            lossSum += d.value(QStringLiteral("loss_sum")).toDouble();
+            correct += d.value(QStringLiteral("correct")).toDouble();
+            seen += d.value(QStringLiteral("seen")).toDouble();
+        }
+        const double speed = d.value(QStringLiteral("compute_images_per_second")).toDouble();
+        if (speed > 0)
+            m->speed = speed;
+        testLoss += m->evalBody.value(QStringLiteral("loss_sum")).toDouble();
+        testCorrect += double(m->evalBody.value(QStringLiteral("correct")).toInteger());
+        e.test_count += m->evalBody.value(QStringLiteral("count")).toInteger();
+    }
+    e.samples = std::int64_t(std::llround(seen));
+    e.train_loss = seen > 0 ? lossSum / seen : 0.0;
+    e.train_accuracy = seen > 0 ? correct / seen : 0.0;
+    if (e.test_count > 0) {
+        e.test_loss = testLoss / double(e.test_count);
+        e.test_accuracy = testCorrect / double(e.test_count);
+    }
+    e.images_per_second = e.seconds > 0 ? seen / e.seconds : 0.0;
+    m_result.epochs.push_back(e);
+    Q_EMIT epochFinished(e);
+    ++m_epoch;
+
+    // The next epoch: a new group if someone was lost or is waiting to join, or if the measured
+    // speeds moved the shares by more than 5 %.
+    bool joiners = false;
+    for (const auto &m : m_members)
+        joiners = joiners || m->state == Member::State::Ready;
+    std::vector<double> speeds;
+    for (Member *m : members)
+        speeds.push_back(m->speed);
+    const auto shares = sharesFromSpeeds(speeds);
+    bool rebalance = false;
+    for (std::size_t i = 0; i < shares.size() && i < m_shares.size(); ++i)
+        rebalance = rebalance || std::abs(shares[i] - m_shares[i]) > 0.05 * m_shares[i];
+    const bool last = m_epoch > m_job.epochs;
+    if (m_ps)
+        m_ps->resetClocks();
+    const bool regroup = !last && !m_stopping && (m_groupBroken || joiners || rebalance);
+    if (regroup) {
+        if (rebalance && !m_groupBroken && !joiners)
+            note(nullptr, QStringLiteral("rebalanced"),
+                 QStringLiteral("batch shares follow the measured speeds"));
+        formGroup();
+    }
+    for (Member *m : participants()) {
+        QCborMap body{{QStringLiteral("action"),
+                       m_stopping ? QStringLiteral("stop") : QStringLiteral("continue")}};
+        if (m->evalRequest >= 0 && regroup) {
+            GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
+            body.insert(QStringLiteral("next_group"), g.toCbor());
+        }
+        reply(m, m->evalRequest, body);
+        m->evalRequest = -1;
+        m->doneBody = {};
+        m->evalBody = {};
+    }
+}
+
+void TrainingCoordinator::releaseHeldPushes()
+{
+    if (!m_ps)
+        return;
+    for (const auto &m : m_members) {
+        if (m->pushRequest < 0 || !isActive(m.get()) || !m_ps->mayProceed(m->id))
+            continue;
+        const std::vector<float> w = m_ps->weights();
+        reply(m.get(), m->pushRequest,
+              QCborMap{
+                  {QStringLiteral("version"), qint64(m_ps->version())},
+                  {QStringLiteral("weights"), QByteArray(reinterpret_cast<const char *>(w.data()),
+                                                         qsizetype(w.size() * sizeof(float)))}});
+        m->pushRequest = -1;
+    }
+}
+
+void TrainingCoordinator::maybeFinish()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    if (m_phase == Phase::Starting)
+        return maybeStart();
+    for (const auto &m : m_members)
+        if (m->state == Member::State::Training)
+            return;
+    for (const auto &m : m_members)
+        if (m->state == Member::State::Ready)
+            reply(m.get(), m->readyRequest, stopReply());
+    bool anyDone = false;
+    for (const auto &m : m_members)
+        anyDone = anyDone || m->state == Member::State::Done;
+    finish(anyDone ? QString() : QStringLiteral("every node was lost or failed"));
+}
+
+void TrainingCoordinator::finish(const QString &error)
+{
+    if (m_phase == Phase::Finished)
+        return;
+    m_phase = Phase::Finished;
+    m_reconnectTimer.stop();
+    m_waiterTimer.stop();
+    m_result.finished = error.isEmpty();
+    m_result.error = error.isEmpty() || m_firstFailure.isEmpty()
+                         ? error
+                         : error + QStringLiteral(" - ") + m_firstFailure;
+    m_result.cancelled = m_result.cancelled || m_stopping;
+    m_result.seconds = double(m_clock.elapsed()) / 1000.0;
+    if (m_ps) {
+        m_result.weights = m_ps->weights();
+        m_result.max_staleness = m_ps->maxStaleness();
+        m_result.pushes = m_ps->pushes();
+        m_result.held_pushes = m_ps->held();
+    } else if (m_weights.size() % qsizetype(sizeof(float)) == 0) {
+        m_result.weights.resize(std::size_t(m_weights.size()) / sizeof(float));
+        std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
+    }
+    for (const auto &m : m_members)
+        if (m->client &&
+            (m->state == Member::State::Training || m->state == Member::State::Starting))
+            m->client->send(QStringLiteral("stop")); // a joiner still loading need not finish
+    qCInfo(lcCoordinator).noquote()
+        << "run finished" << (error.isEmpty() ? QStringLiteral("") : error);
+    Q_EMIT finished();
+}
+
+void TrainingCoordinator::stop()
+{
+    if (m_phase == Phase::Finished || m_stopping)
+        return;
+    m_stopping = true;
+    for (const auto &m : m_members) {
+        if (m->client &&
+            (m->state == Member::State::Training || m->state == Member::State::Starting))
+            m->client->send(QStringLiteral("stop"));
+        if (m->state == Member::State::Ready && m_phase == Phase::Training) {
+            reply(m.get(), m->readyRequest, stopReply());
+            m->state = Member::State::Done;
+        }
+        if (m->pushRequest >= 0) {
+            reply(m.get(), m->pushRequest, stopReply());
+            m->pushRequest = -1;
+        }
+    }
+    maybeStart();
+    maybeRegroup();
+    maybeEpochDone();
+    maybeEpochEval();
+    maybeFinish();
+}
+
+void TrainingCoordinator::onLost(Member *m, const QString &reason)
+{
+    if (m->client) {
+        m->client->disconnect(this);
+        m->client->deleteLater();
+        m->client = nullptr;
+    }
+    m->connecting = false;
+    if (m_phase == Phase::Finished || m->state == Member::State::Lost)
+        return;
+    const bool wasActive = isActive(m);
+    const bool done = m->state == Member::State::Done || m->state == Member::State::Failed;
+    m->state = done ? m->state : Member::State::Lost;
+    if (done)
+        return;
+    note(m, QStringLiteral("lost"), reason);
+    m_waiters.erase(std::remove_if(m_waiters.begin(), m_waiters.end(),
+                                   [m](const auto &w) { return w->member == m; }),
+                    m_waiters.end());
+    m->readyRequest = m->failedRequest = m->doneRequest = m->evalRequest = m->pushRequest = -1;
+    if (wasActive) {
+        m_groupBroken = true; // async: the next epoch's shares leave it out
+        if (m_ps) {
+            m_ps->removeWorker(m->id);
+            releaseHeldPushes();
+        }
+    }
+    maybeStart();
+    maybeRegroup();
+    maybeEpochDone();
+    maybeEpochEval();
+    maybeFinish();
+}
+
+void TrainingCoordinator::reconnect()
+{
+    if (!m_rejoin || m_stopping || m_phase != Phase::Training)
+        return;
+    for (const auto &owned : m_members) {
+        Member *m = owned.get();
+        if (m->state != Member::State::Lost || m->connecting)
+            continue;
+        m->connecting = true;
+        auto *client = new ControlClient(m->host, m->port, m_key, this);
+        connect(client, &ControlClient::ready, this, [this, m, client] {
+            client->disconnect(this);
+            m->connecting = false;
+            if (m_phase != Phase::Training || m_stopping) {
+                client->deleteLater();
+                return;
+            }
+            note(m, QStringLiteral("rejoined"),
+                 QStringLiteral("answering again: sent the job, joins at the next epoch"));
+            m->name = client->node().name;
+            attach(m, client);
+            sendJob(m);
+        });
+        connect(client, &ControlClient::failed, this, [m, client] {
+            m->connecting = false;
+            client->deleteLater();
+        });
+        client->connectToNode(std::chrono::milliseconds(1500));
+    }
+}
+
+void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
+{
+    const qint64 request = frame.body.value(QStringLiteral("request")).toInteger(-1);
+    if (frame.type == QLatin1String("store_set")) {
+        m_store[frame.body.value(QStringLiteral("key")).toString()] =
+            frame.body.value(QStringLiteral("value")).toByteArray();
+        reply(m, request, {});
+        serveWaiters();
+        return;
+    }
+    auto w = std::make_unique<Waiter>();
+    w->member = m;
+    w->request = request;
+    w->get = frame.type == QLatin1String("store_get");
+    if (w->get)
+        w->keys << frame.body.value(QStringLiteral("key")).toString();
+    else
+        for (const QCborValue &k : frame.body.value(QStringLiteral("keys")).toArray())
+            w->keys << k.toString();
+    const qint64 timeout = std::clamp<qint64>(
+        frame.body.value(QStringLiteral("timeout_ms")).toInteger(10000), 100, 600000);
+    w->deadline = QDeadlineTimer(timeout);
+    m_waiters.push_back(std::move(w));
+    serveWaiters();
+}
+
+void TrainingCoordinator::serveWaiters()
+{
+    for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+        Waiter &w = **it;
+        const bool all = std::all_of(w.keys.begin(), w.keys.end(),
+                                     [this](const QString &k) { return m_store.count(k) > 0; });
+        if (all) {
+            QCborMap body;
+            if (w.get)
+                body.insert(QStringLiteral("value"), m_store[w.keys.front()]);
+            reply(w.member, w.request, body);
+        } else if (w.deadline.hasExpired()) {
+            reply(w.member, w.request,
+                  QCborMap{{QStringLiteral("error"),
+                            QStringLiteral("'%1' not set in time: a peer did not arrive")
+                                .arg(w.keys.join(QStringLiteral("', '")))}});
+        } else {
+            ++it;
+            continue;
+        }
+        it = m_waiters.erase(it);
+    }
+}
+
+void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
+{
+    const QString &type = frame.type;
+    const QCborMap &body = frame.body;
+    const qint64 request = body.value(QStringLiteral("request")).toInteger(-1);
+    if (type.startsWith(QLatin1String("store_"))) {
+        storeRequest(m, frame);
+    } else if (type == QLatin1String("progress")) {
+        Q_EMIT nodeProgress(m->label(), TrainingStatus::fromCbor(body));
+    } else if (type == QLatin1String("ps_pull") || type == QLatin1String("ps_push")) {
+        if (!m_ps || m_stopping || !isActive(m))
+            return reply(m, request, stopReply());
+        if (type == QLatin1String("ps_push")) {
+            const QByteArray g = body.value(QStringLiteral("gradient")).toByteArray();
+            std::vector<float> data(std::size_t(g.size()) / sizeof(float));
+            std::memcpy(data.data(), g.constData(), data.size() * sizeof(float));
+            const auto p =
+                m_ps->push(m->id, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
+                           data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
+                           body.value(QStringLiteral("count")).toInteger());
+            if (!p.applied) {
+                note(m, QStringLiteral("failed"), QStringLiteral("sent a malformed gradient push"));
+                return reply(m, request, stopReply());
+            }
+            if (!m_ps->mayProceed(m->id)) {
+                m->pushRequest = request; // held until the slowest catches up
+                m_ps->countHeld();
+                return releaseHeldPushes();
+            }
+        }
+        const std::vector<float> w = m_ps->weights();
+        reply(m, request,
+              QCborMap{
+                  {QStringLiteral("version"), qint64(m_ps->version())},
+                  {QStringLiteral("weights"), QByteArray(reinterpret_cast<const char *>(w.data()),
+                                                         qsizetype(w.size() * sizeof(float)))}});
+        releaseHeldPushes();
+    } else if (type == QLatin1String("job_ready")) {
+        m->speed = body.value(QStringLiteral("images_per_second")).toDouble();
+        m->testSamples = body.value(QStringLiteral("test_samples")).toInteger();
+        m->readyRequest = request;
+        m->state = Member::State::Ready;
+        if (m_phase == Phase::Training && m_stopping)
+            reply(m, request, stopReply());
+        maybeStart(); // a joiner in a running job waits for the next epoch
+    } else if (type == QLatin1String("collective_failed")) {
+        if (!m_groupBroken)
+            note(m, QStringLiteral("collective failed"),
+                 body.value(QStringLiteral("message")).toString());
+        m_groupBroken = true;
+        m->failedRequest = request;
+        maybeRegroup();
+    } else if (type == QLatin1String("epoch_done")) {
+        m->doneRequest = request;
+        m->doneBody = body;
+        if (m_ps) {
+            m_ps->setRunning(m->id, false);
+            releaseHeldPushes();
+        }
+        maybeEpochDone();
+        maybeRegroup();
+    } else if (type == QLatin1String("epoch_eval")) {
+        m->evalRequest = request;
+        m->evalBody = body;
+        maybeEpochEval();
+    } else if (type == QLatin1String("weights")) {
+        if (body.value(QStringLiteral("index")).toInteger() == 0)
+            m_weights.clear();
+        m_weights.append(body.value(QStringLiteral("data")).toByteArray());
+    } else if (type == QLatin1String("job_done")) {
+        m->state = Member::State::Done;
+        m_result.fingerprints[m->label()] = body.value(QStringLiteral("fingerprint")).toString();
+        m_result.cancelled = m_result.cancelled || body.value(QStringLiteral("cancelled")).toBool();
+        maybeFinish();
+    } else if (type == QLatin1String("job_failed") || type == QLatin1String("job_refused") ||
+               type == QLatin1String("data_refused")) {
+        const QString message = body.value(QStringLiteral("message")).toString();
+        note(m, QStringLiteral("failed"), message);
+        const bool wasActive = isActive(m);
+        m->state = Member::State::Failed;
+        if (wasActive) {
+            m_groupBroken = true;
+            if (m_ps) {
+                m_ps->removeWorker(m->id);
+                releaseHeldPushes();
+            }
+        }
+        if (m_firstFailure.isEmpty())
+            m_firstFailure = QStringLiteral("%1: %2").arg(m->label(), message);
+        maybeStart();
+        maybeRegroup();
+        maybeEpochDone();
+        maybeEpochEval();
+        maybeFinish();
+    } else if (type == QLatin1String("job_accepted") || type == QLatin1String("data_received")) {
+        qCDebug(lcCoordinator).noquote() << m->label() << type;
+    } else {
+        qCWarning(lcCoordinator).noquote() << m->label() << "sent unexpected" << type.left(32);
+    }
+}
+
+} // namespace edgetrain::net

@@ -1,0 +1,150 @@
+#pragma once
+
+#include "controlclient.h"
+#include "core/tensordataset.h"
+#include "job.h"
+#include "trainingworker.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace edgetrain::net {
+
+class ParameterServer;
+
+Q_DECLARE_LOGGING_CATEGORY(lcCoordinator)
+
+/** Something that happened to a node during a run, for the report. */
+struct ClusterEvent
+{
+    double seconds = 0.0; // since the run started
+    QString node;         // name (address)
+    QString kind; // "joined", "lost", "regrouped", "rejoined", "refused", "failed", "rebalanced"
+    QString message;
+};
+
+/** One epoch over the whole cluster. */
+struct ClusterEpoch
+{
+    int epoch = 0;
+    double train_loss = 0.0;
+    double train_accuracy = 0.0;
+    double test_loss = 0.0;
+    double test_accuracy = -1.0; // -1: nothing evaluated
+    std::int64_t test_count = 0;
+    std::int64_t samples = 0; // trained on in this epoch
+    double seconds = 0.0;
+    double images_per_second = 0.0;
+    int nodes = 0;
+    std::vector<double> shares; // of the nodes, in rank order, during the epoch
+};
+
+struct ClusterResult
+{
+    bool finished = false;
+    bool cancelled = false;
+    QString error; // empty when the run completed
+    std::vector<ClusterEpoch> epochs;
+    std::vector<ClusterEvent> events;
+    std::vector<float> weights; // final values + float buffers (FlatState averaged layout)
+    std::map<QString, QString> fingerprints;  // node -> FlatState fingerprint at its end
+    int generations = 0;                      // groups formed (1 when nobody was lost)
+    int max_staleness = 0;                    // async
+    std::int64_t pushes = 0, held_pushes = 0; // async
+    double seconds = 0.0;
+};
+
+/**
+ * The coordinator's side of a distributed run (edgetrain-cli and the app): sends the job (and the
+ * data, if shipped) to the nodes, hosts gloo's rendezvous store and, in async mode, the parameter
+ * server, holds the epoch barriers where the cluster's loss and accuracy are summed, and keeps the
+ * run going when nodes are lost: a node that stops answering is dropped, the survivors get a new
+ * group and continue from the last synchronised state, and a node that comes back is sent the job
+ * again and joins at the next epoch. Runs on the thread that owns it; nothing blocks.
+ */
+class TrainingCoordinator : public QObject
+{
+    Q_OBJECT
+
+public:
+    TrainingCoordinator(JobSpec job, QByteArray clusterKey, QObject *parent = nullptr);
+    ~TrainingCoordinator() override;
+
+    /** Data to ship instead of a dataset the nodes have (job.dataset must be "shipped"). */
+    void setData(std::shared_ptr<const core::TensorDataset> train,
+                 std::shared_ptr<const core::TensorDataset> test);
+    /** Whether lost nodes are called back (every second) and rejoin at the next epoch. Default on.
+     */
+    void setRejoin(bool rejoin) { m_rejoin = rejoin; }
+    /** Takes over connected, authenticated clients and starts the job on them. */
+    void start(const QList<ControlClient *> &clients);
+    /** Asks every node to stop after its current step; finished() follows. */
+    void stop();
+    const ClusterResult &result() const { return m_result; }
+    const JobSpec &job() const { return m_job; }
+
+Q_SIGNALS:
+    void nodeMetrics(const QString &node, const edgetrain::net::SystemSample &sample);
+    void nodeProgress(const QString &node, const edgetrain::net::TrainingStatus &status);
+    void epochFinished(const edgetrain::net::ClusterEpoch &epoch);
+    void clusterEvent(const edgetrain::net::ClusterEvent &event);
+    void finished();
+
+private:
+    struct Member;
+    struct Waiter;
+    enum class Phase { Starting, Training, Finished };
+
+    void attach(Member *m, ControlClient *client);
+    void sendJob(Member *m);
+    void onMessage(Member *m, const Frame &frame);
+    void onLost(Member *m, const QString &reason);
+    void reply(Member *m, qint64 request, QCborMap body);
+    void note(Member *m, const QString &kind, const QString &message);
+
+    std::vector<Member *> participants() const; // alive, in the job, in rank order
+    bool isActive(const Member *m) const;
+    void formGroup(); // a new generation from the active members and the ready joiners
+    void maybeStart();
+    void maybeRegroup();
+    void maybeEpochDone();
+    void maybeEpochEval();
+    void maybeFinish();
+    void releaseHeldPushes();
+    void storeRequest(Member *m, const Frame &frame);
+    void serveWaiters();
+    void reconnect();
+    void finish(const QString &error);
+
+    JobSpec m_job;
+    QByteArray m_key;
+    std::shared_ptr<const core::TensorDataset> m_train, m_test;
+    bool m_rejoin = true;
+    Phase m_phase = Phase::Starting;
+    bool m_stopping = false;
+    bool m_groupBroken = false;
+    int m_generation = -1;
+    int m_epoch = 1; // the epoch being trained
+    std::vector<double> m_shares;
+    std::vector<std::unique_ptr<Member>> m_members;
+    std::map<QString, QByteArray> m_store;
+    std::vector<std::unique_ptr<Waiter>> m_waiters;
+    QTimer m_waiterTimer;
+    QTimer m_reconnectTimer;
+    QElapsedTimer m_clock;
+    std::unique_ptr<ParameterServer> m_ps;
+    QByteArray m_weights;   // assembled from rank 0's chunks
+    QString m_firstFailure; // a node's own words, for a run that ends with nobody left
+    ClusterResult m_result;
+};
+
+} // namespace edgetrain::net
+
+Q_DECLARE_METATYPE(edgetrain::net::ClusterEpoch)
+Q_DECLARE_METATYPE(edgetrain::net::ClusterEvent)
+Q_DECLARE_METATYPE(edgetrain::net::TrainingStatus)

@@ -1,0 +1,739 @@
+#include "trainingworker.h"
+
+#include "collectives.h"
+#include "core/error.h"
+#include "core/fashionmnist.h"
+#include "core/flatstate.h"
+#include "core/memoryplanner.h"
+#include "core/parallel.h"
+#include "core/sgd.h"
+#include "core/trainer.h"
+#include "remotestore.h"
+
+#include <QCborArray>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+namespace edgetrain::net {
+
+Q_LOGGING_CATEGORY(lcWorker, "edgetrain.worker")
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string bytesText(std::int64_t bytes)
+{
+    char text[32];
+    if (bytes >= (std::int64_t(1) << 20))
+        std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+    else
+        std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024.0);
+    return text;
+}
+
+QByteArray floatBytes(const float *data, std::size_t count)
+{
+    return QByteArray(reinterpret_cast<const char *>(data), qsizetype(count * sizeof(float)));
+}
+
+/** Copies a byte array of floats into `out`; false if the size is not what is expected. */
+bool readFloats(const QByteArray &bytes, float *out, std::size_t count)
+{
+    if (std::size_t(bytes.size()) != count * sizeof(float))
+        return false;
+    std::memcpy(out, bytes.constData(), std::size_t(bytes.size()));
+    return true;
+}
+
+} // namespace
+
+QCborMap TrainingStatus::toCbor() const
+{
+    return QCborMap{{QStringLiteral("active"), active},
+                    {QStringLiteral("job"), job},
+                    {QStringLiteral("phase"), phase},
+                    {QStringLiteral("epoch"), epoch},
+                    {QStringLiteral("step"), qint64(step)},
+                    {QStringLiteral("steps"), qint64(steps)},
+                    {QStringLiteral("loss"), loss},
+                    {QStringLiteral("accuracy"), accuracy},
+                    {QStringLiteral("images_per_second"), images_per_second},
+                    {QStringLiteral("rank"), rank},
+                    {QStringLiteral("group_size"), group_size}};
+}
+
+TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
+{
+    TrainingStatus s;
+    s.active = m.value(QStringLiteral("active")).toBool();
+    s.job = m.value(QStringLiteral("job")).toString();
+    s.phase = m.value(QStringLiteral("phase")).toString();
+    s.epoch = int(m.value(QStringLiteral("epoch")).toInteger());
+    s.step = m.value(QStringLiteral("step")).toInteger();
+    s.steps = m.value(QStringLiteral("steps")).toInteger();
+    s.loss = m.value(QStringLiteral("loss")).toDouble();
+    s.accuracy = m.value(QStringLiteral("accuracy")).toDouble();
+    s.images_per_second = m.value(QStringLiteral("images_per_second")).toDouble();
+    s.rank = int(m.value(QStringLiteral("rank")).toInteger(-1));
+    s.group_size = int(m.value(QStringLiteral("group_size")).toInteger());
+    return s;
+}
+
+/** The state of one run, and the steps of each mode. */
+struct TrainingWorker::Run
+{
+    TrainingWorker &w;
+    const JobSpec &job;
+    JobLink &link;
+    RemoteStore store;
+
+    std::unique_ptr<core::Model> model;
+    std::unique_ptr<core::Sgd> optimizer;
+    std::unique_ptr<core::FlatState> flat;
+    std::shared_ptr<const core::TensorDataset> train, test;
+    std::unique_ptr<core::BatchOrder> order;
+    int orderEpoch = 0;
+    core::LrSchedule schedule;
+
+    GroupSpec group;
+    std::unique_ptr<CollectiveGroup> collectives;
+    std::optional<core::Schedule> checkpointing;
+
+    // Position and the current epoch's sums, global (all ranks) in sync and local-sgd.
+    std::int64_t step = 0;
+    std::int64_t epochsDone = 0;
+    std::int64_t batches = 0;
+    std::int64_t totalSteps = 0;
+    double lossSum = 0.0, correct = 0.0, seen = 0.0;
+    // This node's own sums: compute speed, and (local-sgd, async) what is not yet shared.
+    double computeSeconds = 0.0, computed = 0.0;
+    double pendingLoss = 0.0, pendingCorrect = 0.0, pendingSeen = 0.0;
+    Clock::time_point epochStart = Clock::now();
+    Clock::time_point lastProgress = Clock::now();
+    std::vector<float> buffer;
+    std::vector<std::int32_t> labels;
+
+    Run(TrainingWorker &worker)
+        : w(worker), job(worker.m_job), link(*worker.m_link),
+          store(*worker.m_link, std::chrono::milliseconds(worker.m_job.collective_timeout_ms))
+    {}
+
+    // ---- setup
+
+    void load()
+    {
+        w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("loading"); });
+        const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "the job's model");
+        model = std::make_unique<core::Model>(spec, job.seed);
+        core::SgdOptions sgd;
+        sgd.momentum = job.momentum;
+        sgd.weight_decay = job.weight_decay;
+        sgd.nesterov = job.nesterov;
+        optimizer = std::make_unique<core::Sgd>(*model, sgd);
+        flat = std::make_unique<core::FlatState>(*model, optimizer.get());
+        schedule = core::LrSchedule::parse(job.schedule.toStdString());
+        if (job.dataset == QLatin1String("shipped")) {
+            train = w.m_context.train;
+            test = w.m_context.test;
+            if (!train)
+                throw core::Error("shipment '" + job.train_shipment.toStdString() +
+                                  "' has not arrived on this node");
+        } else {
+            const std::string dir = w.m_context.data_dir.empty()
+                                        ? core::FashionMnist::kDefaultDirectory
+                                        : w.m_context.data_dir;
+            train = std::make_shared<core::TensorDataset>(
+                core::FashionMnist::load(dir, core::FashionMnist::Split::Train, job.train_limit));
+            test = std::make_shared<core::TensorDataset>(
+                core::FashionMnist::load(dir, core::FashionMnist::Split::Test, job.test_limit));
+        }
+        if (train->sampleShape() != model->sampleShape() ||
+            train->classCount() > model->classCount())
+            throw core::ShapeError(train->description() + " does not fit model '" + spec.name() +
+                                   "'");
+        order = std::make_unique<core::BatchOrder>(train->size(), job.batch, job.seed);
+        batches = order->batches();
+        totalSteps = batches * job.epochs;
+        labels.resize(static_cast<std::size_t>(job.batch + 1));
+        w.setStatus([&](TrainingStatus &s) { s.steps = totalSteps; });
+    }
+
+    /** Images per second of forward + backward on this node, on a few batches. */
+    double calibrate()
+    {
+        w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
+        const std::int64_t b = std::min<std::int64_t>({job.batch, 16, train->size()});
+        std::vector<std::int64_t> index(static_cast<std::size_t>(b));
+        std::iota(index.begin(), index.end(), 0);
+        // A model of its own: calibration must not move the job's batch-norm statistics.
+        core::Model probe(model->spec(), job.seed);
+        core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
+        train->gather(index.data(), b, x.data(), labels.data());
+        core::PassContext ctx;
+        ctx.training = true;
+        probe.forwardBackward(x, labels.data(), ctx); // warm-up: first touch, caches
+        // At least 3 batches and 0.2 s, at most 2 s: enough to rise above timer noise.
+        const auto start = Clock::now();
+        int rounds = 0;
+        while (rounds < 3 || (secondsSince(start) < 0.2 && rounds < 1000)) {
+            probe.forwardBackward(x, labels.data(), ctx);
+            ++rounds;
+            if (secondsSince(start) > 2.0)
+                break;
+        }
+        return double(b * rounds) / std::max(secondsSince(start), 1e-9);
+    }
+
+    void plan(std::int64_t localBatch)
+    {
+        const std::int64_t budget =
+            job.memory_budget >= 0 ? job.memory_budget : w.m_context.memory_limit;
+        checkpointing.reset();
+        if (budget < 0 || localBatch < 1)
+            return;
+        const core::MemoryPlan p = core::MemoryPlanner(*model, localBatch).plan(budget);
+        if (!p.fits)
+            throw core::Error("a batch of " + std::to_string(localBatch) + " does not fit the " +
+                              bytesText(budget) +
+                              " this node may use (the smallest budget that fits is " +
+                              bytesText(p.min_budget_bytes) + ")");
+        if (p.schedule.name() != "store-all")
+            checkpointing = p.schedule;
+        qCInfo(lcWorker).noquote() << "memory plan for a local batch of" << localBatch << ":"
+                                   << QString::fromStdString(p.schedule.name());
+    }
+
+    void adoptGroup(const QCborMap &map)
+    {
+        QString error;
+        const auto g = GroupSpec::fromCbor(map, &error);
+        if (!g)
+            throw core::FormatError("the coordinator sent " + error.toStdString());
+        group = *g;
+        w.setStatus([&](TrainingStatus &s) {
+            s.rank = group.rank;
+            s.group_size = group.size;
+        });
+        // The largest part of a global batch this rank will get (the last batch may be one larger).
+        plan(splitByShares(job.batch + 1, group.shares)[std::size_t(group.rank)]);
+    }
+
+    void seekEpoch(int epoch)
+    {
+        if (orderEpoch > epoch) {
+            order = std::make_unique<core::BatchOrder>(train->size(), job.batch, job.seed);
+            orderEpoch = 0;
+        }
+        while (orderEpoch < epoch) {
+            order->nextEpoch();
+            ++orderEpoch;
+        }
+    }
+
+    // ---- groups
+
+    /** Builds the gloo group and makes every rank's state the most advanced one among them. */
+    void formGroup()
+    {
+        w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("regrouping"); });
+        collectives.reset();
+        GroupOptions o;
+        o.rank = group.rank;
+        o.size = group.size;
+        o.hostname = w.m_context.bind_address;
+        o.timeout = std::chrono::milliseconds(job.collective_timeout_ms);
+        o.prefix = group.prefix().toStdString();
+        collectives = std::make_unique<CollectiveGroup>(store, o);
+        restoreSnapshot();
+
+        std::vector<float> steps(static_cast<std::size_t>(group.size), 0.0f);
+        steps[std::size_t(group.rank)] = float(step + 1);
+        collectives->allreduceSum(steps.data(), steps.size());
+        const int root = int(std::max_element(steps.begin(), steps.end()) - steps.begin());
+        constexpr std::size_t header = 5;
+        std::vector<float> state(header + flat->fullSize());
+        if (group.rank == root) {
+            const float h[header] = {float(step), float(epochsDone), float(lossSum), float(correct),
+                                     float(seen)};
+            std::copy(h, h + header, state.begin());
+            flat->copyFull(state.data() + header);
+        }
+        collectives->broadcast(state.data(), state.size(), root);
+        if (group.rank != root) {
+            step = std::int64_t(state[0]);
+            epochsDone = std::int64_t(state[1]);
+            lossSum = state[2];
+            correct = state[3];
+            seen = state[4];
+            flat->setFull(state.data() + header);
+            pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        }
+        qCInfo(lcWorker).noquote()
+            << QStringLiteral("group %1: rank %2 of %3, continuing at step %4 (state from rank %5)")
+                   .arg(group.generation)
+                   .arg(group.rank)
+                   .arg(group.size)
+                   .arg(step)
+                   .arg(root);
+        takeSnapshot();
+        w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
+    }
+
+    /** Follows the coordinator's answer until a group stands; false when told to stop. */
+    bool regroup(QCborMap reply)
+    {
+        for (;;) {
+            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+                return false;
+            try {
+                adoptGroup(reply.value(QStringLiteral("group")).toMap());
+                formGroup();
+                return true;
+            } catch (const CollectiveError &e) {
+                qCWarning(lcWorker).noquote() << "forming the group failed:" << e.what();
+                reply = link.request(
+                    QStringLiteral("collective_failed"),
+                    QCborMap{{QStringLiteral("step"), qint64(step)},
+                             {QStringLiteral("message"), QString::fromUtf8(e.what())}});
+            }
+        }
+    }
+
+    // ---- steps
+
+    /** Forward and backward on this rank's samples; returns the batch's mean loss. */
+    core::StepResult compute(const std::int64_t *indices, std::int64_t count)
+    {
+        const auto start = Clock::now();
+        core::Tensor x(model->batchShape(count), core::MemoryCategory::Activations);
+        train->gather(indices, count, x.data(), labels.data());
+        core::PassContext ctx;
+        ctx.training = true;
+        ctx.seed = job.seed;
+        ctx.step = std::uint64_t(step);
+        const core::StepResult r = model->forwardBackward(
+            x, labels.data(), ctx, checkpointing ? &*checkpointing : nullptr);
+        computeSeconds += secondsSince(start);
+        computed += double(count);
+        return r;
+    }
+
+    double rate() const { return schedule.rate(job.lr, step, totalSteps, batches); }
+
+    /** sync: one global batch, split by shares; weighted gradients summed in one allreduce.
+     *  Returns true when the ranks agreed to stop. */
+    bool syncStep(std::int64_t b)
+    {
+        const std::int64_t total = order->count(b);
+        const auto parts = splitByShares(total, group.shares);
+        const std::int64_t offset =
+            std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
+        const std::int64_t mine = parts[std::size_t(group.rank)];
+        const std::size_t g = flat->gradientSize();
+        buffer.assign(g + 4, 0.0f);
+        if (mine > 0) {
+            const core::StepResult r = compute(order->indices(b) + offset, mine);
+            flat->copyGradients(buffer.data());
+            const float weight = float(double(mine) / double(total));
+            for (std::size_t i = 0; i < g; ++i)
+                buffer[i] *= weight;
+            buffer[g] = float(r.loss * double(mine));
+            buffer[g + 1] = float(r.correct);
+            buffer[g + 2] = float(mine);
+        }
+        buffer[g + 3] = link.stopRequested() ? 1.0f : 0.0f;
+        collectives->allreduceSum(buffer.data(), buffer.size());
+        flat->setGradients(buffer.data());
+        optimizer->step(rate());
+        lossSum += buffer[g];
+        correct += buffer[g + 1];
+        seen += buffer[g + 2];
+        report(buffer[g] / std::max(buffer[g + 2], 1.0f),
+               buffer[g + 1] / std::max(buffer[g + 2], 1.0f));
+        return buffer[g + 3] > 0.0f;
+    }
+
+    /** local-sgd: a step on this rank's part of the batch; every local_steps steps (and at the
+     *  end of an epoch) the models are averaged. Returns true when the ranks agreed to stop. */
+    bool localStep(std::int64_t b)
+    {
+        const std::int64_t total = order->count(b);
+        const auto parts = splitByShares(total, group.shares);
+        const std::int64_t offset =
+            std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
+        const std::int64_t mine = parts[std::size_t(group.rank)];
+        if (mine > 0) {
+            const core::StepResult r = compute(order->indices(b) + offset, mine);
+            optimizer->step(rate());
+            pendingLoss += r.loss * double(mine);
+            pendingCorrect += double(r.correct);
+            pendingSeen += double(mine);
+            report(r.loss, double(r.correct) / double(mine));
+        }
+        const bool lastOfEpoch = b + 1 == batches;
+        averaged = false;
+        if ((step + 1) % job.local_steps != 0 && !lastOfEpoch)
+            return false;
+        const std::size_t n = flat->averagedSize();
+        buffer.assign(n + 4, 0.0f);
+        flat->copyAveraged(buffer.data());
+        const auto weight = float(group.shares[std::size_t(group.rank)]);
+        for (std::size_t i = 0; i < n; ++i)
+            buffer[i] *= weight;
+        buffer[n] = float(pendingLoss);
+        buffer[n + 1] = float(pendingCorrect);
+        buffer[n + 2] = float(pendingSeen);
+        buffer[n + 3] = link.stopRequested() ? 1.0f : 0.0f;
+        collectives->allreduceSum(buffer.data(), buffer.size());
+        flat->setAveraged(buffer.data());
+        lossSum += buffer[n];
+        correct += buffer[n + 1];
+        seen += buffer[n + 2];
+        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        averaged = true;
+        return buffer[n + 3] > 0.0f;
+    }
+
+    /** sync: batch-norm statistics were computed on each rank's part; average them. */
+    void averageBuffers()
+    {
+        const std::size_t n = flat->bufferSize();
+        if (n == 0 || group.size == 1)
+            return;
+        buffer.assign(n, 0.0f);
+        flat->copyBuffers(buffer.data());
+        const auto weight = float(group.shares[std::size_t(group.rank)]);
+        for (float &x : buffer)
+            x *= weight;
+        collectives->allreduceSum(buffer.data(), n);
+        flat->setBuffers(buffer.data());
+    }
+
+    void report(double loss, double accuracy)
+    {
+        const double speed = computeSeconds > 0 ? computed / computeSeconds : 0.0;
+        w.setStatus([&](TrainingStatus &s) {
+            s.step = step + 1;
+            s.epoch = int(step / std::max<std::int64_t>(batches, 1)) + 1;
+            s.loss = loss;
+            s.accuracy = accuracy;
+            s.images_per_second = speed;
+        });
+        if (Clock::now() - lastProgress > std::chrono::milliseconds(500)) {
+            lastProgress = Clock::now();
+            link.post(QStringLiteral("progress"), w.status().toCbor());
+        }
+    }
+
+    // ---- epochs
+
+    /** The end of an epoch: report, evaluate the part of the test set we are given. Returns the
+     *  coordinator's last answer (continue, stop, or a new group). */
+    QCborMap finishEpoch(int epoch, bool global)
+    {
+        const double wall = secondsSince(epochStart);
+        QCborMap done{{QStringLiteral("epoch"), epoch},
+                      {QStringLiteral("loss_sum"), global ? lossSum : pendingLoss},
+                      {QStringLiteral("correct"), global ? correct : pendingCorrect},
+                      {QStringLiteral("seen"), global ? seen : pendingSeen},
+                      {QStringLiteral("global"), global},
+                      {QStringLiteral("seconds"), wall},
+                      {QStringLiteral("compute_images_per_second"),
+                       computeSeconds > 0 ? computed / computeSeconds : 0.0}};
+        const QCborMap reply = link.request(QStringLiteral("epoch_done"), done);
+        const QString action = reply.value(QStringLiteral("action")).toString();
+        if (action == QLatin1String("stop") || action == QLatin1String("regroup"))
+            return reply; // someone was lost at the barrier: regroup first
+        if (reply.contains(QStringLiteral("weights")) &&
+            !readFloats(reply.value(QStringLiteral("weights")).toByteArray(),
+                        scratch(flat->averagedSize()), flat->averagedSize()))
+            throw core::FormatError("the parameter server's weights have the wrong size");
+        if (reply.contains(QStringLiteral("weights")))
+            flat->setAveraged(buffer.data());
+        const std::int64_t begin = reply.value(QStringLiteral("test_begin")).toInteger();
+        const std::int64_t end = reply.value(QStringLiteral("test_end")).toInteger();
+        core::EvalResult ev;
+        if (test && begin >= 0 && end > begin && end <= test->size()) {
+            w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
+            ev = core::Trainer::evaluate(*model, core::RangeView(*test, begin, end), 500,
+                                         link.stopFlag());
+            w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
+        }
+        return link.request(QStringLiteral("epoch_eval"),
+                            QCborMap{{QStringLiteral("epoch"), epoch},
+                                     {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
+                                     {QStringLiteral("correct"),
+                                      qint64(std::llround(ev.accuracy * double(ev.count)))},
+                                     {QStringLiteral("count"), qint64(ev.count)}});
+    }
+
+    float *scratch(std::size_t n)
+    {
+        buffer.resize(n);
+        return buffer.data();
+    }
+
+    void startEpochCounters()
+    {
+        lossSum = correct = seen = 0.0;
+        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        computeSeconds = computed = 0.0;
+        epochStart = Clock::now();
+    }
+
+    /** sync and local-sgd. Returns whether the run was cancelled. */
+    bool runCollective(const QCborMap &ready)
+    {
+        startEpochCounters();
+        if (!regroup(ready))
+            return true;
+        for (;;) {
+            if (step >= totalSteps && epochsDone >= job.epochs)
+                return false;
+            if (step > epochsDone * batches && step % batches == 0) {
+                // every batch of this epoch is done: the barrier, then the evaluation
+                const QCborMap reply = finishEpoch(int(step / batches), true);
+                const QString action = reply.value(QStringLiteral("action")).toString();
+                if (action == QLatin1String("stop"))
+                    return true;
+                if (action == QLatin1String("regroup")) { // someone was lost at the barrier
+                    if (!regroup(reply))
+                        return true;
+                    continue;
+                }
+                epochsDone = step / batches;
+                startEpochCounters();
+                takeSnapshot();
+                const QCborValue next = reply.value(QStringLiteral("next_group"));
+                if (next.isMap() && !regroup(QCborMap{{QStringLiteral("group"), next}}))
+                    return true;
+                continue;
+            }
+            seekEpoch(int(step / batches) + 1);
+            const std::int64_t b = step % batches;
+            bool stop = false;
+            try {
+                stop = job.mode == TrainingMode::Sync ? syncStep(b) : localStep(b);
+                if (job.mode == TrainingMode::Sync && b + 1 == batches)
+                    averageBuffers();
+            } catch (const CollectiveError &e) {
+                qCWarning(lcWorker).noquote() << "step" << step << "failed:" << e.what();
+                const QCborMap reply = link.request(
+                    QStringLiteral("collective_failed"),
+                    QCborMap{{QStringLiteral("step"), qint64(step)},
+                             {QStringLiteral("message"), QString::fromUtf8(e.what())}});
+                if (!regroup(reply))
+                    return true;
+                continue;
+            }
+            ++step;
+            if (job.mode == TrainingMode::LocalSgd && averaged)
+                takeSnapshot();
+            if (stop)
+                return true;
+        }
+    }
+
+    // local-sgd: the state as of the last average, which a regroup goes back to (the local
+    // steps since then exist on one node only; sync mode's state is always synchronised).
+    std::vector<float> snapshot;
+    std::int64_t snapshotStep = 0, snapshotEpochs = 0;
+    double snapshotSums[3] = {0, 0, 0};
+    bool averaged = false;
+
+    void takeSnapshot()
+    {
+        if (job.mode != TrainingMode::LocalSgd)
+            return;
+        snapshot.resize(flat->fullSize());
+        flat->copyFull(snapshot.data());
+        snapshotStep = step;
+        snapshotEpochs = epochsDone;
+        snapshotSums[0] = lossSum;
+        snapshotSums[1] = correct;
+        snapshotSums[2] = seen;
+    }
+
+    void restoreSnapshot()
+    {
+        if (job.mode != TrainingMode::LocalSgd || snapshot.empty())
+            return;
+        flat->setFull(snapshot.data());
+        step = snapshotStep;
+        epochsDone = snapshotEpochs;
+        lossSum = snapshotSums[0];
+        correct = snapshotSums[1];
+        seen = snapshotSums[2];
+        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+    }
+
+    /** async: pull, compute, push; the parameter server answers with fresh weights. */
+    bool runAsync(QCborMap ready)
+    {
+        if (ready.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+            return true;
+        adoptGroup(ready.value(QStringLiteral("group")).toMap());
+        int epoch = int(ready.value(QStringLiteral("epoch")).toInteger(1));
+        const std::size_t g = flat->gradientSize(), nb = flat->bufferSize(),
+                          na = flat->averagedSize();
+        auto adopt = [&](const QCborMap &reply) {
+            if (!readFloats(reply.value(QStringLiteral("weights")).toByteArray(), scratch(na), na))
+                throw core::FormatError("the parameter server's weights have the wrong size");
+            flat->setAveraged(buffer.data());
+            return reply.value(QStringLiteral("version")).toInteger();
+        };
+        w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
+        while (epoch <= job.epochs) {
+            seekEpoch(epoch);
+            startEpochCounters();
+            step = std::int64_t(epoch - 1) * batches;
+            const auto parts = splitByShares(train->size(), group.shares);
+            const std::int64_t offset =
+                std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
+            const std::int64_t mine = parts[std::size_t(group.rank)];
+            const std::int64_t localBatch = std::max<std::int64_t>(
+                1, std::llround(double(job.batch) * group.shares[std::size_t(group.rank)]));
+            QCborMap reply = link.request(QStringLiteral("ps_pull"), {});
+            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+                return true;
+            qint64 version = adopt(reply);
+            const std::int64_t *indices = order->indices(0) + offset;
+            std::vector<float> push(g + nb);
+            for (std::int64_t first = 0; first < mine; first += localBatch) {
+                const std::int64_t count = std::min(localBatch, mine - first);
+                const core::StepResult r = compute(indices + first, count);
+                flat->copyGradients(push.data());
+                flat->copyBuffers(push.data() + g);
+                pendingLoss += r.loss * double(count);
+                pendingCorrect += double(r.correct);
+                pendingSeen += double(count);
+                // the step this batch stands for, in units of global batches (for the schedule)
+                step = std::int64_t(epoch - 1) * batches +
+                       std::min(batches - 1, first * batches / std::max<std::int64_t>(mine, 1));
+                reply = link.request(
+                    QStringLiteral("ps_push"),
+                    QCborMap{{QStringLiteral("version"), version},
+                             {QStringLiteral("lr"), rate()},
+                             {QStringLiteral("count"), qint64(count)},
+                             {QStringLiteral("gradient"), floatBytes(push.data(), push.size())}});
+                if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+                    return true;
+                version = adopt(reply);
+                report(r.loss, double(r.correct) / double(count));
+            }
+            step = std::int64_t(epoch) * batches;
+            reply = finishEpoch(epoch, false);
+            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+                return true;
+            const QCborValue next = reply.value(QStringLiteral("next_group"));
+            if (next.isMap())
+                adoptGroup(next.toMap());
+            ++epoch;
+        }
+        return false;
+    }
+};
+
+TrainingWorker::TrainingWorker(JobSpec job, std::shared_ptr<JobLink> link, WorkerContext context)
+    : m_job(std::move(job)), m_link(std::move(link)), m_context(std::move(context))
+{
+    m_status.active = true;
+    m_status.job = m_job.id;
+    m_status.phase = QStringLiteral("queued");
+}
+
+TrainingWorker::~TrainingWorker() = default;
+
+TrainingStatus TrainingWorker::status() const
+{
+    std::lock_guard lock(m_statusMutex);
+    return m_status;
+}
+
+void TrainingWorker::setStatus(const std::function<void(TrainingStatus &)> &update)
+{
+    std::lock_guard lock(m_statusMutex);
+    update(m_status);
+}
+
+void TrainingWorker::run()
+{
+    // OpenMP's thread count is a per-thread setting: this thread takes the node's --threads
+    // (oneDNN and Eigen read it from here), not the runtime's default of every core.
+    core::setThreadCount(core::threadCount());
+    Run run(*this);
+    const auto finish = [this](const QString &phase) {
+        setStatus([&](TrainingStatus &s) {
+            s.active = false;
+            s.phase = phase;
+        });
+    };
+    try {
+        run.load();
+        const double speed = run.calibrate();
+        qCInfo(lcWorker).noquote()
+            << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")
+                   .arg(m_job.id, modeName(m_job.mode))
+                   .arg(run.train->size())
+                   .arg(speed, 0, 'f', 0);
+        if (m_link->stopRequested())
+            throw LinkError("stopped before the job started");
+        const QCborMap ready = m_link->request(
+            QStringLiteral("job_ready"),
+            QCborMap{{QStringLiteral("images_per_second"), speed},
+                     {QStringLiteral("train_samples"), qint64(run.train->size())},
+                     {QStringLiteral("test_samples"), qint64(run.test ? run.test->size() : 0)},
+                     {QStringLiteral("parameters"), qint64(run.model->parameterCount())}});
+        const bool cancelled =
+            m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);
+        // The final weights: from rank 0 of the collective modes (all ranks hold them);
+        // in async mode the coordinator's parameter server has them already.
+        if (m_job.mode != TrainingMode::Async && run.group.rank == 0) {
+            std::vector<float> state(run.flat->averagedSize());
+            run.flat->copyAveraged(state.data());
+            const QByteArray bytes = floatBytes(state.data(), state.size());
+            constexpr qsizetype chunk = 4 << 20;
+            const int total = int((bytes.size() + chunk - 1) / chunk);
+            for (int i = 0; i < std::max(total, 1); ++i)
+                m_link->post(QStringLiteral("weights"),
+                             QCborMap{{QStringLiteral("index"), i},
+                                      {QStringLiteral("total"), std::max(total, 1)},
+                                      {QStringLiteral("data"), bytes.mid(i * chunk, chunk)}});
+        }
+        m_link->post(QStringLiteral("job_done"),
+                     QCborMap{{QStringLiteral("cancelled"), cancelled},
+                              {QStringLiteral("steps"), qint64(run.step)},
+                              {QStringLiteral("rank"), run.group.rank},
+                              {QStringLiteral("fingerprint"),
+                               QString::fromStdString(run.flat->fingerprint())}});
+        qCInfo(lcWorker).noquote()
+            << "job" << m_job.id << (cancelled ? "stopped" : "finished") << "at step" << run.step;
+        finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));
+    } catch (const LinkError &e) {
+        qCWarning(lcWorker).noquote() << "job" << m_job.id << "abandoned:" << e.what();
+        finish(QStringLiteral("abandoned"));
+    } catch (const CollectiveError &e) {
+        qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
+        m_link->post(QStringLiteral("job_failed"),
+                     QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+        finish(QStringLiteral("failed"));
+    } catch (const std::exception &e) {
+        qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
+        m_link->post(QStringLiteral("job_failed"),
+                     QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+        finish(QStringLiteral("failed"));
+    }
+}
+
+} // namespace edgetrain::net
