@@ -212,4 +212,23 @@ core::TensorDataset loadNamedDataset(const std::string &name, const std::string 
     return core::FashionMnist::load(
         directory.empty() ? core::FashionMnist::kDefaultDirectory : directory, split, limit);
 }
+
+/** "3s", "500ms", "2.5" (seconds) -> milliseconds; UsageError otherwise. */
+std::chrono::milliseconds parseDuration(const std::string &text, const char *option)
+{
+    QString t = QString::fromStdString(text).trimmed();
+    double scale = 1000.0;
+    if (t.endsWith(QLatin1String("ms"))) {
+        scale = 1.0;
+        t.chop(2);
+    } else if (t.endsWith(QLatin1Char('s'))) {
+        t.chop(1);
+    }
+    bool ok = false;
+    const double v = t.toDouble(&ok);
+    if (!ok || !(v > 0) || v * scale > 86400e3)
+        throw UsageError(std::string("--") + option + " must be a duration like 3s or 500ms, got '" + text + "'");
+    return std::chrono::milliseconds(qint64(v * scale));
+}
+
 } // namespace edgetrain::app

@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -89,4 +90,7 @@ namespace edgetrain::app {
  */
 core::TensorDataset loadNamedDataset(const std::string &name, const std::string &directory,
                                      core::FashionMnist::Split split, std::int64_t limit);
+/** "3s", "500ms", "2.5" (seconds) -> milliseconds; UsageError naming --option otherwise. */
+std::chrono::milliseconds parseDuration(const std::string &text, const char *option);
+
 } // namespace edgetrain::app

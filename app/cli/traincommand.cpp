@@ -1,6 +1,7 @@
 #include "traincommand.h"
 
 #include "clicontext.h"
+#include "clustertrain.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/gemm.h"
@@ -26,7 +27,8 @@ std::string percent(double fraction)
 int TrainCommand::run(const QStringList &arguments)
 {
     CliContext cli(QStringLiteral("train"),
-                   QStringLiteral("Train a model on this machine and report loss, accuracy and "
+                   QStringLiteral("Train a model on this machine, or across edgetrain-node devices "
+                                  "(--nodes or --discover), and report loss, accuracy and "
                                   "throughput per epoch."),
                    arguments);
     cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.", "M",
@@ -49,6 +51,7 @@ int TrainCommand::run(const QStringList &arguments)
                   "Train within this much memory per step (e.g. 300MiB): activations "
                   "are checkpointed as the memory planner decides.",
                   "SIZE");
+    addClusterOptions(cli);
     if (!cli.parse())
         return ExitSuccess;
 
@@ -71,6 +74,18 @@ int TrainCommand::run(const QStringList &arguments)
     const std::string savePath = cli.text("save");
 
     const std::int64_t budget = cli.byteSize("budget");
+    if (wantsCluster(cli)) {
+        ClusterTrainSettings settings;
+        settings.spec = core::Zoo::resolve(modelName);
+        settings.options = options;
+        settings.dataset = datasetName;
+        settings.data_dir = cli.text("data-dir");
+        settings.train_limit = trainLimit;
+        settings.test_limit = testLimit;
+        settings.budget = budget;
+        settings.save_path = savePath;
+        return runClusterTraining(cli, settings);
+    }
     if (budget >= 0)
         core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
     core::Model model(core::Zoo::resolve(modelName), options.seed);

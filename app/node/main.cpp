@@ -1,5 +1,5 @@
 // edgetrain-node: the agent on each edge device. Announces itself, lets a controller that proves
-// the cluster key in, and streams the device's metrics.
+// the cluster key in, streams the device's metrics and runs the training jobs it is sent.
 
 #include "core/bufferpool.h"
 #include "core/error.h"
@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("key-file"), QStringLiteral("Cluster key file (not world-readable)."), QStringLiteral("F")});
     parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."), QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
     parser.addOption({QStringLiteral("memory-limit"), QStringLiteral("Memory a training job may use, e.g. 900MiB."), QStringLiteral("SIZE")});
+    parser.addOption({QStringLiteral("data-dir"), QStringLiteral("Folder of the datasets this node has (default: /usr/share/datasets/fashion-mnist)."), QStringLiteral("D")});
     parser.addOption({QStringLiteral("discovery-port"), QStringLiteral("UDP discovery port (default 45454)."), QStringLiteral("P"), QStringLiteral("45454")});
     parser.addOption({QStringLiteral("no-multicast"), QStringLiteral("Send no multicast beacons (probes are still answered).")});
     parser.addOption({QStringLiteral("print-port"), QStringLiteral("Print the control port on stdout once listening (for scripts).")});
@@ -75,11 +76,13 @@ int main(int argc, char **argv)
     options.port = quint16(port);
     options.discovery_port = quint16(discoveryPort);
     options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
+    options.data_dir = parser.value(QStringLiteral("data-dir"));
     core::setThreadCount(threads);
     if (parser.isSet(QStringLiteral("memory-limit"))) {
         try {
             // Tensor memory kept for reuse never takes the process past the limit.
-            core::BufferPool::instance().setLimit(core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString()));
+            options.memory_limit = core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString());
+            core::BufferPool::instance().setLimit(options.memory_limit);
         } catch (const core::SpecError &e) {
             std::fprintf(stderr, "edgetrain-node: --memory-limit: %s\n", e.what());
             return 2;

@@ -1,0 +1,336 @@
+#include "clustertrain.h"
+
+#include "core/error.h"
+#include "core/flatstate.h"
+#include "core/safetensors.h"
+#include "net/controlclient.h"
+#include "net/keyfile.h"
+#include "net/trainingcoordinator.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QEventLoop>
+#include <QLoggingCategory>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace edgetrain::app {
+
+namespace {
+
+std::string percent(double fraction)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+    return buf;
+}
+
+/** host:port of the nodes: as given, or the first N that answer discovery. */
+QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
+{
+    QList<QPair<QString, quint16>> nodes;
+    QString error;
+    if (cli.isSet("nodes")) {
+        if (!net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &nodes, &error))
+            throw UsageError("--nodes: " + error.toStdString());
+        return nodes;
+    }
+    const auto wanted = cli.integer("discover", 1, 1024);
+    QList<net::DiscoveryProbe::Target> targets;
+    if (cli.isSet("probe")) {
+        QList<QPair<QString, quint16>> list;
+        if (!net::parseHostPorts(QString::fromStdString(cli.text("probe")), &list, &error))
+            throw UsageError("--probe: " + error.toStdString());
+        for (const auto &[host, port] : list)
+            targets.append(
+                {QHostAddress(host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1")
+                                                                 : host),
+                 port});
+    } else {
+        targets.append({QHostAddress(QStringLiteral("239.255.77.77")),
+                        quint16(cli.integer("discovery-port", 1, 65535))});
+    }
+    net::DiscoveryProbe probe;
+    QList<net::NodeInfo> found =
+        probe.run(targets, parseDuration(cli.text("timeout"), "timeout"), &error);
+    if (!error.isEmpty())
+        throw core::IoError(error.toStdString());
+    if (found.size() < wanted)
+        throw core::IoError(
+            "--discover " + std::to_string(wanted) + ": only " + std::to_string(found.size()) +
+            " node(s) answered (multicast blocked? add them with --nodes or --probe)");
+    std::sort(found.begin(), found.end(),
+              [](const auto &a, const auto &b) { return a.name < b.name; });
+    for (int i = 0; i < wanted; ++i)
+        nodes.append({found[i].address.toString(), found[i].control_port});
+    return nodes;
+}
+
+} // namespace
+
+void addClusterOptions(CliContext &cli)
+{
+    cli.addOption("nodes", "Train across these nodes (edgetrain-node) instead of locally.",
+                  "HOST:PORT,...");
+    cli.addOption("discover", "Train across the first N nodes that answer discovery.", "N");
+    cli.addOption("probe",
+                  "With --discover: ask these discovery addresses instead of the multicast group.",
+                  "HOST:PORT,...");
+    cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P", "45454");
+    cli.addOption("timeout", "With --discover: how long to listen.", "DURATION", "3s");
+    cli.addOption("key-file", "Cluster key file (with --nodes or --discover).", "F");
+    cli.addOption("mode",
+                  "Across nodes: sync (allreduce every step), async (parameter server) or "
+                  "local-sgd (average every --local-steps).",
+                  "MODE", "sync");
+    cli.addOption("staleness",
+                  "async: how many pushes the fastest node may run ahead of the slowest.", "S",
+                  "4");
+    cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
+    cli.addOption("ship-data", "Send the dataset to the nodes instead of using their own copies.");
+    cli.addOption("collective-timeout",
+                  "How long a collective may wait for a peer before the peer counts as lost.",
+                  "DURATION", "10s");
+    cli.addOption("no-rejoin", "Do not call lost nodes back.");
+}
+
+bool wantsCluster(const CliContext &cli)
+{
+    return cli.isSet("nodes") || cli.isSet("discover");
+}
+
+int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
+{
+    const auto mode = net::parseMode(QString::fromStdString(cli.text("mode")));
+    if (!mode)
+        throw UsageError("--mode must be sync, async or local-sgd, not '" + cli.text("mode") + "'");
+    QByteArray key;
+    QString error;
+    if (!cli.isSet("key-file"))
+        throw UsageError("--key-file is required to train across nodes");
+    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &key, &error))
+        throw core::IoError(error.toStdString());
+
+    net::JobSpec job;
+    job.id = QStringLiteral("train-%1")
+                 .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+    job.mode = *mode;
+    job.model = s.spec.toJson();
+    job.seed = s.options.seed;
+    job.epochs = s.options.epochs;
+    job.batch = s.options.batch;
+    job.lr = s.options.lr;
+    job.momentum = s.options.sgd.momentum;
+    job.weight_decay = s.options.sgd.weight_decay;
+    job.schedule = QString::fromStdString(s.options.schedule.toString());
+    job.staleness = int(cli.integer("staleness", 0, net::JobSpec::kMaxStaleness));
+    job.local_steps = int(cli.integer("local-steps", 1, net::JobSpec::kMaxLocalSteps));
+    job.collective_timeout_ms =
+        int(parseDuration(cli.text("collective-timeout"), "collective-timeout").count());
+    if (job.collective_timeout_ms < 500)
+        throw UsageError("--collective-timeout must be at least 500ms");
+    job.memory_budget = s.budget;
+    job.dataset = QString::fromStdString(s.dataset);
+    job.train_limit = s.train_limit;
+    job.test_limit = s.test_limit;
+    {
+        QString check; // the nodes would refuse what does not validate here either
+        if (!net::JobSpec::fromCbor(job.toCbor(), &check))
+            throw UsageError(check.toStdString());
+    }
+
+    // The coordinator's log says what the printed lines say already.
+    QLoggingCategory::setFilterRules(
+        QStringLiteral("edgetrain.coordinator.info=false\nedgetrain.coordinator.debug=false"));
+    const auto addresses = resolveNodes(cli);
+    net::TrainingCoordinator coordinator(job, key);
+    coordinator.setRejoin(!cli.isSet("no-rejoin"));
+    if (cli.isSet("ship-data")) {
+        cli.message("loading " + s.dataset + " to ship it to the nodes");
+        coordinator.setData(
+            std::make_shared<core::TensorDataset>(loadNamedDataset(
+                s.dataset, s.data_dir, core::FashionMnist::Split::Train, s.train_limit)),
+            std::make_shared<core::TensorDataset>(loadNamedDataset(
+                s.dataset, s.data_dir, core::FashionMnist::Split::Test, s.test_limit)));
+    }
+
+    // Connect to every node first: a wrong key or a dead address is reported before any work.
+    QList<net::ControlClient *> clients;
+    int pending = int(addresses.size());
+    QString connectError;
+    QEventLoop connecting;
+    for (const auto &[host, port] : addresses) {
+        auto *c = new net::ControlClient(host, port, key, &coordinator);
+        QObject::connect(
+            c, &net::ControlClient::ready, &connecting, [&, c](const net::NodeInfo &n) {
+                cli.message("connected to '" + n.name.toStdString() + "' at " +
+                            c->address().toStdString() + " (" + n.arch.toStdString() + ", " +
+                            std::to_string(n.cores) + " cores, " + formatBytes(n.ram_bytes) + ")");
+                if (--pending == 0)
+                    connecting.quit();
+            });
+        QObject::connect(c, &net::ControlClient::failed, &connecting, [&](const QString &reason) {
+            if (connectError.isEmpty())
+                connectError = reason;
+            connecting.quit();
+        });
+        c->connectToNode();
+        clients.append(c);
+    }
+    connecting.exec();
+    if (!connectError.isEmpty())
+        throw core::IoError(connectError.toStdString());
+    for (auto *c : clients)
+        c->disconnect(&connecting);
+
+    cli.message(
+        "training " + s.spec.name() + " on " + std::to_string(clients.size()) + " node(s), mode " +
+        net::modeName(job.mode).toStdString() + ", global batch " + std::to_string(job.batch) +
+        (job.mode == net::TrainingMode::Async ? ", staleness bound " + std::to_string(job.staleness)
+                                              : "") +
+        (job.mode == net::TrainingMode::LocalSgd
+             ? ", averaging every " + std::to_string(job.local_steps) + " steps"
+             : ""));
+
+    std::map<QString, qint64> lastLine;
+    QObject::connect(
+        &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
+        [&](const QString &node, const net::SystemSample &m) {
+            const auto t = net::TrainingStatus::fromCbor(m.training);
+            char line[320];
+            std::snprintf(line, sizeof line,
+                          "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
+                          "cpu %5.1f%% rss %s rx %s/s tx %s/s",
+                          qPrintable(node),
+                          qPrintable(t.phase.isEmpty() ? QStringLiteral("idle") : t.phase), t.epoch,
+                          (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
+                          groupDigits(t.images_per_second).c_str(), m.cpu_percent,
+                          formatBytes(m.agent_rss_bytes).c_str(),
+                          formatBytes(std::int64_t(m.net_rx_bytes_per_second)).c_str(),
+                          formatBytes(std::int64_t(m.net_tx_bytes_per_second)).c_str());
+            cli.message(line);
+            lastLine[node] = QDateTime::currentMSecsSinceEpoch();
+        });
+    QObject::connect(&coordinator, &net::TrainingCoordinator::epochFinished, &coordinator,
+                     [&](const net::ClusterEpoch &e) {
+                         char line[240];
+                         std::snprintf(
+                             line, sizeof line,
+                             "epoch %d/%d on %d node(s): train loss %.4f, train accuracy %s, test "
+                             "accuracy %s, %s img/s, %.1f s",
+                             e.epoch, job.epochs, e.nodes, e.train_loss,
+                             percent(e.train_accuracy).c_str(),
+                             e.test_accuracy < 0 ? "n/a" : percent(e.test_accuracy).c_str(),
+                             groupDigits(e.images_per_second).c_str(), e.seconds);
+                         cli.message(line);
+                     });
+    QObject::connect(
+        &coordinator, &net::TrainingCoordinator::clusterEvent, &coordinator,
+        [&](const net::ClusterEvent &e) {
+            cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() +
+                        " s: " + (e.node.isEmpty() ? std::string() : e.node.toStdString() + " ") +
+                        e.kind.toStdString() + ": " + e.message.toStdString());
+        });
+    QEventLoop running;
+    QObject::connect(&coordinator, &net::TrainingCoordinator::finished, &running,
+                     &QEventLoop::quit);
+    CliContext::installStopHandler();
+    QTimer stopPoll;
+    QObject::connect(&stopPoll, &QTimer::timeout, &coordinator, [&] {
+        if (CliContext::stopFlag()->load()) {
+            cli.message("stopping: the nodes finish their current step");
+            coordinator.stop();
+            stopPoll.stop();
+        }
+    });
+    stopPoll.start(100);
+    coordinator.start(clients);
+    if (!coordinator.result().finished && coordinator.result().error.isEmpty())
+        running.exec();
+    const net::ClusterResult &r = coordinator.result();
+
+    if (!s.save_path.empty() && !r.weights.empty()) {
+        core::Model model(s.spec, s.options.seed);
+        core::FlatState flat(model);
+        if (flat.averagedSize() != r.weights.size())
+            throw core::FormatError("the nodes sent " + std::to_string(r.weights.size()) +
+                                    " floats of weights, the model has " +
+                                    std::to_string(flat.averagedSize()));
+        flat.setAveraged(r.weights.data());
+        core::Safetensors::saveModel(model, s.save_path);
+        cli.message("weights saved to " + s.save_path);
+    }
+
+    core::Json json;
+    json.set("command", "train").set("model", s.spec.name()).set("dataset", s.dataset);
+    json.set("mode", net::modeName(job.mode).toStdString())
+        .set("batch", job.batch)
+        .set("lr", job.lr);
+    json.set("schedule", job.schedule.toStdString());
+    if (job.mode == net::TrainingMode::Async)
+        json.set("staleness", job.staleness)
+            .set("max_staleness", r.max_staleness)
+            .set("pushes", r.pushes)
+            .set("held_pushes", r.held_pushes);
+    if (job.mode == net::TrainingMode::LocalSgd)
+        json.set("local_steps", job.local_steps);
+    core::Json nodes = core::Json::array();
+    for (const auto &[node, fingerprint] : r.fingerprints) {
+        core::Json j;
+        j.set("node", node.toStdString()).set("fingerprint", fingerprint.toStdString());
+        nodes.push(std::move(j));
+    }
+    json.set("nodes", std::move(nodes));
+    core::Json epochs = core::Json::array();
+    for (const auto &e : r.epochs) {
+        core::Json j;
+        j.set("epoch", e.epoch)
+            .set("nodes", e.nodes)
+            .set("train_loss", e.train_loss)
+            .set("train_accuracy", e.train_accuracy);
+        j.set("test_loss", e.test_loss)
+            .set("test_accuracy", e.test_accuracy)
+            .set("test_samples", e.test_count);
+        j.set("samples", e.samples)
+            .set("images_per_second", e.images_per_second)
+            .set("train_seconds", e.seconds);
+        epochs.push(std::move(j));
+    }
+    json.set("epochs", std::move(epochs));
+    if (!r.epochs.empty()) {
+        const auto &last = r.epochs.back();
+        json.set("train_loss", last.train_loss).set("train_accuracy", last.train_accuracy);
+        json.set("test_loss", last.test_loss).set("test_accuracy", last.test_accuracy);
+    }
+    core::Json events = core::Json::array();
+    for (const auto &e : r.events) {
+        core::Json j;
+        j.set("seconds", e.seconds)
+            .set("node", e.node.toStdString())
+            .set("kind", e.kind.toStdString())
+            .set("message", e.message.toStdString());
+        events.push(std::move(j));
+    }
+    json.set("events", std::move(events)).set("generations", r.generations);
+    json.set("seconds", r.seconds).set("cancelled", r.cancelled).set("finished", r.finished);
+    if (!r.error.isEmpty())
+        json.set("error", r.error.toStdString());
+    if (!s.save_path.empty() && !r.weights.empty())
+        json.set("weights", s.save_path);
+    if (cli.json())
+        cli.printJson(json);
+    if (!r.error.isEmpty()) {
+        cli.message("error: " + r.error.toStdString());
+        return ExitFailure;
+    }
+    if (r.cancelled) {
+        cli.message("cancelled");
+        return ExitFailure;
+    }
+    return ExitSuccess;
+}
+
+} // namespace edgetrain::app

@@ -1,0 +1,523 @@
+// Training across real edgetrain-node processes on 127.0.0.1, driven by the coordinator in this
+// process: every mode learns, sync equals one node on the whole batch, a node killed mid-epoch
+// leaves the others training, a node that comes back rejoins; and the pieces underneath (batch
+// splits, job validation, shipments, the parameter server's staleness bound).
+
+#include "core/fashionmnist.h"
+#include "core/flatstate.h"
+#include "core/trainer.h"
+#include "core/zoo.h"
+#include "net/controlclient.h"
+#include "net/job.h"
+#include "net/parameterserver.h"
+#include "net/shipment.h"
+#include "net/trainingcoordinator.h"
+#include "nodeprocess.h"
+
+#include <QCborArray>
+#include <QEventLoop>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <numeric>
+
+using namespace edgetrain;
+
+namespace {
+
+net::JobSpec lenetJob(net::TrainingMode mode, std::int64_t trainLimit, int epochs = 1)
+{
+    net::JobSpec job;
+    job.id = QStringLiteral("test-%1").arg(net::modeName(mode));
+    job.mode = mode;
+    job.model = core::Zoo::resolve("lenet5").toJson();
+    job.seed = 7;
+    job.epochs = epochs;
+    job.batch = 64;
+    job.lr = 0.05;
+    job.momentum = 0.9;
+    job.train_limit = trainLimit;
+    job.test_limit = 1000;
+    job.collective_timeout_ms = 5000;
+    return job;
+}
+
+bool haveFashionMnist()
+{
+    return QFile::exists(
+        QStringLiteral("%1/train-images-idx3-ubyte.gz").arg(core::FashionMnist::kDefaultDirectory));
+}
+
+} // namespace
+
+class TestCluster : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanup();
+
+    // the pieces
+    void splitsFollowShares();
+    void jobsAreValidated();
+    void shipmentsAreChecked();
+    void parameterServerBoundsStaleness();
+
+    // real nodes
+    void syncEqualsOneNode();
+    void asyncLearnsWithoutCollapse();
+    void localSgdAverages();
+    void shippedDataTrains();
+    void killedNodeLeavesTheOthersTraining();
+    void lostNodeRejoinsAtNextEpoch();
+    void stopEndsCleanly();
+    void jobThatCannotFitIsRefusedEverywhere();
+
+private:
+    void startNodes(int n, QStringList extra = {});
+    /** Runs the job on the started nodes; `during` is called with the coordinator on each
+     *  progress report. */
+    net::ClusterResult
+    run(const net::JobSpec &job,
+        const std::function<void(net::TrainingCoordinator &, const net::TrainingStatus &)> &during =
+            {},
+        std::shared_ptr<const core::TensorDataset> shipTrain = {},
+        std::shared_ptr<const core::TensorDataset> shipTest = {}, int timeoutMs = 120000);
+
+    QTemporaryDir m_dir;
+    QString m_keyFile;
+    QByteArray m_key = "cluster test key 0123456789";
+    std::vector<std::unique_ptr<NodeProcess>> m_nodes;
+};
+
+void TestCluster::initTestCase()
+{
+    m_keyFile = m_dir.path() + QStringLiteral("/cluster.key");
+    QFile f(m_keyFile);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(m_key + "\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+}
+
+void TestCluster::cleanup()
+{
+    m_nodes.clear();
+}
+
+void TestCluster::startNodes(int n, QStringList extra)
+{
+    for (int i = 0; i < n; ++i) {
+        m_nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("node-%1").arg(i), m_keyFile,
+                                                        QStringList{"--threads", "1"} + extra));
+    }
+    for (auto &node : m_nodes)
+        QVERIFY2(node->waitReady(), qPrintable(node->log()));
+}
+
+net::ClusterResult TestCluster::run(
+    const net::JobSpec &job,
+    const std::function<void(net::TrainingCoordinator &, const net::TrainingStatus &)> &during,
+    std::shared_ptr<const core::TensorDataset> shipTrain,
+    std::shared_ptr<const core::TensorDataset> shipTest, int timeoutMs)
+{
+    net::TrainingCoordinator coordinator(job, m_key);
+    if (shipTrain)
+        coordinator.setData(shipTrain, shipTest);
+    QList<net::ControlClient *> clients;
+    int ready = 0;
+    QEventLoop loop;
+    for (auto &node : m_nodes) {
+        auto *c =
+            new net::ControlClient(QStringLiteral("127.0.0.1"), node->port, m_key, &coordinator);
+        QObject::connect(c, &net::ControlClient::ready, &loop, [&] {
+            if (++ready == int(m_nodes.size()))
+                loop.quit();
+        });
+        c->connectToNode();
+        clients.append(c);
+    }
+    QTimer::singleShot(10000, &loop, &QEventLoop::quit);
+    loop.exec();
+    if (ready != int(m_nodes.size())) {
+        net::ClusterResult failed;
+        failed.error = QStringLiteral("could not connect to every node");
+        return failed;
+    }
+    for (auto *c : clients)
+        c->disconnect(&loop);
+    if (during)
+        QObject::connect(
+            &coordinator, &net::TrainingCoordinator::nodeProgress, &coordinator,
+            [&](const QString &, const net::TrainingStatus &s) { during(coordinator, s); });
+    QEventLoop running;
+    QObject::connect(&coordinator, &net::TrainingCoordinator::finished, &running,
+                     &QEventLoop::quit);
+    QTimer guard;
+    guard.setSingleShot(true);
+    bool timedOut = false;
+    QObject::connect(&guard, &QTimer::timeout, &running, [&] {
+        timedOut = true;
+        running.quit();
+    });
+    guard.start(timeoutMs);
+    coordinator.start(clients);
+    if (!coordinator.result().finished && coordinator.result().error.isEmpty())
+        running.exec();
+    net::ClusterResult r = coordinator.result();
+    if (timedOut) {
+        r.finished = false;
+        r.error = QStringLiteral("the run did not finish within %1 ms").arg(timeoutMs);
+    }
+    return r;
+}
+
+void TestCluster::splitsFollowShares()
+{
+    const auto parts = net::splitByShares(64, {0.5, 0.25, 0.25});
+    QCOMPARE(parts, (std::vector<std::int64_t>{32, 16, 16}));
+    const auto uneven = net::splitByShares(65, {0.7, 0.2, 0.1});
+    QCOMPARE(std::accumulate(uneven.begin(), uneven.end(), std::int64_t(0)), std::int64_t(65));
+    for (std::size_t i = 0; i < uneven.size(); ++i)
+        QVERIFY(std::abs(double(uneven[i]) - 65 * std::vector<double>{0.7, 0.2, 0.1}[i]) < 1.5);
+    // a very slow node still gets a sample per step; fewer samples than nodes: zeros allowed
+    const auto slow = net::splitByShares(10, {0.98, 0.01, 0.01});
+    QVERIFY(slow[1] >= 1 && slow[2] >= 1);
+    QCOMPARE(std::accumulate(slow.begin(), slow.end(), std::int64_t(0)), std::int64_t(10));
+    const auto few = net::splitByShares(2, {0.4, 0.3, 0.3});
+    QCOMPARE(std::accumulate(few.begin(), few.end(), std::int64_t(0)), std::int64_t(2));
+    // speeds: a Raspberry Pi at 300 img/s next to a laptop at 2700 gets a tenth of each batch
+    const auto shares = net::sharesFromSpeeds({300, 2700});
+    QVERIFY(std::abs(shares[0] - 0.1) < 1e-12);
+    QCOMPARE(net::sharesFromSpeeds({100, 0}), (std::vector<double>{0.5, 0.5})); // unknown: equal
+}
+
+void TestCluster::jobsAreValidated()
+{
+    const net::JobSpec job = lenetJob(net::TrainingMode::LocalSgd, 100);
+    QString error;
+    const auto back = net::JobSpec::fromCbor(job.toCbor(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->mode, net::TrainingMode::LocalSgd);
+    QCOMPARE(back->batch, job.batch);
+    QCOMPARE(back->model.dump(), job.model.dump());
+
+    auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
+        QCborMap m = job.toCbor();
+        m.insert(QLatin1String(field), value);
+        QString why;
+        const bool accepted = net::JobSpec::fromCbor(m, &why).has_value();
+        if (accepted || !why.contains(QLatin1String(expect)))
+            qWarning() << field << "->" << why;
+        return !accepted && why.contains(QLatin1String(expect));
+    };
+    QVERIFY(refused("mode", QStringLiteral("gossip"), "mode"));
+    QVERIFY(refused("batch", 0, "batch"));
+    QVERIFY(refused("batch", QStringLiteral("64"), "batch"));
+    QVERIFY(refused("staleness", 1000, "staleness"));
+    QVERIFY(refused("lr", -1.0, "lr"));
+    QVERIFY(refused("dataset", QStringLiteral("/etc/passwd"), "dataset"));
+    QVERIFY(refused(
+        "model",
+        QStringLiteral("{\"name\":\"x\",\"input\":[1,28,28],\"stages\":[{\"type\":\"python\"}]}"),
+        "python"));
+    QVERIFY(refused("schedule", QStringLiteral("wild"), "wild"));
+
+    net::GroupSpec g{3, 1, 2, {0.5, 0.5}};
+    QVERIFY(net::GroupSpec::fromCbor(g.toCbor(), &error));
+    QCborMap bad = g.toCbor();
+    bad.insert(QStringLiteral("rank"), 5);
+    QVERIFY(!net::GroupSpec::fromCbor(bad, &error));
+    QVERIFY(error.contains(QLatin1String("malformed group")));
+}
+
+void TestCluster::shipmentsAreChecked()
+{
+    std::vector<float> images(50 * 4 * 4);
+    std::iota(images.begin(), images.end(), 0.0f);
+    std::vector<std::int32_t> labels(50);
+    for (int i = 0; i < 50; ++i)
+        labels[std::size_t(i)] = i % 3;
+    const core::TensorDataset data("tiny", core::Shape{1, 4, 4}, 3, images, labels);
+    const auto chunks = net::Shipment::chunks(data, QStringLiteral("s1"), 256);
+    QVERIFY(chunks.size() > 3);
+
+    net::ShipmentAssembler good;
+    QString error;
+    for (const auto &c : chunks)
+        QVERIFY2(good.add(c, &error), qPrintable(error));
+    QVERIFY(good.complete());
+    const auto back = good.take();
+    QCOMPARE(back->size(), std::int64_t(50));
+    QCOMPARE(back->images(), images);
+    QCOMPARE(back->labels(), labels);
+
+    // a flipped byte: the chunk's checksum no longer matches
+    net::ShipmentAssembler corrupt;
+    QCborMap broken = chunks[2];
+    QByteArray bytes = broken.value(QStringLiteral("data")).toByteArray();
+    bytes[5] = char(bytes[5] ^ 0x40);
+    broken.insert(QStringLiteral("data"), bytes);
+    QVERIFY(corrupt.add(chunks[0], &error) && corrupt.add(chunks[1], &error));
+    QVERIFY(!corrupt.add(broken, &error));
+    QVERIFY2(error.contains(QLatin1String("chunk 2")) && error.contains(QLatin1String("checksum")),
+             qPrintable(error));
+    QVERIFY(!corrupt.add(chunks[3], &error)); // dead after a refusal
+
+    // out of order, and a chunk before its header
+    net::ShipmentAssembler order;
+    QVERIFY(order.add(chunks[0], &error));
+    QVERIFY(!order.add(chunks[2], &error));
+    QVERIFY(error.contains(QLatin1String("out of order")));
+    net::ShipmentAssembler headless;
+    QVERIFY(!headless.add(chunks[1], &error));
+}
+
+void TestCluster::parameterServerBoundsStaleness()
+{
+    core::SgdOptions sgd; // momentum 0.9
+    net::ParameterServer ps(core::Zoo::resolve("mlp"), 1, sgd, /*staleness*/ 2, /*batch*/ 64);
+    ps.addWorker(0);
+    ps.addWorker(1);
+    std::vector<float> grad(ps.pushSize(), 0.01f);
+    // worker 0 runs ahead: allowed up to 2 pushes beyond worker 1, then held
+    for (int i = 0; i < 3; ++i) {
+        const auto p = ps.push(0, ps.version(), grad.data(), grad.size(), 0.1, 32);
+        QVERIFY(p.applied);
+        // half the global batch: half the rate; two workers: momentum 0.9 per two pushes
+        QVERIFY(std::abs(p.lr - 0.05 * (1 - std::sqrt(0.9)) / (1 - 0.9)) < 1e-12);
+    }
+    QVERIFY(!ps.mayProceed(0));
+    QVERIFY(ps.mayProceed(1));
+    // worker 1 pushes a gradient computed on version 0: staleness 3, damped beyond n - 1
+    const auto late = ps.push(1, 0, grad.data(), grad.size(), 0.1, 32);
+    QVERIFY(late.applied);
+    QCOMPARE(late.staleness, 3);
+    QVERIFY(std::abs(late.lr - 0.05 * (1 - std::sqrt(0.9)) / (1 - 0.9) * 2.0 / 4.0) < 1e-12);
+    QVERIFY(ps.mayProceed(0));
+    // at the barrier, a worker no longer holds anyone back
+    for (int i = 0; i < 3; ++i)
+        ps.push(0, ps.version(), grad.data(), grad.size(), 0.1, 32);
+    QVERIFY(!ps.mayProceed(0));
+    ps.setRunning(1, false);
+    QVERIFY(ps.mayProceed(0));
+    // malformed pushes are not applied
+    QVERIFY(!ps.push(0, ps.version(), grad.data(), grad.size() - 1, 0.1, 32).applied);
+    QVERIFY(!ps.push(0, ps.version() + 5, grad.data(), grad.size(), 0.1, 32).applied);
+    QVERIFY(!ps.push(9, ps.version(), grad.data(), grad.size(), 0.1, 32).applied);
+}
+
+void TestCluster::syncEqualsOneNode()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(3);
+    const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 1280);
+    const net::ClusterResult r = run(job);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.fingerprints.size(), std::size_t(3));
+    for (const auto &[node, fp] : r.fingerprints)
+        QCOMPARE(fp, r.fingerprints.begin()->second); // every replica ends with the same weights
+    QCOMPARE(r.epochs.size(), std::size_t(1));
+    QCOMPARE(r.epochs[0].samples, std::int64_t(1280));
+
+    // one node, batch 64, the same seed: the same weights within float rounding
+    core::Model reference(core::Zoo::resolve("lenet5"), job.seed);
+    const auto train = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
+                                                core::FashionMnist::Split::Train, 1280);
+    core::TrainOptions o;
+    o.batch = job.batch;
+    o.lr = job.lr;
+    o.sgd.momentum = job.momentum;
+    o.seed = job.seed;
+    const auto local = core::Trainer::run(reference, train, nullptr, o, {});
+    core::FlatState flat(reference);
+    std::vector<float> expected(flat.averagedSize());
+    flat.copyAveraged(expected.data());
+    QCOMPARE(r.weights.size(), expected.size());
+    double maxDiff = 0, maxAbs = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        maxDiff = std::max(maxDiff, double(std::abs(r.weights[i] - expected[i])));
+        maxAbs = std::max(maxAbs, double(std::abs(expected[i])));
+    }
+    qInfo("3 nodes vs 1 node: max |w difference| %.3g (max |w| %.3g); train loss %.5f vs %.5f",
+          maxDiff, maxAbs, r.epochs[0].train_loss, local.epochs[0].train_loss);
+    QVERIFY(maxDiff < 2e-4 * maxAbs);
+    QVERIFY(std::abs(r.epochs[0].train_loss - local.epochs[0].train_loss) < 1e-4);
+}
+
+void TestCluster::asyncLearnsWithoutCollapse()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(4);
+    net::JobSpec job = lenetJob(net::TrainingMode::Async, 8192, 3);
+    job.staleness = 2;
+    const net::ClusterResult r = run(job);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.epochs.size(), std::size_t(3));
+    qInfo("async, 4 nodes: test accuracy %.3f after 3 epochs, %lld pushes, %lld held, max "
+          "staleness %d",
+          r.epochs.back().test_accuracy, (long long)r.pushes, (long long)r.held_pushes,
+          r.max_staleness);
+    QVERIFY(r.epochs.back().test_accuracy > 0.6); // the paper's async run collapsed to 0.1
+    QVERIFY(r.epochs.back().train_loss < r.epochs.front().train_loss);
+    QVERIFY(r.pushes >= 8192 * 3 / 64); // about one push per quarter batch
+    // the bound holds: a push is at most (staleness + 1) rounds of the others old
+    QVERIFY(r.max_staleness <= (job.staleness + 1) * 4 + 4);
+}
+
+void TestCluster::localSgdAverages()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::LocalSgd, 4096, 2);
+    job.local_steps = 4;
+    const net::ClusterResult r = run(job);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.fingerprints.size(), std::size_t(3));
+    for (const auto &[node, fp] : r.fingerprints)
+        QCOMPARE(fp, r.fingerprints.begin()->second); // averaged at the end of each epoch
+    qInfo("local-sgd, 3 nodes, H=4: test accuracy %.3f", r.epochs.back().test_accuracy);
+    QVERIFY(r.epochs.back().test_accuracy > 0.65);
+}
+
+void TestCluster::shippedDataTrains()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    // nodes pointed at an empty data folder: they can only train on what is shipped to them
+    startNodes(2, {"--data-dir", m_dir.path()});
+    auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
+        core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
+    auto test = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
+        core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Test, 500));
+    const net::ClusterResult r = run(lenetJob(net::TrainingMode::Sync, 0, 2), {}, train, test);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.epochs.back().samples, std::int64_t(2048));
+    QCOMPARE(r.epochs.back().test_count, std::int64_t(500));
+    QVERIFY(r.epochs.back().test_accuracy > 0.6);
+    // without shipping, the same nodes have nothing to train on: a clear refusal
+    const net::ClusterResult none = run(lenetJob(net::TrainingMode::Sync, 100));
+    QVERIFY(!none.finished);
+    QVERIFY2(none.error.contains(QLatin1String("train-images-idx3-ubyte.gz")),
+             qPrintable(none.error));
+}
+
+void TestCluster::killedNodeLeavesTheOthersTraining()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 12800, 2);
+    bool killed = false;
+    QElapsedTimer sinceKill;
+    const net::ClusterResult r =
+        run(job, [&](net::TrainingCoordinator &, const net::TrainingStatus &s) {
+            if (!killed && s.epoch == 1 && s.step > 40) {
+                m_nodes[2]->kill(); // mid-epoch, no goodbye
+                killed = true;
+                sinceKill.start();
+            }
+        });
+    QVERIFY(killed);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.epochs.size(), std::size_t(2));
+    QCOMPARE(r.epochs[0].samples, std::int64_t(12800)); // no sample lost or counted twice
+    QCOMPARE(r.epochs[1].nodes, 2);
+    bool lost = false, regrouped = false;
+    for (const auto &e : r.events) {
+        lost =
+            lost || (e.kind == QLatin1String("lost") && e.node.startsWith(QLatin1String("node-2")));
+        regrouped = regrouped || e.kind == QLatin1String("regrouped");
+    }
+    QVERIFY(lost);
+    QVERIFY(regrouped);
+    QCOMPARE(r.fingerprints.size(), std::size_t(2));
+    QCOMPARE(r.fingerprints.begin()->second, r.fingerprints.rbegin()->second);
+    QVERIFY(r.epochs.back().test_accuracy > 0.7);
+}
+
+void TestCluster::lostNodeRejoinsAtNextEpoch()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 6400, 8);
+    bool killed = false, restarted = false;
+    const net::ClusterResult r =
+        run(job, [&](net::TrainingCoordinator &, const net::TrainingStatus &s) {
+            if (!killed && s.step > 20) {
+                m_nodes[1]->kill();
+                killed = true;
+            } else if (killed && !restarted && s.step > 60) {
+                restarted = m_nodes[1]->restart(); // the device is back, on the same port
+            }
+        });
+    QVERIFY(killed && restarted);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    bool rejoined = false;
+    for (const auto &e : r.events)
+        rejoined = rejoined || e.kind == QLatin1String("rejoined");
+    QVERIFY(rejoined);
+    QCOMPARE(r.epochs.back().nodes, 3);
+    QCOMPARE(r.fingerprints.size(), std::size_t(3));
+    for (const auto &[node, fp] : r.fingerprints)
+        QCOMPARE(fp, r.fingerprints.begin()->second);
+}
+
+void TestCluster::stopEndsCleanly()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(2);
+    for (const auto mode :
+         {net::TrainingMode::Sync, net::TrainingMode::Async, net::TrainingMode::LocalSgd}) {
+        QElapsedTimer t;
+        bool asked = false;
+        const net::ClusterResult r = run(
+            lenetJob(mode, 20000, 3),
+            [&](net::TrainingCoordinator &c, const net::TrainingStatus &s) {
+                if (!asked && s.step > 10) {
+                    c.stop();
+                    asked = true;
+                    t.start();
+                }
+            },
+            {}, {}, 60000);
+        QVERIFY(asked);
+        QVERIFY2(r.cancelled, qPrintable(net::modeName(mode) + r.error));
+        QVERIFY2(
+            t.elapsed() < 10000,
+            qPrintable(
+                QStringLiteral("%1 took %2 ms to stop").arg(net::modeName(mode)).arg(t.elapsed())));
+        QVERIFY(r.epochs.empty());
+    }
+    // the nodes take the next job at once
+    const net::ClusterResult after = run(lenetJob(net::TrainingMode::Sync, 256));
+    QVERIFY2(after.finished, qPrintable(after.error));
+}
+
+void TestCluster::jobThatCannotFitIsRefusedEverywhere()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(2);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 256);
+    job.memory_budget = 64 << 10; // 64 KiB: not even the weights fit
+    const net::ClusterResult r = run(job);
+    QVERIFY(!r.finished);
+    QVERIFY2(r.error.contains(QLatin1String("does not fit")), qPrintable(r.error));
+    QVERIFY(r.error.contains(QLatin1String("smallest budget")));
+}
+
+QTEST_GUILESS_MAIN(TestCluster)
+#include "tst_cluster.moc"
