@@ -4,23 +4,22 @@
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/memorysimulation.h"
-#include "net/collectives.h"
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
-
-#include <gloo/rendezvous/hash_store.h>
+#include "net/collectives.h"
 
 #include <QStringList>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/hash_store.h>
 
 #include <algorithm>
-#include <thread>
-
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <chrono>
 #include <cstdio>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace edgetrain::app {
@@ -123,7 +122,8 @@ double loopbackBandwidth()
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
     if (server < 0 || ::bind(server, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
-        ::listen(server, 1) != 0 || ::getsockname(server, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        ::listen(server, 1) != 0 ||
+        ::getsockname(server, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
         throw core::IoError("cannot open a loopback socket to measure bandwidth");
     constexpr std::size_t kChunk = 1 << 20, kTotal = std::size_t(512) << 20;
     std::thread reader([server] {
@@ -155,14 +155,99 @@ double loopbackBandwidth()
     ::close(client);
     reader.join();
     ::close(server);
-    return double(sent) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return double(sent) /
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/** One rank's part: warm up, then time `repeats` allreduces (each after a barrier, so the
+ *  ranks start together). */
+std::vector<double> allreduceRank(gloo::rendezvous::Store &store, const net::GroupOptions &o,
+                                  std::size_t count, int repeats)
+{
+    net::CollectiveGroup group(store, o);
+    std::vector<float> grad(count, 1.0f);
+    std::vector<double> times;
+    for (int i = 0; i < repeats + 2; ++i) {
+        group.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        group.allreduceSum(grad.data(), grad.size());
+        if (i >= 2)
+            times.push_back(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times;
+}
+
+std::int64_t gradientCount(const char *name)
+{
+    core::MemorySimulation virtualWeights;
+    core::Model model(core::Zoo::spec(name), 0);
+    return model.parameterCount();
+}
+
+/**
+ * One rank of an allreduce benchmark whose ranks are separate processes (on separate hosts or
+ * network namespaces, e.g. with links shaped by tc), meeting through a file store in a shared
+ * folder. Rank 0 prints the table against the bound for the given link bandwidth.
+ */
+int benchAllreduceRank(CliContext &cli, int repeats)
+{
+    const int world = int(cli.integer("world", 2, 64));
+    const int rank = int(cli.integer("rank", 0, world - 1));
+    const std::string storeDir = cli.text("store");
+    if (storeDir.empty())
+        throw UsageError("--rank needs --store DIR (a folder every rank can reach)");
+    const double bandwidth = cli.number("bandwidth", 1e3, 1e12);
+    gloo::rendezvous::FileStore store(storeDir);
+    core::Json rows = core::Json::array();
+    char line[200];
+    if (rank == 0)
+        cli.message(
+            "model      gradient   ranks   allreduce (median)   bound 2(n-1)/n*bytes/bw   ratio");
+    for (const char *name : {"lenet5", "resnet20", "resnet110"}) {
+        const auto count = std::size_t(gradientCount(name));
+        const double bytes = double(count) * 4.0;
+        net::GroupOptions o;
+        o.rank = rank;
+        o.size = world;
+        o.hostname = cli.text("hostname");
+        o.timeout = std::chrono::milliseconds(60000);
+        o.prefix = std::string("bench-") + name;
+        std::vector<double> times;
+        try {
+            times = allreduceRank(store, o, count, repeats);
+        } catch (const net::CollectiveError &e) {
+            throw core::Error(std::string("allreduce benchmark: ") + e.what());
+        }
+        const double median = times[times.size() / 2];
+        const double bound = 2.0 * (world - 1) / world * bytes / bandwidth;
+        if (rank == 0) {
+            std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
+                          formatBytes(std::int64_t(bytes)).c_str(), world, 1e3 * median,
+                          1e3 * bound, median / bound);
+            cli.message(line);
+        }
+        core::Json row;
+        row.set("model", name).set("bytes", std::int64_t(bytes)).set("ranks", world);
+        row.set("median_seconds", median).set("bound_seconds", bound).set("ratio", median / bound);
+        rows.push(std::move(row));
+    }
+    if (cli.json() && rank == 0) {
+        core::Json json;
+        json.set("command", "bench").set("kernel", "allreduce").set("transport", "tcp-processes");
+        json.set("bandwidth_bytes_per_second", bandwidth).set("results", std::move(rows));
+        cli.printJson(json);
+    }
+    return ExitSuccess;
 }
 
 /** Allreduce of the zoo's gradient sizes across ranks (threads, real TCP over loopback). */
 int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
 {
     std::vector<int> ranks;
-    for (const QString &r : QString::fromStdString(ranksText).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    for (const QString &r :
+         QString::fromStdString(ranksText).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int n = r.toInt(&ok);
         if (!ok || n < 2 || n > 16)
@@ -171,19 +256,15 @@ int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
     }
     const double bandwidth = loopbackBandwidth();
     char line[200];
-    std::snprintf(line, sizeof line, "loopback TCP bandwidth, measured: %.2f GB/s", bandwidth / 1e9);
+    std::snprintf(line, sizeof line, "loopback TCP bandwidth, measured: %.2f GB/s",
+                  bandwidth / 1e9);
     cli.message(line);
-    cli.message("model      gradient   ranks   allreduce (median)   bound 2(n-1)/n*bytes/bw   ratio");
+    cli.message(
+        "model      gradient   ranks   allreduce (median)   bound 2(n-1)/n*bytes/bw   ratio");
     core::Json rows = core::Json::array();
     int generation = 0;
     for (const char *name : {"lenet5", "resnet20", "resnet110"}) {
-        std::int64_t params = 0;
-        {
-            core::MemorySimulation virtualWeights;
-            core::Model model(core::Zoo::spec(name), 0);
-            params = model.parameterCount();
-        }
-        const std::size_t count = std::size_t(params);
+        const auto count = std::size_t(gradientCount(name));
         const double bytes = double(count) * 4.0;
         for (const int n : ranks) {
             gloo::rendezvous::HashStore store;
@@ -197,16 +278,9 @@ int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
                         o.rank = r;
                         o.size = n;
                         o.prefix = "bench-" + std::to_string(generation);
-                        net::CollectiveGroup group(store, o);
-                        std::vector<float> grad(count, 1.0f);
-                        for (int i = 0; i < repeats + 2; ++i) {
-                            group.barrier();
-                            const auto t0 = std::chrono::steady_clock::now();
-                            group.allreduceSum(grad.data(), grad.size());
-                            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                            if (r == 0 && i >= 2)
-                                times.push_back(s);
-                        }
+                        auto mine = allreduceRank(store, o, count, repeats);
+                        if (r == 0)
+                            times = std::move(mine);
                     } catch (const std::exception &e) {
                         errors[std::size_t(r)] = e.what();
                     }
@@ -217,15 +291,17 @@ int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
             for (const auto &e : errors)
                 if (!e.empty())
                     throw core::Error("allreduce benchmark: " + e);
-            std::sort(times.begin(), times.end());
             const double median = times[times.size() / 2];
             const double bound = 2.0 * (n - 1) / n * bytes / bandwidth;
             std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
-                          formatBytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound, median / bound);
+                          formatBytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound,
+                          median / bound);
             cli.message(line);
             core::Json row;
             row.set("model", name).set("bytes", std::int64_t(bytes)).set("ranks", n);
-            row.set("median_seconds", median).set("bound_seconds", bound).set("ratio", median / bound);
+            row.set("median_seconds", median)
+                .set("bound_seconds", bound)
+                .set("ratio", median / bound);
             rows.push(std::move(row));
         }
     }
@@ -257,8 +333,20 @@ int BenchCommand::run(const QStringList &arguments)
     cli.addOption("allreduce", "Measure gloo allreduce of LeNet-5 / ResNet-20 / ResNet-110 "
                                "gradient sizes across ranks on loopback instead of a model.");
     cli.addOption("ranks", "Rank counts for --allreduce.", "N,N,...", "2,3,4");
+    cli.addOption(
+        "rank", "--allreduce as one rank of a group of separate processes (with --world, --store).",
+        "R");
+    cli.addOption("world", "With --rank: the number of ranks.", "N", "2");
+    cli.addOption("store",
+                  "With --rank: a folder all ranks reach, where they meet (gloo file store).",
+                  "DIR");
+    cli.addOption("hostname", "With --rank: the address this rank listens on.", "IP", "127.0.0.1");
+    cli.addOption("bandwidth", "With --rank: the link's bandwidth in bytes/s, for the bound.",
+                  "B/S", "12500000");
     if (!cli.parse())
         return ExitSuccess;
+    if (cli.isSet("allreduce") && cli.isSet("rank"))
+        return benchAllreduceRank(cli, int(cli.integer("steps", 3, 1000)));
     if (cli.isSet("allreduce"))
         return benchAllreduce(cli, cli.text("ranks"), int(cli.integer("steps", 3, 1000)));
     if (cli.isSet("gemm-size"))

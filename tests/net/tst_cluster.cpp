@@ -23,6 +23,7 @@
 #include <QTimer>
 
 #include <cmath>
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -76,7 +77,9 @@ private Q_SLOTS:
     void localSgdAverages();
     void shippedDataTrains();
     void killedNodeLeavesTheOthersTraining();
+    void frozenNodeIsDroppedWithinSeconds();
     void lostNodeRejoinsAtNextEpoch();
+    void malformedJobsAreRefused();
     void stopEndsCleanly();
     void jobThatCannotFitIsRefusedEverywhere();
 
@@ -444,6 +447,87 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
     QCOMPARE(r.fingerprints.size(), std::size_t(2));
     QCOMPARE(r.fingerprints.begin()->second, r.fingerprints.rbegin()->second);
     QVERIFY(r.epochs.back().test_accuracy > 0.7);
+}
+
+void TestCluster::frozenNodeIsDroppedWithinSeconds()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    // SIGSTOP: the process holds its sockets open but answers nothing (a hung or unplugged
+    // device): no reset tells anyone; silence and the collective timeout must.
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 12800, 2);
+    job.collective_timeout_ms = 3000;
+    bool frozen = false;
+    const net::ClusterResult r =
+        run(job, [&](net::TrainingCoordinator &, const net::TrainingStatus &s) {
+            if (!frozen && s.step > 30) {
+                ::kill(pid_t(m_nodes[2]->process.processId()), SIGSTOP);
+                frozen = true;
+            }
+        });
+    ::kill(pid_t(m_nodes[2]->process.processId()), SIGCONT);
+    QVERIFY(frozen);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    double lostAt = -1, regroupedAt = -1, frozenAt = -1;
+    for (const auto &e : r.events) {
+        if (e.kind == QLatin1String("lost") && lostAt < 0)
+            lostAt = e.seconds;
+        if (e.kind == QLatin1String("regrouped") && lostAt >= 0 && regroupedAt < 0)
+            regroupedAt = e.seconds;
+        if (e.kind == QLatin1String("collective failed") && frozenAt < 0)
+            frozenAt = e.seconds;
+    }
+    QVERIFY(lostAt > 0);
+    QVERIFY(regroupedAt >= lostAt);
+    qInfo("frozen node: dropped at %.1f s, group re-formed at %.1f s", lostAt, regroupedAt);
+    QCOMPARE(r.epochs.back().nodes, 2);
+    QCOMPARE(r.epochs[0].samples, std::int64_t(12800));
+}
+
+void TestCluster::malformedJobsAreRefused()
+{
+    startNodes(1);
+    net::ControlClient client(QStringLiteral("127.0.0.1"), m_nodes[0]->port, m_key);
+    QSignalSpy ready(&client, &net::ControlClient::ready);
+    QSignalSpy messages(&client, &net::ControlClient::message);
+    client.connectToNode();
+    QVERIFY(ready.wait(5000));
+    auto refusal = [&](const QCborMap &job) {
+        messages.clear();
+        client.send(QStringLiteral("job"), job);
+        if (!messages.wait(5000))
+            return QString();
+        const auto f = messages.takeFirst().at(0).value<net::Frame>();
+        return f.type == QLatin1String("job_refused")
+                   ? f.body.value(QStringLiteral("message")).toString()
+                   : QString();
+    };
+    QCborMap bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
+    bad.insert(QStringLiteral("epochs"), -3);
+    QVERIFY(refusal(bad).contains(QLatin1String("'epochs'")));
+    bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
+    bad.insert(QStringLiteral("model"), QStringLiteral("{\"name\": \"x\", \"input\": [1, 28"));
+    QVERIFY(refusal(bad).contains(QLatin1String("model")));
+    bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
+    bad.insert(QStringLiteral("dataset"), QStringLiteral("shipped"));
+    bad.insert(QStringLiteral("train_shipment"), QStringLiteral("never-sent"));
+    QVERIFY(refusal(bad).contains(QLatin1String("has not arrived")));
+    // a chunk with a wrong checksum is refused, the session goes on
+    QCborMap chunk{{QStringLiteral("id"), QStringLiteral("s")},
+                   {QStringLiteral("index"), 0},
+                   {QStringLiteral("total"), 1},
+                   {QStringLiteral("sha256"), QByteArray(32, 'x')},
+                   {QStringLiteral("data"), QByteArray(64, 'y')},
+                   {QStringLiteral("header"), QCborMap{{QStringLiteral("bytes"), 64}}}};
+    messages.clear();
+    client.send(QStringLiteral("data_chunk"), chunk);
+    QVERIFY(messages.wait(5000));
+    const auto f = messages.takeFirst().at(0).value<net::Frame>();
+    QCOMPARE(f.type, QStringLiteral("data_refused"));
+    QVERIFY(f.body.value(QStringLiteral("message")).toString().contains(QLatin1String("checksum")));
+    QVERIFY(client.isReady());
+    QVERIFY(m_nodes[0]->log().contains(QLatin1String("refused")));
 }
 
 void TestCluster::lostNodeRejoinsAtNextEpoch()
