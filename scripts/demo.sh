@@ -4,7 +4,9 @@
 #  1. LeNet-5 trained on the real Fashion-MNIST on this machine (progress, per-epoch results,
 #     trained weights), then evaluated from the saved file;
 #  2. a memory plan: ResNet-110 under a 64 MiB budget, run for real;
-#  3. three local edge nodes (127.0.0.1, demo key): found by probe, then watched for 3 seconds.
+#  3. three local edge nodes (127.0.0.1, demo key, one thread each): found by probe, watched for
+#     3 seconds, then training LeNet-5 together (sync allreduce over gloo) while one of them
+#     freezes half way (SIGSTOP: like a board that hangs or loses its cable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -28,12 +30,15 @@ key="$out/demo.key"
 [ -s "$key" ] || head -c 32 /dev/urandom | base64 > "$key"
 chmod 600 "$key"
 pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; }
+cleanup() {
+  [ ${#pids[@]} -gt 0 ] && kill -CONT "${pids[@]}" 2>/dev/null && kill "${pids[@]}" 2>/dev/null
+  wait 2>/dev/null || true
+}
 trap cleanup EXIT
 ports=() probes=()
 for i in 1 2 3; do
   discovery=$((46500 + i))
-  "$bin/edgetrain-node" --name "demo-node-$i" --port 0 --discovery-port "$discovery" \
+  "$bin/edgetrain-node" --name "demo-node-$i" --port 0 --discovery-port "$discovery" --threads 1 \
     --no-multicast --key-file "$key" --print-port > "$out/node-$i.port" 2> "$out/node-$i.log" &
   pids+=($!)
   probes+=("127.0.0.1:$discovery")
@@ -45,4 +50,12 @@ done
 "$bin/edgetrain-cli" nodes --probe "$(IFS=,; echo "${probes[*]}")" --timeout 1s
 "$bin/edgetrain-cli" monitor --nodes "$(IFS=,; echo "${ports[*]}")" --key-file "$key" \
   --duration 3s --csv "$out/metrics.csv"
-echo "Results in $out: train.json, lenet5.safetensors, memory.json, metrics.csv, node-*.log"
+
+echo "== 4. LeNet-5 across the three nodes (sync), node 3 freezes after 4 s =="
+( sleep 4; kill -STOP "${pids[2]}" 2>/dev/null || true ) &
+"$bin/edgetrain-cli" train --nodes "$(IFS=,; echo "${ports[*]}")" --key-file "$key" \
+  --mode sync --epochs 2 --batch 64 --train-limit 20000 --test-limit 2000 --no-rejoin \
+  --collective-timeout 3s --save "$out/lenet5-cluster.safetensors" --json \
+  | tail -n 1 > "$out/cluster-train.json"
+echo "Results in $out: train.json, lenet5.safetensors, memory.json, metrics.csv,"
+echo "  cluster-train.json (epochs, events, per-node fingerprints), lenet5-cluster.safetensors, node-*.log"
