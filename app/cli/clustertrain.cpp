@@ -107,12 +107,13 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     const auto mode = net::parseMode(QString::fromStdString(cli.text("mode")));
     if (!mode)
         throw UsageError("--mode must be sync, async or local-sgd, not '" + cli.text("mode") + "'");
-    QByteArray key;
-    QString error;
-    if (!cli.isSet("key-file"))
-        throw UsageError("--key-file is required to train across nodes");
-    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &key, &error))
-        throw core::IoError(error.toStdString());
+    // Every option is checked before anything is read or connected.
+    if (cli.isSet("nodes")) {
+        QList<QPair<QString, quint16>> nodes;
+        QString error;
+        if (!net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &nodes, &error))
+            throw UsageError("--nodes: " + error.toStdString());
+    }
 
     net::JobSpec job;
     job.id = QStringLiteral("train-%1")
@@ -141,6 +142,12 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         if (!net::JobSpec::fromCbor(job.toCbor(), &check))
             throw UsageError(check.toStdString());
     }
+    if (!cli.isSet("key-file"))
+        throw UsageError("--key-file is required to train across nodes");
+    QByteArray key;
+    QString error;
+    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &key, &error))
+        throw core::IoError(error.toStdString());
 
     // The coordinator's log says what the printed lines say already.
     QLoggingCategory::setFilterRules(

@@ -1,5 +1,7 @@
 // edgetrain-cli as a user or a script runs it: exit statuses, messages, --json, save/evaluate.
 
+#include "../net/nodeprocess.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,6 +11,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <memory>
 
 namespace {
 
@@ -52,6 +55,7 @@ private Q_SLOTS:
     void memoryPlansAndMeasures();
     void memoryWhenNothingFits();
     void trainWithinABudget();
+    void trainAcrossNodes();
 
 private:
     QTemporaryDir m_dir;
@@ -76,6 +80,15 @@ void TestCli::usageErrors_data()
     QTest::newRow("evaluate without weights") << QStringList{"evaluate"} << "--weights";
     QTest::newRow("unknown dataset")
         << QStringList{"train", "--dataset", "imagenet"} << "unknown dataset 'imagenet'";
+    QTest::newRow("cluster without key")
+        << QStringList{"train", "--nodes", "127.0.0.1:1"} << "--key-file is required";
+    QTest::newRow("unknown mode") << QStringList{"train", "--nodes", "127.0.0.1:1", "--mode",
+                                                 "gossip"}
+                                  << "--mode must be sync, async or local-sgd";
+    QTest::newRow("bad node list")
+        << QStringList{"train", "--nodes", "pi-3", "--key-file", "k"} << "'pi-3' is not host:port";
+    QTest::newRow("absurd staleness")
+        << QStringList{"train", "--nodes", "127.0.0.1:1", "--staleness", "1000"} << "--staleness";
 }
 
 void TestCli::usageErrors()
@@ -251,7 +264,8 @@ void TestCli::trainWithinABudget()
     f.close();
     const Run all = cli({"memory", "--model", spec, "--batch", "32", "--threads", "2", "--json"});
     QCOMPARE(all.status, 0);
-    const Run none = cli({"memory", "--model", spec, "--batch", "32", "--threads", "2", "--budget", "1KiB", "--json"});
+    const Run none = cli({"memory", "--model", spec, "--batch", "32", "--threads", "2", "--budget",
+                          "1KiB", "--json"});
     QCOMPARE(none.status, 1);
     const qint64 high = qint64(all.json.value(QLatin1String("predicted_peak_bytes")).toDouble());
     const qint64 low = qint64(none.json.value(QLatin1String("min_budget_bytes")).toDouble());
@@ -259,17 +273,95 @@ void TestCli::trainWithinABudget()
     const qint64 budget = (low + high) / 2;
     // lr 0.01: with only 47 steps, a faster rate moves the weights faster than batch norm's
     // running statistics follow (train accuracy then runs ahead of test accuracy).
-    const Run train = cli({"train", "--model", spec, "--epochs", "1", "--batch", "32", "--lr", "0.01",
-                           "--train-limit", "1500", "--test-limit", "500", "--threads", "2",
+    const Run train = cli({"train", "--model", spec, "--epochs", "1", "--batch", "32", "--lr",
+                           "0.01", "--train-limit", "1500", "--test-limit", "500", "--threads", "2",
                            "--budget", QString::number(budget), "--json"});
     QCOMPARE(train.status, 0);
-    QVERIFY(train.json.value(QLatin1String("checkpointing")).toString() != QLatin1String("store-all"));
+    QVERIFY(train.json.value(QLatin1String("checkpointing")).toString() !=
+            QLatin1String("store-all"));
     QVERIFY2(train.json.value(QLatin1String("peak_bytes")).toDouble() <= double(budget),
              qPrintable(train.out));
-    QVERIFY2(train.json.value(QLatin1String("test_accuracy")).toDouble() > 0.2, qPrintable(train.out)); // chance: 0.1
-    const Run tooSmall = cli({"train", "--model", spec, "--train-limit", "100", "--budget", "64KiB"});
+    QVERIFY2(train.json.value(QLatin1String("test_accuracy")).toDouble() > 0.2,
+             qPrintable(train.out)); // chance: 0.1
+    const Run tooSmall =
+        cli({"train", "--model", spec, "--train-limit", "100", "--budget", "64KiB"});
     QCOMPARE(tooSmall.status, 1);
-    QVERIFY2(tooSmall.err.contains(QLatin1String("the smallest budget that fits")), qPrintable(tooSmall.err));
+    QVERIFY2(tooSmall.err.contains(QLatin1String("the smallest budget that fits")),
+             qPrintable(tooSmall.err));
+}
+
+void TestCli::trainAcrossNodes()
+{
+    const QString key = m_dir.path() + QStringLiteral("/cluster.key");
+    QFile f(key);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("cli cluster key\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    std::vector<std::unique_ptr<NodeProcess>> nodes;
+    QStringList addresses, probes;
+    for (int i = 0; i < 2; ++i) {
+        nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("cli-node-%1").arg(i), key,
+                                                      QStringList{"--threads", "1"}));
+        QVERIFY(nodes.back()->waitReady());
+        addresses << QStringLiteral("127.0.0.1:%1").arg(nodes.back()->port);
+        probes << QStringLiteral("127.0.0.1:%1").arg(nodes.back()->discoveryPort);
+    }
+    // found by discovery (probe), local SGD
+    const Run r = cli({"train",
+                       "--discover",
+                       "2",
+                       "--probe",
+                       probes.join(','),
+                       "--timeout",
+                       "1s",
+                       "--key-file",
+                       key,
+                       "--mode",
+                       "local-sgd",
+                       "--local-steps",
+                       "4",
+                       "--train-limit",
+                       "12000",
+                       "--test-limit",
+                       "500",
+                       "--epochs",
+                       "2",
+                       "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QCOMPARE(r.json.value(QLatin1String("mode")).toString(), QStringLiteral("local-sgd"));
+    const QJsonArray fingerprints = r.json.value(QLatin1String("nodes")).toArray();
+    QCOMPARE(fingerprints.size(), 2);
+    QCOMPARE(fingerprints[0].toObject().value(QLatin1String("fingerprint")),
+             fingerprints[1].toObject().value(QLatin1String("fingerprint")));
+    QCOMPARE(r.json.value(QLatin1String("epochs")).toArray().size(), 2);
+    QVERIFY(r.json.value(QLatin1String("test_accuracy")).toDouble() > 0.5);
+    QVERIFY2(r.err.contains(QLatin1String("epoch 2/2 on 2 node(s)")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QLatin1String("cli-node-0")) && r.err.contains(QLatin1String("cpu")),
+             qPrintable(r.err));
+
+    // the wrong key: refused before any work, status 1
+    QFile wrong(m_dir.path() + QStringLiteral("/wrong.key"));
+    QVERIFY(wrong.open(QIODevice::WriteOnly));
+    wrong.write("not the cluster key\n");
+    wrong.close();
+    QVERIFY(wrong.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    const Run refused =
+        cli({"train", "--nodes", addresses.join(','), "--key-file", wrong.fileName()});
+    QCOMPARE(refused.status, 1);
+    QVERIFY2(refused.err.contains(QLatin1String("cluster key")), qPrintable(refused.err));
+
+    // sync with the data shipped, weights saved, and evaluated locally to the same accuracy
+    const QString weights = m_dir.path() + QStringLiteral("/cluster.safetensors");
+    const Run shipped =
+        cli({"train", "--nodes", addresses.join(','), "--key-file", key, "--ship-data",
+             "--train-limit", "1024", "--test-limit", "500", "--save", weights, "--json"});
+    QVERIFY2(shipped.status == 0, qPrintable(shipped.err));
+    const Run eval = cli(
+        {"evaluate", "--model", "lenet5", "--weights", weights, "--test-limit", "500", "--json"});
+    QCOMPARE(eval.status, 0);
+    QCOMPARE(eval.json.value(QLatin1String("test_accuracy")).toDouble(),
+             shipped.json.value(QLatin1String("test_accuracy")).toDouble());
 }
 
 QTEST_GUILESS_MAIN(TestCli)
