@@ -447,7 +447,7 @@ void TrainingCoordinator::finish(const QString &error)
         m_result.max_staleness = m_ps->maxStaleness();
         m_result.pushes = m_ps->pushes();
         m_result.held_pushes = m_ps->held();
-    } else if (m_weights.size() % qsizetype(sizeof(float)) == 0) {
+    } else if (!m_weights.isEmpty() && m_weights.size() % qsizetype(sizeof(float)) == 0) {
         m_result.weights.resize(std::size_t(m_weights.size()) / sizeof(float));
         std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
     }
