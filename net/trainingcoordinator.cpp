@@ -359,7 +359,7 @@ void TrainingCoordinator::maybeEpochEval()
     ++m_epoch;
 
     // The next epoch: a new group if someone was lost or is waiting to join, or if the measured
-    // speeds moved the shares by more than 5 %.
+    // speeds moved a share by more than 10 %.
     bool joiners = false;
     for (const auto &m : m_members)
         joiners = joiners || m->state == Member::State::Ready;
@@ -369,7 +369,7 @@ void TrainingCoordinator::maybeEpochEval()
     const auto shares = sharesFromSpeeds(speeds);
     bool rebalance = false;
     for (std::size_t i = 0; i < shares.size() && i < m_shares.size(); ++i)
-        rebalance = rebalance || std::abs(shares[i] - m_shares[i]) > 0.05 * m_shares[i];
+        rebalance = rebalance || std::abs(shares[i] - m_shares[i]) > 0.10 * m_shares[i];
     const bool last = m_epoch > m_job.epochs;
     if (m_ps)
         m_ps->resetClocks();
