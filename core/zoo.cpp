@@ -77,6 +77,17 @@ Json lenet5()
                      linear(10)});
 }
 
+/** The viewpoint student: a small CNN for object-vs-background crops (colour, 48x24 by
+ *  default; vision/ changes the input size with withInputShape). */
+Json student()
+{
+    return document("student", {3, 48, 24},
+                    {conv(16, 5, 1, 2, true), layer("relu"), pool("maxpool2d", 2, 2, 0),
+                     conv(32, 3, 1, 1, true), layer("relu"), pool("maxpool2d", 2, 2, 0),
+                     conv(32, 3, 1, 1, true), layer("relu"), pool("maxpool2d", 2, 2, 0),
+                     layer("flatten"), linear(64), layer("relu"), linear(2)});
+}
+
 /** CIFAR ResNet (He et al. 2016), option-A shortcuts, as a flat chain: stem, 3n blocks, head. */
 Json cifarResnet(int depth, const char *name)
 {
@@ -137,6 +148,8 @@ Json zooDocument(const std::string &name)
         return mlp();
     if (name == "lenet5")
         return lenet5();
+    if (name == "student")
+        return student();
     for (int depth : {20, 32, 44, 56, 110})
         if (name == "resnet" + std::to_string(depth))
             return cifarResnet(depth, name.c_str());
@@ -157,7 +170,7 @@ Json zooDocument(const std::string &name)
 
 std::vector<std::string> Zoo::names()
 {
-    return {"mlp",       "lenet5",   "resnet20", "resnet32", "resnet44",  "resnet56",
+    return {"mlp",       "lenet5",   "student",  "resnet20", "resnet32", "resnet44",  "resnet56",
             "resnet110", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
 }
 
