@@ -9,6 +9,8 @@ packages=(
   qt6-base-dev                 # Qt Core and Network (CLI, node), Qt Test (all suites)
   libgloo-dev                  # collectives of the cluster's data plane
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
+  libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
+  opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
