@@ -7,6 +7,7 @@
 #include "memorycommand.h"
 #include "nodescommand.h"
 #include "traincommand.h"
+#include "visioncommands.h"
 
 #include <QCoreApplication>
 
@@ -26,7 +27,10 @@ void printUsage(FILE *out)
                "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n"
                "  memory     memory budget -> checkpointing schedule, predicted and measured\n"
                "  nodes      EdgeTrain nodes on the LAN (multicast) or at given addresses\n"
-               "  monitor    live metrics of nodes (needs the cluster key)\n\n"
+               "  monitor    live metrics of nodes (needs the cluster key)\n"
+               "  label      teacher + tracker label propagation over a video\n"
+               "  dataset    a labelled session's tracks to student crops, split by track\n"
+               "  viewpoint  label, dataset, train the student, compare it with the teacher\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -68,6 +72,12 @@ int main(int argc, char **argv)
             return NodesCommand::run(args);
         if (command == QLatin1String("monitor"))
             return MonitorCommand::run(args);
+        if (command == QLatin1String("label"))
+            return LabelCommand::run(args);
+        if (command == QLatin1String("dataset"))
+            return DatasetCommand::run(args);
+        if (command == QLatin1String("viewpoint"))
+            return ViewpointCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;
