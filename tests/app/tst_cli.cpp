@@ -56,6 +56,7 @@ private Q_SLOTS:
     void memoryWhenNothingFits();
     void trainWithinABudget();
     void trainAcrossNodes();
+    void viewpointOnVtest();
 
 private:
     QTemporaryDir m_dir;
@@ -80,6 +81,16 @@ void TestCli::usageErrors_data()
     QTest::newRow("evaluate without weights") << QStringList{"evaluate"} << "--weights";
     QTest::newRow("unknown dataset")
         << QStringList{"train", "--dataset", "imagenet"} << "unknown dataset 'imagenet'";
+    QTest::newRow("label without source")
+        << QStringList{"label", "--out", "x"} << "--source is required";
+    QTest::newRow("unknown tracker")
+        << QStringList{"label", "--source", "x.avi", "--out", "x", "--tracker", "goturn"}
+        << "tracker must be csrt, kcf, mil, mosse or medianflow";
+    QTest::newRow("unknown teacher")
+        << QStringList{"viewpoint", "--source", "x.avi", "--out", "x", "--teacher", "yolo"}
+        << "teacher must be hog";
+    QTest::newRow("bad crop size")
+        << QStringList{"dataset", "--session", "x", "--size", "4x4"} << "--size must be WxH";
     QTest::newRow("cluster without key")
         << QStringList{"train", "--nodes", "127.0.0.1:1"} << "--key-file is required";
     QTest::newRow("unknown mode") << QStringList{"train", "--nodes", "127.0.0.1:1", "--mode",
@@ -121,6 +132,35 @@ void TestCli::runtimeErrors_data()
     QTest::newRow("input that does not fit")
         << QStringList{"bench", "--model", "lenet5", "--input", "1x4x4"}
         << "smaller than the kernel";
+    QFile video(dir + QStringLiteral("/notavideo.avi"));
+    QVERIFY(video.open(QIODevice::WriteOnly));
+    video.write("RIFF but not really");
+    video.close();
+    QTest::newRow("unreadable video")
+        << QStringList{"label", "--source", video.fileName(), "--out", dir + "/s1"}
+        << "notavideo.avi";
+    QTest::newRow("missing video")
+        << QStringList{"label", "--source", dir + "/none.avi", "--out", dir + "/s1"}
+        << "does not exist";
+    QTest::newRow("not a cascade") << QStringList{"label",
+                                                  "--source",
+                                                  video.fileName(),
+                                                  "--teacher",
+                                                  "cascade:" + dir + "/bad.json",
+                                                  "--out",
+                                                  dir + "/s1"}
+                                   << "is not a Haar or LBP cascade";
+    QTest::newRow("not a detector")
+        << QStringList{"label",
+                       "--source",
+                       video.fileName(),
+                       "--teacher",
+                       "onnx:" EDGETRAIN_SOURCE_DIR "/tests/vision/data/classifier.onnx",
+                       "--out",
+                       dir + "/s1"}
+        << "is not a detector";
+    QTest::newRow("dataset without labels")
+        << QStringList{"dataset", "--session", dir + "/nolabels"} << "labels.json";
 }
 
 void TestCli::runtimeErrors()
@@ -135,7 +175,8 @@ void TestCli::runtimeErrors()
 
 void TestCli::helpForEveryCommand()
 {
-    for (const char *command : {"train", "evaluate", "bench", "memory"}) {
+    for (const char *command : {"train", "evaluate", "bench", "memory", "nodes", "monitor", "label",
+                                "dataset", "viewpoint"}) {
         const Run r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains(QLatin1String("--json")));
@@ -362,6 +403,37 @@ void TestCli::trainAcrossNodes()
     QCOMPARE(eval.status, 0);
     QCOMPARE(eval.json.value(QLatin1String("test_accuracy")).toDouble(),
              shipped.json.value(QLatin1String("test_accuracy")).toDouble());
+}
+
+void TestCli::viewpointOnVtest()
+{
+    const QString video = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    if (!QFile::exists(video))
+        QSKIP("opencv-doc is not installed");
+    const QString session = m_dir.path() + QStringLiteral("/vtest");
+    const Run r =
+        cli({"viewpoint", "--source", video, "--out", session, "--max-frames", "250", "--every",
+             "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    for (const char *field :
+         {"teacher_boxes", "tracker_only_boxes", "tracks", "label_fps",
+          "teacher_recall_teacher_found", "student_recall_teacher_found",
+          "teacher_recall_tracker_only", "student_recall_tracker_only", "student_precision"})
+        QVERIFY2(r.json.contains(QLatin1String(field)), field);
+    QVERIFY(r.json.value(QLatin1String("teacher_boxes")).toInt() > 10);
+    QVERIFY(r.json.value(QLatin1String("tracker_only_boxes")).toInt() >
+            r.json.value(QLatin1String("teacher_boxes")).toInt());
+    QVERIFY(QFile::exists(session + QStringLiteral("/labels.json")));
+    QVERIFY(QFile::exists(session + QStringLiteral("/dataset/index.csv")));
+    QVERIFY(QFile::exists(session + QStringLiteral("/student.safetensors")));
+    QVERIFY(QFile::exists(session + QStringLiteral("/report.json")));
+    // the session's labels cut again at another size
+    const Run d = cli({"dataset", "--session", session, "--size", "16x32", "--json"});
+    QVERIFY2(d.status == 0, qPrintable(d.err));
+    QCOMPARE(d.json.value(QLatin1String("width")).toInt(), 16);
+    QVERIFY(
+        d.json.value(QLatin1String("train")).toObject().value(QLatin1String("positives")).toInt() >
+        0);
 }
 
 QTEST_GUILESS_MAIN(TestCli)
