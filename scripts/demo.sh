@@ -6,7 +6,8 @@
 #  2. a memory plan: ResNet-110 under a 64 MiB budget, run for real;
 #  3. three local edge nodes (127.0.0.1, demo key, one thread each): found by probe, watched for
 #     3 seconds, then training LeNet-5 together (sync allreduce over gloo) while one of them
-#     freezes half way (SIGSTOP: like a board that hangs or loses its cable).
+#     freezes half way (SIGSTOP: like a board that hangs or loses its cable);
+#  4. viewpoint adaptation on vtest.avi: HOG teacher, tracker propagation, student, evaluation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -57,5 +58,10 @@ echo "== 4. LeNet-5 across the three nodes (sync), node 3 freezes after 4 s =="
   --mode sync --epochs 2 --batch 64 --train-limit 20000 --test-limit 2000 --no-rejoin \
   --collective-timeout 3s --save "$out/lenet5-cluster.safetensors" --json \
   | tail -n 1 > "$out/cluster-train.json"
+echo "== 5. Viewpoint adaptation on vtest.avi: HOG teacher, KCF tracker, student trained here =="
+"$bin/edgetrain-cli" viewpoint --source /usr/share/doc/opencv-doc/examples/data/vtest.avi \
+  --teacher hog --tracker kcf --every 10 --epochs 8 --eval-frames 40 --out "$out/viewpoint" \
+  --json | tail -n 1 > "$out/viewpoint.json"
 echo "Results in $out: train.json, lenet5.safetensors, memory.json, metrics.csv,"
-echo "  cluster-train.json (epochs, events, per-node fingerprints), lenet5-cluster.safetensors, node-*.log"
+echo "  cluster-train.json (epochs, events, per-node fingerprints), lenet5-cluster.safetensors, node-*.log,"
+echo "  viewpoint/ (labels.json, dataset/, student.safetensors, report.json), viewpoint.json"

@@ -94,8 +94,9 @@ struct Follower
     cv::Rect2d box;
     int track = -1;
 
-    double scale =
-        1.0; // the tracker's image is the frame resized by this; boxes are in frame pixels
+    // The tracker's image is the frame resized by `scale`; boxes are in frame pixels.
+    double scale = 1.0;
+    std::deque<cv::Point2d> centres; // of the last boxes, newest last
 
     static cv::Rect2d scaled(const cv::Rect2d &b, double k)
     {
@@ -113,6 +114,20 @@ struct Follower
         anchorArea = b.area();
         lastTeacher = frame;
         box = b;
+        centres.push_back((b.tl() + b.br()) * 0.5);
+    }
+
+    /** A box that moved briskly and then freezes on the spot has slid onto the background
+     *  (vtest.avi's lamp post): an object that stops does so gradually, a tracker at once. */
+    bool froze() const
+    {
+        constexpr std::size_t kWindow = 12;
+        if (centres.size() < 2 * kWindow)
+            return false;
+        const auto n = centres.size();
+        const double before = cv::norm(centres[n - kWindow - 1] - centres[n - 2 * kWindow]);
+        const double after = cv::norm(centres[n - 1] - centres[n - kWindow]);
+        return before > 1.0 * double(kWindow) && after < 0.1 * before;
     }
 
     enum class Verdict { Ok, Lost, Left, Drift, Stale };
@@ -141,6 +156,11 @@ struct Follower
         if (sim < o.min_appearance)
             return Verdict::Drift;
         box = b;
+        centres.push_back((b.tl() + b.br()) * 0.5);
+        while (centres.size() > 24)
+            centres.pop_front();
+        if (froze())
+            return Verdict::Drift;
         *confidence = float(sim * std::pow(0.99, std::abs(frame - lastTeacher)));
         return Verdict::Ok;
     }
