@@ -208,6 +208,7 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
     std::vector<Follower> active;
     std::vector<Track> &tracks = result.tracks;
     cv::Mat previous;
+    double usualChange = 0.0;
     Frame frame;
     const auto start = Clock::now();
     auto lastReport = start;
@@ -224,7 +225,12 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
         cv::resize(
             frame.image, small,
             cv::Size(160, std::max(1, 160 * frame.image.rows / std::max(frame.image.cols, 1))));
-        if (!previous.empty() && sceneChange(previous, small) > o.cut_threshold) {
+        // A cut: a jump well above the threshold and above what the last frames changed by
+        // (camera motion and people crossing change the histogram steadily, a cut at once).
+        const double change = previous.empty() ? 0.0 : sceneChange(previous, small);
+        const bool cut = change > o.cut_threshold && change > 4.0 * usualChange;
+        usualChange = 0.8 * usualChange + 0.2 * change;
+        if (cut) {
             result.cuts.push_back(f); // nothing is followed across a cut, in either direction
             active.clear();
             ring.clear();

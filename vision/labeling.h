@@ -48,7 +48,7 @@ struct LabelOptions
     double match_iou = 0.4;        // a teacher hit continues a track it overlaps this much
     double min_appearance = 0.35;  // colour-histogram similarity to the teacher's view of it
     double max_scale_change = 1.8; // box area against the teacher's, either way
-    double cut_threshold = 0.45;   // Bhattacharyya distance of frame histograms: a scene cut
+    double cut_threshold = 0.22;   // Bhattacharyya distance of frame histograms: a scene cut
     int min_track_boxes = 6;       // shorter tracks are rejected
     int max_frames = 0;            // 0: the whole source
 };

@@ -57,6 +57,7 @@ private Q_SLOTS:
     void trainWithinABudget();
     void trainAcrossNodes();
     void viewpointOnVtest();
+    void megamindCutsAndFaces();
 
 private:
     QTemporaryDir m_dir;
@@ -434,6 +435,29 @@ void TestCli::viewpointOnVtest()
     QVERIFY(
         d.json.value(QLatin1String("train")).toObject().value(QLatin1String("positives")).toInt() >
         0);
+}
+
+void TestCli::megamindCutsAndFaces()
+{
+    const QString video = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
+    const QString cascade =
+        QStringLiteral("/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml");
+    if (!QFile::exists(video) || !QFile::exists(cascade))
+        QSKIP("opencv-doc or opencv-data is not installed");
+    const Run r = cli({"label", "--source", video, "--teacher", "cascade:" + cascade, "--every",
+                       "5", "--out", m_dir.path() + "/megamind", "--threads", "1", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    // the clip's four cuts (the first right after its opening frame); no track crosses one
+    QCOMPARE(r.json.value(QLatin1String("cuts")).toArray(), (QJsonArray{1, 98, 154, 200}));
+    QVERIFY(r.json.value(QLatin1String("teacher_boxes")).toInt() > 20);
+    QVERIFY(r.json.value(QLatin1String("tracker_only_boxes")).toInt() >
+            r.json.value(QLatin1String("teacher_boxes")).toInt());
+    for (const QJsonValue &t : r.json.value(QLatin1String("track_list")).toArray()) {
+        const int first = t.toObject().value(QLatin1String("first_frame")).toInt();
+        const int last = t.toObject().value(QLatin1String("last_frame")).toInt();
+        for (int cut : {1, 98, 154, 200})
+            QVERIFY2(!(first < cut && last >= cut), "a track crosses a scene cut");
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCli)
