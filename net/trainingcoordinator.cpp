@@ -265,16 +265,26 @@ void TrainingCoordinator::maybeRegroup()
     }
 }
 
-void TrainingCoordinator::maybeEpochDone()
+std::vector<TrainingCoordinator::Member *> TrainingCoordinator::atBarrier(qint64 Member::*request)
 {
     if (m_phase != Phase::Training)
-        return;
+        return {};
     const auto members = participants();
-    if (members.empty())
-        return maybeFinish();
+    if (members.empty()) {
+        maybeFinish();
+        return {};
+    }
     for (Member *m : members)
-        if (m->doneRequest < 0)
-            return;
+        if (m->*request < 0)
+            return {};
+    return members;
+}
+
+void TrainingCoordinator::maybeEpochDone()
+{
+    const auto members = atBarrier(&Member::doneRequest);
+    if (members.empty())
+        return;
     if (m_groupBroken && m_job.mode != TrainingMode::Async)
         return maybeRegroup();
     // Evaluation: the test set split by speed among the nodes at the barrier.
@@ -310,14 +320,9 @@ void TrainingCoordinator::maybeEpochDone()
 
 void TrainingCoordinator::maybeEpochEval()
 {
-    if (m_phase != Phase::Training)
-        return;
-    const auto members = participants();
+    const auto members = atBarrier(&Member::evalRequest);
     if (members.empty())
-        return maybeFinish();
-    for (Member *m : members)
-        if (m->evalRequest < 0)
-            return;
+        return;
     ClusterEpoch e;
     e.epoch = m_epoch;
     e.nodes = int(members.size());

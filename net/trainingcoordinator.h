@@ -112,6 +112,8 @@ private:
     void formGroup(); // a new generation from the active members and the ready joiners
     void maybeStart();
     void maybeRegroup();
+    /** The participants, when every one of them waits with this request; else none. */
+    std::vector<Member *> atBarrier(qint64 Member::*request);
     void maybeEpochDone();
     void maybeEpochEval();
     void maybeFinish();

@@ -331,15 +331,24 @@ struct TrainingWorker::Run
 
     double rate() const { return schedule.rate(job.lr, step, totalSteps, batches); }
 
+    struct Part
+    {
+        std::int64_t total, offset, count;
+    };
+    /** This rank's slice of global batch b: where it starts in the batch and how many. */
+    Part part(std::int64_t b) const
+    {
+        const std::int64_t total = order->count(b);
+        const auto parts = splitByShares(total, group.shares);
+        return {total, std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0)),
+                parts[std::size_t(group.rank)]};
+    }
+
     /** sync: one global batch, split by shares; weighted gradients summed in one allreduce.
      *  Returns true when the ranks agreed to stop. */
     bool syncStep(std::int64_t b)
     {
-        const std::int64_t total = order->count(b);
-        const auto parts = splitByShares(total, group.shares);
-        const std::int64_t offset =
-            std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
-        const std::int64_t mine = parts[std::size_t(group.rank)];
+        const auto [total, offset, mine] = part(b);
         const std::size_t g = flat->gradientSize();
         buffer.assign(g + 4, 0.0f);
         if (mine > 0) {
@@ -368,11 +377,7 @@ struct TrainingWorker::Run
      *  end of an epoch) the models are averaged. Returns true when the ranks agreed to stop. */
     bool localStep(std::int64_t b)
     {
-        const std::int64_t total = order->count(b);
-        const auto parts = splitByShares(total, group.shares);
-        const std::int64_t offset =
-            std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
-        const std::int64_t mine = parts[std::size_t(group.rank)];
+        const auto [total, offset, mine] = part(b);
         if (mine > 0) {
             const core::StepResult r = compute(order->indices(b) + offset, mine);
             optimizer->step(rate());

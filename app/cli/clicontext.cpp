@@ -227,8 +227,16 @@ std::chrono::milliseconds parseDuration(const std::string &text, const char *opt
     bool ok = false;
     const double v = t.toDouble(&ok);
     if (!ok || !(v > 0) || v * scale > 86400e3)
-        throw UsageError(std::string("--") + option + " must be a duration like 3s or 500ms, got '" + text + "'");
+        throw UsageError(std::string("--") + option +
+                         " must be a duration like 3s or 500ms, got '" + text + "'");
     return std::chrono::milliseconds(qint64(v * scale));
+}
+
+std::string formatPercent(double fraction)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+    return buf;
 }
 
 } // namespace edgetrain::app

@@ -93,4 +93,7 @@ core::TensorDataset loadNamedDataset(const std::string &name, const std::string 
 /** "3s", "500ms", "2.5" (seconds) -> milliseconds; UsageError naming --option otherwise. */
 std::chrono::milliseconds parseDuration(const std::string &text, const char *option);
 
+/** 0.8574 -> "85.74%". */
+std::string formatPercent(double fraction);
+
 } // namespace edgetrain::app

@@ -21,13 +21,6 @@ namespace edgetrain::app {
 
 namespace {
 
-std::string percent(double fraction)
-{
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
-    return buf;
-}
-
 /** host:port of the nodes: as given, or the first N that answer discovery. */
 QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
 {
@@ -229,8 +222,8 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
                              "epoch %d/%d on %d node(s): train loss %.4f, train accuracy %s, test "
                              "accuracy %s, %s img/s, %.1f s",
                              e.epoch, job.epochs, e.nodes, e.train_loss,
-                             percent(e.train_accuracy).c_str(),
-                             e.test_accuracy < 0 ? "n/a" : percent(e.test_accuracy).c_str(),
+                             formatPercent(e.train_accuracy).c_str(),
+                             e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
                              groupDigits(e.images_per_second).c_str(), e.seconds);
                          cli.message(line);
                      });

@@ -1,7 +1,6 @@
 #include "nodescommand.h"
 
 #include "clicontext.h"
-
 #include "core/error.h"
 #include "net/controlclient.h"
 #include "net/keyfile.h"
@@ -24,7 +23,9 @@ core::Json nodeJson(const net::NodeInfo &n)
     j.set("id", n.id.toStdString()).set("name", n.name.toStdString());
     j.set("address", n.address.toString().toStdString()).set("port", int(n.control_port));
     j.set("arch", n.arch.toStdString()).set("cores", n.cores).set("ram_bytes", n.ram_bytes);
-    j.set("load", n.load).set("version", n.version.toStdString()).set("cpu_model", n.cpu_model.toStdString());
+    j.set("load", n.load)
+        .set("version", n.version.toStdString())
+        .set("cpu_model", n.cpu_model.toStdString());
     return j;
 }
 
@@ -38,7 +39,8 @@ int NodesCommand::run(const QStringList &arguments)
                                   "block multicast)."),
                    arguments);
     cli.addOption("timeout", "How long to listen.", "DURATION", "3s");
-    cli.addOption("probe", "Ask these discovery addresses instead of the multicast group.", "HOST:PORT,...");
+    cli.addOption("probe", "Ask these discovery addresses instead of the multicast group.",
+                  "HOST:PORT,...");
     cli.addOption("discovery-port", "Discovery port of the multicast group.", "P", "45454");
     if (!cli.parse())
         return ExitSuccess;
@@ -50,7 +52,8 @@ int NodesCommand::run(const QStringList &arguments)
         if (!net::parseHostPorts(QString::fromStdString(cli.text("probe")), &list, &error))
             throw UsageError("--probe: " + error.toStdString());
         for (const auto &[host, port] : list) {
-            const QHostAddress address(host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1") : host);
+            const QHostAddress address(
+                host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1") : host);
             if (address.isNull())
                 throw UsageError("--probe: '" + host.toStdString() + "' is not an IP address");
             targets.append({address, port});
@@ -68,8 +71,9 @@ int NodesCommand::run(const QStringList &arguments)
     for (const auto &n : nodes) {
         char line[256];
         std::snprintf(line, sizeof line, "  %-16s %s:%u  %s, %d cores, %s RAM, load %.2f  (%s)",
-                      qPrintable(n.name), qPrintable(n.address.toString()), unsigned(n.control_port),
-                      qPrintable(n.arch), n.cores, formatBytes(n.ram_bytes).c_str(), n.load, qPrintable(n.id));
+                      qPrintable(n.name), qPrintable(n.address.toString()),
+                      unsigned(n.control_port), qPrintable(n.arch), n.cores,
+                      formatBytes(n.ram_bytes).c_str(), n.load, qPrintable(n.id));
         cli.message(line);
     }
     if (cli.json()) {
@@ -97,8 +101,10 @@ int MonitorCommand::run(const QStringList &arguments)
         return ExitSuccess;
     QList<QPair<QString, quint16>> addresses;
     QString error;
-    if (!cli.isSet("nodes") || !net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &addresses, &error))
-        throw UsageError("--nodes: " + (error.isEmpty() ? std::string("required") : error.toStdString()));
+    if (!cli.isSet("nodes") ||
+        !net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &addresses, &error))
+        throw UsageError("--nodes: " +
+                         (error.isEmpty() ? std::string("required") : error.toStdString()));
     QByteArray key;
     if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &key, &error))
         throw core::IoError(error.toStdString());
@@ -111,10 +117,13 @@ int MonitorCommand::run(const QStringList &arguments)
         csv = std::make_unique<QFile>(QString::fromStdString(cli.text("csv")));
         const bool fresh = !csv->exists() || csv->size() == 0;
         if (!csv->open(QIODevice::Append | QIODevice::Text))
-            throw core::IoError("cannot write '" + cli.text("csv") + "': " + csv->errorString().toStdString());
+            throw core::IoError("cannot write '" + cli.text("csv") +
+                                "': " + csv->errorString().toStdString());
         if (fresh)
-            csv->write("time,node,address,cpu_percent,agent_cpu_percent,agent_rss_bytes,memory_available_bytes,"
-                       "net_rx_bytes_per_second,net_tx_bytes_per_second,load1,cpu_mhz,temperature_c\n");
+            csv->write(
+                "time,node,address,cpu_percent,agent_cpu_percent,agent_rss_bytes,memory_available_"
+                "bytes,"
+                "net_rx_bytes_per_second,net_tx_bytes_per_second,load1,cpu_mhz,temperature_c\n");
     }
 
     std::map<QString, int> samples;
@@ -124,33 +133,38 @@ int MonitorCommand::run(const QStringList &arguments)
         auto client = std::make_unique<net::ControlClient>(host, port, key);
         net::ControlClient *c = client.get();
         QObject::connect(c, &net::ControlClient::ready, c, [&cli, c](const net::NodeInfo &n) {
-            cli.message("connected to '" + n.name.toStdString() + "' at " + c->address().toStdString() +
-                        " (" + n.arch.toStdString() + ", " + std::to_string(n.cores) + " cores)");
+            cli.message("connected to '" + n.name.toStdString() + "' at " +
+                        c->address().toStdString() + " (" + n.arch.toStdString() + ", " +
+                        std::to_string(n.cores) + " cores)");
             c->subscribeMetrics();
         });
         QObject::connect(c, &net::ControlClient::metrics, c, [&, c](const net::SystemSample &s) {
             ++samples[c->address()];
             char line[256];
             std::snprintf(line, sizeof line,
-                          "%-14s cpu %5.1f%% (agent %4.1f%%)  agent rss %s  available %s  rx %s/s  tx %s/s  load %.2f",
+                          "%-14s cpu %5.1f%% (agent %4.1f%%)  agent rss %s  available %s  rx %s/s  "
+                          "tx %s/s  load %.2f",
                           qPrintable(c->node().name), s.cpu_percent, s.agent_cpu_percent,
-                          formatBytes(s.agent_rss_bytes).c_str(), formatBytes(s.memory_available_bytes).c_str(),
+                          formatBytes(s.agent_rss_bytes).c_str(),
+                          formatBytes(s.memory_available_bytes).c_str(),
                           formatBytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
                           formatBytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(), s.load1);
             cli.message(line);
             if (csv) {
-                const QString row = QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12\n")
-                                        .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs), c->node().name,
-                                             c->address())
-                                        .arg(s.cpu_percent, 0, 'f', 2)
-                                        .arg(s.agent_cpu_percent, 0, 'f', 2)
-                                        .arg(s.agent_rss_bytes)
-                                        .arg(s.memory_available_bytes)
-                                        .arg(s.net_rx_bytes_per_second, 0, 'f', 1)
-                                        .arg(s.net_tx_bytes_per_second, 0, 'f', 1)
-                                        .arg(s.load1, 0, 'f', 2)
-                                        .arg(s.cpu_mhz ? QString::number(*s.cpu_mhz, 'f', 0) : QString())
-                                        .arg(s.temperature_c ? QString::number(*s.temperature_c, 'f', 1) : QString());
+                const QString row =
+                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12\n")
+                        .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs),
+                             c->node().name, c->address())
+                        .arg(s.cpu_percent, 0, 'f', 2)
+                        .arg(s.agent_cpu_percent, 0, 'f', 2)
+                        .arg(s.agent_rss_bytes)
+                        .arg(s.memory_available_bytes)
+                        .arg(s.net_rx_bytes_per_second, 0, 'f', 1)
+                        .arg(s.net_tx_bytes_per_second, 0, 'f', 1)
+                        .arg(s.load1, 0, 'f', 2)
+                        .arg(s.cpu_mhz ? QString::number(*s.cpu_mhz, 'f', 0) : QString())
+                        .arg(s.temperature_c ? QString::number(*s.temperature_c, 'f', 1)
+                                             : QString());
                 csv->write(row.toUtf8());
                 csv->flush(); // every sample on disk as it arrives
             }

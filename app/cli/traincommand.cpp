@@ -15,14 +15,7 @@
 
 namespace edgetrain::app {
 
-namespace {
-std::string percent(double fraction)
-{
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
-    return buf;
-}
-} // namespace
+namespace {} // namespace
 
 int TrainCommand::run(const QStringList &arguments)
 {
@@ -144,8 +137,8 @@ int TrainCommand::run(const QStringList &arguments)
             line, sizeof line,
             "epoch %d/%d: train loss %.4f, train accuracy %s, test accuracy %s, %s img/s, "
             "%.1f s",
-            e.epoch, options.epochs, e.train_loss, percent(e.train_accuracy).c_str(),
-            e.test_accuracy < 0 ? "n/a" : percent(e.test_accuracy).c_str(),
+            e.epoch, options.epochs, e.train_loss, formatPercent(e.train_accuracy).c_str(),
+            e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
             groupDigits(e.images_per_second).c_str(), e.train_seconds);
         cli.message(line);
     };
