@@ -81,13 +81,15 @@ bool NodeServer::start(QString *error)
     }
     if (m_options.multicast) {
         if (!m_discovery.joinMulticastGroup(m_options.multicast_group))
-            qCWarning(lcNode) << "cannot join multicast group" << m_options.multicast_group.toString()
+            qCWarning(lcNode) << "cannot join multicast group"
+                              << m_options.multicast_group.toString()
                               << "- answering probes only:" << m_discovery.errorString();
         m_beaconTimer.start(m_options.beacon_interval);
         sendBeacon();
     }
     m_metricsTimer.start(m_options.metrics_interval);
-    qCInfo(lcNode).noquote() << QStringLiteral("node '%1' (%2) on control port %3, discovery port %4%5")
+    qCInfo(lcNode).noquote() << QStringLiteral(
+                                    "node '%1' (%2) on control port %3, discovery port %4%5")
                                     .arg(m_info.name, m_info.id)
                                     .arg(m_info.control_port)
                                     .arg(m_options.discovery_port)
@@ -108,7 +110,8 @@ void NodeServer::onConnection()
             if (s->state == Session::State::Ready)
                 qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "closed:" << reason;
             else if (reason == QLatin1String("peer disconnected"))
-                qCWarning(lcNode).noquote() << "handshake with" << s->channel->peer() << "abandoned by the peer";
+                qCWarning(lcNode).noquote()
+                    << "handshake with" << s->channel->peer() << "abandoned by the peer";
             else
                 qCWarning(lcNode).noquote() << "refused" << s->channel->peer() << "-" << reason;
             QTimer::singleShot(0, this, [this, s] { drop(s); });
@@ -116,7 +119,8 @@ void NodeServer::onConnection()
         s->handshakeTimer.setSingleShot(true);
         connect(&s->handshakeTimer, &QTimer::timeout, this, [this, s] {
             if (s->state != Session::State::Ready)
-                refuse(s, QStringLiteral("no handshake within %1 ms").arg(m_options.handshake_timeout.count()));
+                refuse(s, QStringLiteral("no handshake within %1 ms")
+                              .arg(m_options.handshake_timeout.count()));
         });
         s->handshakeTimer.start(m_options.handshake_timeout);
         m_sessions.push_back(std::move(session));
@@ -149,7 +153,8 @@ void NodeServer::onFrame(Session *s, const Frame &frame)
     switch (s->state) {
     case Session::State::AwaitHello:
         if (frame.type != QLatin1String("hello") || frame.authenticated)
-            return refuse(s, QStringLiteral("expected hello, got '%1' before authentication").arg(frame.type.left(32)));
+            return refuse(s, QStringLiteral("expected hello, got '%1' before authentication")
+                                 .arg(frame.type.left(32)));
         return handleHello(s, frame);
     case Session::State::AwaitAuth:
         if (frame.type != QLatin1String("auth") || frame.authenticated)
@@ -164,12 +169,14 @@ void NodeServer::handleHello(Session *s, const Frame &frame)
 {
     const QByteArray nonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
     if (nonce.size() != Handshake::kNonceBytes)
-        return refuse(s, QStringLiteral("hello without a %1-byte nonce").arg(Handshake::kNonceBytes));
+        return refuse(s,
+                      QStringLiteral("hello without a %1-byte nonce").arg(Handshake::kNonceBytes));
     s->clientNonce = nonce;
     s->serverNonce = randomBytes(Handshake::kNonceBytes);
     QCborMap body;
     body.insert(QStringLiteral("nonce"), s->serverNonce);
-    body.insert(QStringLiteral("proof"), Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce));
+    body.insert(QStringLiteral("proof"),
+                Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce));
     s->channel->send(QStringLiteral("challenge"), body);
     s->state = Session::State::AwaitAuth;
 }
@@ -177,9 +184,11 @@ void NodeServer::handleHello(Session *s, const Frame &frame)
 void NodeServer::handleAuth(Session *s, const Frame &frame)
 {
     const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
-    if (!constantTimeEquals(proof, Handshake::clientProof(m_options.cluster_key, s->clientNonce, s->serverNonce)))
+    if (!constantTimeEquals(
+            proof, Handshake::clientProof(m_options.cluster_key, s->clientNonce, s->serverNonce)))
         return refuse(s, QStringLiteral("the peer did not prove the cluster key"));
-    s->channel->setSessionKey(Handshake::sessionKey(m_options.cluster_key, s->clientNonce, s->serverNonce));
+    s->channel->setSessionKey(
+        Handshake::sessionKey(m_options.cluster_key, s->clientNonce, s->serverNonce));
     s->state = Session::State::Ready;
     s->handshakeTimer.stop();
     qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "authenticated";
@@ -202,18 +211,20 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
         handleJob(s, frame);
     } else if (frame.type == QLatin1String("reply")) {
         if (m_job.owner != s || !m_job.link->deliver(frame.body))
-            qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "sent a reply nobody waits for";
+            qCWarning(lcNode).noquote()
+                << "session" << s->channel->peer() << "sent a reply nobody waits for";
     } else if (frame.type == QLatin1String("stop")) {
         if (m_job.owner == s) {
             qCInfo(lcNode).noquote() << "job" << m_job.worker->status().job << "asked to stop";
             m_job.link->requestStop();
         }
     } else {
-        qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "sent unknown message type"
-                                    << frame.type.left(32);
-        s->channel->send(QStringLiteral("error"),
-                         QCborMap{{QStringLiteral("message"),
-                                   QStringLiteral("unknown message type '%1'").arg(frame.type.left(32))}});
+        qCWarning(lcNode).noquote() << "session" << s->channel->peer()
+                                    << "sent unknown message type" << frame.type.left(32);
+        s->channel->send(
+            QStringLiteral("error"),
+            QCborMap{{QStringLiteral("message"),
+                      QStringLiteral("unknown message type '%1'").arg(frame.type.left(32))}});
     }
 }
 
@@ -226,7 +237,8 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         if (error.isEmpty())
             error = QStringLiteral("data chunk without a shipment header");
         qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "-" << error;
-        s->channel->send(QStringLiteral("data_refused"), QCborMap{{QStringLiteral("message"), error}});
+        s->channel->send(QStringLiteral("data_refused"),
+                         QCborMap{{QStringLiteral("message"), error}});
         s->shipment.reset();
         return;
     }
@@ -241,7 +253,8 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         m_shipments[id] = std::move(data);
         s->channel->send(QStringLiteral("data_received"), QCborMap{{QStringLiteral("id"), id}});
     } catch (const std::exception &e) {
-        s->channel->send(QStringLiteral("data_refused"), QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+        s->channel->send(QStringLiteral("data_refused"),
+                         QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
     }
     s->shipment.reset();
 }
@@ -251,7 +264,8 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     reapJob();
     auto refuseJob = [&](const QString &message) {
         qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
-        s->channel->send(QStringLiteral("job_refused"), QCborMap{{QStringLiteral("message"), message}});
+        s->channel->send(QStringLiteral("job_refused"),
+                         QCborMap{{QStringLiteral("message"), message}});
     };
     if (m_job.worker)
         return refuseJob(QStringLiteral("busy with job '%1'").arg(m_job.worker->status().job));
@@ -260,30 +274,35 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     if (!job)
         return refuseJob(error);
     WorkerContext context;
-    context.node_name = m_info.name;
     context.bind_address = s->channel->localAddress().toStdString();
     context.memory_limit = m_options.memory_limit;
     context.data_dir = m_options.data_dir.toStdString();
     if (job->dataset == QLatin1String("shipped")) {
         const auto train = m_shipments.find(job->train_shipment);
         if (train == m_shipments.end())
-            return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
+            return refuseJob(
+                QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
         context.train = train->second;
         if (!job->test_shipment.isEmpty()) {
             const auto test = m_shipments.find(job->test_shipment);
             if (test == m_shipments.end())
-                return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
+                return refuseJob(
+                    QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
             context.test = test->second;
         }
     }
     QPointer<ControlChannel> channel = s->channel;
     m_job.owner = s;
-    m_job.link = std::make_shared<JobLink>([this, channel](const QString &type, const QCborMap &body) {
-        QMetaObject::invokeMethod(this, [channel, type, body] {
-            if (channel)
-                channel->send(type, body);
-        }, Qt::QueuedConnection);
-    });
+    m_job.link =
+        std::make_shared<JobLink>([this, channel](const QString &type, const QCborMap &body) {
+            QMetaObject::invokeMethod(
+                this,
+                [channel, type, body] {
+                    if (channel)
+                        channel->send(type, body);
+                },
+                Qt::QueuedConnection);
+        });
     m_job.worker = std::make_unique<TrainingWorker>(*job, m_job.link, context);
     m_job.thread = std::thread([worker = m_job.worker.get()] { worker->run(); });
     qCInfo(lcNode).noquote() << "job" << job->id << "accepted from" << s->channel->peer() << "("
@@ -316,7 +335,8 @@ void NodeServer::onDatagrams()
         const QCborMap m = QCborValue::fromCbor(d.data()).toMap();
         if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-probe"))
             continue; // beacons of other nodes, or noise
-        m_discovery.writeDatagram(QCborValue(m_info.toCbor()).toCbor(), d.senderAddress(), quint16(d.senderPort()));
+        m_discovery.writeDatagram(QCborValue(m_info.toCbor()).toCbor(), d.senderAddress(),
+                                  quint16(d.senderPort()));
     }
 }
 

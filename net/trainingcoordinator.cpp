@@ -112,13 +112,14 @@ void TrainingCoordinator::sendJob(Member *m)
 {
     m->state = Member::State::Starting;
     m->readyRequest = m->failedRequest = m->doneRequest = m->evalRequest = m->pushRequest = -1;
-    if (m_train) {
-        for (const QCborMap &chunk : Shipment::chunks(*m_train, m_job.train_shipment))
-            m->client->send(QStringLiteral("data_chunk"), chunk);
+    // Chunked and checksummed once, sent to every node (and to a node that comes back).
+    if (m_train && m_chunks.isEmpty()) {
+        m_chunks = Shipment::chunks(*m_train, m_job.train_shipment);
         if (m_test)
-            for (const QCborMap &chunk : Shipment::chunks(*m_test, m_job.test_shipment))
-                m->client->send(QStringLiteral("data_chunk"), chunk);
+            m_chunks += Shipment::chunks(*m_test, m_job.test_shipment);
     }
+    for (const QCborMap &chunk : m_chunks)
+        m->client->send(QStringLiteral("data_chunk"), chunk);
     m->client->send(QStringLiteral("job"), m_job.toCbor());
 }
 

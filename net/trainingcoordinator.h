@@ -126,6 +126,7 @@ private:
     JobSpec m_job;
     QByteArray m_key;
     std::shared_ptr<const core::TensorDataset> m_train, m_test;
+    QList<QCborMap> m_chunks; // the shipments' frames, made on first use
     bool m_rejoin = true;
     Phase m_phase = Phase::Starting;
     bool m_stopping = false;

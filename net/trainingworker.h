@@ -36,7 +36,6 @@ struct TrainingStatus
 /** What the node gives its worker besides the job. */
 struct WorkerContext
 {
-    QString node_name;
     std::string bind_address = "127.0.0.1"; // where this node's gloo endpoint listens
     std::int64_t memory_limit = -1;         // the node's --memory-limit (bytes)
     std::string data_dir;                   // the node's --data-dir (empty: the default)

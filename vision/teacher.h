@@ -26,7 +26,7 @@ struct Detection
 
 /**
  * A detector that knows the object from its usual viewpoint. Detections below `threshold` are
- * dropped; `every` says how often labelling runs it (every k-th frame).
+ * dropped. How often labelling runs it (every k-th frame) is LabelOptions::every.
  */
 class Teacher
 {
@@ -36,7 +36,6 @@ public:
     virtual std::vector<Detection> detect(const cv::Mat &bgr) = 0;
 
     float threshold = 0.0f;
-    int every = 1;
 
     /** "hog", "cascade:FILE" or "onnx:FILE"; throws TeacherError for a file that is not one. */
     static std::unique_ptr<Teacher> create(const std::string &spec);

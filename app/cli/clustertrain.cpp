@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 namespace edgetrain::app {
 
@@ -195,7 +194,6 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
              ? ", averaging every " + std::to_string(job.local_steps) + " steps"
              : ""));
 
-    std::map<QString, qint64> lastLine;
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
         [&](const QString &node, const net::SystemSample &m) {
@@ -212,7 +210,6 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
                           formatBytes(std::int64_t(m.net_rx_bytes_per_second)).c_str(),
                           formatBytes(std::int64_t(m.net_tx_bytes_per_second)).c_str());
             cli.message(line);
-            lastLine[node] = QDateTime::currentMSecsSinceEpoch();
         });
     QObject::connect(&coordinator, &net::TrainingCoordinator::epochFinished, &coordinator,
                      [&](const net::ClusterEpoch &e) {

@@ -211,7 +211,6 @@ int LabelCommand::run(const QStringList &arguments)
         throw UsageError(e.what());
     }
     auto teacher = makeTeacher(cli);
-    teacher->every = options.every;
     auto source = vision::FrameSource::open(sourceSpec);
     const auto r = label(cli, *source, *teacher, options);
     r.save(out);
@@ -300,11 +299,7 @@ int ViewpointCommand::run(const QStringList &arguments)
             line, sizeof line,
             "student epoch %d/%d: train loss %.4f, train accuracy %.1f%%, validation accuracy %s",
             e.epoch, o.epochs, e.train_loss, 100 * e.train_accuracy,
-            e.test_accuracy < 0
-                ? "n/a"
-                : (std::to_string(int(std::lround(1000 * e.test_accuracy)) / 10.0).substr(0, 4) +
-                   "%")
-                      .c_str());
+            e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str());
         cli.message(line);
     };
     const auto trained =

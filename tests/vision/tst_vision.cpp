@@ -59,7 +59,7 @@ struct Scene
     cv::Mat draw(int f) const
     {
         cv::Mat img(size, CV_8UC3);
-        cv::RNG rng(f == 0 ? 1 : 1); // the same texture every frame: a fixed camera
+        // the same texture every frame: a fixed camera
         const bool other = cutAt >= 0 && f >= cutAt;
         for (int y = 0; y < size.height; ++y)
             for (int x = 0; x < size.width; ++x) {
@@ -83,7 +83,6 @@ struct Scene
                          cv::Point(int(b.x + b.width), int(b.y + 25 + 12 * k)),
                          cv::Scalar(30, 30, 30), 2);
         }
-        (void)rng;
         return img;
     }
 
