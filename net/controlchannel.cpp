@@ -24,6 +24,7 @@ ControlChannel::ControlChannel(QTcpSocket *socket, QObject *parent)
 {
     socket->setParent(this);
     connect(socket, &QTcpSocket::readyRead, this, &ControlChannel::onReadyRead);
+    connect(socket, &QTcpSocket::bytesWritten, this, &ControlChannel::bytesDelivered);
     connect(socket, &QTcpSocket::disconnected, this, [this] {
         if (!m_closed) {
             m_closed = true;

@@ -49,6 +49,8 @@ public:
 Q_SIGNALS:
     void frameReceived(const edgetrain::net::Frame &frame);
     void closed(const QString &reason);
+    /** Bytes we sent left for the peer: it is reading (TCP flow control), so it is alive. */
+    void bytesDelivered(qint64 bytes);
 
 private:
     void onReadyRead();

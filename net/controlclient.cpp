@@ -35,6 +35,12 @@ void ControlClient::connectToNode(std::chrono::milliseconds timeout)
 {
     auto *socket = new QTcpSocket;
     m_channel = new ControlChannel(socket, this);
+    // A node busy taking a large shipment may send its metrics late; that it keeps reading what
+    // we send shows it is alive.
+    connect(m_channel, &ControlChannel::bytesDelivered, this, [this] {
+        if (m_silence.isActive())
+            m_silence.start();
+    });
     connect(m_channel, &ControlChannel::frameReceived, this, &ControlClient::onFrame);
     connect(m_channel, &ControlChannel::closed, this, [this](const QString &reason) {
         fail(m_ready ? QStringLiteral("connection to %1 lost: %2").arg(address(), reason)
@@ -116,42 +122,77 @@ void ControlClient::fail(const QString &reason)
     Q_EMIT failed(reason);
 }
 
+NodeBrowser::NodeBrowser(QObject *parent) : QObject(parent)
+{
+    connect(&m_timer, &QTimer::timeout, this, &NodeBrowser::probeNow);
+}
+
+void NodeBrowser::addTarget(const Target &target)
+{
+    if (!m_targets.contains(target))
+        m_targets.append(target);
+    probeNow();
+}
+
+bool NodeBrowser::start(std::chrono::milliseconds interval, QString *error)
+{
+    if (!m_socket) {
+        m_socket = new QUdpSocket(this);
+        if (!m_socket->bind(QHostAddress::AnyIPv4, 0)) {
+            *error = QStringLiteral("cannot open a UDP socket: %1").arg(m_socket->errorString());
+            delete m_socket;
+            m_socket = nullptr;
+            return false;
+        }
+        connect(m_socket, &QUdpSocket::readyRead, this, [this] {
+            while (m_socket->hasPendingDatagrams()) {
+                const QNetworkDatagram d = m_socket->receiveDatagram(4096);
+                const auto info = NodeInfo::fromCbor(QCborValue::fromCbor(d.data()).toMap());
+                if (!info)
+                    continue; // foreign or garbage datagrams
+                NodeInfo n = *info;
+                n.address = QHostAddress(d.senderAddress().toIPv4Address());
+                Q_EMIT nodeSeen(n);
+            }
+        });
+    }
+    m_timer.start(interval);
+    probeNow();
+    return true;
+}
+
+void NodeBrowser::stop()
+{
+    m_timer.stop();
+}
+
+void NodeBrowser::probeNow()
+{
+    if (!m_socket)
+        return;
+    static const QByteArray probe =
+        QCborValue(QCborMap{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
+                            {QStringLiteral("protocol"), Frame::kVersion}})
+            .toCbor();
+    for (const Target &t : std::as_const(m_targets))
+        m_socket->writeDatagram(probe, t.address, t.port);
+}
+
 DiscoveryProbe::DiscoveryProbe(QObject *parent) : QObject(parent) {}
 
 QList<NodeInfo> DiscoveryProbe::run(const QList<Target> &targets, std::chrono::milliseconds timeout,
                                     QString *error)
 {
-    QUdpSocket socket;
-    if (!socket.bind(QHostAddress::AnyIPv4, 0)) {
-        *error = QStringLiteral("cannot open a UDP socket: %1").arg(socket.errorString());
-        return {};
-    }
+    NodeBrowser browser;
+    browser.setTargets(targets);
     std::map<QString, NodeInfo> found;
-    connect(&socket, &QUdpSocket::readyRead, this, [&] {
-        while (socket.hasPendingDatagrams()) {
-            const QNetworkDatagram d = socket.receiveDatagram(4096);
-            const auto info = NodeInfo::fromCbor(QCborValue::fromCbor(d.data()).toMap());
-            if (!info)
-                continue;
-            NodeInfo n = *info;
-            n.address = QHostAddress(d.senderAddress().toIPv4Address());
-            found[n.id] = n;
-        }
-    });
-    const QByteArray probe = QCborValue(QCborMap{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
-                                                 {QStringLiteral("protocol"), Frame::kVersion}})
-                                 .toCbor();
-    auto sendProbes = [&] {
-        for (const Target &t : targets)
-            socket.writeDatagram(probe, t.address, t.port);
-    };
-    sendProbes();
+    connect(&browser, &NodeBrowser::nodeSeen, this, [&](const NodeInfo &n) { found[n.id] = n; });
+    if (!browser.start(std::max<std::chrono::milliseconds>(timeout / 4,
+                                                           std::chrono::milliseconds(100)),
+                       error))
+        return {};
     QEventLoop loop;
-    QTimer again, done;
-    connect(&again, &QTimer::timeout, this, sendProbes); // datagrams get lost: ask again
-    connect(&done, &QTimer::timeout, &loop, &QEventLoop::quit);
-    again.start(std::max<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(100)));
-    done.start(timeout);
+    QTimer::singleShot(timeout, &loop, &QEventLoop::quit);
     loop.exec();
     QList<NodeInfo> list;
     for (const auto &[id, n] : found)

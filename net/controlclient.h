@@ -7,6 +7,8 @@
 #include <QObject>
 #include <QTimer>
 
+class QUdpSocket;
+
 namespace edgetrain::net {
 
 /**
@@ -53,9 +55,13 @@ private:
     bool m_failed = false;
 };
 
-/** Sends discovery probes (unicast to given addresses, or to the multicast group) and collects
- *  the nodes that answer or beacon within the timeout. */
-class DiscoveryProbe : public QObject
+/**
+ * Finds nodes without blocking (the app): sends a probe to every target about once a second
+ * (datagrams get lost; nodes come and go) and reports each answer. Targets are the multicast
+ * group's discovery port and any unicast discovery addresses (site networks often block
+ * multicast). Runs on the thread that owns it.
+ */
+class NodeBrowser : public QObject
 {
     Q_OBJECT
 
@@ -64,7 +70,34 @@ public:
     {
         QHostAddress address;
         quint16 port;
+        bool operator==(const Target &o) const { return address == o.address && port == o.port; }
     };
+    explicit NodeBrowser(QObject *parent = nullptr);
+    void setTargets(const QList<Target> &targets) { m_targets = targets; }
+    void addTarget(const Target &target);
+    const QList<Target> &targets() const { return m_targets; }
+    /** Opens the socket and probes now and then every `interval`; false with a message if the
+     *  socket cannot be opened. */
+    bool start(std::chrono::milliseconds interval, QString *error);
+    void stop();
+    void probeNow();
+
+Q_SIGNALS:
+    void nodeSeen(const edgetrain::net::NodeInfo &node);
+
+private:
+    QUdpSocket *m_socket = nullptr;
+    QTimer m_timer;
+    QList<Target> m_targets;
+};
+
+/** Probes for a while and collects the nodes that answer (the CLI), by id. */
+class DiscoveryProbe : public QObject
+{
+    Q_OBJECT
+
+public:
+    using Target = NodeBrowser::Target;
     explicit DiscoveryProbe(QObject *parent = nullptr);
     /** Blocks in a local event loop for `timeout`; returns the nodes heard, by id. */
     QList<NodeInfo> run(const QList<Target> &targets, std::chrono::milliseconds timeout,

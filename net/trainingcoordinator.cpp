@@ -120,7 +120,10 @@ void TrainingCoordinator::sendJob(Member *m)
     }
     for (const QCborMap &chunk : m_chunks)
         m->client->send(QStringLiteral("data_chunk"), chunk);
-    m->client->send(QStringLiteral("job"), m_job.toCbor());
+    JobSpec job = m_job;
+    if (const auto b = m_budgets.find(m->client->node().name); b != m_budgets.end())
+        job.memory_budget = b->second;
+    m->client->send(QStringLiteral("job"), job.toCbor());
 }
 
 void TrainingCoordinator::note(Member *m, const QString &kind, const QString &message)

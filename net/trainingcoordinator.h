@@ -81,6 +81,8 @@ public:
     /** Whether lost nodes are called back (every second) and rejoin at the next epoch. Default on.
      */
     void setRejoin(bool rejoin) { m_rejoin = rejoin; }
+    /** Per-node memory budgets (bytes, by node name) replacing the job's for those nodes. */
+    void setMemoryBudgets(std::map<QString, std::int64_t> byNode) { m_budgets = std::move(byNode); }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
     /** Asks every node to stop after its current step; finished() follows. */
@@ -127,6 +129,7 @@ private:
     QByteArray m_key;
     std::shared_ptr<const core::TensorDataset> m_train, m_test;
     QList<QCborMap> m_chunks; // the shipments' frames, made on first use
+    std::map<QString, std::int64_t> m_budgets;
     bool m_rejoin = true;
     Phase m_phase = Phase::Starting;
     bool m_stopping = false;
