@@ -51,7 +51,8 @@ core::TrainResult Viewpoint::trainStudent(core::Model &student, const std::strin
 ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
                                         StudentDetector &student, const LabelResult &labels,
                                         const std::map<int, Split> &splits,
-                                        const ViewpointOptions &o, const std::atomic<bool> *stop)
+                                        const ViewpointOptions &o, const std::atomic<bool> *stop,
+                                        const std::function<void(int, int)> &progress)
 {
     ViewpointEvaluation e;
     e.match_iou = o.match_iou;
@@ -79,6 +80,8 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
     for (int f : chosen) {
         if (stop && stop->load())
             break;
+        if (progress)
+            progress(e.frames, int(chosen.size()));
         Frame frame;
         if (!source.seek(f) || !source.read(frame) || frame.index != f)
             throw SourceError("cannot seek to frame " + std::to_string(f) + " of '" +
@@ -108,6 +111,13 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
             (b->source == BoxSource::Teacher ? e.teacher_found_boxes : e.tracker_only_boxes) += 1;
             hits[0] += found(byTeacher);
             hits[1] += found(byStudent);
+            if (b->source == BoxSource::Tracker && !found(byTeacher)) {
+                for (const Detection &x : byStudent)
+                    if (iou(x.box, b->box) >= o.match_iou) {
+                        e.gains.push_back({f, b->box, x.box});
+                        break;
+                    }
+            }
         }
         for (const Detection &x : byStudent) {
             const bool ok =

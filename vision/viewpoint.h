@@ -7,6 +7,14 @@
 
 namespace edgetrain::vision {
 
+/** A held-out box only the tracker had found: the teacher misses it, the student finds it. */
+struct ViewpointGain
+{
+    int frame = 0;
+    cv::Rect2d box;     // the labelled box
+    cv::Rect2d student; // the student's detection that matches it
+};
+
 /** Recall and precision on held-out tracks, split by who found each box. */
 struct ViewpointEvaluation
 {
@@ -22,6 +30,7 @@ struct ViewpointEvaluation
     int student_detections = 0;
     int teacher_detections = 0;
     double match_iou = 0.5;
+    std::vector<ViewpointGain> gains; // every such box in the evaluated frames, by frame
 };
 
 struct ViewpointOptions
@@ -49,7 +58,9 @@ public:
                                         StudentDetector &student, const LabelResult &labels,
                                         const std::map<int, Split> &splits,
                                         const ViewpointOptions &options,
-                                        const std::atomic<bool> *stop = nullptr);
+                                        const std::atomic<bool> *stop = nullptr,
+                                        const std::function<void(int done, int frames)>
+                                            &progress = {});
 
     /** Object heights to search, from the labelled boxes (10th to 90th percentile, widened). */
     static void fitDetector(const LabelResult &labels, DetectorOptions *detector);
