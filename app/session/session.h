@@ -1,0 +1,142 @@
+#pragma once
+
+#include "net/trainingcoordinator.h"
+#include "vision/cropdataset.h"
+#include "vision/viewpoint.h"
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace edgetrain::app {
+
+/** A node the session knows: found by discovery, or typed in by address. */
+struct SessionNode
+{
+    QString name;
+    QString host;
+    quint16 port = 0; // control port
+    bool paired = false;
+    QString arch, cpuModel;
+    int cores = 0;
+    std::int64_t ramBytes = 0;
+};
+
+struct CaptureSettings
+{
+    QString source;                  // a video file, an image folder, camera:N or /dev/videoN
+    QString teacher = QStringLiteral("hog"); // "hog", "cascade:FILE", "onnx:FILE"
+    QString tracker = QStringLiteral("kcf");
+    int every = 10;    // the teacher runs on every k-th frame
+    int maxFrames = 0; // 0: the whole source
+};
+
+struct DatasetSettings
+{
+    int width = 24, height = 48;
+    double negativesPerPositive = 2.0;
+    int seed = 1;
+};
+
+struct PlanSettings
+{
+    QString model = QStringLiteral("student");
+    int batch = 64;
+    int epochs = 8;
+    double lr = 0.02;
+    QString mode = QStringLiteral("sync"); // sync, async, local-sgd
+    int staleness = 4;
+    int localSteps = 8;
+    QStringList nodes;                   // names of the nodes taking part (empty: all paired)
+    std::int64_t budgetAll = -1;         // bytes per device; -1: no budget
+    std::map<QString, std::int64_t> budgets; // per device, overriding budgetAll
+    std::int64_t budgetFor(const QString &node) const;
+};
+
+/** One device reading during training (from the node's metrics stream). */
+struct MetricRow
+{
+    double seconds = 0.0; // since the run started
+    QString node;
+    double cpuPercent = 0.0;
+    double memoryUsedBytes = 0.0;
+    double rxBytesPerSecond = 0.0, txBytesPerSecond = 0.0;
+    QString phase;
+    int epoch = 0;
+    double loss = 0.0, accuracy = 0.0, imagesPerSecond = 0.0;
+};
+
+struct TrainingRecord
+{
+    enum class State { None, Running, Finished, Stopped, Failed };
+    State state = State::None;
+    QString error;
+    QString jobId;
+    QDateTime started;
+    QStringList nodes;
+    std::vector<net::ClusterEpoch> epochs;
+    std::vector<net::ClusterEvent> events;
+    std::vector<MetricRow> metrics;
+    double seconds = 0.0;
+    QString weights; // file in the session folder, once trained
+};
+
+struct EvaluationRecord
+{
+    int frames = 40; // frames with held-out boxes the student and the teacher are compared on
+    bool done = false;
+    vision::ViewpointEvaluation result;
+};
+
+const char *trainingStateName(TrainingRecord::State state);
+
+/**
+ * A session: one folder with session.json (this), labels.json (vision's Labeler), dataset/
+ * (vision's CropDataset), student.safetensors, metrics.csv and the report. Every file is written
+ * atomically (QSaveFile), so a crash or a full disk leaves the previous version.
+ */
+class Session
+{
+public:
+    static constexpr int kFormatVersion = 1;
+
+    QString dir;
+    QString title = QStringLiteral("Viewpoint adaptation");
+    QDateTime created = QDateTime::currentDateTimeUtc();
+    QString keyFile;       // the cluster key's file
+    QStringList probes;    // unicast discovery addresses, host:port
+    std::vector<SessionNode> nodes;
+    CaptureSettings capture;
+    DatasetSettings dataset;
+    std::optional<vision::CropStats> datasetStats; // set once a dataset was built
+    PlanSettings plan;
+    TrainingRecord training;
+    EvaluationRecord evaluation;
+
+    QString path(const QString &file) const { return dir + QLatin1Char('/') + file; }
+    bool hasLabels() const;
+
+    QJsonObject toJson() const;
+    /** Reads a manifest; false with a message naming the field otherwise. */
+    bool fromJson(const QJsonObject &json, QString *error);
+
+    /** Writes session.json and metrics.csv atomically. */
+    bool save(QString *error) const;
+    /** Reads <dir>/session.json (and metrics.csv); nothing with a message otherwise. */
+    static std::optional<Session> open(const QString &dir, QString *error);
+
+    /** The training metrics as CSV (one row per device reading). */
+    QByteArray metricsCsv() const;
+    /** The epochs as CSV. */
+    QByteArray epochsCsv() const;
+};
+
+/** Writes `data` to `path` atomically; false with a message naming the file otherwise. */
+bool writeFileAtomically(const QString &path, const QByteArray &data, QString *error);
+
+} // namespace edgetrain::app

@@ -1,0 +1,192 @@
+#pragma once
+
+#include "core/memoryplanner.h"
+#include "net/controlclient.h"
+#include "session.h"
+#include "vision/labeling.h"
+
+#include <QImage>
+#include <QObject>
+#include <QThread>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+namespace edgetrain::app {
+
+/** A node as the Nodes step shows it. Keyed by its control address (host:port). */
+struct NodeView
+{
+    enum class State { Found, Pairing, Paired, Locked, Lost };
+    QString key; // host:port of the control port
+    QString host;
+    quint16 port = 0;
+    net::NodeInfo info;
+    State state = State::Found;
+    QString detail; // why it is locked or lost
+    QDateTime lastSeen;
+    std::optional<net::SystemSample> sample;
+    bool discovered = false; // answered a discovery probe (else: added by address)
+};
+QString nodeStateName(NodeView::State state);
+
+/** What the Plan step asks for: a model at a per-device batch under a budget. */
+struct PlanRequest
+{
+    QString model = QStringLiteral("student");
+    int width = 24, height = 48; // the student's input
+    std::int64_t deviceBatch = 32;
+    std::int64_t budget = -1;
+    bool operator==(const PlanRequest &) const = default;
+};
+
+struct PlanPoint
+{
+    double recomputeFactor = 1.0;
+    std::int64_t peakBytes = 0;
+    QString schedule;
+};
+
+struct PlanView
+{
+    PlanRequest request;
+    QString error; // the model or batch cannot be planned
+    core::MemoryPlan plan;
+    QString schedule; // the plan's schedule, by name
+    QString program;  // and as its program of forward / backward operations
+    std::vector<PlanPoint> sweep;
+    std::int64_t storeAllPeak = 0;
+    std::int64_t minimumBudget = 0;
+    std::int64_t parameters = 0;
+};
+
+enum class Task { None, Labelling, Dataset, Training, Evaluation, Export };
+QString taskName(Task task);
+
+class TrainingRun;
+class PlannerWorker;
+
+/**
+ * The workflow controller the window (and the headless demo) drives: holds the session, finds and
+ * pairs nodes, and runs each step's long work off the GUI thread (labelling, cutting the dataset,
+ * memory planning, the cluster run, the evaluation), reporting progress through signals. One long
+ * task at a time; each can be cancelled; the session is saved after every step.
+ */
+class Workflow : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit Workflow(QObject *parent = nullptr);
+    ~Workflow() override;
+
+    Session &session() { return m_session; }
+    const Session &session() const { return m_session; }
+    /** Starts a session in `dir` (created if missing; refused if it holds one already). */
+    bool newSession(const QString &dir, QString *error);
+    bool openSession(const QString &dir, QString *error);
+    bool save(QString *error);
+    /** Copies the session's folder to `dir` and continues there. */
+    bool saveAs(const QString &dir, QString *error);
+
+    // Nodes
+    bool setKeyFile(const QString &path, QString *error);
+    bool hasKey() const { return !m_key.isEmpty(); }
+    /** A unicast discovery address (host:port) probed every second. */
+    bool addProbe(const QString &hostPort, QString *error);
+    void startDiscovery();
+    /** A node typed in by its control address; paired at once if the key is loaded. */
+    bool addNode(const QString &hostPort, QString *error);
+    void pair(const QString &key);
+    void pairAll();
+    void forget(const QString &key);
+    const std::map<QString, NodeView> &nodes() const { return m_nodes; }
+    QStringList pairedNodes() const; // by name
+    QString clusterSummary() const;
+
+    // Capture & label
+    Task busy() const { return m_task; }
+    void startLabelling();
+    std::shared_ptr<const vision::LabelResult> labels() const { return m_labels; }
+    void setTrackAccepted(int track, bool accepted);
+    void trimTrack(int track, int first, int last);
+
+    // Dataset
+    void startDataset();
+
+    // Plan
+    /** Plans in the background; superseded requests are dropped; planReady() answers. */
+    void requestPlan(const PlanRequest &request);
+    PlanRequest planRequestFor(std::int64_t budget) const; // from the session's plan settings
+    std::int64_t deviceBatch() const;
+
+    // Train & monitor
+    void startTraining();
+    void stopTraining();
+    bool isTraining() const { return m_task == Task::Training; }
+
+    // Evaluate & report
+    void startEvaluation();
+    /** Frames with the student's finds the teacher missed, drawn, for galleries (blocking:
+     *  call it from a worker thread). */
+    static QList<QImage> renderGains(const Session &session, const vision::LabelResult &labels,
+                                     int max, int height = 220);
+
+    void cancel(); // the running task (not training: stopTraining())
+
+    /** A cv::Mat (BGR) as a QImage (deep copy). */
+    static QImage toImage(const cv::Mat &bgr);
+
+Q_SIGNALS:
+    void sessionChanged();
+    void nodesChanged();
+    void taskStarted(edgetrain::app::Task task);
+    void taskProgress(edgetrain::app::Task task, int done, int total, const QString &text);
+    void taskFinished(edgetrain::app::Task task, bool ok, const QString &message);
+    void labelsChanged();
+    void datasetChanged();
+    void planReady(const edgetrain::app::PlanView &plan);
+    void metricsAdded(const edgetrain::app::MetricRow &row);
+    void epochFinished(const net::ClusterEpoch &epoch);
+    void clusterEvent(const net::ClusterEvent &event);
+    void evaluationChanged();
+    void message(const QString &text); // for the status bar
+
+private:
+    template<typename Work, typename Done>
+    void runTask(Task task, Work work, Done done);
+    void progress(Task task, int done, int total, const QString &text);
+    void finishTask(Task task, bool ok, const QString &message);
+    void onNodeSeen(const net::NodeInfo &info);
+    void connectMonitor(NodeView &node);
+    void restoreSession();
+    void onTrainingDone();
+    void saveQuietly();
+    void saveLabels();
+
+    Session m_session;
+    QByteArray m_key;
+    std::map<QString, NodeView> m_nodes;
+    std::map<QString, net::ControlClient *> m_monitors;
+    net::NodeBrowser *m_browser = nullptr;
+    QTimer m_nodeTimer; // marks nodes not heard for a while as lost
+
+    Task m_task = Task::None;
+    std::shared_ptr<std::atomic<bool>> m_stop;
+    std::shared_ptr<const vision::LabelResult> m_labels;
+
+    QThread m_plannerThread;
+    PlannerWorker *m_planner = nullptr;
+    std::optional<PlanRequest> m_planPending;
+    bool m_planBusy = false;
+
+    QThread m_trainThread;
+    TrainingRun *m_run = nullptr;
+    QElapsedTimer m_trainClock;
+};
+
+} // namespace edgetrain::app
+
+Q_DECLARE_METATYPE(edgetrain::app::PlanView)
+Q_DECLARE_METATYPE(edgetrain::app::MetricRow)
