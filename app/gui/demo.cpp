@@ -1,0 +1,263 @@
+#include "demo.h"
+
+#include "ui/reportwriter.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QTimer>
+#include <QUdpSocket>
+
+#include <cstdio>
+
+namespace edgetrain::gui {
+
+namespace {
+
+const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+
+quint16 freeUdpPort()
+{
+    QUdpSocket s;
+    s.bind(QHostAddress::LocalHost, 0);
+    return s.localPort();
+}
+
+} // namespace
+
+DemoCluster::~DemoCluster()
+{
+    for (auto &p : m_nodes) {
+        p->terminate();
+        if (!p->waitForFinished(3000))
+            p->kill();
+        p->waitForFinished(1000);
+    }
+}
+
+bool DemoCluster::start(const QString &dir, int nodes, QString *error)
+{
+    QDir().mkpath(dir);
+    m_keyFile = dir + QStringLiteral("/demo.key");
+    if (!QFileInfo::exists(m_keyFile)) {
+        QByteArray key(32, '\0');
+        QRandomGenerator::system()->generate(key.begin(), key.end());
+        QFile f(m_keyFile);
+        if (!f.open(QIODevice::WriteOnly) || f.write(key.toBase64() + '\n') < 0) {
+            *error = QStringLiteral("cannot write the demo key '%1'").arg(m_keyFile);
+            return false;
+        }
+    }
+    QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
+    const QString program = QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
+    if (!QFileInfo(program).isExecutable()) {
+        *error = QStringLiteral("'%1' is missing: build edgetrain-node too").arg(program);
+        return false;
+    }
+    for (int i = 1; i <= nodes; ++i) {
+        const quint16 discovery = freeUdpPort();
+        auto p = std::make_unique<QProcess>();
+        p->setProgram(program);
+        p->setArguments({QStringLiteral("--name"), QStringLiteral("demo-node-%1").arg(i),
+                         QStringLiteral("--port"), QStringLiteral("0"),
+                         QStringLiteral("--discovery-port"), QString::number(discovery),
+                         QStringLiteral("--threads"), QStringLiteral("1"),
+                         QStringLiteral("--no-multicast"), QStringLiteral("--key-file"), m_keyFile,
+                         QStringLiteral("--print-port")});
+        p->setStandardErrorFile(dir + QStringLiteral("/node-%1.log").arg(i));
+        p->start();
+        if (!p->waitForStarted(5000) || !p->waitForReadyRead(10000)) {
+            *error = QStringLiteral("demo node %1 did not start (see %2/node-%1.log)").arg(i).arg(dir);
+            return false;
+        }
+        m_probes.append(QStringLiteral("127.0.0.1:%1").arg(discovery));
+        m_nodes.push_back(std::move(p));
+    }
+    return true;
+}
+
+bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
+                        QString *error)
+{
+    if (!QFileInfo::exists(kVideo)) {
+        *error = QStringLiteral("'%1' is missing (Debian package opencv-doc)").arg(kVideo);
+        return false;
+    }
+    // A demo session from an earlier run is replaced; anything else in the folder is left alone.
+    if (QFileInfo::exists(dir + QStringLiteral("/session.json"))) {
+        QString ignored;
+        const auto old = app::Session::open(dir, &ignored);
+        if (!old || old->title != QLatin1String("EdgeTrain demo")) {
+            *error = QStringLiteral("'%1' holds a session that is not the demo's: choose another --out").arg(dir);
+            return false;
+        }
+        QDir(dir).removeRecursively();
+    }
+    if (!workflow.newSession(dir, error))
+        return false;
+    app::Session &s = workflow.session();
+    s.title = QStringLiteral("EdgeTrain demo");
+    s.capture.source = kVideo;
+    s.capture.teacher = QStringLiteral("hog");
+    s.capture.tracker = QStringLiteral("kcf");
+    s.capture.every = 1; // "tracker-only" then means exactly "the teacher missed it"
+    s.plan.epochs = 8;
+    s.plan.batch = 64;
+    s.plan.lr = 0.02;
+    if (!workflow.setKeyFile(cluster.keyFile(), error))
+        return false;
+    for (const QString &p : cluster.probes())
+        if (!workflow.addProbe(p, error))
+            return false;
+    if (!workflow.save(error))
+        return false;
+    // The demo's nodes are ours: pair each as soon as discovery finds it.
+    QObject::connect(&workflow, &app::Workflow::nodesChanged, &workflow, [&workflow] {
+        for (const auto &[key, n] : workflow.nodes())
+            if (n.state == app::NodeView::State::Found && n.info.name.startsWith(QLatin1String("demo-node-")))
+                workflow.pair(key);
+    });
+    Q_EMIT workflow.sessionChanged();
+    return true;
+}
+
+HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
+    : m_workflow(workflow), m_out(std::move(outDir)), m_nodes(nodes)
+{
+    connect(&m_workflow, &app::Workflow::taskFinished, this, &HeadlessDemo::onTaskFinished);
+    connect(&m_workflow, &app::Workflow::taskProgress, this,
+            [this](app::Task task, int done, int total, const QString &text) {
+                static qint64 last = 0;
+                if (m_clock.elapsed() - last < 5000 && done < total)
+                    return; // a line every 5 s is enough for a log
+                last = m_clock.elapsed();
+                step(QStringLiteral("  %1: %2").arg(app::taskName(task), text));
+            });
+    connect(&m_workflow, &app::Workflow::epochFinished, this, [this](const net::ClusterEpoch &e) {
+        step(QStringLiteral("  epoch %1: loss %2, validation accuracy %3 %, %4 images/s on %5 nodes")
+                 .arg(e.epoch)
+                 .arg(e.train_loss, 0, 'f', 4)
+                 .arg(100 * e.test_accuracy, 0, 'f', 1)
+                 .arg(e.images_per_second, 0, 'f', 0)
+                 .arg(e.nodes));
+    });
+    connect(&m_workflow, &app::Workflow::planReady, this, [this](const app::PlanView &v) {
+        if (m_planning == Planning::Probe) {
+            // A budget that makes the planner checkpoint, 60 % of the way from the floor to
+            // store-all's peak, where the model allows any (else none: nothing to trade).
+            m_planning = Planning::Budget;
+            const std::int64_t budget =
+                v.storeAllPeak > v.minimumBudget
+                    ? v.minimumBudget + (v.storeAllPeak - v.minimumBudget) * 6 / 10
+                    : -1;
+            m_workflow.session().plan.budgetAll = budget;
+            m_workflow.requestPlan(m_workflow.planRequestFor(budget));
+            return;
+        }
+        if (m_planning != Planning::Budget)
+            return;
+        m_planning = Planning::Done;
+        if (!v.error.isEmpty())
+            return fail(QStringLiteral("cannot plan: ") + v.error);
+        m_plan = v;
+        step(QStringLiteral("== 4. Plan: device batch %1, budget %2, schedule %3, predicted peak "
+                            "%4 MiB (store-all %5 MiB), %6 % recompute")
+                 .arg(v.request.deviceBatch)
+                 .arg(v.request.budget < 0 ? QStringLiteral("none (this student cannot trade memory "
+                                                            "for recompute)")
+                                           : QStringLiteral("%1 MiB").arg(double(v.request.budget) / 1048576.0, 0, 'f', 2))
+                 .arg(v.schedule)
+                 .arg(double(v.plan.predicted_peak_bytes) / 1048576.0, 0, 'f', 2)
+                 .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)
+                 .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1));
+        step(QStringLiteral("== 5. Training across %1 nodes").arg(m_workflow.pairedNodes().size()));
+        m_workflow.startTraining();
+    });
+}
+
+void HeadlessDemo::step(const QString &text)
+{
+    std::fprintf(stderr, "[%6.1f s] %s\n", double(m_clock.elapsed()) / 1000.0, qPrintable(text));
+    std::fflush(stderr);
+}
+
+void HeadlessDemo::fail(const QString &text)
+{
+    step(QStringLiteral("FAILED: ") + text);
+    Q_EMIT finished(1);
+}
+
+void HeadlessDemo::start()
+{
+    m_clock.start();
+    step(QStringLiteral("== 1. Nodes: waiting for %1 demo nodes to be found and paired").arg(m_nodes));
+    auto *poll = new QTimer(this);
+    connect(poll, &QTimer::timeout, this, [this, poll] {
+        if (m_workflow.pairedNodes().size() >= m_nodes) {
+            poll->stop();
+            step(QStringLiteral("  paired: %1").arg(m_workflow.pairedNodes().join(QStringLiteral(", "))));
+            step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on every %3 frame(s)")
+                     .arg(QFileInfo(m_workflow.session().capture.source).fileName(),
+                          m_workflow.session().capture.teacher)
+                     .arg(m_workflow.session().capture.every));
+            m_workflow.startLabelling();
+        } else if (m_clock.elapsed() > 20000) {
+            poll->stop();
+            fail(QStringLiteral("the demo nodes were not paired within 20 s: %1").arg(m_workflow.clusterSummary()));
+        }
+    });
+    poll->start(200);
+}
+
+void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &message)
+{
+    step(QStringLiteral("  ") + message);
+    if (!ok)
+        return fail(message);
+    switch (task) {
+    case app::Task::Labelling:
+        step(QStringLiteral("== 3. Cutting the dataset"));
+        m_workflow.startDataset();
+        break;
+    case app::Task::Dataset:
+        m_planning = Planning::Probe; // store-all's peak and the floor first
+        m_workflow.requestPlan(m_workflow.planRequestFor(-1));
+        break;
+    case app::Task::Training:
+        step(QStringLiteral("== 6. Evaluating student against teacher"));
+        break; // the workflow evaluates a finished run by itself
+    case app::Task::Evaluation:
+        writeReport();
+        break;
+    default:
+        break;
+    }
+}
+
+void HeadlessDemo::writeReport()
+{
+    const QString dir = m_out + QStringLiteral("/report");
+    step(QStringLiteral("== 7. Writing the report to %1").arg(dir));
+    ui::ReportContent c;
+    c.session = &m_workflow.session();
+    c.plan = m_plan;
+    try {
+        c.gallery = app::Workflow::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
+    } catch (const std::exception &e) {
+        step(QStringLiteral("  no gallery: %1").arg(QString::fromStdString(e.what())));
+    }
+    QStringList written;
+    QString error;
+    if (!ui::ReportWriter::exportAll(dir, c, &written, &error))
+        return fail(error);
+    for (const QString &f : written)
+        step(QStringLiteral("  wrote %1").arg(f));
+    QString saveError;
+    m_workflow.save(&saveError);
+    step(QStringLiteral("done in %1 s: session %2").arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 0).arg(m_workflow.session().dir));
+    Q_EMIT finished(0);
+}
+
+} // namespace edgetrain::gui

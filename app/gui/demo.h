@@ -1,0 +1,65 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QObject>
+#include <QProcess>
+
+#include <memory>
+#include <vector>
+
+namespace edgetrain::gui {
+
+/** Three edgetrain-node processes on 127.0.0.1 with a demo key; stopped with this object. */
+class DemoCluster
+{
+public:
+    ~DemoCluster();
+    /** Starts the nodes (found next to this executable); false with a message otherwise. */
+    bool start(const QString &dir, int nodes, QString *error);
+    const QString &keyFile() const { return m_keyFile; }
+    const QStringList &probes() const { return m_probes; } // discovery addresses
+
+private:
+    std::vector<std::unique_ptr<QProcess>> m_nodes;
+    QString m_keyFile;
+    QStringList m_probes;
+};
+
+/** The demo session: vtest.avi with the HOG teacher, the local nodes, ready to click through. */
+bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
+                        QString *error);
+
+/**
+ * The same session without a window: pair the nodes, label, cut the dataset, plan, train,
+ * evaluate, and write the report (PDF, charts as PNG and SVG, CSV) to <out>/report. Prints
+ * what it does on stderr; finished() carries the exit status.
+ */
+class HeadlessDemo : public QObject
+{
+    Q_OBJECT
+
+public:
+    HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes);
+    void start();
+
+Q_SIGNALS:
+    void finished(int status);
+
+private:
+    void step(const QString &text);
+    void fail(const QString &text);
+    void onTaskFinished(app::Task task, bool ok, const QString &message);
+    void writeReport();
+
+    app::Workflow &m_workflow;
+    QString m_out;
+    int m_nodes;
+    bool m_started = false;
+    enum class Planning { None, Probe, Budget, Done };
+    Planning m_planning = Planning::None;
+    std::optional<app::PlanView> m_plan;
+    QElapsedTimer m_clock;
+};
+
+} // namespace edgetrain::gui

@@ -1,0 +1,118 @@
+// edgetrain: the desktop app. `edgetrain [SESSION]` opens the window; `edgetrain --demo` opens it
+// on a ready demo session with three local nodes; `--demo --headless --out DIR` runs that session
+// without a window and writes the report.
+#include "demo.h"
+#include "ui/mainwindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QLoggingCategory>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+bool hasDisplay()
+{
+    return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Decide before Qt starts: without a display, run offscreen.
+    bool headless = false;
+    for (int i = 1; i < argc; ++i)
+        headless |= std::string_view(argv[i]) == "--headless";
+    const bool display = hasDisplay();
+    if (headless || !display)
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    std::unique_ptr<QTemporaryDir> runtime;
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) { // Qt warns without a private one
+        runtime = std::make_unique<QTemporaryDir>();
+        QFile::setPermissions(runtime->path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        qputenv("XDG_RUNTIME_DIR", runtime->path().toLocal8Bit());
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("EdgeTrain"));
+    QApplication::setApplicationName(QStringLiteral("EdgeTrain"));
+    QApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "EdgeTrain: train a student detector for one camera on the edge devices next to it."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A session folder to open."),
+                                 QStringLiteral("[SESSION]"));
+    parser.addOption({QStringLiteral("demo"),
+                      QStringLiteral("Start three local nodes and open a ready demo session (vtest.avi, HOG teacher).")});
+    parser.addOption({QStringLiteral("headless"),
+                      QStringLiteral("With --demo: run the whole session without a window and write the report.")});
+    parser.addOption({QStringLiteral("out"),
+                      QStringLiteral("With --demo: the folder for the session, the nodes' logs and the report."),
+                      QStringLiteral("DIR"), QStringLiteral("edgetrain-demo")});
+    parser.addOption({QStringLiteral("nodes"), QStringLiteral("With --demo: how many local nodes (1-8)."),
+                      QStringLiteral("N"), QStringLiteral("3")});
+    parser.process(app);
+
+    const bool demo = parser.isSet(QStringLiteral("demo"));
+    if ((headless || !display) && !demo) {
+        std::fprintf(stderr, "edgetrain: %s\n",
+                     headless ? "--headless runs the demo session: add --demo"
+                              : "no display (DISPLAY is not set): run `edgetrain --demo --headless --out DIR`, "
+                                "or use edgetrain-cli");
+        return 2;
+    }
+    bool ok = false;
+    const int nodes = parser.value(QStringLiteral("nodes")).toInt(&ok);
+    if (!ok || nodes < 1 || nodes > 8) {
+        std::fprintf(stderr, "edgetrain: --nodes must be 1 to 8\n");
+        return 2;
+    }
+    const QString out = QDir(parser.value(QStringLiteral("out"))).absolutePath();
+
+    edgetrain::app::Workflow workflow;
+    edgetrain::gui::DemoCluster cluster;
+    if (demo) {
+        QString error;
+        if (!cluster.start(out, nodes, &error) ||
+            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"), cluster, &error)) {
+            std::fprintf(stderr, "edgetrain: %s\n", qPrintable(error));
+            return 1;
+        }
+    }
+    // Ctrl-C and SIGTERM close the window (or end the headless run) like the user would.
+    for (int sig : {SIGINT, SIGTERM})
+        std::signal(sig, [](int) { QMetaObject::invokeMethod(qApp, [] {
+            for (QWidget *w : QApplication::topLevelWidgets())
+                w->close();
+            QApplication::exit(130);
+        }, Qt::QueuedConnection); });
+
+    if (demo && (headless || !display)) {
+        if (!display && !headless)
+            std::fprintf(stderr, "edgetrain: no display: running the demo session headless\n");
+        // The run's log says what the coordinator's would.
+        QLoggingCategory::setFilterRules(QStringLiteral("edgetrain.coordinator.info=false"));
+        edgetrain::gui::HeadlessDemo run(workflow, out, nodes);
+        QObject::connect(&run, &edgetrain::gui::HeadlessDemo::finished, &app, &QApplication::exit);
+        QTimer::singleShot(0, &run, &edgetrain::gui::HeadlessDemo::start);
+        return app.exec();
+    }
+
+    edgetrain::ui::MainWindow window(&workflow);
+    const QStringList args = parser.positionalArguments();
+    if (!args.isEmpty())
+        window.openSession(args.first());
+    window.show();
+    return app.exec();
+}

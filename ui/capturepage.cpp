@@ -1,0 +1,253 @@
+#include "capturepage.h"
+
+#include "common.h"
+#include "videoview.h"
+#include "vision/tracking.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace edgetrain::ui {
+
+CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
+    : QWidget(parent), m_workflow(workflow)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(pageHeader(
+        tr("2  Capture & label"),
+        tr("The teacher labels what it recognises; the tracker carries each object backwards and "
+           "forwards into the frames where the teacher fails. Review the tracks before cutting "
+           "the dataset."),
+        this));
+
+    auto *split = new QHBoxLayout;
+    layout->addLayout(split, 1);
+
+    // Settings column
+    auto *settings = new QGroupBox(tr("Labelling"), this);
+    settings->setMaximumWidth(330);
+    auto *form = new QFormLayout(settings);
+    m_kind = new QComboBox(settings);
+    m_kind->addItem(tr("Video file"), QStringLiteral("file"));
+    m_kind->addItem(tr("Image folder"), QStringLiteral("folder"));
+    m_kind->addItem(tr("Camera"), QStringLiteral("camera"));
+    form->addRow(tr("Source:"), m_kind);
+    auto *srcRow = new QHBoxLayout;
+    m_source = new QLineEdit(settings);
+    auto *browse = new QPushButton(tr("…"), settings);
+    browse->setMaximumWidth(32);
+    srcRow->addWidget(m_source, 1);
+    srcRow->addWidget(browse);
+    form->addRow(QString(), srcRow);
+    m_teacher = new QComboBox(settings);
+    m_teacher->addItem(tr("HOG people detector"), QStringLiteral("hog"));
+    m_teacher->addItem(tr("Haar / LBP cascade"), QStringLiteral("cascade"));
+    m_teacher->addItem(tr("ONNX detector (cv::dnn)"), QStringLiteral("onnx"));
+    form->addRow(tr("Teacher:"), m_teacher);
+    m_teacherFile = new QLineEdit(settings);
+    m_teacherFile->setPlaceholderText(tr("cascade .xml or .onnx model"));
+    form->addRow(QString(), m_teacherFile);
+    m_tracker = new QComboBox(settings);
+    for (const std::string &name : vision::trackerNames())
+        m_tracker->addItem(QString::fromStdString(name));
+    form->addRow(tr("Tracker:"), m_tracker);
+    m_every = new QSpinBox(settings);
+    m_every->setRange(1, 1000);
+    m_every->setSuffix(tr(" frame(s)"));
+    m_every->setToolTip(tr("The teacher runs on every k-th frame; the tracker covers the rest"));
+    form->addRow(tr("Teacher every:"), m_every);
+    m_maxFrames = new QSpinBox(settings);
+    m_maxFrames->setRange(0, 10000000);
+    m_maxFrames->setSpecialValueText(tr("whole source"));
+    form->addRow(tr("Frames:"), m_maxFrames);
+    m_label = new QPushButton(tr("Label"), settings);
+    m_label->setDefault(true);
+    form->addRow(m_label);
+
+    // Track review
+    m_trackInfo = new QLabel(tr("Click a track on the timeline."), settings);
+    m_trackInfo->setWordWrap(true);
+    form->addRow(m_trackInfo);
+    auto *review = new QHBoxLayout;
+    m_accept = new QPushButton(tr("Accept"), settings);
+    m_reject = new QPushButton(tr("Reject"), settings);
+    review->addWidget(m_accept);
+    review->addWidget(m_reject);
+    form->addRow(review);
+    auto *trimRow = new QHBoxLayout;
+    m_trimFirst = new QSpinBox(settings);
+    m_trimLast = new QSpinBox(settings);
+    m_trimFirst->setRange(0, 10000000);
+    m_trimLast->setRange(0, 10000000);
+    m_trim = new QPushButton(tr("Trim"), settings);
+    trimRow->addWidget(m_trimFirst);
+    trimRow->addWidget(new QLabel(QStringLiteral("–"), settings));
+    trimRow->addWidget(m_trimLast);
+    trimRow->addWidget(m_trim);
+    form->addRow(tr("Keep frames:"), trimRow);
+    split->addWidget(settings);
+
+    // Video and timeline
+    auto *right = new QVBoxLayout;
+    m_view = new VideoView(this);
+    right->addWidget(m_view, 3);
+    m_slider = new QSlider(Qt::Horizontal, this);
+    m_slider->setRange(0, 0);
+    right->addWidget(m_slider);
+    m_timeline = new TrackTimeline(this);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_timeline);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumHeight(80);
+    scroll->setMaximumHeight(170);
+    right->addWidget(scroll, 1);
+    split->addLayout(right, 1);
+
+    layout->addWidget(new TaskStrip(workflow, app::Task::Labelling, this));
+
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString kind = m_kind->currentData().toString();
+        QString chosen;
+        if (kind == QLatin1String("folder"))
+            chosen = QFileDialog::getExistingDirectory(this, tr("Image folder"));
+        else if (kind == QLatin1String("file"))
+            chosen = QFileDialog::getOpenFileName(this, tr("Video"), QString(),
+                                                  tr("Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)"));
+        if (!chosen.isEmpty()) {
+            m_source->setText(chosen);
+            storeSettings();
+            m_frames.setSource(chosen);
+        }
+    });
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_kind->currentData().toString() == QLatin1String("camera") &&
+            !m_source->text().startsWith(QLatin1String("camera:")) &&
+            !m_source->text().startsWith(QLatin1String("/dev/video")))
+            m_source->setText(QStringLiteral("camera:0"));
+    });
+    connect(m_source, &QLineEdit::editingFinished, this, [this] {
+        storeSettings();
+        if (m_kind->currentData().toString() != QLatin1String("camera"))
+            m_frames.setSource(m_source->text());
+    });
+    connect(m_teacher, &QComboBox::currentIndexChanged, this, [this] {
+        m_teacherFile->setEnabled(m_teacher->currentData().toString() != QLatin1String("hog"));
+    });
+    connect(m_label, &QPushButton::clicked, this, [this] {
+        storeSettings();
+        m_workflow->startLabelling();
+    });
+    connect(m_slider, &QSlider::valueChanged, this, &CapturePage::showFrame);
+    connect(&m_frames, &app::FrameLoader::frameReady, m_view, &VideoView::setFrame);
+    connect(&m_frames, &app::FrameLoader::sourceInfo, this, [this](int frames, double, QSize) {
+        m_frameCount = frames;
+        m_slider->setRange(0, std::max(0, frames - 1));
+        showFrame(m_slider->value());
+        m_timeline->setLabels(m_workflow->labels(), frames);
+    });
+    connect(m_timeline, &TrackTimeline::trackClicked, this, [this](int id, int frame) {
+        selectTrack(id);
+        m_slider->setValue(frame);
+    });
+    connect(m_accept, &QPushButton::clicked, this, [this] { m_workflow->setTrackAccepted(m_selected, true); });
+    connect(m_reject, &QPushButton::clicked, this, [this] { m_workflow->setTrackAccepted(m_selected, false); });
+    connect(m_trim, &QPushButton::clicked, this, [this] {
+        m_workflow->trimTrack(m_selected, m_trimFirst->value(), m_trimLast->value());
+    });
+    connect(m_workflow, &app::Workflow::labelsChanged, this, &CapturePage::onLabels);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::loadSettings);
+    connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task) { m_label->setEnabled(false); });
+    connect(m_workflow, &app::Workflow::taskFinished, this,
+            [this](app::Task, bool, const QString &) { m_label->setEnabled(m_workflow->busy() == app::Task::None); });
+    loadSettings();
+    selectTrack(-1);
+}
+
+void CapturePage::loadSettings()
+{
+    const app::CaptureSettings &c = m_workflow->session().capture;
+    m_source->setText(c.source);
+    const bool camera = c.source.startsWith(QLatin1String("camera:")) || c.source.startsWith(QLatin1String("/dev/video"));
+    m_kind->setCurrentIndex(camera ? 2 : QFileInfo(c.source).isDir() ? 1 : 0);
+    const QString kind = c.teacher.section(QLatin1Char(':'), 0, 0);
+    m_teacher->setCurrentIndex(std::max(0, m_teacher->findData(kind)));
+    m_teacherFile->setText(c.teacher.section(QLatin1Char(':'), 1));
+    m_teacherFile->setEnabled(kind != QLatin1String("hog"));
+    m_tracker->setCurrentText(c.tracker);
+    m_every->setValue(c.every);
+    m_maxFrames->setValue(c.maxFrames);
+    if (!c.source.isEmpty() && !camera)
+        m_frames.setSource(c.source);
+}
+
+void CapturePage::storeSettings()
+{
+    app::CaptureSettings &c = m_workflow->session().capture;
+    c.source = m_source->text().trimmed();
+    const QString kind = m_teacher->currentData().toString();
+    c.teacher = kind == QLatin1String("hog") ? kind : kind + QLatin1Char(':') + m_teacherFile->text().trimmed();
+    c.tracker = m_tracker->currentText();
+    c.every = m_every->value();
+    c.maxFrames = m_maxFrames->value();
+}
+
+void CapturePage::onLabels()
+{
+    const auto labels = m_workflow->labels();
+    m_view->setLabels(labels);
+    m_timeline->setLabels(labels, m_frameCount);
+    selectTrack(m_selected);
+}
+
+void CapturePage::selectTrack(int id)
+{
+    const auto labels = m_workflow->labels();
+    const vision::Track *track = nullptr;
+    if (labels)
+        for (const vision::Track &t : labels->tracks)
+            if (t.id == id && !t.boxes.empty())
+                track = &t;
+    m_selected = track ? id : -1;
+    m_view->setSelectedTrack(m_selected);
+    m_timeline->setSelectedTrack(m_selected);
+    for (QWidget *w : {static_cast<QWidget *>(m_accept), static_cast<QWidget *>(m_reject),
+                       static_cast<QWidget *>(m_trim), static_cast<QWidget *>(m_trimFirst),
+                       static_cast<QWidget *>(m_trimLast)})
+        w->setEnabled(track != nullptr);
+    if (!track) {
+        m_trackInfo->setText(labels ? tr("%1 tracks (%2 rejected). Click one on the timeline to review it.")
+                                          .arg(labels->tracks.size())
+                                          .arg(labels->stats.rejected_tracks)
+                                    : tr("No labels yet."));
+        return;
+    }
+    m_trackInfo->setText(tr("Track #%1: frames %2–%3, %4 teacher and %5 tracker boxes, %6%7")
+                             .arg(track->id)
+                             .arg(track->boxes.front().frame)
+                             .arg(track->boxes.back().frame)
+                             .arg(track->teacherBoxes())
+                             .arg(track->trackerBoxes())
+                             .arg(track->state == vision::Track::State::Accepted ? tr("accepted") : tr("rejected"))
+                             .arg(track->note.empty() ? QString() : QStringLiteral(" (") + QString::fromStdString(track->note) + QLatin1Char(')')));
+    m_trimFirst->setValue(track->boxes.front().frame);
+    m_trimLast->setValue(track->boxes.back().frame);
+}
+
+void CapturePage::showFrame(int frame)
+{
+    m_timeline->setFrame(frame);
+    m_frames.request(frame);
+}
+
+} // namespace edgetrain::ui

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "app/session/frameloader.h"
+#include "app/session/workflow.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+
+namespace edgetrain::ui {
+
+class TrackTimeline;
+class VideoView;
+
+/** Step 2: source, teacher and tracker; labelling with progress; review of the tracks. */
+class CapturePage : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit CapturePage(app::Workflow *workflow, QWidget *parent = nullptr);
+    VideoView *view() const { return m_view; }
+    TrackTimeline *timeline() const { return m_timeline; }
+    QPushButton *labelButton() const { return m_label; }
+
+private:
+    void loadSettings();
+    void storeSettings();
+    void onLabels();
+    void selectTrack(int id);
+    void showFrame(int frame);
+
+    app::Workflow *m_workflow;
+    app::FrameLoader m_frames;
+    QComboBox *m_kind, *m_teacher, *m_tracker;
+    QLineEdit *m_source, *m_teacherFile;
+    QSpinBox *m_every, *m_maxFrames;
+    QPushButton *m_label;
+    VideoView *m_view;
+    QSlider *m_slider;
+    TrackTimeline *m_timeline;
+    QLabel *m_trackInfo;
+    QPushButton *m_accept, *m_reject, *m_trim;
+    QSpinBox *m_trimFirst, *m_trimLast;
+    int m_selected = -1;
+    int m_frameCount = 0;
+};
+
+} // namespace edgetrain::ui

@@ -1,0 +1,311 @@
+#include "charts.h"
+
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgetrain::ui {
+
+namespace {
+
+const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
+                           QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
+                           QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf),
+                           QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
+
+void styleChart(QChart *chart, const QString &title)
+{
+    chart->setTitle(title);
+    QFont f = chart->titleFont();
+    f.setPointSizeF(9.5);
+    f.setBold(true);
+    chart->setTitleFont(f);
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->setBackgroundRoundness(0);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont lf = chart->legend()->font();
+    lf.setPointSizeF(8);
+    chart->legend()->setFont(lf);
+    chart->setAnimationOptions(QChart::NoAnimation); // live data: animations only cost time
+}
+
+QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title)
+{
+    auto *axis = new QValueAxis;
+    QFont f = axis->labelsFont();
+    f.setPointSizeF(8);
+    axis->setLabelsFont(f);
+    axis->setTitleFont(f);
+    axis->setTitleText(title);
+    axis->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(axis, where);
+    return axis;
+}
+
+/** A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten. */
+double niceCeil(double v)
+{
+    if (v <= 0)
+        return 1.0;
+    const double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * p >= v)
+            return m * p;
+    return 10 * p;
+}
+
+} // namespace
+
+QString formatBytes(double bytes)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (std::abs(bytes) >= 1024 && u < 4) {
+        bytes /= 1024;
+        ++u;
+    }
+    return QStringLiteral("%1 %2").arg(bytes, 0, 'f', u == 0 ? 0 : 1).arg(QLatin1String(units[u]));
+}
+
+DeviceChart::DeviceChart(const QString &title, const QString &unit, QWidget *parent)
+    : QChartView(parent), m_title(title), m_unit(unit)
+{
+    auto *c = new QChart;
+    styleChart(c, title);
+    setChart(c);
+    setRenderHint(QPainter::Antialiasing);
+    m_x = makeAxis(c, Qt::AlignBottom, QStringLiteral("seconds"));
+    m_y = makeAxis(c, Qt::AlignLeft, unit);
+    m_x->setRange(0, 10);
+    m_y->setRange(0, 1);
+    setMinimumSize(260, 170);
+}
+
+void DeviceChart::setVariantNames(const QString &first, const QString &second)
+{
+    m_variants[0] = first;
+    m_variants[1] = second;
+}
+
+DeviceChart::Line &DeviceChart::line(const QString &device, int variant)
+{
+    Line &l = m_lines[{device, variant}];
+    if (!l.series) {
+        if (!m_colors.count(device)) {
+            const int next = int(m_colors.size());
+            m_colors[device] = next;
+        }
+        l.series = new QLineSeries(this);
+        chart()->addSeries(l.series);
+        l.series->attachAxis(m_x);
+        l.series->attachAxis(m_y);
+        restyle(device);
+    }
+    return l;
+}
+
+void DeviceChart::restyle(const QString &device)
+{
+    const bool lost = m_lost[device];
+    for (int v = 0; v < 2; ++v) {
+        const auto it = m_lines.find({device, v});
+        if (it == m_lines.end())
+            continue;
+        QPen pen(kPalette[m_colors[device] % 8], 1.6);
+        pen.setStyle(lost ? Qt::DotLine : v == 1 ? Qt::DashLine : Qt::SolidLine);
+        it->second.series->setPen(pen);
+        QString name = device;
+        if (!m_variants[v].isEmpty())
+            name += QLatin1Char(' ') + m_variants[v];
+        if (lost)
+            name += QStringLiteral(" (lost)");
+        it->second.series->setName(name);
+    }
+}
+
+void DeviceChart::append(const QString &device, double seconds, double value, int variant)
+{
+    if (!std::isfinite(value))
+        return;
+    Line &l = line(device, variant);
+    l.points.emplace_back(seconds, value);
+    l.dirty = true;
+}
+
+void DeviceChart::flush()
+{
+    bool any = false;
+    double xMax = 10, yMax = 0;
+    for (auto &[key, l] : m_lines) {
+        if (!l.points.empty()) {
+            xMax = std::max(xMax, l.points.back().x());
+            for (const QPointF &p : l.points)
+                yMax = std::max(yMax, p.y());
+        }
+        if (!l.dirty)
+            continue;
+        l.series->replace(QList<QPointF>(l.points.begin(), l.points.end()));
+        l.dirty = false;
+        any = true;
+    }
+    if (!any)
+        return;
+    m_x->setRange(0, std::ceil(xMax * 1.05));
+    m_x->setLabelFormat(QStringLiteral("%.0f"));
+    const double top = m_fixedMax > 0 ? m_fixedMax : niceCeil(yMax * 1.1);
+    m_y->setRange(0, top);
+    m_y->setLabelFormat(top >= 20 ? QStringLiteral("%.0f") : top >= 2 ? QStringLiteral("%.1f")
+                                                                      : QStringLiteral("%.2f"));
+}
+
+void DeviceChart::clear()
+{
+    for (auto &[key, l] : m_lines) {
+        chart()->removeSeries(l.series);
+        delete l.series;
+    }
+    m_lines.clear();
+    m_colors.clear();
+    m_lost.clear();
+    m_x->setRange(0, 10);
+    m_y->setRange(0, 1);
+}
+
+void DeviceChart::setLost(const QString &device, bool lost)
+{
+    m_lost[device] = lost;
+    restyle(device);
+}
+
+bool DeviceChart::isEmpty() const
+{
+    return pointCount() == 0;
+}
+
+int DeviceChart::pointCount() const
+{
+    int n = 0;
+    for (const auto &[key, l] : m_lines)
+        n += int(l.series->count());
+    return n;
+}
+
+TrainingCharts TrainingCharts::create(QWidget *parent)
+{
+    TrainingCharts c;
+    c.cpu = new DeviceChart(QStringLiteral("CPU"), QStringLiteral("% of the device"), parent);
+    c.cpu->setFixedMax(100);
+    c.memory = new DeviceChart(QStringLiteral("Memory in use"), QStringLiteral("MiB"), parent);
+    c.network = new DeviceChart(QStringLiteral("Network"), QStringLiteral("KiB/s"), parent);
+    c.network->setVariantNames(QStringLiteral("rx"), QStringLiteral("tx"));
+    c.loss = new DeviceChart(QStringLiteral("Training loss"), QStringLiteral("loss"), parent);
+    c.accuracy = new DeviceChart(QStringLiteral("Training accuracy"), QStringLiteral("%"), parent);
+    c.accuracy->setFixedMax(100);
+    c.speed = new DeviceChart(QStringLiteral("Throughput"), QStringLiteral("images/s"), parent);
+    return c;
+}
+
+void TrainingCharts::add(const app::MetricRow &m)
+{
+    cpu->append(m.node, m.seconds, m.cpuPercent);
+    memory->append(m.node, m.seconds, m.memoryUsedBytes / (1024.0 * 1024.0));
+    network->append(m.node, m.seconds, m.rxBytesPerSecond / 1024.0, 0);
+    network->append(m.node, m.seconds, m.txBytesPerSecond / 1024.0, 1);
+    if (m.phase == QLatin1String("training") && m.epoch > 0) {
+        loss->append(m.node, m.seconds, m.loss);
+        accuracy->append(m.node, m.seconds, 100 * m.accuracy);
+        speed->append(m.node, m.seconds, m.imagesPerSecond);
+    }
+}
+
+void TrainingCharts::flush()
+{
+    for (DeviceChart *c : all())
+        c->flush();
+}
+
+void TrainingCharts::clear()
+{
+    for (DeviceChart *c : all())
+        c->clear();
+}
+
+void TrainingCharts::load(const app::Session &session)
+{
+    clear();
+    for (const app::MetricRow &m : session.training.metrics)
+        add(m);
+    for (const auto &e : session.training.events)
+        if (e.kind == QLatin1String("lost")) {
+            const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+            for (DeviceChart *c : all())
+                c->setLost(name, true);
+        }
+    flush();
+}
+
+MemoryChart::MemoryChart(QWidget *parent) : QChartView(parent)
+{
+    auto *c = new QChart;
+    styleChart(c, QStringLiteral("Peak memory against recompute"));
+    setChart(c);
+    setRenderHint(QPainter::Antialiasing);
+    m_x = makeAxis(c, Qt::AlignBottom, QStringLiteral("compute per step (store-all = 1)"));
+    m_y = makeAxis(c, Qt::AlignLeft, QStringLiteral("predicted peak, MiB"));
+    m_frontier = new QLineSeries(this);
+    m_frontier->setName(QStringLiteral("schedules"));
+    m_frontier->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
+    m_points = new QScatterSeries(this);
+    m_points->setMarkerSize(7);
+    m_points->setColor(QColor(0x1f, 0x77, 0xb4));
+    m_current = new QScatterSeries(this);
+    m_current->setName(QStringLiteral("chosen"));
+    m_current->setMarkerSize(13);
+    m_current->setColor(QColor(0xd6, 0x27, 0x28));
+    m_budget = new QLineSeries(this);
+    m_budget->setName(QStringLiteral("budget"));
+    m_budget->setPen(QPen(QColor(0x55, 0x55, 0x55), 1.2, Qt::DashLine));
+    for (QXYSeries *s : {static_cast<QXYSeries *>(m_frontier), static_cast<QXYSeries *>(m_points),
+                         static_cast<QXYSeries *>(m_budget), static_cast<QXYSeries *>(m_current)}) {
+        c->addSeries(s);
+        s->attachAxis(m_x);
+        s->attachAxis(m_y);
+    }
+    c->legend()->markers(m_points).first()->setVisible(false);
+    setMinimumSize(300, 220);
+}
+
+void MemoryChart::show(const app::PlanView &v)
+{
+    constexpr double MiB = 1024.0 * 1024.0;
+    QList<QPointF> pts;
+    double xMax = 1.0, yMax = 0.0;
+    for (const app::PlanPoint &p : v.sweep) {
+        pts.append(QPointF(p.recomputeFactor, double(p.peakBytes) / MiB));
+        xMax = std::max(xMax, p.recomputeFactor);
+        yMax = std::max(yMax, double(p.peakBytes) / MiB);
+    }
+    std::sort(pts.begin(), pts.end(), [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); });
+    m_frontier->replace(pts);
+    m_points->replace(pts);
+    const double chosenY = double(v.plan.predicted_peak_bytes) / MiB;
+    m_current->replace(v.error.isEmpty() && v.plan.fits
+                           ? QList<QPointF>{QPointF(v.plan.predicted_recompute_factor, chosenY)}
+                           : QList<QPointF>{});
+    const double x1 = std::max(1.0, std::ceil(xMax * 10 + 0.5) / 10);
+    if (v.request.budget >= 0) {
+        const double b = double(v.request.budget) / MiB;
+        m_budget->replace({QPointF(0.95, b), QPointF(x1, b)});
+        yMax = std::max(yMax, b);
+    } else {
+        m_budget->clear();
+    }
+    m_x->setRange(0.95, x1);
+    m_y->setRange(0, niceCeil(yMax * 1.1));
+}
+
+} // namespace edgetrain::ui

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QChartView>
+#include <QPointF>
+
+#include <map>
+#include <vector>
+
+class QLineSeries;
+class QScatterSeries;
+class QValueAxis;
+
+namespace edgetrain::ui {
+
+/**
+ * A quantity over time with one line per device (and, for a second variant such as network
+ * transmit, a dashed one). Points are buffered and reach the chart when flush() is called — the
+ * train page flushes twice a second, so a burst of readings costs one repaint.
+ */
+class DeviceChart : public QChartView
+{
+    Q_OBJECT
+
+public:
+    DeviceChart(const QString &title, const QString &unit, QWidget *parent = nullptr);
+    void append(const QString &device, double seconds, double value, int variant = 0);
+    void flush();
+    void clear();
+    /** Marks a device's lines as dropped out ("name (lost)", dotted). */
+    void setLost(const QString &device, bool lost);
+    void setVariantNames(const QString &first, const QString &second);
+    void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
+    bool isEmpty() const;
+    int pointCount() const; // points shown, all lines together
+    const QString &title() const { return m_title; }
+
+private:
+    struct Line
+    {
+        QLineSeries *series = nullptr;
+        std::vector<QPointF> points;
+        bool dirty = false;
+    };
+    Line &line(const QString &device, int variant);
+    void restyle(const QString &device);
+
+    QString m_title, m_unit;
+    QString m_variants[2];
+    std::map<std::pair<QString, int>, Line> m_lines;
+    std::map<QString, int> m_colors;
+    std::map<QString, bool> m_lost;
+    QValueAxis *m_x = nullptr, *m_y = nullptr;
+    double m_fixedMax = 0;
+};
+
+/** The six training charts of one run, in a fixed order. */
+struct TrainingCharts
+{
+    DeviceChart *cpu, *memory, *network, *loss, *accuracy, *speed;
+    std::vector<DeviceChart *> all() const { return {cpu, memory, network, loss, accuracy, speed}; }
+    static TrainingCharts create(QWidget *parent);
+    void add(const app::MetricRow &row);
+    void flush();
+    void clear();
+    /** Fills the charts from a session's recorded readings (reports, reopened sessions). */
+    void load(const app::Session &session);
+};
+
+/** Peak memory against recompute factor for the schedules the planner found, with the chosen
+ *  plan marked and the budget as a line. */
+class MemoryChart : public QChartView
+{
+    Q_OBJECT
+
+public:
+    explicit MemoryChart(QWidget *parent = nullptr);
+    void show(const app::PlanView &plan);
+
+private:
+    QLineSeries *m_frontier, *m_budget;
+    QScatterSeries *m_points, *m_current;
+    QValueAxis *m_x, *m_y;
+};
+
+/** Byte counts for people: "38.2 MiB". */
+QString formatBytes(double bytes);
+
+} // namespace edgetrain::ui

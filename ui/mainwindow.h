@@ -1,0 +1,74 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QMainWindow>
+
+class QLabel;
+class QListWidget;
+class QMenu;
+class QStackedWidget;
+
+namespace edgetrain::ui {
+
+class CapturePage;
+class DatasetPage;
+class NodesPage;
+class PlanPage;
+class ReportPage;
+class TrainPage;
+
+/**
+ * The window: the six steps as a navigation list, one page each, the cluster's state in the
+ * status bar, the session menu. Closing it while training stops the nodes' job first and saves
+ * the session.
+ */
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+
+public:
+    explicit MainWindow(app::Workflow *workflow, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    enum Step { Nodes, Capture, Dataset, Plan, Train, Report, Steps };
+    void showStep(Step step);
+    Step currentStep() const;
+
+    NodesPage *nodesPage() const { return m_nodes; }
+    CapturePage *capturePage() const { return m_capture; }
+    DatasetPage *datasetPage() const { return m_dataset; }
+    PlanPage *planPage() const { return m_plan; }
+    TrainPage *trainPage() const { return m_train; }
+    ReportPage *reportPage() const { return m_report; }
+    QLabel *clusterLabel() const { return m_cluster; }
+
+    /** Opens a session folder; errors go to a dialog (and are returned). */
+    bool openSession(const QString &dir);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildMenus();
+    void updateTitle();
+    void updateStatus();
+    void addRecent(const QString &dir);
+    void fillRecent();
+    bool saveSession();
+
+    app::Workflow *m_workflow;
+    QListWidget *m_steps;
+    QStackedWidget *m_pages;
+    NodesPage *m_nodes;
+    CapturePage *m_capture;
+    DatasetPage *m_dataset;
+    PlanPage *m_plan;
+    TrainPage *m_train;
+    ReportPage *m_report;
+    QLabel *m_cluster;
+    QMenu *m_recent;
+    bool m_closing = false;
+};
+
+} // namespace edgetrain::ui

@@ -1,0 +1,334 @@
+#include "planpage.h"
+
+#include "charts.h"
+#include "common.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace edgetrain::ui {
+
+namespace {
+constexpr std::int64_t kStep = 16 * 1024; // slider resolution: 16 KiB
+}
+
+PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), m_workflow(workflow)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(pageHeader(
+        tr("4  Plan"),
+        tr("What to train and where. The memory budget picks each device's checkpointing "
+           "schedule: less memory costs recomputation in the backward pass."),
+        this));
+    auto *columns = new QHBoxLayout;
+    layout->addLayout(columns, 1);
+
+    auto *left = new QVBoxLayout;
+    auto *training = new QGroupBox(tr("Training"), this);
+    auto *form = new QFormLayout(training);
+    m_model = new QComboBox(training);
+    m_model->addItem(QStringLiteral("student"));
+    // Deeper students: residual chains trade memory for recompute under a budget.
+    for (const char *name : {"resnet20", "resnet32", "resnet56"})
+        m_model->addItem(QString::fromLatin1(name));
+    form->addRow(tr("Student model:"), m_model);
+    m_batch = new QSpinBox(training);
+    m_batch->setRange(1, 65536);
+    m_batch->setToolTip(tr("The global batch: each step it is split across the devices by speed"));
+    form->addRow(tr("Batch (global):"), m_batch);
+    m_epochs = new QSpinBox(training);
+    m_epochs->setRange(1, 10000);
+    form->addRow(tr("Epochs:"), m_epochs);
+    m_lr = new QDoubleSpinBox(training);
+    m_lr->setDecimals(4);
+    m_lr->setRange(0.0001, 10);
+    m_lr->setSingleStep(0.005);
+    form->addRow(tr("Learning rate:"), m_lr);
+    m_mode = new QComboBox(training);
+    m_mode->addItem(tr("Synchronous (allreduce)"), QStringLiteral("sync"));
+    m_mode->addItem(tr("Asynchronous (parameter server)"), QStringLiteral("async"));
+    m_mode->addItem(tr("Local SGD (model averaging)"), QStringLiteral("local-sgd"));
+    form->addRow(tr("Mode:"), m_mode);
+    m_staleness = new QSpinBox(training);
+    m_staleness->setRange(0, 64);
+    form->addRow(tr("Staleness bound:"), m_staleness);
+    m_localSteps = new QSpinBox(training);
+    m_localSteps->setRange(1, 10000);
+    form->addRow(tr("Steps between averages:"), m_localSteps);
+    left->addWidget(training);
+    auto *nodesBox = new QGroupBox(tr("Devices taking part"), this);
+    auto *nodesLayout = new QVBoxLayout(nodesBox);
+    m_nodes = new QListWidget(nodesBox);
+    m_nodes->setMaximumHeight(110);
+    nodesLayout->addWidget(m_nodes);
+    left->addWidget(nodesBox);
+    left->addStretch(1);
+    columns->addLayout(left);
+
+    auto *right = new QVBoxLayout;
+    auto *memoryBox = new QGroupBox(tr("Memory budget"), this);
+    auto *mem = new QVBoxLayout(memoryBox);
+    auto *row = new QHBoxLayout;
+    m_device = new QComboBox(memoryBox);
+    m_noBudget = new QCheckBox(tr("no budget"), memoryBox);
+    m_slider = new QSlider(Qt::Horizontal, memoryBox);
+    m_slider->setRange(0, 100);
+    m_budget = new QLabel(memoryBox);
+    m_budget->setMinimumWidth(90);
+    QFont bold = m_budget->font();
+    bold.setBold(true);
+    m_budget->setFont(bold);
+    row->addWidget(new QLabel(tr("For:"), memoryBox));
+    row->addWidget(m_device);
+    row->addWidget(m_slider, 1);
+    row->addWidget(m_budget);
+    row->addWidget(m_noBudget);
+    mem->addLayout(row);
+    m_batchNote = new QLabel(memoryBox);
+    m_batchNote->setWordWrap(true);
+    mem->addWidget(m_batchNote);
+    auto *result = new QHBoxLayout;
+    auto *texts = new QVBoxLayout;
+    m_schedule = new QLabel(memoryBox);
+    m_schedule->setFont(bold);
+    m_schedule->setWordWrap(true);
+    m_overhead = new QLabel(memoryBox);
+    m_overhead->setWordWrap(true);
+    m_warning = new QLabel(memoryBox);
+    m_warning->setWordWrap(true);
+    m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_memory = new QTableWidget(7, 1, memoryBox);
+    m_memory->setHorizontalHeaderLabels({tr("Predicted peak")});
+    m_memory->setVerticalHeaderLabels({tr("Weights"), tr("Gradients"), tr("Optimizer"),
+                                       tr("Activations"), tr("Workspace"), tr("Recompute"),
+                                       tr("All at once")});
+    m_memory->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_memory->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_memory->setMinimumWidth(200);
+    m_memory->setMaximumWidth(240);
+    m_memory->verticalHeader()->setDefaultSectionSize(22);
+    texts->addWidget(m_schedule);
+    texts->addWidget(m_overhead);
+    texts->addWidget(m_warning);
+    texts->addWidget(m_memory);
+    texts->addStretch(1);
+    result->addLayout(texts);
+    m_chart = new MemoryChart(memoryBox);
+    result->addWidget(m_chart, 1);
+    mem->addLayout(result, 1);
+    right->addWidget(memoryBox, 1);
+    columns->addLayout(right, 1);
+
+    auto changed = [this] {
+        if (m_loading)
+            return;
+        storeSettings();
+        replan();
+    };
+    connect(m_batch, &QSpinBox::valueChanged, this, changed);
+    connect(m_epochs, &QSpinBox::valueChanged, this, changed);
+    connect(m_lr, &QDoubleSpinBox::valueChanged, this, changed);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_staleness, &QSpinBox::valueChanged, this, changed);
+    connect(m_localSteps, &QSpinBox::valueChanged, this, changed);
+    connect(m_model, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_nodes, &QListWidget::itemChanged, this, changed);
+    connect(m_slider, &QSlider::valueChanged, this, [this] {
+        if (!m_loading && m_noBudget->isChecked()) { // moving the slider sets a budget
+            const QSignalBlocker block(m_noBudget);
+            m_noBudget->setChecked(false);
+        }
+        onSlider();
+    });
+    connect(m_noBudget, &QCheckBox::toggled, this, &PlanPage::onSlider);
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
+        // Show the budget this device has now.
+        const app::PlanSettings &p = m_workflow->session().plan;
+        const std::int64_t b = device().isEmpty() ? p.budgetAll : p.budgetFor(device());
+        m_loading = true;
+        m_noBudget->setChecked(b < 0);
+        if (b >= 0)
+            m_slider->setValue(int(b / kStep));
+        m_loading = false;
+        onSlider();
+    });
+    connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
+    connect(m_workflow, &app::Workflow::nodesChanged, this, &PlanPage::refreshNodes);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
+    loadSettings();
+}
+
+QString PlanPage::device() const
+{
+    return m_device->currentIndex() <= 0 ? QString() : m_device->currentText();
+}
+
+void PlanPage::loadSettings()
+{
+    m_loading = true;
+    const app::PlanSettings &p = m_workflow->session().plan;
+    m_model->setCurrentText(p.model);
+    m_batch->setValue(p.batch);
+    m_epochs->setValue(p.epochs);
+    m_lr->setValue(p.lr);
+    m_mode->setCurrentIndex(std::max(0, m_mode->findData(p.mode)));
+    m_staleness->setValue(p.staleness);
+    m_localSteps->setValue(p.localSteps);
+    m_noBudget->setChecked(p.budgetAll < 0);
+    m_rangeFor = -1;
+    m_loading = false;
+    refreshNodes();
+    replan();
+}
+
+void PlanPage::storeSettings()
+{
+    app::PlanSettings &p = m_workflow->session().plan;
+    p.model = m_model->currentText();
+    p.batch = m_batch->value();
+    p.epochs = m_epochs->value();
+    p.lr = m_lr->value();
+    p.mode = m_mode->currentData().toString();
+    p.staleness = m_staleness->value();
+    p.localSteps = m_localSteps->value();
+    m_staleness->setEnabled(p.mode == QLatin1String("async"));
+    m_localSteps->setEnabled(p.mode == QLatin1String("local-sgd"));
+    QStringList chosen;
+    for (int i = 0; i < m_nodes->count(); ++i)
+        if (m_nodes->item(i)->checkState() == Qt::Checked)
+            chosen.append(m_nodes->item(i)->text());
+    p.nodes = chosen;
+}
+
+void PlanPage::refreshNodes()
+{
+    const QStringList paired = m_workflow->pairedNodes();
+    QStringList shown;
+    for (int i = 0; i < m_nodes->count(); ++i)
+        shown.append(m_nodes->item(i)->text());
+    if (shown == paired)
+        return;
+    m_loading = true;
+    const app::PlanSettings &p = m_workflow->session().plan;
+    m_nodes->clear();
+    for (const QString &name : paired) {
+        auto *item = new QListWidgetItem(name, m_nodes);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        // A device paired since the list was last shown takes part unless the user says not.
+        item->setCheckState(p.nodes.isEmpty() || p.nodes.contains(name) || !shown.contains(name)
+                                ? Qt::Checked
+                                : Qt::Unchecked);
+    }
+    const QString current = m_device->currentText();
+    m_device->clear();
+    m_device->addItem(tr("all devices"));
+    m_device->addItems(paired);
+    m_device->setCurrentText(current);
+    m_loading = false;
+    storeSettings();
+    replan();
+}
+
+std::int64_t PlanPage::budgetFromSlider() const
+{
+    return m_noBudget->isChecked() ? -1 : std::int64_t(m_slider->value()) * kStep;
+}
+
+void PlanPage::onSlider()
+{
+    if (m_loading)
+        return;
+    const std::int64_t budget = budgetFromSlider();
+    m_slider->setEnabled(!m_noBudget->isChecked());
+    m_budget->setText(budget < 0 ? tr("none") : formatBytes(double(budget)));
+    app::PlanSettings &p = m_workflow->session().plan;
+    if (device().isEmpty()) {
+        p.budgetAll = budget;
+        p.budgets.clear(); // one budget for all devices
+    } else {
+        p.budgets[device()] = budget;
+    }
+    m_workflow->requestPlan(m_workflow->planRequestFor(budget));
+}
+
+void PlanPage::replan()
+{
+    if (m_loading)
+        return;
+    const std::int64_t b = m_workflow->deviceBatch();
+    m_batchNote->setText(tr("Planned for a device batch of %1 (a global batch of %2 over %3 "
+                            "device(s); shares follow measured speed, and each device plans its "
+                            "own slice again when the job starts).")
+                             .arg(b)
+                             .arg(m_workflow->session().plan.batch)
+                             .arg(std::max<qsizetype>(1, m_workflow->session().plan.nodes.size())));
+    if (m_rangeFor != b) // first learn store-all's peak and the floor, then set the slider
+        m_workflow->requestPlan(m_workflow->planRequestFor(-1));
+    else
+        onSlider();
+}
+
+void PlanPage::show(const app::PlanView &v)
+{
+    if (!v.error.isEmpty()) {
+        m_schedule->setText(tr("Cannot plan: %1").arg(v.error));
+        return;
+    }
+    if (m_rangeFor != v.request.deviceBatch) {
+        m_rangeFor = v.request.deviceBatch;
+        m_loading = true;
+        m_slider->setRange(int(std::max<std::int64_t>(1, v.minimumBudget / 2) / kStep),
+                           int(std::ceil(double(v.storeAllPeak) * 1.3 / kStep)));
+        const app::PlanSettings &p = m_workflow->session().plan;
+        const std::int64_t b = device().isEmpty() ? p.budgetAll : p.budgetFor(device());
+        m_slider->setValue(b >= 0 ? int(b / kStep) : m_slider->maximum());
+        m_loading = false;
+        onSlider(); // now plan for the budget
+        return;
+    }
+    m_last = v;
+    const core::MemoryPlan &plan = v.plan;
+    m_schedule->setText(tr("Schedule: %1").arg(v.schedule));
+    m_schedule->setToolTip(v.program);
+    m_overhead->setText(
+        tr("Recompute overhead: %1 % more compute per step · %2 parameters")
+            .arg(100 * (plan.predicted_recompute_factor - 1), 0, 'f', 1)
+            .arg(v.parameters));
+    for (int c = 0; c < 6; ++c)
+        m_memory->setItem(c, 0, new QTableWidgetItem(formatBytes(double(plan.predicted.peak_bytes[std::size_t(c)]))));
+    m_memory->setItem(6, 0, new QTableWidgetItem(formatBytes(double(plan.predicted_peak_bytes))));
+    if (v.request.budget >= 0 && !plan.fits) {
+        m_warning->setText(
+            tr("Does not fit: a device batch of %1 needs at least %2 under any schedule. %3")
+                .arg(v.request.deviceBatch)
+                .arg(formatBytes(double(plan.min_budget_bytes)))
+                .arg(plan.max_batch > 0
+                         ? tr("At this budget the largest device batch is %1: lower the batch or add devices.")
+                               .arg(plan.max_batch)
+                         : tr("Not even one sample fits: raise the budget.")));
+    } else {
+        m_warning->setText(v.request.budget >= 0
+                               ? tr("Fits, with %1 to spare.")
+                                     .arg(formatBytes(double(v.request.budget - plan.predicted_peak_bytes)))
+                               : QString());
+        m_warning->setStyleSheet(QStringLiteral("color: #1b7f3a;"));
+    }
+    if (v.request.budget >= 0 && !plan.fits)
+        m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_chart->show(v);
+}
+
+} // namespace edgetrain::ui

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QListWidget;
+class QSlider;
+class QSpinBox;
+class QTableWidget;
+
+namespace edgetrain::ui {
+
+class MemoryChart;
+
+/** Step 4: model, batch, epochs, mode, the nodes taking part, and the memory budget per device. */
+class PlanPage : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit PlanPage(app::Workflow *workflow, QWidget *parent = nullptr);
+    QSlider *slider() const { return m_slider; }
+    QLabel *scheduleLabel() const { return m_schedule; }
+    QTableWidget *memoryTable() const { return m_memory; }
+    const std::optional<app::PlanView> &lastPlan() const { return m_last; }
+    /** Plans for the current settings again (nodes, batch or model changed). */
+    void replan();
+
+private:
+    void loadSettings();
+    void storeSettings();
+    void refreshNodes();
+    void onSlider();
+    void show(const app::PlanView &plan);
+    QString device() const; // empty: all devices
+    std::int64_t budgetFromSlider() const;
+
+    app::Workflow *m_workflow;
+    QComboBox *m_model, *m_mode, *m_device;
+    QSpinBox *m_batch, *m_epochs, *m_staleness, *m_localSteps;
+    QDoubleSpinBox *m_lr;
+    QListWidget *m_nodes;
+    QCheckBox *m_noBudget;
+    QSlider *m_slider;
+    QLabel *m_budget, *m_schedule, *m_overhead, *m_warning, *m_batchNote;
+    QTableWidget *m_memory;
+    MemoryChart *m_chart;
+    std::optional<app::PlanView> m_last;
+    std::int64_t m_rangeFor = -1; // device batch the slider's range was set for
+    bool m_loading = false;
+};
+
+} // namespace edgetrain::ui

@@ -1,0 +1,501 @@
+#include "reportwriter.h"
+
+#include "charts.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+
+namespace edgetrain::ui {
+
+namespace {
+
+constexpr int kChartW = 900, kChartH = 480; // the charts' own size when rendered
+
+QString percent(double v)
+{
+    return QString::number(100 * v, 'f', 1) + QStringLiteral(" %");
+}
+
+/** A page being laid out top to bottom, in device pixels of the PDF (150 dpi). */
+class Page
+{
+public:
+    Page(QPainter &p, QRectF area) : m_p(p), m_area(area), m_y(area.top()) {}
+
+    void heading(const QString &text)
+    {
+        QFont f = m_p.font();
+        f.setPointSizeF(16);
+        f.setBold(true);
+        m_p.setFont(f);
+        m_p.setPen(QColor(0x12, 0x3a, 0x63));
+        const QRectF r(m_area.left(), m_y, m_area.width(), 60);
+        m_p.drawText(r, Qt::AlignLeft | Qt::AlignTop, text);
+        m_y += m_p.fontMetrics().height() + 8;
+        m_p.setPen(QPen(QColor(0x12, 0x3a, 0x63), 2));
+        m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
+        m_y += 18;
+        body();
+    }
+    void subheading(const QString &text)
+    {
+        m_y += 8;
+        QFont f = m_p.font();
+        f.setPointSizeF(11.5);
+        f.setBold(true);
+        m_p.setFont(f);
+        m_p.setPen(Qt::black);
+        m_p.drawText(QRectF(m_area.left(), m_y, m_area.width(), 40), Qt::AlignLeft, text);
+        m_y += m_p.fontMetrics().height() + 6;
+        body();
+    }
+    void paragraph(const QString &text, const QColor &colour = Qt::black)
+    {
+        body();
+        m_p.setPen(colour);
+        const QRectF r = m_p.boundingRect(QRectF(m_area.left(), m_y, m_area.width(), 2000),
+                                          Qt::TextWordWrap, text);
+        m_p.drawText(r, Qt::TextWordWrap, text);
+        m_y += r.height() + 10;
+    }
+    /** Rows of cells; the first row is the header. Widths are fractions of the page width. */
+    void table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows = 40)
+    {
+        body();
+        QFont f = m_p.font();
+        f.setPointSizeF(8.5);
+        m_p.setFont(f);
+        const double h = m_p.fontMetrics().height() + 8;
+        for (int r = 0; r < rows.size() && r <= maxRows; ++r) {
+            double x = m_area.left();
+            if (r == 0)
+                m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xe4, 0xec, 0xf5));
+            else if (r % 2 == 0)
+                m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xf6, 0xf6, 0xf6));
+            QFont cf = f;
+            cf.setBold(r == 0);
+            m_p.setFont(cf);
+            m_p.setPen(Qt::black);
+            for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
+                const double w = widths[c] * m_area.width();
+                const QString text = r == maxRows ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows) : QString())
+                                                  : rows[r][c];
+                m_p.drawText(QRectF(x + 6, m_y, w - 12, h), Qt::AlignVCenter | Qt::AlignLeft,
+                             m_p.fontMetrics().elidedText(text, Qt::ElideRight, int(w - 12)));
+                x += w;
+            }
+            m_y += h;
+        }
+        m_p.setPen(QPen(QColor(0xbb, 0xbb, 0xbb), 1));
+        m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
+        m_y += 14;
+        body();
+    }
+    /** A widget (a chart) drawn as vectors into the given width. */
+    void widget(QWidget *w, QRectF target)
+    {
+        m_p.save();
+        m_p.translate(target.topLeft());
+        m_p.scale(target.width() / w->width(), target.height() / w->height());
+        w->render(&m_p, QPoint(), QRegion(), QWidget::DrawChildren);
+        m_p.restore();
+    }
+    void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
+    double y() const { return m_y; }
+    void skip(double dy) { m_y += dy; }
+    const QRectF &area() const { return m_area; }
+
+private:
+    void body()
+    {
+        QFont f = m_p.font();
+        f.setPointSizeF(9.5);
+        f.setBold(false);
+        m_p.setFont(f);
+        m_p.setPen(Qt::black);
+    }
+    QPainter &m_p;
+    QRectF m_area;
+    double m_y;
+};
+
+QList<QStringList> evaluationRows(const vision::ViewpointEvaluation &e)
+{
+    return {{QObject::tr("Held-out boxes"), QObject::tr("Boxes"), QObject::tr("Teacher"),
+             QObject::tr("Student")},
+            {QObject::tr("Recall: boxes the teacher found"), QString::number(e.teacher_found_boxes),
+             percent(e.teacher_recall_teacher_found), percent(e.student_recall_teacher_found)},
+            {QObject::tr("Recall: boxes only the tracker found"), QString::number(e.tracker_only_boxes),
+             percent(e.teacher_recall_tracker_only), percent(e.student_recall_tracker_only)},
+            {QObject::tr("Precision (detections)"), QString(),
+             QStringLiteral("%1 (%2)").arg(percent(e.teacher_precision)).arg(e.teacher_detections),
+             QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)}};
+}
+
+QString headline(const app::Session &s)
+{
+    if (!s.evaluation.done)
+        return QObject::tr("The student has not been evaluated in this session yet.");
+    const auto &e = s.evaluation.result;
+    return QObject::tr("On %1 held-out boxes that only the tracker had found — the frames where "
+                       "the teacher fails from this camera's viewpoint — the student finds %2, "
+                       "the teacher %3.")
+        .arg(e.tracker_only_boxes)
+        .arg(percent(e.student_recall_tracker_only))
+        .arg(percent(e.teacher_recall_tracker_only));
+}
+
+struct Charts
+{
+    std::unique_ptr<QWidget> owner = std::make_unique<QWidget>();
+    TrainingCharts training;
+    MemoryChart *memory = nullptr;
+    std::vector<std::pair<QString, QWidget *>> named() const
+    {
+        std::vector<std::pair<QString, QWidget *>> list{
+            {QStringLiteral("cpu"), training.cpu},           {QStringLiteral("memory"), training.memory},
+            {QStringLiteral("network"), training.network},   {QStringLiteral("loss"), training.loss},
+            {QStringLiteral("accuracy"), training.accuracy}, {QStringLiteral("throughput"), training.speed}};
+        if (memory)
+            list.emplace_back(QStringLiteral("memory-plan"), memory);
+        return list;
+    }
+};
+
+std::unique_ptr<Charts> makeCharts(const ReportContent &c)
+{
+    auto charts = std::make_unique<Charts>();
+    charts->training = TrainingCharts::create(charts->owner.get());
+    charts->training.load(*c.session);
+    if (c.plan) {
+        charts->memory = new MemoryChart(charts->owner.get());
+        charts->memory->show(*c.plan);
+    }
+    for (const auto &[name, w] : charts->named()) {
+        w->setAttribute(Qt::WA_DontShowOnScreen);
+        w->resize(kChartW, kChartH);
+        w->setBackgroundRole(QPalette::Base);
+        w->show(); // not on screen: lays the legends out
+    }
+    QCoreApplication::processEvents();
+    return charts;
+}
+
+} // namespace
+
+bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString *error)
+{
+    const app::Session &s = *c.session;
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QPdfWriter writer(path);
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setResolution(150);
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    writer.setTitle(QStringLiteral("EdgeTrain report — %1").arg(s.title));
+    writer.setCreator(QStringLiteral("EdgeTrain"));
+    QPainter painter;
+    if (!painter.begin(&writer)) {
+        *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
+        return false;
+    }
+    const auto charts = makeCharts(c);
+    const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
+    const QRectF area(0, 0, full.width(), full.height() - 50);
+    int pageNumber = 0;
+    auto newPage = [&] {
+        if (pageNumber > 0)
+            writer.newPage();
+        ++pageNumber;
+        QFont f = painter.font();
+        f.setPointSizeF(8);
+        f.setBold(false);
+        painter.setFont(f);
+        painter.setPen(QColor(0x77, 0x77, 0x77));
+        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignLeft | Qt::AlignBottom,
+                         QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()));
+        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignRight | Qt::AlignBottom,
+                         QStringLiteral("%1 / %2").arg(pageNumber).arg(kPages));
+        return Page(painter, area);
+    };
+
+    // 1. Title
+    {
+        Page page = newPage();
+        page.skip(260);
+        QFont f = painter.font();
+        f.setPointSizeF(26);
+        f.setBold(true);
+        painter.setFont(f);
+        painter.setPen(QColor(0x12, 0x3a, 0x63));
+        painter.drawText(QRectF(0, page.y(), area.width(), 100), Qt::AlignLeft, QObject::tr("Viewpoint adaptation report"));
+        page.skip(110);
+        page.paragraph(QObject::tr("Session “%1”, created %2; report written %3.")
+                           .arg(s.title, s.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")),
+                                QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
+        page.paragraph(QObject::tr("Source: %1 · teacher: %2 · tracker: %3")
+                           .arg(QFileInfo(s.capture.source).fileName(), s.capture.teacher, s.capture.tracker));
+        page.skip(30);
+        QFont hf = painter.font();
+        hf.setPointSizeF(13);
+        painter.setFont(hf);
+        painter.setPen(Qt::black);
+        const QString head = headline(s);
+        const QRectF r = painter.boundingRect(QRectF(0, page.y(), area.width(), 600), Qt::TextWordWrap, head);
+        painter.drawText(r, Qt::TextWordWrap, head);
+        page.skip(r.height() + 50);
+        page.subheading(QObject::tr("Contents"));
+        page.paragraph(QObject::tr("2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
+                                   "6  Results: student against teacher\n7  Gallery: what the student found"));
+    }
+    // 2. Nodes
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("2  Nodes"));
+        QList<QStringList> rows{{QObject::tr("Name"), QObject::tr("Address"), QObject::tr("Arch"),
+                                 QObject::tr("Cores"), QObject::tr("RAM"), QObject::tr("Trained")}};
+        for (const app::SessionNode &n : s.nodes)
+            rows.append({n.name, QStringLiteral("%1:%2").arg(n.host).arg(n.port), n.arch,
+                         n.cores ? QString::number(n.cores) : QString(),
+                         n.ramBytes ? formatBytes(double(n.ramBytes)) : QString(),
+                         s.training.nodes.contains(n.name) ? QObject::tr("yes") : QObject::tr("no")});
+        page.table(rows, {0.2, 0.24, 0.12, 0.1, 0.17, 0.17});
+        page.subheading(QObject::tr("What happened to the nodes during training"));
+        QList<QStringList> events{{QObject::tr("Time"), QObject::tr("Node"), QObject::tr("Event"), QObject::tr("Details")}};
+        for (const auto &e : s.training.events)
+            events.append({QStringLiteral("%1 s").arg(e.seconds, 0, 'f', 1),
+                           e.node.section(QStringLiteral(" ("), 0, 0), e.kind, e.message});
+        if (events.size() == 1)
+            page.paragraph(QObject::tr("No events recorded."));
+        else
+            page.table(events, {0.1, 0.18, 0.12, 0.6}, 30);
+    }
+    // 3. Settings
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("3  Settings and data"));
+        page.subheading(QObject::tr("Capture and labelling"));
+        QList<QStringList> capture{{QObject::tr("Setting"), QObject::tr("Value")},
+                                   {QObject::tr("Source"), s.capture.source},
+                                   {QObject::tr("Teacher"), s.capture.teacher},
+                                   {QObject::tr("Tracker"), s.capture.tracker},
+                                   {QObject::tr("Teacher runs on"), QObject::tr("every %1 frame(s)").arg(s.capture.every)}};
+        page.table(capture, {0.3, 0.7});
+        page.subheading(QObject::tr("Dataset (split by track)"));
+        QList<QStringList> data{{QObject::tr("Split"), QObject::tr("Tracks"), QObject::tr("Positives"), QObject::tr("Negatives")}};
+        const char *splits[] = {"train", "validation", "test"};
+        for (int i = 0; i < 3; ++i)
+            data.append({QString::fromLatin1(splits[i]),
+                         s.datasetStats ? QString::number(s.datasetStats->tracks[i]) : QStringLiteral("–"),
+                         s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
+                         s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
+        page.table(data, {0.25, 0.25, 0.25, 0.25});
+        page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
+                           .arg(s.dataset.width)
+                           .arg(s.dataset.height)
+                           .arg(s.dataset.negativesPerPositive));
+        page.subheading(QObject::tr("Training"));
+        QList<QStringList> plan{{QObject::tr("Setting"), QObject::tr("Value")},
+                                {QObject::tr("Student model"), s.plan.model},
+                                {QObject::tr("Global batch"), QString::number(s.plan.batch)},
+                                {QObject::tr("Epochs"), QString::number(s.plan.epochs)},
+                                {QObject::tr("Learning rate"), QString::number(s.plan.lr)},
+                                {QObject::tr("Mode"), s.plan.mode},
+                                {QObject::tr("Devices"), s.training.nodes.join(QStringLiteral(", "))},
+                                {QObject::tr("Run"), QStringLiteral("%1 (%2, %3 s)")
+                                                          .arg(s.training.jobId,
+                                                               QString::fromLatin1(app::trainingStateName(s.training.state)))
+                                                          .arg(s.training.seconds, 0, 'f', 1)}};
+        if (s.plan.mode == QLatin1String("async"))
+            plan.append({QObject::tr("Staleness bound"), QString::number(s.plan.staleness)});
+        if (s.plan.mode == QLatin1String("local-sgd"))
+            plan.append({QObject::tr("Steps between averages"), QString::number(s.plan.localSteps)});
+        page.table(plan, {0.3, 0.7});
+    }
+    // 4. Memory plan
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("4  Memory plan"));
+        QList<QStringList> budgets{{QObject::tr("Device"), QObject::tr("Budget")}};
+        budgets.append({QObject::tr("all devices"), s.plan.budgetAll < 0 ? QObject::tr("none") : formatBytes(double(s.plan.budgetAll))});
+        for (const auto &[node, b] : s.plan.budgets)
+            budgets.append({node, b < 0 ? QObject::tr("none") : formatBytes(double(b))});
+        page.table(budgets, {0.5, 0.5});
+        if (c.plan) {
+            const app::PlanView &v = *c.plan;
+            page.paragraph(QObject::tr("For a device batch of %1: schedule %2, %3 more compute per step "
+                                       "than keeping every activation; predicted peak %4 (store-all: %5; "
+                                       "the floor at this batch: %6).")
+                               .arg(v.request.deviceBatch)
+                               .arg(v.schedule)
+                               .arg(percent(v.plan.predicted_recompute_factor - 1))
+                               .arg(formatBytes(double(v.plan.predicted_peak_bytes)))
+                               .arg(formatBytes(double(v.storeAllPeak)))
+                               .arg(formatBytes(double(v.minimumBudget))));
+            if (v.request.budget >= 0 && !v.plan.fits)
+                page.paragraph(QObject::tr("The budget does not fit: at least %1 is needed.")
+                                   .arg(formatBytes(double(v.plan.min_budget_bytes))),
+                               QColor(0xb0, 0x00, 0x20));
+            QList<QStringList> cats{{QObject::tr("Category"), QObject::tr("Predicted peak")}};
+            const char *names[] = {"weights", "gradients", "optimizer state", "activations", "workspace", "recompute"};
+            for (int i = 0; i < 6; ++i)
+                cats.append({QString::fromLatin1(names[i]), formatBytes(double(v.plan.predicted.peak_bytes[std::size_t(i)]))});
+            cats.append({QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
+            page.table(cats, {0.5, 0.5});
+            page.widget(charts->memory, QRectF(0, page.y(), area.width(), area.width() * kChartH / kChartW));
+        } else {
+            page.paragraph(QObject::tr("No memory plan was computed in this session."));
+        }
+    }
+    // 5. Training charts
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("5  Training on the devices"));
+        const auto list = charts->training.all();
+        const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
+        for (int i = 0; i < int(list.size()); ++i)
+            page.widget(list[std::size_t(i)], QRectF((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h));
+        page.skip(3 * (h + 14));
+        if (s.training.metrics.empty())
+            page.paragraph(QObject::tr("No training run was recorded in this session."));
+    }
+    // 6. Results
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("6  Results: student against teacher"));
+        page.paragraph(headline(s));
+        if (s.evaluation.done) {
+            page.table(evaluationRows(s.evaluation.result), {0.43, 0.13, 0.22, 0.22});
+            page.paragraph(QObject::tr("Evaluated on %1 frames with held-out (test-split) tracks; a box counts "
+                                       "as found when a detection overlaps it by IoU ≥ %2. Student precision "
+                                       "is a lower bound: unlabelled people count against it.")
+                               .arg(s.evaluation.result.frames)
+                               .arg(s.evaluation.result.match_iou));
+        }
+        page.subheading(QObject::tr("Epochs"));
+        QList<QStringList> epochs{{QObject::tr("Epoch"), QObject::tr("Devices"), QObject::tr("Loss"),
+                                   QObject::tr("Accuracy"), QObject::tr("Validation"), QObject::tr("Images/s"),
+                                   QObject::tr("Seconds")}};
+        for (const auto &e : s.training.epochs)
+            epochs.append({QString::number(e.epoch), QString::number(e.nodes), QString::number(e.train_loss, 'f', 4),
+                           percent(e.train_accuracy), e.test_accuracy < 0 ? QStringLiteral("–") : percent(e.test_accuracy),
+                           QString::number(e.images_per_second, 'f', 0), QString::number(e.seconds, 'f', 1)});
+        page.table(epochs, {0.1, 0.12, 0.16, 0.16, 0.16, 0.16, 0.14}, 30);
+    }
+    // 7. Gallery
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("7  Gallery: what the student found"));
+        page.paragraph(QObject::tr("Held-out frames where the teacher found nobody at the labelled place "
+                                   "and the student did. Dashed orange: the box the tracker carried there; "
+                                   "green: the student's detection."));
+        if (c.gallery.isEmpty())
+            page.paragraph(QObject::tr("No such frame in this session."));
+        const int columns = 4;
+        const double cellW = (area.width() - (columns - 1) * 12) / columns;
+        double y = page.y(), rowH = 0;
+        for (int i = 0; i < c.gallery.size() && i < 16; ++i) {
+            const QImage &img = c.gallery[i];
+            const double scale = std::min(cellW / img.width(), 300.0 / img.height());
+            const QSizeF size(img.width() * scale, img.height() * scale);
+            if (i % columns == 0 && i > 0) {
+                y += rowH + 12;
+                rowH = 0;
+            }
+            if (y + size.height() > area.bottom())
+                break;
+            page.image(img, QRectF((i % columns) * (cellW + 12), y, size.width(), size.height()));
+            rowH = std::max(rowH, size.height());
+        }
+    }
+    if (!painter.end()) {
+        *error = QStringLiteral("cannot finish the PDF '%1'").arg(path);
+        return false;
+    }
+    return true;
+}
+
+bool ReportWriter::writeCharts(const QString &dir, const ReportContent &c, QStringList *written,
+                               QString *error)
+{
+    if (!QDir().mkpath(dir)) {
+        *error = QStringLiteral("cannot create '%1'").arg(dir);
+        return false;
+    }
+    const auto charts = makeCharts(c);
+    for (const auto &[name, w] : charts->named()) {
+        const QString png = dir + QLatin1Char('/') + name + QStringLiteral(".png");
+        QImage image(w->size() * 2, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(2);
+        image.fill(Qt::white);
+        {
+            QPainter p(&image);
+            w->render(&p);
+        }
+        if (!image.save(png)) {
+            *error = QStringLiteral("cannot write '%1'").arg(png);
+            return false;
+        }
+        const QString svg = dir + QLatin1Char('/') + name + QStringLiteral(".svg");
+        QSvgGenerator generator;
+        generator.setFileName(svg);
+        generator.setSize(w->size());
+        generator.setViewBox(QRect(QPoint(), w->size()));
+        generator.setTitle(name);
+        QPainter p;
+        if (!p.begin(&generator)) {
+            *error = QStringLiteral("cannot write '%1'").arg(svg);
+            return false;
+        }
+        w->render(&p);
+        p.end();
+        written->append(png);
+        written->append(svg);
+    }
+    return true;
+}
+
+bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringList *written,
+                            QString *error)
+{
+    QDir().mkpath(dir);
+    QByteArray evaluation = "measure,boxes,teacher,student\n";
+    if (s.evaluation.done) {
+        const auto &e = s.evaluation.result;
+        evaluation += "recall_teacher_found," + QByteArray::number(e.teacher_found_boxes) + ',' +
+                      QByteArray::number(e.teacher_recall_teacher_found, 'g', 6) + ',' +
+                      QByteArray::number(e.student_recall_teacher_found, 'g', 6) + '\n';
+        evaluation += "recall_tracker_only," + QByteArray::number(e.tracker_only_boxes) + ',' +
+                      QByteArray::number(e.teacher_recall_tracker_only, 'g', 6) + ',' +
+                      QByteArray::number(e.student_recall_tracker_only, 'g', 6) + '\n';
+        evaluation += "precision,," + QByteArray::number(e.teacher_precision, 'g', 6) + ',' +
+                      QByteArray::number(e.student_precision, 'g', 6) + '\n';
+    }
+    const std::pair<QString, QByteArray> files[] = {{QStringLiteral("metrics.csv"), s.metricsCsv()},
+                                                    {QStringLiteral("epochs.csv"), s.epochsCsv()},
+                                                    {QStringLiteral("evaluation.csv"), evaluation}};
+    for (const auto &[name, data] : files) {
+        const QString path = dir + QLatin1Char('/') + name;
+        if (!app::writeFileAtomically(path, data, error))
+            return false;
+        written->append(path);
+    }
+    return true;
+}
+
+bool ReportWriter::exportAll(const QString &dir, const ReportContent &c, QStringList *written,
+                             QString *error)
+{
+    const QString pdf = dir + QStringLiteral("/report.pdf");
+    if (!writePdf(pdf, c, error))
+        return false;
+    written->append(pdf);
+    return writeCharts(dir + QStringLiteral("/charts"), c, written, error) &&
+           writeCsv(dir, *c.session, written, error);
+}
+
+} // namespace edgetrain::ui

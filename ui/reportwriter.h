@@ -1,0 +1,43 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QImage>
+#include <QList>
+#include <QStringList>
+
+#include <optional>
+
+namespace edgetrain::ui {
+
+/** What a report is made from: the session, the memory plan shown, the gallery's frames. */
+struct ReportContent
+{
+    const app::Session *session = nullptr;
+    std::optional<app::PlanView> plan;
+    QList<QImage> gallery; // frames the teacher missed and the student found, drawn
+};
+
+/**
+ * The session's report: a PDF (title, nodes, settings, memory plan, training charts, results,
+ * gallery — one page each, so always kPages pages), every chart as PNG and SVG, and the metrics
+ * as CSV. Needs a QApplication (charts are widgets); runs on the GUI thread in well under a
+ * second for a demo session.
+ */
+class ReportWriter
+{
+public:
+    static constexpr int kPages = 7;
+    static bool writePdf(const QString &path, const ReportContent &content, QString *error);
+    /** <dir>/<name>.png and .svg for each chart; the files written are appended to `written`. */
+    static bool writeCharts(const QString &dir, const ReportContent &content, QStringList *written,
+                            QString *error);
+    /** metrics.csv (device readings), epochs.csv, evaluation.csv. */
+    static bool writeCsv(const QString &dir, const app::Session &session, QStringList *written,
+                         QString *error);
+    /** All of it under `dir`: report.pdf, charts/, csv files. */
+    static bool exportAll(const QString &dir, const ReportContent &content, QStringList *written,
+                          QString *error);
+};
+
+} // namespace edgetrain::ui

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "app/session/workflow.h"
+
+#include <QImage>
+#include <QWidget>
+
+namespace edgetrain::ui {
+
+/** One frame with the labels on it: teacher boxes solid green, tracker boxes dashed orange,
+ *  rejected tracks dotted grey, the selected track thicker and numbered. */
+class VideoView : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit VideoView(QWidget *parent = nullptr);
+    void setFrame(int frame, const QImage &image);
+    void setLabels(std::shared_ptr<const vision::LabelResult> labels);
+    void setSelectedTrack(int id);
+    int frame() const { return m_frame; }
+    QSize sizeHint() const override { return {640, 400}; }
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+
+private:
+    int m_frame = -1;
+    QImage m_image;
+    std::shared_ptr<const vision::LabelResult> m_labels;
+    int m_selected = -1;
+};
+
+/** The tracks over the video's frames, one row each: tracker spans in orange, teacher hits in
+ *  green, rejected tracks grey. Click a row to select its track; the current frame is a line. */
+class TrackTimeline : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit TrackTimeline(QWidget *parent = nullptr);
+    void setLabels(std::shared_ptr<const vision::LabelResult> labels, int frames);
+    void setFrame(int frame);
+    void setSelectedTrack(int id);
+    QSize sizeHint() const override;
+
+Q_SIGNALS:
+    void trackClicked(int id, int frame);
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+    void mousePressEvent(QMouseEvent *event) override;
+
+private:
+    double x(int frame) const;
+    std::shared_ptr<const vision::LabelResult> m_labels;
+    std::vector<int> m_order; // track indices by first frame
+    int m_frames = 1;
+    int m_frame = 0;
+    int m_selected = -1;
+};
+
+} // namespace edgetrain::ui
