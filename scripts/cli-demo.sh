@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, and run the demo session.
-# Until the desktop app exists the demo is headless:
+# The demo told by edgetrain-cli, step by step (scripts/demo.sh opens the app instead):
 #  1. LeNet-5 trained on the real Fashion-MNIST on this machine (progress, per-epoch results,
 #     trained weights), then evaluated from the saved file;
 #  2. a memory plan: ResNet-110 under a 64 MiB budget, run for real;
@@ -13,7 +12,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh default
 bin=build/default/bin
-out="${EDGETRAIN_DEMO_OUT:-$PWD/out/demo}"
+out="${EDGETRAIN_DEMO_OUT:-$PWD/out/cli-demo}"
 mkdir -p "$out"
 
 echo "== 1. LeNet-5 on Fashion-MNIST, 2 epochs, cosine learning rate =="
@@ -27,7 +26,7 @@ echo "== 2. ResNet-110 (batch 32) in 64 MiB: checkpointing schedule, predicted a
   --json | tail -n 1 > "$out/memory.json"
 
 echo "== 3. Three local edge nodes =="
-key="$out/demo.key"
+key="$out/cli-demo.key"
 [ -s "$key" ] || head -c 32 /dev/urandom | base64 > "$key"
 chmod 600 "$key"
 pids=()

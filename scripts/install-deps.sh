@@ -6,7 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev zlib1g-dev
-  qt6-base-dev                 # Qt Core and Network (CLI, node), Qt Test (all suites)
+  qt6-base-dev                 # Qt Core, Network, Gui, Widgets, Concurrent, Test
+  qt6-charts-dev libqt6opengl6-dev  # the app's charts (Qt Charts' CMake files need Qt OpenGL)
+  qt6-svg-dev                  # the report's charts as SVG (QSvgGenerator)
+  poppler-utils                # pdfinfo: the GUI suite checks the exported PDF report
   libgloo-dev                  # collectives of the cluster's data plane
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
@@ -20,7 +23,8 @@ fi
 for extra in "$@"; do
   case "$extra" in
     bench) packages+=(python3-torch python3-numpy libdnnl-dev) ;;
-    *) echo "install-deps.sh: unknown group '$extra' (known: bench)" >&2; exit 2 ;;
+    screenshots) packages+=(xvfb xauth imagemagick) ;; # the app in a real X server, and its picture
+    *) echo "install-deps.sh: unknown group '$extra' (known: bench, screenshots)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,0 +1,375 @@
+// The desktop app through its real window: real edgetrain-node processes on 127.0.0.1, real
+// OpenCV on vtest.avi, real training across the nodes, a real PDF. QT_QPA_PLATFORM=offscreen.
+// With EDGETRAIN_SCREENSHOTS=DIR set, every step is also saved as DIR/<n>-<step>.png.
+#include "nodeprocess.h"
+
+#include "core/memoryaccountant.h"
+#include "ui/capturepage.h"
+#include "ui/datasetpage.h"
+#include "ui/mainwindow.h"
+#include "ui/nodespage.h"
+#include "ui/planpage.h"
+#include "ui/reportpage.h"
+#include "ui/trainpage.h"
+#include "ui/videoview.h"
+
+#include <QApplication>
+#include <QLabel>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace edgetrain;
+
+namespace {
+
+const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+
+/** The longest time the GUI thread did not get to a 10 ms timer: what a user feels as a freeze. */
+class Watchdog : public QObject
+{
+public:
+    Watchdog()
+    {
+        m_timer.setInterval(10);
+        m_timer.setTimerType(Qt::PreciseTimer);
+        connect(&m_timer, &QTimer::timeout, this, [this] {
+            const qint64 now = m_clock.nsecsElapsed();
+            if (m_last > 0)
+                m_worst = std::max(m_worst, double(now - m_last) / 1e6 - 10.0);
+            m_last = now;
+        });
+    }
+    void start()
+    {
+        m_worst = 0;
+        m_last = 0;
+        m_clock.start();
+        m_timer.start();
+    }
+    double stop()
+    {
+        m_timer.stop();
+        return m_worst;
+    }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    double m_worst = 0;
+};
+
+bool waitTask(app::Workflow &w, app::Task task, int timeoutMs, QString *message)
+{
+    QSignalSpy done(&w, &app::Workflow::taskFinished);
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        for (const auto &args : done)
+            if (args.at(0).value<app::Task>() == task) {
+                *message = args.at(2).toString();
+                return args.at(1).toBool();
+            }
+        done.wait(200);
+    }
+    *message = QStringLiteral("timed out");
+    return false;
+}
+
+} // namespace
+
+class TstGui : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void discoveryFillsNodesTable();
+    void sliderChangesScheduleAndMemory();
+    void labelReviewAndDataset();
+    void trainingFillsChartsAndPdf();
+    void closingMidTrainingStopsTheJob();
+    void cleanupTestCase();
+
+private:
+    void screenshot(const QString &name);
+    bool nodesIdle(int timeoutMs);
+
+    QTemporaryDir m_dir;
+    QString m_keyFile;
+    QByteArray m_key = "gui test cluster key 0123456789";
+    std::vector<std::unique_ptr<NodeProcess>> m_nodes;
+    std::unique_ptr<app::Workflow> m_workflow;
+    std::unique_ptr<ui::MainWindow> m_window;
+    QString m_session;
+    int m_shot = 0;
+};
+
+void TstGui::initTestCase()
+{
+    if (!QFileInfo::exists(kVideo))
+        QSKIP("vtest.avi is missing (Debian package opencv-doc)");
+    QVERIFY(m_dir.isValid());
+    m_keyFile = m_dir.path() + QStringLiteral("/cluster.key");
+    QFile f(m_keyFile);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(m_key + "\n");
+    f.close();
+    QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
+    for (int i = 1; i <= 2; ++i) {
+        m_nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("gui-node-%1").arg(i), m_keyFile,
+                                                        QStringList{QStringLiteral("--threads"), QStringLiteral("1")}));
+        QVERIFY2(m_nodes.back()->waitReady(), qPrintable(m_nodes.back()->log()));
+    }
+    m_session = m_dir.path() + QStringLiteral("/session");
+    m_workflow = std::make_unique<app::Workflow>();
+    QString error;
+    QVERIFY2(m_workflow->newSession(m_session, &error), qPrintable(error));
+    m_window = std::make_unique<ui::MainWindow>(m_workflow.get());
+    m_window->resize(1366, 768);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TstGui::screenshot(const QString &name)
+{
+    const QString dir = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS");
+    if (dir.isEmpty())
+        return;
+    QDir().mkpath(dir);
+    QTest::qWait(300); // let charts and lists paint
+    m_window->grab().save(QStringLiteral("%1/%2-%3.png").arg(dir).arg(++m_shot).arg(name));
+}
+
+void TstGui::discoveryFillsNodesTable()
+{
+    m_window->showStep(ui::MainWindow::Nodes);
+    QString error;
+    QVERIFY2(m_workflow->setKeyFile(m_keyFile, &error), qPrintable(error));
+    for (const auto &n : m_nodes)
+        QVERIFY2(m_workflow->addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort), &error),
+                 qPrintable(error));
+    QTableWidget *table = m_window->nodesPage()->table();
+    // Discovery finds both nodes: their names appear in the table with their real facts.
+    QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 2, 5000);
+    QStringList names;
+    for (int r = 0; r < table->rowCount(); ++r)
+        names.append(table->item(r, 0)->text());
+    names.sort();
+    QCOMPARE(names, (QStringList{QStringLiteral("gui-node-1"), QStringLiteral("gui-node-2")}));
+    QCOMPARE(table->item(0, 3)->text().toInt(), QThread::idealThreadCount()); // cores
+    QVERIFY(table->item(0, 7)->text().startsWith(QLatin1String("locked")));
+    // Pairing proves the key; the state column says so and the status bar counts them.
+    m_workflow->pairAll();
+    QTRY_COMPARE_WITH_TIMEOUT(m_workflow->pairedNodes().size(), 2, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(table->item(0, 7)->text() == QLatin1String("paired"), 3000);
+    QTRY_VERIFY(m_window->clusterLabel()->text().startsWith(QLatin1String("2 paired")));
+    // A node typed in with a wrong address is reported, not a crash.
+    QVERIFY(!m_workflow->addNode(QStringLiteral("not-an-address"), &error));
+    QVERIFY(error.contains(QLatin1String("host:port")));
+    screenshot(QStringLiteral("nodes"));
+}
+
+void TstGui::sliderChangesScheduleAndMemory()
+{
+    // ResNet-20 trades memory for recompute (the small student's floor is its store-all peak).
+    m_workflow->session().plan.model = QStringLiteral("resnet20");
+    Q_EMIT m_workflow->sessionChanged();
+    m_window->showStep(ui::MainWindow::Plan);
+    ui::PlanPage *plan = m_window->planPage();
+    QSlider *slider = plan->slider();
+    // ResNet-20's plan has come (the student's has a single point on the curve).
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan().has_value() && plan->lastPlan()->sweep.size() > 3, 20000);
+    // At the top of the slider everything fits: store-all. (Moving it sets a budget.)
+    slider->setValue(slider->maximum() - 1);
+    slider->setValue(slider->maximum());
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->schedule == QLatin1String("store-all") &&
+                                 plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024,
+                             20000);
+    const std::int64_t storeAll = plan->lastPlan()->plan.predicted_peak_bytes;
+    const QString topText = plan->memoryTable()->item(6, 0)->text();
+    // Half-way down: a checkpointing schedule, less memory, some recompute.
+    slider->setValue((slider->minimum() + slider->maximum()) / 2);
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    const app::PlanView mid = *plan->lastPlan();
+    QVERIFY2(mid.plan.fits, qPrintable(plan->scheduleLabel()->text()));
+    QVERIFY(mid.schedule != QLatin1String("store-all"));
+    QVERIFY(mid.plan.predicted_peak_bytes < storeAll);
+    QVERIFY(mid.plan.predicted_recompute_factor > 1.0);
+    QVERIFY(plan->scheduleLabel()->text().contains(mid.schedule));
+    QVERIFY(plan->memoryTable()->item(6, 0)->text() != topText);
+    // At the bottom nothing fits: the warning says what would.
+    slider->setValue(slider->minimum());
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    QVERIFY(!plan->lastPlan()->plan.fits);
+    slider->setValue((slider->minimum() + 2 * slider->maximum()) / 3);
+    QTest::qWait(300);
+    screenshot(QStringLiteral("plan"));
+    // Back to the student for the runs below, with no budget.
+    m_workflow->session().plan.model = QStringLiteral("student");
+    m_workflow->session().plan.budgetAll = -1;
+    m_workflow->session().plan.budgets.clear();
+    Q_EMIT m_workflow->sessionChanged();
+}
+
+void TstGui::labelReviewAndDataset()
+{
+    m_window->showStep(ui::MainWindow::Capture);
+    app::Session &s = m_workflow->session();
+    s.capture.source = kVideo;
+    s.capture.every = 3;
+    s.capture.maxFrames = 240;
+    Q_EMIT m_workflow->sessionChanged();
+    Watchdog watchdog;
+    watchdog.start();
+    QTest::mouseClick(m_window->capturePage()->labelButton(), Qt::LeftButton);
+    QString message;
+    QVERIFY2(waitTask(*m_workflow, app::Task::Labelling, 120000, &message), qPrintable(message));
+    const double worst = watchdog.stop();
+    qInfo("labelling: the GUI thread's longest stall was %.1f ms", worst);
+    QVERIFY2(worst < 50.0, qPrintable(QStringLiteral("GUI thread stalled %1 ms").arg(worst)));
+    const auto labels = m_workflow->labels();
+    QVERIFY(labels && labels->stats.tracks > 3);
+    // Review: reject one track; the change is in labels.json at once.
+    const int id = labels->tracks.front().id;
+    m_workflow->setTrackAccepted(id, false);
+    QCOMPARE(m_workflow->labels()->tracks.front().state, vision::Track::State::Rejected);
+    QTRY_VERIFY_WITH_TIMEOUT(vision::LabelResult::load(m_session.toStdString()).tracks.front().state ==
+                                 vision::Track::State::Rejected,
+                             3000);
+    m_workflow->setTrackAccepted(id, true);
+    m_window->capturePage()->timeline()->trackClicked(labels->tracks[1].id, labels->tracks[1].boxes.front().frame);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->capturePage()->view()->frame() == labels->tracks[1].boxes.front().frame, 5000);
+    screenshot(QStringLiteral("capture"));
+
+    m_window->showStep(ui::MainWindow::Dataset);
+    m_workflow->startDataset();
+    QVERIFY2(waitTask(*m_workflow, app::Task::Dataset, 120000, &message), qPrintable(message));
+    QVERIFY(m_workflow->session().datasetStats->positives[0] > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->datasetPage()->gallery()->count() > 0, 5000);
+    QCOMPARE(m_window->datasetPage()->counts()->item(0, 1)->text().toInt(),
+             m_workflow->session().datasetStats->positives[0]);
+    screenshot(QStringLiteral("dataset"));
+}
+
+void TstGui::trainingFillsChartsAndPdf()
+{
+    app::Session &s = m_workflow->session();
+    s.plan.epochs = 3;
+    s.plan.batch = 64;
+    s.evaluation.frames = 6;
+    Q_EMIT m_workflow->sessionChanged();
+    m_window->showStep(ui::MainWindow::Train);
+    ui::TrainPage *train = m_window->trainPage();
+    Watchdog watchdog;
+    watchdog.start();
+    QTest::mouseClick(train->startButton(), Qt::LeftButton);
+    QString message;
+    QVERIFY2(waitTask(*m_workflow, app::Task::Training, 240000, &message), qPrintable(message));
+    QVERIFY2(waitTask(*m_workflow, app::Task::Evaluation, 240000, &message), qPrintable(message));
+    const double worst = watchdog.stop();
+    qInfo("training and evaluation: the GUI thread's longest stall was %.1f ms", worst);
+    QVERIFY2(worst < 50.0, qPrintable(QStringLiteral("GUI thread stalled %1 ms").arg(worst)));
+    QCOMPARE(int(s.training.epochs.size()), 3);
+    QCOMPARE(s.training.state, app::TrainingRecord::State::Finished);
+    QTest::qWait(600); // the next chart flush
+    // Every chart has a line per device with points.
+    for (ui::DeviceChart *c : train->charts().all())
+        QVERIFY2(c->pointCount() >= 2, qPrintable(c->title()));
+    QVERIFY(train->charts().cpu->chart()->series().size() == 2);
+    screenshot(QStringLiteral("train"));
+
+    m_window->showStep(ui::MainWindow::Report);
+    QVERIFY(s.evaluation.done);
+    QTest::qWait(1500); // the gallery renders off the GUI thread
+    screenshot(QStringLiteral("report"));
+    const QString out = m_dir.path() + QStringLiteral("/report");
+    QStringList written;
+    QString error;
+    QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
+    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv", "epochs.csv"})
+        QVERIFY2(QFileInfo(out + QLatin1Char('/') + QLatin1String(f)).size() > 0, f);
+    QProcess pdfinfo;
+    pdfinfo.start(QStringLiteral("pdfinfo"), {out + QStringLiteral("/report.pdf")});
+    if (!pdfinfo.waitForFinished(10000) || pdfinfo.exitStatus() != QProcess::NormalExit)
+        QSKIP("pdfinfo (poppler-utils) is not installed");
+    const QString info = QString::fromUtf8(pdfinfo.readAllStandardOutput());
+    QVERIFY2(pdfinfo.exitCode() == 0, qPrintable(QString::fromUtf8(pdfinfo.readAllStandardError())));
+    QVERIFY2(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+%1\\n").arg(ui::ReportWriter::kPages))),
+             qPrintable(info));
+    QFile csv(out + QStringLiteral("/metrics.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QVERIFY(csv.readAll().count('\n') > 4);
+}
+
+bool TstGui::nodesIdle(int timeoutMs)
+{
+    // Ask each node directly: its metrics carry the job's status.
+    for (const auto &n : m_nodes) {
+        net::ControlClient client(QStringLiteral("127.0.0.1"), n->port, m_key);
+        QSignalSpy ready(&client, &net::ControlClient::ready);
+        client.connectToNode();
+        if (!ready.wait(5000))
+            return false;
+        QSignalSpy metrics(&client, &net::ControlClient::metrics);
+        client.subscribeMetrics();
+        QElapsedTimer t;
+        t.start();
+        bool idle = false;
+        while (!idle && t.elapsed() < timeoutMs && metrics.wait(1500))
+            idle = !net::TrainingStatus::fromCbor(metrics.last().at(0).value<net::SystemSample>().training).active;
+        if (!idle)
+            return false;
+    }
+    return true;
+}
+
+void TstGui::closingMidTrainingStopsTheJob()
+{
+    app::Session &s = m_workflow->session();
+    s.plan.epochs = 200; // far more than the test waits for
+    m_window->showStep(ui::MainWindow::Train);
+    QSignalSpy epochs(m_workflow.get(), &app::Workflow::epochFinished);
+    QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
+    QVERIFY(epochs.wait(120000));
+    QVERIFY(m_workflow->isTraining());
+    // Close the window: it waits for the nodes to stop, then closes.
+    m_window->close();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), 20000);
+    QVERIFY(!m_workflow->isTraining());
+    QCOMPARE(m_workflow->session().training.state, app::TrainingRecord::State::Stopped);
+    QVERIFY(nodesIdle(10000));
+    const int done = int(m_workflow->session().training.epochs.size());
+    QVERIFY(done >= 1);
+    m_window.reset();
+    m_workflow.reset();
+
+    // Reopening the session shows what was done.
+    m_workflow = std::make_unique<app::Workflow>();
+    m_window = std::make_unique<ui::MainWindow>(m_workflow.get());
+    m_window->show();
+    QVERIFY(m_window->openSession(m_session));
+    const app::Session &again = m_workflow->session();
+    QCOMPARE(int(again.training.epochs.size()), done);
+    QCOMPARE(again.training.state, app::TrainingRecord::State::Stopped);
+    QVERIFY(again.datasetStats.has_value());
+    QVERIFY(m_workflow->labels() != nullptr);
+    QCOMPARE(again.capture.source, kVideo);
+    QVERIFY(m_window->trainPage()->charts().cpu->pointCount() > 0);
+}
+
+void TstGui::cleanupTestCase()
+{
+    m_window.reset();
+    m_workflow.reset();
+    m_nodes.clear();
+}
+
+QTEST_MAIN(TstGui)
+#include "tst_gui.moc"
