@@ -85,12 +85,6 @@ DeviceChart::DeviceChart(const QString &title, const QString &unit, QWidget *par
     setMinimumSize(260, 170);
 }
 
-void DeviceChart::setVariantNames(const QString &first, const QString &second)
-{
-    m_variants[0] = first;
-    m_variants[1] = second;
-}
-
 DeviceChart::Line &DeviceChart::line(const QString &device, int variant)
 {
     Line &l = m_lines[{device, variant}];
@@ -119,11 +113,13 @@ void DeviceChart::restyle(const QString &device)
         pen.setStyle(lost ? Qt::DotLine : v == 1 ? Qt::DashLine : Qt::SolidLine);
         it->second.series->setPen(pen);
         QString name = device;
-        if (!m_variants[v].isEmpty())
-            name += QLatin1Char(' ') + m_variants[v];
         if (lost)
             name += QStringLiteral(" (lost)");
         it->second.series->setName(name);
+        // One legend entry per device: the second variant is told apart by its dashes (title).
+        if (v == 1)
+            for (QLegendMarker *marker : chart()->legend()->markers(it->second.series))
+                marker->setVisible(false);
     }
 }
 
@@ -200,8 +196,8 @@ TrainingCharts TrainingCharts::create(QWidget *parent)
     c.cpu = new DeviceChart(QStringLiteral("CPU"), QStringLiteral("% of the device"), parent);
     c.cpu->setFixedMax(100);
     c.memory = new DeviceChart(QStringLiteral("Memory in use"), QStringLiteral("MiB"), parent);
-    c.network = new DeviceChart(QStringLiteral("Network"), QStringLiteral("KiB/s"), parent);
-    c.network->setVariantNames(QStringLiteral("rx"), QStringLiteral("tx"));
+    c.network = new DeviceChart(QStringLiteral("Network: received (solid), sent (dashed)"),
+                                QStringLiteral("KiB/s"), parent);
     c.loss = new DeviceChart(QStringLiteral("Training loss"), QStringLiteral("loss"), parent);
     c.accuracy = new DeviceChart(QStringLiteral("Training accuracy"), QStringLiteral("%"), parent);
     c.accuracy->setFixedMax(100);

@@ -30,7 +30,6 @@ public:
     void clear();
     /** Marks a device's lines as dropped out ("name (lost)", dotted). */
     void setLost(const QString &device, bool lost);
-    void setVariantNames(const QString &first, const QString &second);
     void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
     bool isEmpty() const;
     int pointCount() const; // points shown, all lines together
@@ -47,7 +46,6 @@ private:
     void restyle(const QString &device);
 
     QString m_title, m_unit;
-    QString m_variants[2];
     std::map<std::pair<QString, int>, Line> m_lines;
     std::map<QString, int> m_colors;
     std::map<QString, bool> m_lost;

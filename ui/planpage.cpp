@@ -306,7 +306,12 @@ void PlanPage::show(const app::PlanView &v)
     m_overhead->setText(
         tr("Recompute overhead: %1 % more compute per step · %2 parameters")
             .arg(100 * (plan.predicted_recompute_factor - 1), 0, 'f', 1)
-            .arg(v.parameters));
+            .arg(v.parameters) +
+        (v.storeAllPeak <= v.minimumBudget
+             ? tr("\nThis model has nothing to trade at this batch: its floor is its store-all "
+                  "peak (one layer needs its output and both gradients at once). A deeper student "
+                  "(a ResNet) can trade memory for recompute.")
+             : QString()));
     for (int c = 0; c < 6; ++c)
         m_memory->setItem(c, 0, new QTableWidgetItem(formatBytes(double(plan.predicted.peak_bytes[std::size_t(c)]))));
     m_memory->setItem(6, 0, new QTableWidgetItem(formatBytes(double(plan.predicted_peak_bytes))));

@@ -141,13 +141,21 @@ void ReportPage::refresh()
     }
     const auto &e = s.evaluation.result;
     auto pct = [](double v) { return QString::number(100 * v, 'f', 1) + QStringLiteral(" %"); };
-    m_headline->setText(tr("<b>The student finds %1 of the people the teacher missed</b> (teacher: %2), "
-                           "on %3 held-out boxes only the tracker had found.")
-                            .arg(pct(e.student_recall_tracker_only), pct(e.teacher_recall_tracker_only))
-                            .arg(e.tracker_only_boxes));
+    auto recall = [&](int boxes, double v) { return boxes > 0 ? pct(v) : QStringLiteral("–"); };
+    m_headline->setText(
+        tr("<b>On %1 held-out boxes only the tracker had found, the student finds %2</b> "
+           "(the teacher: %3).%4")
+            .arg(e.tracker_only_boxes)
+            .arg(recall(e.tracker_only_boxes, e.student_recall_tracker_only),
+                 recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
+                 s.capture.every == 1 ? tr(" The teacher ran on every frame: these are exactly its misses.")
+                                      : tr(" The teacher ran on every %1th frame: some of these it never saw.")
+                                            .arg(s.capture.every)));
     const QString cells[3][3] = {
-        {QString::number(e.teacher_found_boxes), pct(e.teacher_recall_teacher_found), pct(e.student_recall_teacher_found)},
-        {QString::number(e.tracker_only_boxes), pct(e.teacher_recall_tracker_only), pct(e.student_recall_tracker_only)},
+        {QString::number(e.teacher_found_boxes), recall(e.teacher_found_boxes, e.teacher_recall_teacher_found),
+         recall(e.teacher_found_boxes, e.student_recall_teacher_found)},
+        {QString::number(e.tracker_only_boxes), recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
+         recall(e.tracker_only_boxes, e.student_recall_tracker_only)},
         {QString(), QStringLiteral("%1 (%2)").arg(pct(e.teacher_precision)).arg(e.teacher_detections),
          QStringLiteral("%1 (%2)").arg(pct(e.student_precision)).arg(e.student_detections)}};
     for (int r = 0; r < 3; ++r)
@@ -179,6 +187,8 @@ void ReportPage::loadGallery()
         m_images = images;
         for (const QImage &img : images)
             m_gallery->addItem(new QListWidgetItem(QIcon(QPixmap::fromImage(img)), QString()));
+        if (images.isEmpty())
+            m_gallery->addItem(tr("No held-out frame where the teacher missed a box and the student found it."));
     });
 }
 

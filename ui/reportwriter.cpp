@@ -124,14 +124,21 @@ private:
     double m_y;
 };
 
+QString recall(int boxes, double v)
+{
+    return boxes > 0 ? percent(v) : QStringLiteral("–");
+}
+
 QList<QStringList> evaluationRows(const vision::ViewpointEvaluation &e)
 {
     return {{QObject::tr("Held-out boxes"), QObject::tr("Boxes"), QObject::tr("Teacher"),
              QObject::tr("Student")},
             {QObject::tr("Recall: boxes the teacher found"), QString::number(e.teacher_found_boxes),
-             percent(e.teacher_recall_teacher_found), percent(e.student_recall_teacher_found)},
+             recall(e.teacher_found_boxes, e.teacher_recall_teacher_found),
+             recall(e.teacher_found_boxes, e.student_recall_teacher_found)},
             {QObject::tr("Recall: boxes only the tracker found"), QString::number(e.tracker_only_boxes),
-             percent(e.teacher_recall_tracker_only), percent(e.student_recall_tracker_only)},
+             recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
+             recall(e.tracker_only_boxes, e.student_recall_tracker_only)},
             {QObject::tr("Precision (detections)"), QString(),
              QStringLiteral("%1 (%2)").arg(percent(e.teacher_precision)).arg(e.teacher_detections),
              QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)}};
@@ -142,10 +149,12 @@ QString headline(const app::Session &s)
     if (!s.evaluation.done)
         return QObject::tr("The student has not been evaluated in this session yet.");
     const auto &e = s.evaluation.result;
-    return QObject::tr("On %1 held-out boxes that only the tracker had found — the frames where "
-                       "the teacher fails from this camera's viewpoint — the student finds %2, "
-                       "the teacher %3.")
+    return QObject::tr("On %1 held-out boxes that only the tracker had found%2, the student finds "
+                       "%3, the teacher %4.")
         .arg(e.tracker_only_boxes)
+        .arg(s.capture.every == 1 ? QObject::tr(" — with the teacher run on every frame, exactly "
+                                                "the ones it missed from this camera's viewpoint")
+                                  : QObject::tr(" (the teacher ran on every %1th frame)").arg(s.capture.every))
         .arg(percent(e.student_recall_tracker_only))
         .arg(percent(e.teacher_recall_tracker_only));
 }

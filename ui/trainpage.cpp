@@ -41,11 +41,15 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
     m_devices->verticalHeader()->hide();
     m_devices->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_devices->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_devices->horizontalHeader()->setSectionResizeMode(Device, QHeaderView::ResizeToContents);
     m_devices->verticalHeader()->setDefaultSectionSize(21);
     m_devices->setMaximumHeight(112);
     top->addWidget(m_devices, 3);
     m_events = new QListWidget(this);
     m_events->setMaximumHeight(112);
+    m_events->setWordWrap(true);
+    m_events->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_events->setToolTip(tr("What happened to the nodes: lost, regrouped, rebalanced, rejoined"));
     top->addWidget(m_events, 2);
     layout->addLayout(top);
 
@@ -56,8 +60,13 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
         grid->addWidget(all[std::size_t(i)], i / 3, i % 3);
     layout->addLayout(grid, 1);
 
-    m_flush.setInterval(500); // a burst of readings costs one repaint per chart
-    connect(&m_flush, &QTimer::timeout, this, [this] { m_charts.flush(); });
+    // A burst of readings costs one repaint per chart, and the charts take turns (one every
+    // 100 ms) so that no single tick of the GUI thread repaints all six.
+    m_flush.setInterval(100);
+    connect(&m_flush, &QTimer::timeout, this, [this] {
+        const auto charts = m_charts.all();
+        charts[m_nextFlush++ % charts.size()]->flush();
+    });
     m_flush.start();
 
     connect(m_start, &QPushButton::clicked, this, [this] {

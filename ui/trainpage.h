@@ -37,6 +37,7 @@ private:
     QListWidget *m_events;
     TrainingCharts m_charts;
     QTimer m_flush;
+    std::size_t m_nextFlush = 0;
     std::map<QString, app::MetricRow> m_latest;
     std::set<QString> m_lost;
 };

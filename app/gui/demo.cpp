@@ -144,6 +144,12 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                  .arg(e.nodes));
     });
     connect(&m_workflow, &app::Workflow::planReady, this, [this](const app::PlanView &v) {
+        if (m_planning != Planning::Probe && m_planning != Planning::Budget)
+            return;
+        if (!(v.request == m_asked)) { // the window asked for another plan meanwhile
+            m_workflow.requestPlan(m_asked);
+            return;
+        }
         if (m_planning == Planning::Probe) {
             // A budget that makes the planner checkpoint, 60 % of the way from the floor to
             // store-all's peak, where the model allows any (else none: nothing to trade).
@@ -153,11 +159,9 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                     ? v.minimumBudget + (v.storeAllPeak - v.minimumBudget) * 6 / 10
                     : -1;
             m_workflow.session().plan.budgetAll = budget;
-            m_workflow.requestPlan(m_workflow.planRequestFor(budget));
+            askPlan(budget);
             return;
         }
-        if (m_planning != Planning::Budget)
-            return;
         m_planning = Planning::Done;
         if (!v.error.isEmpty())
             return fail(QStringLiteral("cannot plan: ") + v.error);
@@ -172,9 +176,17 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                  .arg(double(v.plan.predicted_peak_bytes) / 1048576.0, 0, 'f', 2)
                  .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)
                  .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1));
+        hook(3, true);
         step(QStringLiteral("== 5. Training across %1 nodes").arg(m_workflow.pairedNodes().size()));
+        hook(4, false);
         m_workflow.startTraining();
     });
+}
+
+void HeadlessDemo::askPlan(std::int64_t budget)
+{
+    m_asked = m_workflow.planRequestFor(budget);
+    m_workflow.requestPlan(m_asked);
 }
 
 void HeadlessDemo::step(const QString &text)
@@ -193,11 +205,14 @@ void HeadlessDemo::start()
 {
     m_clock.start();
     step(QStringLiteral("== 1. Nodes: waiting for %1 demo nodes to be found and paired").arg(m_nodes));
+    hook(0, false);
     auto *poll = new QTimer(this);
     connect(poll, &QTimer::timeout, this, [this, poll] {
         if (m_workflow.pairedNodes().size() >= m_nodes) {
             poll->stop();
             step(QStringLiteral("  paired: %1").arg(m_workflow.pairedNodes().join(QStringLiteral(", "))));
+            hook(0, true);
+            hook(1, false);
             step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on every %3 frame(s)")
                      .arg(QFileInfo(m_workflow.session().capture.source).fileName(),
                           m_workflow.session().capture.teacher)
@@ -218,18 +233,25 @@ void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &messag
         return fail(message);
     switch (task) {
     case app::Task::Labelling:
+        hook(1, true);
         step(QStringLiteral("== 3. Cutting the dataset"));
+        hook(2, false);
         m_workflow.startDataset();
         break;
     case app::Task::Dataset:
+        hook(2, true);
+        hook(3, false);
         m_planning = Planning::Probe; // store-all's peak and the floor first
-        m_workflow.requestPlan(m_workflow.planRequestFor(-1));
+        askPlan(-1);
         break;
     case app::Task::Training:
+        hook(4, true);
         step(QStringLiteral("== 6. Evaluating student against teacher"));
+        hook(5, false);
         break; // the workflow evaluates a finished run by itself
     case app::Task::Evaluation:
         writeReport();
+        hook(5, true);
         break;
     default:
         break;

@@ -5,6 +5,8 @@
 #include <QObject>
 #include <QProcess>
 
+#include <functional>
+
 #include <memory>
 #include <vector>
 
@@ -41,6 +43,9 @@ class HeadlessDemo : public QObject
 
 public:
     HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes);
+    /** Called when a step begins (done = false) and when it has its result (done = true); steps
+     *  are numbered like the window's pages, 0 (nodes) to 5 (report). */
+    void setStepHook(std::function<void(int step, bool done)> hook) { m_hook = std::move(hook); }
     void start();
 
 Q_SIGNALS:
@@ -51,6 +56,12 @@ private:
     void fail(const QString &text);
     void onTaskFinished(app::Task task, bool ok, const QString &message);
     void writeReport();
+    void hook(int step, bool done)
+    {
+        if (m_hook)
+            m_hook(step, done);
+    }
+    void askPlan(std::int64_t budget);
 
     app::Workflow &m_workflow;
     QString m_out;
@@ -59,6 +70,8 @@ private:
     enum class Planning { None, Probe, Budget, Done };
     Planning m_planning = Planning::None;
     std::optional<app::PlanView> m_plan;
+    app::PlanRequest m_asked;
+    std::function<void(int, bool)> m_hook;
     QElapsedTimer m_clock;
 };
 

@@ -60,6 +60,11 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("out"),
                       QStringLiteral("With --demo: the folder for the session, the nodes' logs and the report."),
                       QStringLiteral("DIR"), QStringLiteral("edgetrain-demo")});
+    parser.addOption({QStringLiteral("autorun"),
+                      QStringLiteral("With --demo: the window runs the whole session by itself, step by step.")});
+    parser.addOption({QStringLiteral("screenshots"),
+                      QStringLiteral("With --autorun: save the window after each step as DIR/<n>-<step>.png, then quit."),
+                      QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("nodes"), QStringLiteral("With --demo: how many local nodes (1-8)."),
                       QStringLiteral("N"), QStringLiteral("3")});
     parser.process(app);
@@ -114,5 +119,31 @@ int main(int argc, char **argv)
     if (!args.isEmpty())
         window.openSession(args.first());
     window.show();
+    std::unique_ptr<edgetrain::gui::HeadlessDemo> autorun;
+    if (demo && parser.isSet(QStringLiteral("autorun"))) {
+        autorun = std::make_unique<edgetrain::gui::HeadlessDemo>(workflow, out, nodes);
+        const QString shots = parser.value(QStringLiteral("screenshots"));
+        if (!shots.isEmpty())
+            QDir().mkpath(shots);
+        autorun->setStepHook([&window, shots](int step, bool done) {
+            window.showStep(edgetrain::ui::MainWindow::Step(step));
+            if (!done || shots.isEmpty())
+                return;
+            static const char *names[] = {"nodes", "capture", "dataset", "plan", "train", "report"};
+            // Give lists, galleries and charts a moment to fill and paint.
+            QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
+                window.showStep(edgetrain::ui::MainWindow::Step(step));
+                QApplication::processEvents();
+                window.grab().save(QStringLiteral("%1/%2-%3.png").arg(shots).arg(step + 1).arg(QLatin1String(names[step])));
+                if (step == 5)
+                    QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
+            });
+        });
+        QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app, [](int status) {
+            if (status != 0)
+                QApplication::exit(status);
+        });
+        QTimer::singleShot(500, autorun.get(), &edgetrain::gui::HeadlessDemo::start);
+    }
     return app.exec();
 }

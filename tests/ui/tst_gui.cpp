@@ -13,7 +13,9 @@
 #include "ui/trainpage.h"
 #include "ui/videoview.h"
 
+#include <QAbstractSeries>
 #include <QApplication>
+#include <QChart>
 #include <QLabel>
 #include <QListWidget>
 #include <QProcess>
@@ -312,6 +314,8 @@ bool TstGui::nodesIdle(int timeoutMs)
 {
     // Ask each node directly: its metrics carry the job's status.
     for (const auto &n : m_nodes) {
+        if (n->process.state() == QProcess::NotRunning)
+            continue; // killed on purpose
         net::ControlClient client(QStringLiteral("127.0.0.1"), n->port, m_key);
         QSignalSpy ready(&client, &net::ControlClient::ready);
         client.connectToNode();
@@ -334,11 +338,31 @@ void TstGui::closingMidTrainingStopsTheJob()
 {
     app::Session &s = m_workflow->session();
     s.plan.epochs = 200; // far more than the test waits for
+    Q_EMIT m_workflow->sessionChanged();
     m_window->showStep(ui::MainWindow::Train);
     QSignalSpy epochs(m_workflow.get(), &app::Workflow::epochFinished);
     QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
     QVERIFY(epochs.wait(120000));
     QVERIFY(m_workflow->isTraining());
+    // A device drops out: the other goes on, and the window shows the lost one as such.
+    QSignalSpy events(m_workflow.get(), &app::Workflow::clusterEvent);
+    m_nodes[1]->kill();
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
+                                         [](const QList<QVariant> &e) {
+                                             return e.at(0).value<net::ClusterEvent>().kind == QLatin1String("lost");
+                                         }),
+                             15000);
+    QVERIFY(m_workflow->isTraining());
+    const QString lost = QStringLiteral("gui-node-2");
+    bool marked = false;
+    for (QAbstractSeries *series : m_window->trainPage()->charts().cpu->chart()->series())
+        marked |= series->name() == lost + QStringLiteral(" (lost)");
+    QVERIFY(marked);
+    const int before = int(epochs.size());
+    QVERIFY(epochs.wait(60000)); // the survivor trains on alone
+    QVERIFY(int(epochs.size()) > before);
+    QCOMPARE(epochs.last().at(0).value<net::ClusterEpoch>().nodes, 1);
+    screenshot(QStringLiteral("train-node-lost"));
     // Close the window: it waits for the nodes to stop, then closes.
     m_window->close();
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), 20000);

@@ -1,0 +1,133 @@
+// The session folder: what is saved comes back; a damaged manifest is refused with a message that
+// says where, and never half-read.
+#include "app/session/session.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace edgetrain;
+
+class TstSession : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void roundTrip();
+    void runningBecomesStopped();
+    void damagedManifest_data();
+    void damagedManifest();
+};
+
+void TstSession::roundTrip()
+{
+    QTemporaryDir dir;
+    app::Session s;
+    s.dir = dir.path();
+    s.title = QStringLiteral("Loading bay, camera 2");
+    s.keyFile = QStringLiteral("/etc/edgetrain/cluster.key");
+    s.probes = {QStringLiteral("192.0.2.7:45454")};
+    s.nodes.push_back({QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700, true,
+                       QStringLiteral("aarch64"), QStringLiteral("Cortex-A72"), 4, 4LL << 30});
+    s.capture.source = QStringLiteral("/data/bay.mp4");
+    s.capture.teacher = QStringLiteral("cascade:/usr/share/opencv4/haarcascades/haarcascade_fullbody.xml");
+    s.capture.every = 5;
+    s.dataset.width = 32;
+    s.dataset.height = 64;
+    s.datasetStats = vision::CropStats{{10, 2, 3}, {20, 4, 6}, {5, 1, 1}};
+    s.plan.mode = QStringLiteral("local-sgd");
+    s.plan.localSteps = 12;
+    s.plan.budgetAll = 300LL << 20;
+    s.plan.budgets[QStringLiteral("pi-1")] = 200LL << 20;
+    s.plan.nodes = {QStringLiteral("pi-1")};
+    s.training.state = app::TrainingRecord::State::Finished;
+    net::ClusterEpoch e;
+    e.epoch = 1;
+    e.train_loss = 0.25;
+    e.test_accuracy = 0.9;
+    e.shares = {1.0};
+    s.training.epochs.push_back(e);
+    s.training.events.push_back({2.5, QStringLiteral("pi-1 (192.0.2.7:47700)"), QStringLiteral("lost"),
+                                 QStringLiteral("stopped answering")});
+    app::MetricRow m;
+    m.seconds = 1.5;
+    m.node = QStringLiteral("pi-1");
+    m.cpuPercent = 97;
+    m.phase = QStringLiteral("training");
+    m.epoch = 1;
+    m.loss = 0.5;
+    s.training.metrics.push_back(m);
+    s.training.weights = QStringLiteral("student.safetensors");
+    s.evaluation.done = true;
+    s.evaluation.frames = 12;
+    s.evaluation.result.tracker_only_boxes = 9;
+    s.evaluation.result.student_recall_tracker_only = 0.5;
+    s.evaluation.result.gains.push_back({42, cv::Rect2d(1, 2, 30, 60), cv::Rect2d(2, 3, 29, 58)});
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+
+    const auto back = app::Session::open(dir.path(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->toJson(), s.toJson());
+    QCOMPARE(back->nodes[0].ramBytes, 4LL << 30);
+    QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-1")), 200LL << 20);
+    QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-2")), 300LL << 20);
+    QCOMPARE(int(back->training.metrics.size()), 1);
+    QCOMPARE(back->training.metrics[0].cpuPercent, 97.0);
+    QCOMPARE(back->evaluation.result.gains[0].frame, 42);
+    QCOMPARE(back->evaluation.frames, 12);
+}
+
+void TstSession::runningBecomesStopped()
+{
+    // A session saved while a run was going (then the app died) says the run was cut short.
+    QTemporaryDir dir;
+    app::Session s;
+    s.dir = dir.path();
+    s.training.state = app::TrainingRecord::State::Running;
+    QString error;
+    QVERIFY(s.save(&error));
+    const auto back = app::Session::open(dir.path(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->training.state, app::TrainingRecord::State::Stopped);
+}
+
+void TstSession::damagedManifest_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("truncated") << QByteArray("{\"format\": \"edgetrain-session\", \"vers") << QStringLiteral("at byte");
+    QTest::newRow("not a session") << QByteArray("{\"format\": \"something-else\"}") << QStringLiteral("not an EdgeTrain session");
+    QTest::newRow("future format") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 99}")
+                                   << QStringLiteral("session format 99");
+    QTest::newRow("bad mode") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"mode\": \"turbo\"}}")
+                              << QStringLiteral("'plan.mode'");
+    QTest::newRow("absurd batch")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"batch\": -3}}")
+        << QStringLiteral("'plan.batch' must be a number from 1");
+    QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"capture\": {\"every\": \"often\"}}")
+                                << QStringLiteral("'capture.every'");
+    QTest::newRow("unknown state")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": {\"state\": \"dancing\"}}")
+        << QStringLiteral("'training.state'");
+}
+
+void TstSession::damagedManifest()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    QFile f(dir.path() + QStringLiteral("/session.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content);
+    f.close();
+    QString error;
+    QVERIFY(!app::Session::open(dir.path(), &error));
+    QVERIFY2(error.contains(expected), qPrintable(error));
+    QVERIFY2(error.contains(QLatin1String("session.json")), qPrintable(error)); // says which file
+}
+
+QTEST_GUILESS_MAIN(TstSession)
+#include "tst_session.moc"
