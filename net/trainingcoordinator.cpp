@@ -1,5 +1,9 @@
 #include "trainingcoordinator.h"
 
+#include "core/error.h"
+#include "core/flatstate.h"
+#include "core/safetensors.h"
+
 #include "parameterserver.h"
 #include "shipment.h"
 
@@ -708,6 +712,19 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     } else {
         qCWarning(lcCoordinator).noquote() << m->label() << "sent unexpected" << type.left(32);
     }
+}
+
+void saveClusterWeights(const core::ModelSpec &spec, std::uint64_t seed,
+                        const std::vector<float> &weights, const std::string &path)
+{
+    core::Model model(spec, seed);
+    core::FlatState flat(model);
+    if (flat.averagedSize() != weights.size())
+        throw core::FormatError("the nodes sent " + std::to_string(weights.size()) +
+                                " floats of weights, the model has " +
+                                std::to_string(flat.averagedSize()));
+    flat.setAveraged(weights.data());
+    core::Safetensors::saveModel(model, path);
 }
 
 } // namespace edgetrain::net

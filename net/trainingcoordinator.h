@@ -59,6 +59,11 @@ struct ClusterResult
     double seconds = 0.0;
 };
 
+/** Saves a run's final weights (ClusterResult::weights) as a safetensors file of `spec`'s model;
+ *  throws FormatError if they do not fit the model, IoError if the file cannot be written. */
+void saveClusterWeights(const core::ModelSpec &spec, std::uint64_t seed,
+                        const std::vector<float> &weights, const std::string &path);
+
 /**
  * The coordinator's side of a distributed run (edgetrain-cli and the app): sends the job (and the
  * data, if shipped) to the nodes, hosts gloo's rendezvous store and, in async mode, the parameter

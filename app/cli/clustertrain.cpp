@@ -1,8 +1,6 @@
 #include "clustertrain.h"
 
 #include "core/error.h"
-#include "core/flatstate.h"
-#include "core/safetensors.h"
 #include "net/controlclient.h"
 #include "net/keyfile.h"
 #include "net/trainingcoordinator.h"
@@ -250,14 +248,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     const net::ClusterResult &r = coordinator.result();
 
     if (!s.save_path.empty() && !r.weights.empty()) {
-        core::Model model(s.spec, s.options.seed);
-        core::FlatState flat(model);
-        if (flat.averagedSize() != r.weights.size())
-            throw core::FormatError("the nodes sent " + std::to_string(r.weights.size()) +
-                                    " floats of weights, the model has " +
-                                    std::to_string(flat.averagedSize()));
-        flat.setAveraged(r.weights.data());
-        core::Safetensors::saveModel(model, s.save_path);
+        net::saveClusterWeights(s.spec, s.options.seed, r.weights, s.save_path);
         cli.message("weights saved to " + s.save_path);
     }
 

@@ -1,7 +1,6 @@
 #include "workflow.h"
 
 #include "core/error.h"
-#include "core/flatstate.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
@@ -250,14 +249,8 @@ private:
         o.generations = r.generations;
         if (!r.weights.empty()) {
             try {
-                core::Model model(m_setup.spec, m_setup.job.seed);
-                core::FlatState flat(model);
-                if (flat.averagedSize() != r.weights.size())
-                    throw core::FormatError("the nodes sent " + std::to_string(r.weights.size()) +
-                                            " floats of weights, the model has " +
-                                            std::to_string(flat.averagedSize()));
-                flat.setAveraged(r.weights.data());
-                core::Safetensors::saveModel(model, m_setup.weightsPath.toStdString());
+                net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
+                                        m_setup.weightsPath.toStdString());
                 o.weightsSaved = true;
             } catch (const std::exception &e) {
                 o.ok = false;
