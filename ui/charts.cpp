@@ -89,9 +89,9 @@ DeviceChart::Line &DeviceChart::line(const QString &device, int variant)
 {
     Line &l = m_lines[{device, variant}];
     if (!l.series) {
-        if (!m_colors.count(device)) {
-            const int next = int(m_colors.size());
-            m_colors[device] = next;
+        if (!m_colors->count(device)) {
+            const int next = int(m_colors->size());
+            (*m_colors)[device] = next;
         }
         l.series = new QLineSeries(this);
         chart()->addSeries(l.series);
@@ -109,7 +109,7 @@ void DeviceChart::restyle(const QString &device)
         const auto it = m_lines.find({device, v});
         if (it == m_lines.end())
             continue;
-        QPen pen(kPalette[m_colors[device] % 8], 1.6);
+        QPen pen(kPalette[(*m_colors)[device] % 8], 1.6);
         pen.setStyle(lost ? Qt::DotLine : v == 1 ? Qt::DashLine : Qt::SolidLine);
         it->second.series->setPen(pen);
         QString name = device;
@@ -165,7 +165,7 @@ void DeviceChart::clear()
         delete l.series;
     }
     m_lines.clear();
-    m_colors.clear();
+    m_colors->clear();
     m_lost.clear();
     m_x->setRange(0, 10);
     m_y->setRange(0, 1);
@@ -202,6 +202,9 @@ TrainingCharts TrainingCharts::create(QWidget *parent)
     c.accuracy = new DeviceChart(QStringLiteral("Training accuracy"), QStringLiteral("%"), parent);
     c.accuracy->setFixedMax(100);
     c.speed = new DeviceChart(QStringLiteral("Throughput"), QStringLiteral("images/s"), parent);
+    const auto colors = std::make_shared<std::map<QString, int>>();
+    for (DeviceChart *chart : c.all())
+        chart->sharePalette(colors);
     return c;
 }
 

@@ -6,6 +6,7 @@
 #include <QPointF>
 
 #include <map>
+#include <memory>
 #include <vector>
 
 class QLineSeries;
@@ -31,6 +32,8 @@ public:
     /** Marks a device's lines as dropped out ("name (lost)", dotted). */
     void setLost(const QString &device, bool lost);
     void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
+    /** Colours by device shared with other charts, so a device has one colour everywhere. */
+    void sharePalette(std::shared_ptr<std::map<QString, int>> colors) { m_colors = std::move(colors); }
     bool isEmpty() const;
     int pointCount() const; // points shown, all lines together
     const QString &title() const { return m_title; }
@@ -47,7 +50,7 @@ private:
 
     QString m_title, m_unit;
     std::map<std::pair<QString, int>, Line> m_lines;
-    std::map<QString, int> m_colors;
+    std::shared_ptr<std::map<QString, int>> m_colors = std::make_shared<std::map<QString, int>>();
     std::map<QString, bool> m_lost;
     QValueAxis *m_x = nullptr, *m_y = nullptr;
     double m_fixedMax = 0;

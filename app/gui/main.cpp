@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -95,13 +96,26 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    // Ctrl-C and SIGTERM close the window (or end the headless run) like the user would.
+    // Ctrl-C and SIGTERM close the window (or end the headless run) like the user would: the
+    // handler only sets a flag (all a signal handler may safely do); a timer acts on it.
+    static std::atomic<bool> interrupted{false};
     for (int sig : {SIGINT, SIGTERM})
-        std::signal(sig, [](int) { QMetaObject::invokeMethod(qApp, [] {
-            for (QWidget *w : QApplication::topLevelWidgets())
-                w->close();
+        std::signal(sig, [](int) { interrupted.store(true); });
+    QTimer interruptPoll;
+    QObject::connect(&interruptPoll, &QTimer::timeout, &app, [] {
+        if (!interrupted.exchange(false))
+            return;
+        const auto windows = QApplication::topLevelWidgets();
+        bool any = false;
+        for (QWidget *w : windows)
+            if (w->isVisible()) {
+                w->close(); // stops a running job first
+                any = true;
+            }
+        if (!any)
             QApplication::exit(130);
-        }, Qt::QueuedConnection); });
+    });
+    interruptPoll.start(200);
 
     if (demo && (headless || !display)) {
         if (!display && !headless)
