@@ -83,6 +83,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     auto *mem = new QVBoxLayout(memoryBox);
     auto *row = new QHBoxLayout;
     m_device = new QComboBox(memoryBox);
+    m_device->setObjectName(QStringLiteral("budgetDevice"));
     m_noBudget = new QCheckBox(tr("no budget"), memoryBox);
     m_slider = new QSlider(Qt::Horizontal, memoryBox);
     m_slider->setRange(0, 100);

@@ -503,8 +503,26 @@ bool ReportWriter::exportAll(const QString &dir, const ReportContent &c, QString
     if (!writePdf(pdf, c, error))
         return false;
     written->append(pdf);
-    return writeCharts(dir + QStringLiteral("/charts"), c, written, error) &&
-           writeCsv(dir, *c.session, written, error);
+    if (!writeCharts(dir + QStringLiteral("/charts"), c, written, error) ||
+        !writeCsv(dir, *c.session, written, error))
+        return false;
+    // The session's manifest and the trained student go along: the report's numbers and the
+    // model they are about.
+    QStringList files{QStringLiteral("session.json")};
+    if (!c.session->training.weights.isEmpty())
+        files.append(c.session->training.weights);
+    for (const QString &name : files) {
+        const QString from = c.session->path(name), to = dir + QLatin1Char('/') + name;
+        if (QFileInfo(from) == QFileInfo(to) || !QFileInfo::exists(from))
+            continue;
+        QFile::remove(to);
+        if (!QFile::copy(from, to)) {
+            *error = QStringLiteral("cannot copy '%1' to '%2'").arg(from, to);
+            return false;
+        }
+        written->append(to);
+    }
+    return true;
 }
 
 } // namespace edgetrain::ui

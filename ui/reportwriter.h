@@ -35,7 +35,8 @@ public:
     /** metrics.csv (device readings), epochs.csv, evaluation.csv. */
     static bool writeCsv(const QString &dir, const app::Session &session, QStringList *written,
                          QString *error);
-    /** All of it under `dir`: report.pdf, charts/, csv files. */
+    /** All of it under `dir`: report.pdf, charts/, the CSV files, session.json and the trained
+     *  student (safetensors). */
     static bool exportAll(const QString &dir, const ReportContent &content, QStringList *written,
                           QString *error);
 };

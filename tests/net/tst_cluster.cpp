@@ -82,6 +82,7 @@ private Q_SLOTS:
     void malformedJobsAreRefused();
     void stopEndsCleanly();
     void jobThatCannotFitIsRefusedEverywhere();
+    void perNodeBudgetsReachEachNode();
 
 private:
     void startNodes(int n, QStringList extra = {});
@@ -98,6 +99,7 @@ private:
     QString m_keyFile;
     QByteArray m_key = "cluster test key 0123456789";
     std::vector<std::unique_ptr<NodeProcess>> m_nodes;
+    std::map<QString, std::int64_t> m_budgets; // per node, for run()
 };
 
 void TestCluster::initTestCase()
@@ -113,6 +115,7 @@ void TestCluster::initTestCase()
 void TestCluster::cleanup()
 {
     m_nodes.clear();
+    m_budgets.clear();
 }
 
 void TestCluster::startNodes(int n, QStringList extra)
@@ -132,6 +135,7 @@ net::ClusterResult TestCluster::run(
     std::shared_ptr<const core::TensorDataset> shipTest, int timeoutMs)
 {
     net::TrainingCoordinator coordinator(job, m_key);
+    coordinator.setMemoryBudgets(m_budgets);
     if (shipTrain)
         coordinator.setData(shipTrain, shipTest);
     QList<net::ControlClient *> clients;
@@ -599,6 +603,26 @@ void TestCluster::jobThatCannotFitIsRefusedEverywhere()
     QVERIFY(!r.finished);
     QVERIFY2(r.error.contains(QLatin1String("does not fit")), qPrintable(r.error));
     QVERIFY(r.error.contains(QLatin1String("smallest budget")));
+}
+
+void TestCluster::perNodeBudgetsReachEachNode()
+{
+    // The app's per-device slider: one node gets a budget nothing fits in, the other none. Only
+    // the first refuses (naming the budget); the second trains on alone and finishes.
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(2);
+    m_budgets[QStringLiteral("node-0")] = 64 << 10;
+    const net::ClusterResult r = run(lenetJob(net::TrainingMode::Sync, 256));
+    QVERIFY2(r.finished, qPrintable(r.error));
+    bool refused = false;
+    for (const net::ClusterEvent &e : r.events)
+        refused |= e.node.startsWith(QLatin1String("node-0")) && e.kind == QLatin1String("failed") &&
+                   e.message.contains(QLatin1String("does not fit the 64.0 KiB"));
+    QVERIFY(refused);
+    QCOMPARE(r.epochs.back().nodes, 1);
+    QCOMPARE(int(r.fingerprints.size()), 1);
+    QVERIFY(r.fingerprints.begin()->first.startsWith(QLatin1String("node-1")));
 }
 
 QTEST_GUILESS_MAIN(TestCluster)

@@ -16,6 +16,7 @@
 #include <QAbstractSeries>
 #include <QApplication>
 #include <QChart>
+#include <QComboBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QProcess>
@@ -213,6 +214,15 @@ void TstGui::sliderChangesScheduleAndMemory()
     slider->setValue((slider->minimum() + 2 * slider->maximum()) / 3);
     QTest::qWait(300);
     screenshot(QStringLiteral("plan"));
+    // One device's own budget: kept for that device only, the others keep the shared one.
+    auto *device = plan->findChild<QComboBox *>(QStringLiteral("budgetDevice"));
+    QVERIFY(device);
+    const std::int64_t shared = m_workflow->session().plan.budgetAll;
+    device->setCurrentText(QStringLiteral("gui-node-1"));
+    slider->setValue(slider->maximum() - 2);
+    QTRY_COMPARE(m_workflow->session().plan.budgetFor(QStringLiteral("gui-node-1")),
+                 std::int64_t(slider->maximum() - 2) * 16 * 1024);
+    QCOMPARE(m_workflow->session().plan.budgetFor(QStringLiteral("gui-node-2")), shared);
     // Back to the student for the runs below, with no budget.
     m_workflow->session().plan.model = QStringLiteral("student");
     m_workflow->session().plan.budgetAll = -1;
@@ -295,7 +305,8 @@ void TstGui::trainingFillsChartsAndPdf()
     QStringList written;
     QString error;
     QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
-    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv", "epochs.csv"})
+    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv",
+                          "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
         QVERIFY2(QFileInfo(out + QLatin1Char('/') + QLatin1String(f)).size() > 0, f);
     QProcess pdfinfo;
     pdfinfo.start(QStringLiteral("pdfinfo"), {out + QStringLiteral("/report.pdf")});
