@@ -165,6 +165,14 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     connect(m_trim, &QPushButton::clicked, this, [this] {
         m_workflow->trimTrack(m_selected, m_trimFirst->value(), m_trimLast->value());
     });
+    // While labelling, the view follows the labeller (twice a second; boxes come at the end).
+    connect(m_workflow, &app::Workflow::taskProgress, this,
+            [this](app::Task task, int done, int total, const QString &) {
+                if (task != app::Task::Labelling || total <= 0 || (m_follow.isValid() && m_follow.elapsed() < 500))
+                    return;
+                m_follow.start();
+                m_slider->setValue(std::min(done, m_slider->maximum()));
+            });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &CapturePage::onLabels);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::loadSettings);
     connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task) { m_label->setEnabled(false); });

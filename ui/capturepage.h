@@ -3,6 +3,7 @@
 #include "app/session/frameloader.h"
 #include "app/session/workflow.h"
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 class QComboBox;
@@ -49,6 +50,7 @@ private:
     QSpinBox *m_trimFirst, *m_trimLast;
     int m_selected = -1;
     int m_frameCount = 0;
+    QElapsedTimer m_follow;
 };
 
 } // namespace edgetrain::ui

@@ -96,7 +96,14 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
     m_counts->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_counts->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_counts->setMaximumHeight(130);
-    top->addWidget(m_counts, 1);
+    auto *right = new QVBoxLayout;
+    right->addWidget(m_counts);
+    m_stale = new QLabel(this);
+    m_stale->setStyleSheet(QStringLiteral("color: #b06000;"));
+    m_stale->setWordWrap(true);
+    m_stale->hide();
+    right->addWidget(m_stale);
+    top->addLayout(right, 1);
     layout->addLayout(top);
 
     auto *filter = new QHBoxLayout;
@@ -155,6 +162,14 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
     connect(m_split, &QComboBox::currentIndexChanged, this, &DatasetPage::loadGallery);
     connect(m_class, &QComboBox::currentIndexChanged, this, &DatasetPage::loadGallery);
     connect(m_workflow, &app::Workflow::datasetChanged, this, &DatasetPage::refresh);
+    // Tracks reviewed after the crops were cut: the dataset no longer says what the labels say.
+    connect(m_workflow, &app::Workflow::labelsChanged, this, [this] {
+        if (m_workflow->session().datasetStats && m_loaded) {
+            m_stale->setText(tr("The tracks changed since this dataset was built: build it again."));
+            m_stale->show();
+        }
+        m_loaded = true;
+    });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &DatasetPage::loadSettings);
     connect(m_workflow, &app::Workflow::taskStarted, this, [this] { m_build->setEnabled(false); });
     connect(m_workflow, &app::Workflow::taskFinished, this,
@@ -164,6 +179,7 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
 
 void DatasetPage::loadSettings()
 {
+    m_loaded = false; // a session being opened announces its labels: not an edit
     const app::DatasetSettings &d = m_workflow->session().dataset;
     const QSignalBlocker b1(m_width), b2(m_height), b3(m_negatives);
     m_width->setValue(d.width);
@@ -174,6 +190,7 @@ void DatasetPage::loadSettings()
 
 void DatasetPage::refresh()
 {
+    m_stale->hide();
     const auto &stats = m_workflow->session().datasetStats;
     for (int split = 0; split < 3; ++split) {
         const int values[3] = {stats ? stats->tracks[split] : 0, stats ? stats->positives[split] : 0,

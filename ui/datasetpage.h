@@ -6,6 +6,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
@@ -35,6 +36,8 @@ private:
     QTableWidget *m_counts;
     QComboBox *m_split, *m_class;
     QListWidget *m_gallery;
+    QLabel *m_stale;
+    bool m_loaded = false;
     int m_galleryRequest = 0;
 };
 

@@ -119,6 +119,7 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     connect(m_workflow, &app::Workflow::nodesChanged, this, &NodesPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this,
             [this] { m_keyFile->setText(m_workflow->session().keyFile); });
+    m_keyFile->setText(m_workflow->session().keyFile);
     refresh();
 }
 
