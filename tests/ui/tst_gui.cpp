@@ -222,6 +222,32 @@ void TstGui::discoveryFillsNodesTable()
     QTRY_COMPARE_WITH_TIMEOUT(m_workflow->pairedNodes().size(), 2, 5000);
     QTRY_VERIFY_WITH_TIMEOUT(table->item(0, 7)->text() == QLatin1String("paired"), 3000);
     QTRY_VERIFY(m_window->clusterLabel()->text().startsWith(QLatin1String("2 paired")));
+    // A node with another cluster's key stays locked and says why; Forget drops it.
+    {
+        const QString otherKey = m_dir.path() + QStringLiteral("/other.key");
+        QFile k(otherKey);
+        QVERIFY(k.open(QIODevice::WriteOnly));
+        k.write("another cluster's key 987654321\n");
+        k.close();
+        QFile::setPermissions(otherKey, QFile::ReadOwner | QFile::WriteOwner);
+        NodeProcess stranger(QStringLiteral("stranger"), otherKey);
+        QVERIFY2(stranger.waitReady(), qPrintable(stranger.log()));
+        QVERIFY(m_workflow->addNode(QStringLiteral("127.0.0.1:%1").arg(stranger.port), &error));
+        const QString key = QStringLiteral("127.0.0.1:%1").arg(stranger.port);
+        QTRY_VERIFY_WITH_TIMEOUT(m_workflow->nodes().count(key) &&
+                                     m_workflow->nodes().at(key).state == app::NodeView::State::Locked,
+                                 5000);
+        QTRY_COMPARE(table->rowCount(), 3);
+        bool shown = false;
+        for (int r = 0; r < table->rowCount(); ++r)
+            shown |= table->item(r, 1)->text() == key &&
+                     table->item(r, 7)->text().startsWith(QLatin1String("locked: key refused")) &&
+                     table->item(r, 7)->text().contains(QLatin1String("cluster key"));
+        QVERIFY(shown);
+        QCOMPARE(m_workflow->pairedNodes().size(), 2);
+        m_workflow->forget(key);
+        QCOMPARE(table->rowCount(), 2);
+    }
     // A node typed in with a wrong address is reported, not a crash.
     QVERIFY(!m_workflow->addNode(QStringLiteral("not-an-address"), &error));
     QVERIFY(error.contains(QLatin1String("host:port")));
