@@ -2,6 +2,7 @@
 
 #include "common.h"
 
+#include <QApplication>
 #include <QDesktopServices>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -82,7 +83,10 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
         if (path.isEmpty())
             return;
         QString error;
-        if (!ReportWriter::writePdf(path, content(), &error))
+        QApplication::setOverrideCursor(Qt::WaitCursor);
+        const bool ok = ReportWriter::writePdf(path, content(), &error);
+        QApplication::restoreOverrideCursor();
+        if (!ok)
             QMessageBox::warning(this, tr("Report"), error);
         else
             Q_EMIT m_workflow->message(tr("report written to %1").arg(path));
@@ -118,7 +122,11 @@ ReportContent ReportPage::content() const
 
 bool ReportPage::exportTo(const QString &dir, QStringList *written, QString *error) const
 {
-    return ReportWriter::exportAll(dir, content(), written, error);
+    // About half a second for a demo session (charts are widgets: they render on this thread).
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const bool ok = ReportWriter::exportAll(dir, content(), written, error);
+    QApplication::restoreOverrideCursor();
+    return ok;
 }
 
 void ReportPage::refresh()

@@ -283,6 +283,7 @@ Workflow::Workflow(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PlanView>();
     qRegisterMetaType<MetricRow>();
+    m_saver.setMaxThreadCount(1);
     m_planner = new PlannerWorker;
     m_planner->moveToThread(&m_plannerThread);
     connect(&m_plannerThread, &QThread::finished, m_planner, &QObject::deleteLater);
@@ -323,6 +324,7 @@ Workflow::~Workflow()
     if (m_run)
         QMetaObject::invokeMethod(m_run, [run = m_run] { run->stop(); }, Qt::BlockingQueuedConnection);
     QThreadPool::globalInstance()->waitForDone();
+    m_saver.waitForDone();
     m_plannerThread.quit();
     m_plannerThread.wait();
     if (m_run)
@@ -415,6 +417,7 @@ bool Workflow::save(QString *error)
         *error = QStringLiteral("the session has no folder yet: use Save As");
         return false;
     }
+    m_saver.waitForDone(); // an earlier background save must not land after this one
     return m_session.save(error);
 }
 
@@ -439,9 +442,16 @@ bool Workflow::saveAs(const QString &dir, QString *error)
 
 void Workflow::saveQuietly()
 {
-    QString error;
-    if (!m_session.dir.isEmpty() && !m_session.save(&error))
-        Q_EMIT message(error);
+    if (m_session.dir.isEmpty())
+        return;
+    // Written by the saver thread, one save after the other in order: a long run's metrics make
+    // the files big, and the GUI thread does not wait for the disk.
+    (void)QtConcurrent::run(&m_saver, [this, snapshot = m_session] {
+        QString error;
+        if (!snapshot.save(&error))
+            QMetaObject::invokeMethod(this, [this, error] { Q_EMIT message(error); },
+                                      Qt::QueuedConnection);
+    });
 }
 
 // ----- nodes ------------------------------------------------------------------------------------
@@ -1065,7 +1075,8 @@ void Workflow::startEvaluation()
         [s = m_session, labels = m_labels](auto report, const std::atomic<bool> *stop) {
             Out out;
             try {
-                core::setThreadCount(1); // the GUI keeps the other core
+                // One core stays with the GUI (and the labeller's other work).
+                core::setThreadCount(std::max(1, QThread::idealThreadCount() - 1));
                 core::Model student(
                     core::Zoo::resolve(s.plan.model.toStdString())
                         .withInputShape(core::Shape{3, s.dataset.height, s.dataset.width}),

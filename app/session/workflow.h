@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QObject>
 #include <QThread>
+#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -166,6 +167,7 @@ private:
     void saveLabels();
 
     Session m_session;
+    QThreadPool m_saver; // background saves, in order
     QByteArray m_key;
     std::map<QString, NodeView> m_nodes;
     std::map<QString, net::ControlClient *> m_monitors;

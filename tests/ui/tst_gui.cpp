@@ -379,7 +379,10 @@ void TstGui::trainingFillsChartsAndPdf()
     const QString out = m_dir.path() + QStringLiteral("/report");
     QStringList written;
     QString error;
+    QElapsedTimer exportClock;
+    exportClock.start();
     QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
+    qInfo("export: %lld files in %lld ms", qint64(written.size()), exportClock.elapsed());
     for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv",
                           "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
         QVERIFY2(QFileInfo(out + QLatin1Char('/') + QLatin1String(f)).size() > 0, f);
