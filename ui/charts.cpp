@@ -177,11 +177,6 @@ void DeviceChart::setLost(const QString &device, bool lost)
     restyle(device);
 }
 
-bool DeviceChart::isEmpty() const
-{
-    return pointCount() == 0;
-}
-
 int DeviceChart::pointCount() const
 {
     int n = 0;

@@ -34,7 +34,6 @@ public:
     void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
     /** Colours by device shared with other charts, so a device has one colour everywhere. */
     void sharePalette(std::shared_ptr<std::map<QString, int>> colors) { m_colors = std::move(colors); }
-    bool isEmpty() const;
     int pointCount() const; // points shown, all lines together
     const QString &title() const { return m_title; }
 

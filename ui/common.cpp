@@ -80,9 +80,5 @@ TaskStrip::TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent) :
             });
 }
 
-QString TaskStrip::text() const
-{
-    return m_text->text();
-}
 
 } // namespace edgetrain::ui

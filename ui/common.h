@@ -23,7 +23,6 @@ class TaskStrip : public QWidget
 
 public:
     TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent = nullptr);
-    QString text() const;
 
 private:
     QProgressBar *m_bar;

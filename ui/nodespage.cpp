@@ -89,30 +89,25 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
         if (!f.isEmpty())
             m_keyFile->setText(f);
     });
-    auto load = [this, warn] {
-        QString error;
-        if (!m_workflow->setKeyFile(m_keyFile->text(), &error))
-            return warn(error);
-        m_workflow->pairAll();
+    // A field and its button (or Return) hand the text to the workflow; a refusal is shown. An
+    // accepted address leaves its field; an accepted key stays and pairs the nodes found.
+    using Action = bool (app::Workflow::*)(const QString &, QString *);
+    auto bind = [this, warn](QLineEdit *field, QPushButton *button, Action action, bool isKey) {
+        auto run = [this, warn, field, action, isKey] {
+            QString error;
+            if (!(m_workflow->*action)(field->text().trimmed(), &error))
+                return warn(error);
+            if (isKey)
+                m_workflow->pairAll();
+            else
+                field->clear();
+        };
+        connect(button, &QPushButton::clicked, this, run);
+        connect(field, &QLineEdit::returnPressed, this, run);
     };
-    connect(loadKey, &QPushButton::clicked, this, load);
-    connect(m_keyFile, &QLineEdit::returnPressed, this, load);
-    auto probe = [this, warn] {
-        QString error;
-        if (!m_workflow->addProbe(m_probe->text().trimmed(), &error))
-            return warn(error);
-        m_probe->clear();
-    };
-    connect(addProbe, &QPushButton::clicked, this, probe);
-    connect(m_probe, &QLineEdit::returnPressed, this, probe);
-    auto add = [this, warn] {
-        QString error;
-        if (!m_workflow->addNode(m_address->text().trimmed(), &error))
-            return warn(error);
-        m_address->clear();
-    };
-    connect(addNode, &QPushButton::clicked, this, add);
-    connect(m_address, &QLineEdit::returnPressed, this, add);
+    bind(m_keyFile, loadKey, &app::Workflow::setKeyFile, true);
+    bind(m_probe, addProbe, &app::Workflow::addProbe, false);
+    bind(m_address, addNode, &app::Workflow::addNode, false);
     connect(pair, &QPushButton::clicked, this, [this] { m_workflow->pair(selectedKey()); });
     connect(pairAll, &QPushButton::clicked, m_workflow, &app::Workflow::pairAll);
     connect(forget, &QPushButton::clicked, this, [this] { m_workflow->forget(selectedKey()); });

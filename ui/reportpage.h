@@ -27,7 +27,6 @@ public:
     ReportContent content() const;
     /** Writes report.pdf, charts/ (PNG + SVG) and the CSV files under `dir`. */
     bool exportTo(const QString &dir, QStringList *written, QString *error) const;
-    QListWidget *gallery() const { return m_gallery; }
 
 private:
     void refresh();

@@ -158,7 +158,6 @@ struct TrainingOutcome
     bool cancelled = false;
     QString error;
     double seconds = 0.0;
-    int generations = 0;
     bool weightsSaved = false;
 };
 
@@ -246,7 +245,6 @@ private:
         o.ok = r.error.isEmpty() && !r.cancelled;
         o.cancelled = r.cancelled || m_stopping;
         o.error = r.error;
-        o.generations = r.generations;
         if (!r.weights.empty()) {
             try {
                 net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
@@ -794,36 +792,37 @@ void Workflow::saveLabels()
     });
 }
 
-void Workflow::setTrackAccepted(int track, bool accepted)
+void Workflow::editTrack(int track, const std::function<void(vision::Track &)> &edit)
 {
     if (!m_labels)
         return;
+    // Readers (pages, a worker) may hold the current labels: edits make a new version.
     auto edited = std::make_shared<vision::LabelResult>(*m_labels);
     for (vision::Track &t : edited->tracks)
-        if (t.id == track) {
-            t.state = accepted ? vision::Track::State::Accepted : vision::Track::State::Rejected;
-            t.note = accepted ? std::string() : std::string("rejected in review");
-        }
+        if (t.id == track)
+            edit(t);
     edited->updateStats();
     m_labels = edited;
     saveLabels();
     Q_EMIT labelsChanged();
 }
 
+void Workflow::setTrackAccepted(int track, bool accepted)
+{
+    editTrack(track, [accepted](vision::Track &t) {
+        t.state = accepted ? vision::Track::State::Accepted : vision::Track::State::Rejected;
+        t.note = accepted ? std::string() : std::string("rejected in review");
+    });
+}
+
 void Workflow::trimTrack(int track, int first, int last)
 {
-    if (!m_labels || first > last)
+    if (first > last)
         return;
-    auto edited = std::make_shared<vision::LabelResult>(*m_labels);
-    for (vision::Track &t : edited->tracks)
-        if (t.id == track) {
-            t.trim(first, last);
-            t.note = "trimmed to frames " + std::to_string(first) + "-" + std::to_string(last);
-        }
-    edited->updateStats();
-    m_labels = edited;
-    saveLabels();
-    Q_EMIT labelsChanged();
+    editTrack(track, [first, last](vision::Track &t) {
+        t.trim(first, last);
+        t.note = "trimmed to frames " + std::to_string(first) + "-" + std::to_string(last);
+    });
 }
 
 void Workflow::startDataset()

@@ -11,6 +11,7 @@
 #include <QThreadPool>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -165,6 +166,7 @@ private:
     void onTrainingDone();
     void saveQuietly();
     void saveLabels();
+    void editTrack(int track, const std::function<void(vision::Track &)> &edit);
 
     Session m_session;
     QThreadPool m_saver; // background saves, in order
