@@ -150,6 +150,10 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     });
     connect(m_slider, &QSlider::valueChanged, this, &CapturePage::showFrame);
     connect(&m_frames, &app::FrameLoader::frameReady, m_view, &VideoView::setFrame);
+    connect(&m_frames, &app::FrameLoader::failed, this, [this](const QString &text) {
+        m_view->showProblem(text);
+        Q_EMIT m_workflow->message(text);
+    });
     connect(&m_frames, &app::FrameLoader::sourceInfo, this, [this](int frames, double, QSize) {
         m_frameCount = frames;
         m_slider->setRange(0, std::max(0, frames - 1));

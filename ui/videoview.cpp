@@ -22,6 +22,14 @@ void VideoView::setFrame(int frame, const QImage &image)
 {
     m_frame = frame;
     m_image = image;
+    m_problem.clear();
+    update();
+}
+
+void VideoView::showProblem(const QString &text)
+{
+    m_image = QImage();
+    m_problem = text;
     update();
 }
 
@@ -43,7 +51,8 @@ void VideoView::paintEvent(QPaintEvent *)
     p.fillRect(rect(), QColor(24, 24, 24));
     if (m_image.isNull()) {
         p.setPen(QColor(200, 200, 200));
-        p.drawText(rect(), Qt::AlignCenter, tr("No frame: choose a source"));
+        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap,
+                   m_problem.isEmpty() ? tr("No frame: choose a source") : m_problem);
         return;
     }
     const QSizeF s = QSizeF(m_image.size()).scaled(size(), Qt::KeepAspectRatio);

@@ -18,6 +18,9 @@ public:
     void setFrame(int frame, const QImage &image);
     void setLabels(std::shared_ptr<const vision::LabelResult> labels);
     void setSelectedTrack(int id);
+    /** No frame to show, and why (a source that cannot be opened). */
+    void showProblem(const QString &text);
+    const QString &problem() const { return m_problem; }
     int frame() const { return m_frame; }
     QSize sizeHint() const override { return {640, 400}; }
 
@@ -27,6 +30,7 @@ protected:
 private:
     int m_frame = -1;
     QImage m_image;
+    QString m_problem;
     std::shared_ptr<const vision::LabelResult> m_labels;
     int m_selected = -1;
 };

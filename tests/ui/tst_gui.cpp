@@ -309,6 +309,11 @@ void TstGui::labelReviewAndDataset()
 {
     m_window->showStep(ui::MainWindow::Capture);
     app::Session &s = m_workflow->session();
+    // A source that is not there: the view says so (and which file) instead of staying blank.
+    s.capture.source = m_dir.path() + QStringLiteral("/no-such-video.avi");
+    Q_EMIT m_workflow->sessionChanged();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->capturePage()->view()->problem().contains(QLatin1String("no-such-video.avi")),
+                             5000);
     s.capture.source = kVideo;
     s.capture.every = 3;
     s.capture.maxFrames = 240;
