@@ -323,10 +323,12 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         plan.nodes.append(v.toString());
     plan.budgetAll = std::int64_t(p.number(QStringLiteral("budget_all"), -1, -1, 1e15));
     plan.budgets.clear();
-    const QJsonObject budgets =
+    // Per device: the device's name is the key, so each is read as a field of its own.
+    const Reader budgets = p.object(QStringLiteral("budgets"));
+    const QJsonObject byNode =
         json.value(QStringLiteral("plan")).toObject().value(QStringLiteral("budgets")).toObject();
-    for (auto it = budgets.begin(); it != budgets.end(); ++it)
-        plan.budgets[it.key()] = std::int64_t(it.value().toDouble(-1));
+    for (const QString &node : byNode.keys())
+        plan.budgets[node] = std::int64_t(budgets.number(node, -1, -1, 1e15));
 
     const Reader t = r.object(QStringLiteral("training"));
     const QString state = t.text(QStringLiteral("state"), QStringLiteral("none"));

@@ -109,6 +109,9 @@ void TstSession::damagedManifest_data()
         << QStringLiteral("'plan.batch' must be a number from 1");
     QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"capture\": {\"every\": \"often\"}}")
                                 << QStringLiteral("'capture.every'");
+    QTest::newRow("bad device budget")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"budgets\": {\"pi-1\": \"lots\"}}}")
+        << QStringLiteral("'plan.budgets.pi-1'");
     QTest::newRow("unknown state")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": {\"state\": \"dancing\"}}")
         << QStringLiteral("'training.state'");
