@@ -1,6 +1,7 @@
 #include "dropout.h"
 
 #include "error.h"
+#include "numbertext.h"
 
 namespace edgetrain::core {
 
@@ -9,7 +10,7 @@ Dropout::Dropout(std::string name, double p)
 {
     if (!(p >= 0.0 && p < 1.0))
         throw SpecError("layer '" + this->name() + "' (dropout): p must be in [0, 1), got " +
-                        std::to_string(p));
+                        NumberText::format(p));
 }
 
 void Dropout::applyMask(const float *in, float *out, std::int64_t n, const PassContext &ctx) const

@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include "error.h"
+#include "numbertext.h"
 
 #include <cmath>
 #include <cstdio>
@@ -266,8 +267,11 @@ private:
             if (!digits())
                 fail("expected digits in exponent");
         }
-        const std::string token(m_text.substr(start, m_pos - start));
-        return Json(std::strtod(token.c_str(), nullptr));
+        // Locale-free: strtod would read "0.05" as 0 under a comma-decimal locale.
+        const auto value = NumberText::parse(m_text.substr(start, m_pos - start));
+        if (!value)
+            fail("number out of range");
+        return Json(*value);
     }
 
     std::string_view m_text;
@@ -427,12 +431,8 @@ void Json::dumpTo(std::string &out, int indent, int depth) const
         const double d = std::get<double>(m_value);
         if (!std::isfinite(d)) {
             out += "null"; // JSON has no NaN/inf
-        } else if (d == std::floor(d) && std::fabs(d) < 9.0e15) {
-            out += std::to_string(static_cast<std::int64_t>(d));
         } else {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.9g", d);
-            out += buf;
+            out += NumberText::format(d); // shortest round trip, the same in every locale
         }
     } else if (isString()) {
         escapeTo(out, std::get<std::string>(m_value));

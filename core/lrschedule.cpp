@@ -1,6 +1,7 @@
 #include "lrschedule.h"
 
 #include "error.h"
+#include "numbertext.h"
 
 #include <cmath>
 #include <cstdio>
@@ -23,7 +24,7 @@ LrSchedule LrSchedule::parse(const std::string &text)
             std::size_t used = 0;
             s.m_stepEpochs = std::stoi(text.substr(5, colon - 5), &used);
             if (colon != std::string::npos)
-                s.m_gamma = std::stod(text.substr(colon + 1));
+                s.m_gamma = NumberText::parse(text.substr(colon + 1)).value_or(0.0);
         } catch (const std::exception &) {
             s.m_stepEpochs = 0;
         }
@@ -62,9 +63,7 @@ std::string LrSchedule::toString() const
     case Kind::Cosine:
         return "cosine";
     case Kind::Step: {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "step:%d:%g", m_stepEpochs, m_gamma);
-        return buf;
+        return "step:" + std::to_string(m_stepEpochs) + ":" + NumberText::format(m_gamma);
     }
     }
     return "constant";

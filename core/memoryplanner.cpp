@@ -1,6 +1,7 @@
 #include "memoryplanner.h"
 
 #include "error.h"
+#include "numbertext.h"
 #include "memorysimulation.h"
 #include "optimalcheckpointing.h"
 
@@ -190,12 +191,7 @@ std::vector<MemoryPlan> MemoryPlanner::sweep() const
 std::int64_t parseByteSize(const std::string &text)
 {
     std::size_t used = 0;
-    double value = 0.0;
-    try {
-        value = std::stod(text, &used);
-    } catch (const std::exception &) {
-        used = 0;
-    }
+    const double value = NumberText::parsePrefix(text, &used).value_or(0.0);
     const std::string unit = used ? text.substr(used) : std::string();
     double scale = -1.0;
     if (unit.empty() || unit == "B")

@@ -1,6 +1,7 @@
 #include "trainer.h"
 
 #include "error.h"
+#include "numbertext.h"
 #include "random.h"
 #include "softmaxcrossentropy.h"
 
@@ -59,7 +60,7 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         throw SpecError("batch size must be between 1 and 65536, got " +
                         std::to_string(options.batch));
     if (!(options.lr > 0.0 && options.lr < 100.0))
-        throw SpecError("learning rate must be in (0, 100), got " + std::to_string(options.lr));
+        throw SpecError("learning rate must be in (0, 100), got " + NumberText::format(options.lr));
     if (train.size() < 1)
         throw SpecError(train.description() + " is empty");
     checkData(model, train);

@@ -5,6 +5,7 @@
 #include "core/fashionmnist.h"
 #include "core/flatstate.h"
 #include "core/memoryplanner.h"
+#include "core/numbertext.h"
 #include "core/parallel.h"
 #include "core/sgd.h"
 #include "core/trainer.h"
@@ -34,12 +35,9 @@ double secondsSince(Clock::time_point t)
 
 std::string bytesText(std::int64_t bytes)
 {
-    char text[32];
     if (bytes >= (std::int64_t(1) << 20))
-        std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
-    else
-        std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024.0);
-    return text;
+        return core::NumberText::fixed(double(bytes) / double(1 << 20), 1) + " MiB";
+    return core::NumberText::fixed(double(bytes) / 1024.0, 1) + " KiB";
 }
 
 QByteArray floatBytes(const float *data, std::size_t count)

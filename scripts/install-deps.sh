@@ -14,6 +14,7 @@ packages=(
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
   opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
+  locales                      # de_DE.UTF-8: the tests read and write files under a comma-decimal locale
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
@@ -34,14 +35,26 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "Installing: ${missing[*]}"
+# The comma-decimal locale the tests run under (files must read and write the same bytes in it).
+generate_locale() {
+  locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' && return 0
+  echo "Generating the de_DE.UTF-8 locale"
+  $sudo localedef -i de_DE -f UTF-8 de_DE.UTF-8
+}
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps.sh: run as root, or install sudo" >&2; exit 1; }
   sudo="sudo"
+fi
+if [ ${#missing[@]} -eq 0 ]; then
+  generate_locale
+  exit 0
+fi
+
+echo "Installing: ${missing[*]}"
+if [ -n "$sudo" ]; then
+  command -v sudo >/dev/null || { echo "install-deps.sh: run as root, or install sudo" >&2; exit 1; }
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+generate_locale

@@ -5,6 +5,7 @@
 #include "core/fashionmnist.h"
 #include "core/idxfile.h"
 #include "core/json.h"
+#include "core/lrschedule.h"
 #include "core/model.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
@@ -12,6 +13,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
+#include <clocale>
 #include <zlib.h>
 
 using namespace edgetrain::core;
@@ -76,6 +78,7 @@ private Q_SLOTS:
     void fashionMnistMismatch();
     void jsonErrorsNameLineAndColumn();
     void jsonRoundTrip();
+    void numbersIgnoreTheLocale();
     void modelSpecErrors_data();
     void modelSpecErrors();
     void safetensorsErrors();
@@ -159,6 +162,35 @@ void TestFormats::jsonRoundTrip()
     QCOMPARE(j.find("n")->toDouble(), -1500.0);
     QCOMPARE(j.find("s")->toString(), std::string("a\"b\\c\xc3\xa9\n"));
     QCOMPARE(j.find("i")->toInt(), std::int64_t(42));
+}
+
+void TestFormats::numbersIgnoreTheLocale()
+{
+    // A comma-decimal locale, as Qt sets it from LANG=de_DE.UTF-8 on a German laptop.
+    // scripts/install-deps.sh generates it: its absence is a broken install, not a skip.
+    const std::string before = std::setlocale(LC_ALL, nullptr);
+    QVERIFY2(std::setlocale(LC_ALL, "de_DE.UTF-8") != nullptr,
+             "de_DE.UTF-8 is not generated (scripts/install-deps.sh does it)");
+    struct Restore
+    {
+        std::string locale;
+        ~Restore() { std::setlocale(LC_ALL, locale.c_str()); }
+    } restore{before};
+
+    const Json j = Json::parse(R"({"lr": 0.05, "box": [239.6, 211.17],
+                                   "tiny": 1e-07, "third": 0.3333333333333333})");
+    QCOMPARE(j.find("lr")->toDouble(), 0.05);
+    QCOMPARE(j.find("box")->toArray()[1].toDouble(), 211.17);
+    QCOMPARE(j.dump(), std::string(R"({"lr":0.05,"box":[239.6,211.17],)"
+                                   R"("tiny":1e-07,"third":0.3333333333333333})"));
+    // Shortest text that reads back exactly: every double survives a write and a read.
+    for (const double d : {0.1, 1.0 / 3.0, 2.5e-300, -123456.789, 0.1f * 1.0})
+        QCOMPARE(Json::parse(Json(d).dump()).toDouble(), d);
+    QCOMPARE(LrSchedule::parse("step:3:0.5").toString(), std::string("step:3:0.5"));
+    // A fraction in a spec is read as itself: p = 1.5 is refused as 1.5, not as 1.
+    const Json spec = Json::parse(
+        R"({"name": "d", "input": [4], "stages": [{"type": "dropout", "p": 1.5}]})");
+    expectError<SpecError>([&] { ModelSpec::fromJson(spec, "d.json"); }, {"got 1.5"});
 }
 
 void TestFormats::modelSpecErrors_data()
