@@ -13,6 +13,7 @@ packages=(
   libgloo-dev                  # collectives of the cluster's data plane
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
+  libxml2-dev                  # vision/: CVAT XML annotations
   opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
   locales                      # de_DE.UTF-8: the tests read and write files under a comma-decimal locale
 )
