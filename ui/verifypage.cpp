@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -62,14 +63,26 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     m_done = button(tr("Done (D)"), tr("Mark the frame done and go on to the next one"));
     m_undo = new QToolButton(this);
     m_redo = new QToolButton(this);
-    QAction *undo = m_verification->undoStack()->createUndoAction(this, tr("Undo"));
-    QAction *redo = m_verification->undoStack()->createRedoAction(this, tr("Redo"));
+    // Fixed names on the buttons (the stack's own actions grow with the command's text); what
+    // would be undone is in the tooltip.
+    QUndoStack *stack = m_verification->undoStack();
+    auto *undo = new QAction(tr("Undo"), this);
+    auto *redo = new QAction(tr("Redo"), this);
     undo->setShortcut(QKeySequence::Undo);
-    redo->setShortcut(QKeySequence::Redo);
-    undo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    redo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(undo);
-    addAction(redo);
+    redo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+    for (QAction *a : {undo, redo}) {
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        a->setEnabled(false);
+        addAction(a);
+    }
+    connect(undo, &QAction::triggered, stack, &QUndoStack::undo);
+    connect(redo, &QAction::triggered, stack, &QUndoStack::redo);
+    connect(stack, &QUndoStack::canUndoChanged, undo, &QAction::setEnabled);
+    connect(stack, &QUndoStack::canRedoChanged, redo, &QAction::setEnabled);
+    connect(stack, &QUndoStack::undoTextChanged, undo,
+            [undo](const QString &text) { undo->setToolTip(tr("Undo %1 (Ctrl+Z)").arg(text)); });
+    connect(stack, &QUndoStack::redoTextChanged, redo,
+            [redo](const QString &text) { redo->setToolTip(tr("Redo %1 (Ctrl+Shift+Z)").arg(text)); });
     m_undo->setDefaultAction(undo);
     m_redo->setDefaultAction(redo);
     for (QToolButton *b : {m_undo, m_redo}) {
