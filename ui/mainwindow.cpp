@@ -6,6 +6,7 @@
 #include "planpage.h"
 #include "reportpage.h"
 #include "trainpage.h"
+#include "verifypage.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -34,7 +35,8 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     f.setPointSizeF(f.pointSizeF() * 1.1);
     m_steps->setFont(f);
     const QString names[Steps] = {tr("1  Nodes"), tr("2  Capture & label"), tr("3  Dataset"),
-                                  tr("4  Plan"),  tr("5  Train & monitor"),  tr("6  Report")};
+                                  tr("4  Verify"), tr("5  Plan"), tr("6  Train & monitor"),
+                                  tr("7  Report")};
     for (const QString &name : names) {
         auto *item = new QListWidgetItem(name, m_steps);
         item->setSizeHint(QSize(160, 34));
@@ -43,11 +45,13 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     m_nodes = new NodesPage(workflow, m_pages);
     m_capture = new CapturePage(workflow, m_pages);
     m_dataset = new DatasetPage(workflow, m_pages);
+    m_verify = new VerifyPage(workflow, m_pages);
     m_plan = new PlanPage(workflow, m_pages);
     m_train = new TrainPage(workflow, m_pages);
     m_report = new ReportPage(workflow, [this] { return m_plan->lastPlan(); }, m_pages);
     for (QWidget *page : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_capture),
-                          static_cast<QWidget *>(m_dataset), static_cast<QWidget *>(m_plan),
+                          static_cast<QWidget *>(m_dataset), static_cast<QWidget *>(m_verify),
+                          static_cast<QWidget *>(m_plan),
                           static_cast<QWidget *>(m_train), static_cast<QWidget *>(m_report)})
         m_pages->addWidget(page);
     layout->addWidget(m_steps);

@@ -17,9 +17,10 @@ class NodesPage;
 class PlanPage;
 class ReportPage;
 class TrainPage;
+class VerifyPage;
 
 /**
- * The window: the six steps as a navigation list, one page each, the cluster's state in the
+ * The window: the seven steps as a navigation list, one page each, the cluster's state in the
  * status bar, the session menu. Closing it while training stops the nodes' job first and saves
  * the session.
  */
@@ -31,13 +32,14 @@ public:
     explicit MainWindow(app::Workflow *workflow, QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    enum Step { Nodes, Capture, Dataset, Plan, Train, Report, Steps };
+    enum Step { Nodes, Capture, Dataset, Verify, Plan, Train, Report, Steps };
     void showStep(Step step);
     Step currentStep() const;
 
     NodesPage *nodesPage() const { return m_nodes; }
     CapturePage *capturePage() const { return m_capture; }
     DatasetPage *datasetPage() const { return m_dataset; }
+    VerifyPage *verifyPage() const { return m_verify; }
     PlanPage *planPage() const { return m_plan; }
     TrainPage *trainPage() const { return m_train; }
     ReportPage *reportPage() const { return m_report; }
@@ -63,6 +65,7 @@ private:
     NodesPage *m_nodes;
     CapturePage *m_capture;
     DatasetPage *m_dataset;
+    VerifyPage *m_verify;
     PlanPage *m_plan;
     TrainPage *m_train;
     ReportPage *m_report;

@@ -29,7 +29,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(pageHeader(
-        tr("4  Plan"),
+        tr("5  Plan"),
         tr("What to train and where. The memory budget picks each device's checkpointing "
            "schedule: less memory costs recomputation in the backward pass."),
         this));

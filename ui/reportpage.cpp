@@ -24,7 +24,7 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(pageHeader(
-        tr("6  Evaluate & report"),
+        tr("7  Evaluate & report"),
         tr("Student and teacher on held-out tracks, above all on the boxes only the tracker had "
            "found: the frames where the teacher fails from this camera's viewpoint."),
         this));

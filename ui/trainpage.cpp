@@ -21,7 +21,7 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(pageHeader(
-        tr("5  Train & monitor"),
+        tr("6  Train & monitor"),
         tr("The student trains data-parallel on the devices; each line is one device. A device "
            "that drops out is shown dotted and the others carry on from the last synchronised state."),
         this));

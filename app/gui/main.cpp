@@ -140,13 +140,17 @@ int main(int argc, char **argv)
         if (!shots.isEmpty())
             QDir().mkpath(shots);
         autorun->setStepHook([&window, shots](int step, bool done) {
-            window.showStep(edgetrain::ui::MainWindow::Step(step));
+            using Window = edgetrain::ui::MainWindow;
+            // The demo's steps by number; the window has Verify between Dataset and Plan.
+            static const Window::Step pages[] = {Window::Nodes, Window::Capture, Window::Dataset,
+                                                 Window::Plan,  Window::Train,   Window::Report};
+            window.showStep(pages[step]);
             if (!done || shots.isEmpty())
                 return;
             static const char *names[] = {"nodes", "capture", "dataset", "plan", "train", "report"};
             // Give lists, galleries and charts a moment to fill and paint.
             QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
-                window.showStep(edgetrain::ui::MainWindow::Step(step));
+                window.showStep(pages[step]);
                 QApplication::processEvents();
                 window.grab().save(QStringLiteral("%1/%2-%3.png").arg(shots).arg(step + 1).arg(QLatin1String(names[step])));
                 if (step == 5)

@@ -402,6 +402,8 @@ void Workflow::restoreSession()
         if (n.paired && hasKey())
             pair(key);
     }
+    if (!m_verification.open(m_session.dir, &error))
+        Q_EMIT message(error);
     Q_EMIT sessionChanged();
     Q_EMIT labelsChanged();
     Q_EMIT datasetChanged();
@@ -435,6 +437,7 @@ bool Workflow::saveAs(const QString &dir, QString *error)
     if (!m_session.dir.isEmpty() && !copyTree(m_session.dir, target, error))
         return false;
     m_session.dir = target;
+    m_verification.moveTo(target);
     return save(error);
 }
 

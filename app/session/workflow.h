@@ -3,6 +3,7 @@
 #include "core/memoryplanner.h"
 #include "net/controlclient.h"
 #include "session.h"
+#include "verification.h"
 #include "vision/labeling.h"
 
 #include <QImage>
@@ -117,6 +118,9 @@ public:
     // Dataset
     void startDataset();
 
+    // Verify: the session's ground truth (truth.json), read when a session opens
+    Verification *verification() { return &m_verification; }
+
     // Plan
     /** Plans in the background; superseded requests are dropped; planReady() answers. */
     void requestPlan(const PlanRequest &request);
@@ -179,6 +183,7 @@ private:
     Task m_task = Task::None;
     std::shared_ptr<std::atomic<bool>> m_stop;
     std::shared_ptr<const vision::LabelResult> m_labels;
+    Verification m_verification;
 
     QThread m_plannerThread;
     PlannerWorker *m_planner = nullptr;
