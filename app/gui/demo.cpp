@@ -1,5 +1,6 @@
 #include "demo.h"
 
+#include "ui/gallery.h"
 #include "ui/reportwriter.h"
 
 #include <QCoreApplication>
@@ -266,7 +267,7 @@ void HeadlessDemo::writeReport()
     c.session = &m_workflow.session();
     c.plan = m_plan;
     try {
-        c.gallery = app::Workflow::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
+        c.gallery = ui::Gallery::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
     } catch (const std::exception &e) {
         step(QStringLiteral("  no gallery: %1").arg(QString::fromStdString(e.what())));
     }

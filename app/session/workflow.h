@@ -5,7 +5,6 @@
 #include "session.h"
 #include "vision/labeling.h"
 
-#include <QImage>
 #include <QObject>
 #include <QThread>
 #include <QThreadPool>
@@ -130,15 +129,8 @@ public:
 
     // Evaluate & report
     void startEvaluation();
-    /** Frames with the student's finds the teacher missed, drawn, for galleries (blocking:
-     *  call it from a worker thread). */
-    static QList<QImage> renderGains(const Session &session, const vision::LabelResult &labels,
-                                     int max, int height = 220);
 
     void cancel(); // the running task (not training: stopTraining())
-
-    /** A cv::Mat (BGR) as a QImage (deep copy). */
-    static QImage toImage(const cv::Mat &bgr);
 
 Q_SIGNALS:
     void sessionChanged();
