@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/memoryplanner.h"
 #include "net/controlclient.h"
+#include "plannerworker.h"
 #include "session.h"
 #include "vision/labeling.h"
 
@@ -32,41 +32,10 @@ struct NodeView
 };
 QString nodeStateName(NodeView::State state);
 
-/** What the Plan step asks for: a model at a per-device batch under a budget. */
-struct PlanRequest
-{
-    QString model = QStringLiteral("student");
-    int width = 24, height = 48; // the student's input
-    std::int64_t deviceBatch = 32;
-    std::int64_t budget = -1;
-    bool operator==(const PlanRequest &) const = default;
-};
-
-struct PlanPoint
-{
-    double recomputeFactor = 1.0;
-    std::int64_t peakBytes = 0;
-    QString schedule;
-};
-
-struct PlanView
-{
-    PlanRequest request;
-    QString error; // the model or batch cannot be planned
-    core::MemoryPlan plan;
-    QString schedule; // the plan's schedule, by name
-    QString program;  // and as its program of forward / backward operations
-    std::vector<PlanPoint> sweep;
-    std::int64_t storeAllPeak = 0;
-    std::int64_t minimumBudget = 0;
-    std::int64_t parameters = 0;
-};
-
 enum class Task { None, Labelling, Dataset, Training, Evaluation, Export };
 QString taskName(Task task);
 
 class TrainingRun;
-class PlannerWorker;
 
 /**
  * The workflow controller the window (and the headless demo) drives: holds the session, finds and
@@ -184,5 +153,4 @@ private:
 
 } // namespace edgetrain::app
 
-Q_DECLARE_METATYPE(edgetrain::app::PlanView)
 Q_DECLARE_METATYPE(edgetrain::app::MetricRow)
