@@ -149,12 +149,12 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
         m_workflow->startLabelling();
     });
     connect(m_slider, &QSlider::valueChanged, this, &CapturePage::showFrame);
-    connect(&m_frames, &app::FrameLoader::frameReady, m_view, &VideoView::setFrame);
-    connect(&m_frames, &app::FrameLoader::failed, this, [this](const QString &text) {
+    connect(&m_frames, &FrameLoader::frameReady, m_view, &VideoView::setFrame);
+    connect(&m_frames, &FrameLoader::failed, this, [this](const QString &text) {
         m_view->showProblem(text);
         Q_EMIT m_workflow->message(text);
     });
-    connect(&m_frames, &app::FrameLoader::sourceInfo, this, [this](int frames, double, QSize) {
+    connect(&m_frames, &FrameLoader::sourceInfo, this, [this](int frames, double, QSize) {
         m_frameCount = frames;
         m_slider->setRange(0, std::max(0, frames - 1));
         showFrame(m_slider->value());

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "app/session/frameloader.h"
 #include "app/session/workflow.h"
+#include "frameloader.h"
 
 #include <QElapsedTimer>
 #include <QWidget>
@@ -37,7 +37,7 @@ private:
     void showFrame(int frame);
 
     app::Workflow *m_workflow;
-    app::FrameLoader m_frames;
+    FrameLoader m_frames;
     QComboBox *m_kind, *m_teacher, *m_tracker;
     QLineEdit *m_source, *m_teacherFile;
     QSpinBox *m_every, *m_maxFrames;

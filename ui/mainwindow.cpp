@@ -69,7 +69,7 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     auto *tick = new QTimer(this);
     connect(tick, &QTimer::timeout, this, &MainWindow::updateStatus);
     tick->start(1000);
-    connect(workflow, &app::Workflow::nodesChanged, this, &MainWindow::updateStatus);
+    connect(&workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &MainWindow::updateStatus);
     connect(workflow, &app::Workflow::taskStarted, this, &MainWindow::updateStatus);
     connect(workflow, &app::Workflow::taskFinished, this, &MainWindow::updateStatus);
     connect(workflow, &app::Workflow::message, this,

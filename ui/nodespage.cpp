@@ -91,27 +91,27 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     });
     // A field and its button (or Return) hand the text to the workflow; a refusal is shown. An
     // accepted address leaves its field; an accepted key stays and pairs the nodes found.
-    using Action = bool (app::Workflow::*)(const QString &, QString *);
+    using Action = bool (app::NodeRegistry::*)(const QString &, QString *);
     auto bind = [this, warn](QLineEdit *field, QPushButton *button, Action action, bool isKey) {
         auto run = [this, warn, field, action, isKey] {
             QString error;
-            if (!(m_workflow->*action)(field->text().trimmed(), &error))
+            if (!(m_workflow->nodes().*action)(field->text().trimmed(), &error))
                 return warn(error);
             if (isKey)
-                m_workflow->pairAll();
+                m_workflow->nodes().pairAll();
             else
                 field->clear();
         };
         connect(button, &QPushButton::clicked, this, run);
         connect(field, &QLineEdit::returnPressed, this, run);
     };
-    bind(m_keyFile, loadKey, &app::Workflow::setKeyFile, true);
-    bind(m_probe, addProbe, &app::Workflow::addProbe, false);
-    bind(m_address, addNode, &app::Workflow::addNode, false);
-    connect(pair, &QPushButton::clicked, this, [this] { m_workflow->pair(selectedKey()); });
-    connect(pairAll, &QPushButton::clicked, m_workflow, &app::Workflow::pairAll);
-    connect(forget, &QPushButton::clicked, this, [this] { m_workflow->forget(selectedKey()); });
-    connect(m_workflow, &app::Workflow::nodesChanged, this, &NodesPage::refresh);
+    bind(m_keyFile, loadKey, &app::NodeRegistry::setKeyFile, true);
+    bind(m_probe, addProbe, &app::NodeRegistry::addProbe, false);
+    bind(m_address, addNode, &app::NodeRegistry::addNode, false);
+    connect(pair, &QPushButton::clicked, this, [this] { m_workflow->nodes().pair(selectedKey()); });
+    connect(pairAll, &QPushButton::clicked, &m_workflow->nodes(), &app::NodeRegistry::pairAll);
+    connect(forget, &QPushButton::clicked, this, [this] { m_workflow->nodes().forget(selectedKey()); });
+    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this,
             [this] { m_keyFile->setText(m_workflow->session().keyFile); });
     m_keyFile->setText(m_workflow->session().keyFile);
@@ -127,7 +127,7 @@ QString NodesPage::selectedKey() const
 void NodesPage::refresh()
 {
     const QString selected = selectedKey();
-    const auto &nodes = m_workflow->nodes();
+    const auto &nodes = m_workflow->nodes().all();
     m_table->setRowCount(int(nodes.size()));
     const QDateTime now = QDateTime::currentDateTimeUtc();
     int row = 0;

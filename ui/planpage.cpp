@@ -167,7 +167,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
         onSlider();
     });
     connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
-    connect(m_workflow, &app::Workflow::nodesChanged, this, &PlanPage::refreshNodes);
+    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
     loadSettings();
 }
@@ -216,7 +216,7 @@ void PlanPage::storeSettings()
 
 void PlanPage::refreshNodes()
 {
-    const QStringList paired = m_workflow->pairedNodes();
+    const QStringList paired = m_workflow->nodes().pairedNodes();
     QStringList shown;
     for (int i = 0; i < m_nodes->count(); ++i)
         shown.append(m_nodes->item(i)->text());

@@ -1,6 +1,7 @@
 #include "reportpage.h"
 
 #include "common.h"
+#include "gallery.h"
 
 #include <QApplication>
 #include <QDesktopServices>
@@ -185,7 +186,7 @@ void ReportPage::loadGallery()
     const int request = ++m_galleryRequest;
     (void)QtConcurrent::run([s = m_workflow->session(), labels] {
         try {
-            return app::Workflow::renderGains(s, *labels, 12);
+            return Gallery::renderGains(s, *labels, 12);
         } catch (const std::exception &) {
             return QList<QImage>(); // the video moved: the numbers stand, the pictures are gone
         }

@@ -151,19 +151,19 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         m_view->setFocus();
     });
 
-    connect(&m_frames, &app::FrameLoader::frameReady, this, [this](int frame, const QImage &image) {
+    connect(&m_frames, &FrameLoader::frameReady, this, [this](int frame, const QImage &image) {
         if (frame != m_current)
             return; // the user moved on
         m_view->setFrame(frame, image);
         updateProposals();
     });
-    connect(&m_frames, &app::FrameLoader::sourceInfo, this, [this](int frames, double, QSize size) {
+    connect(&m_frames, &FrameLoader::sourceInfo, this, [this](int frames, double, QSize size) {
         m_sourceFrames = frames;
         m_sourceSize = size;
         if (m_current >= 0)
             m_frames.request(m_current);
     });
-    connect(&m_frames, &app::FrameLoader::failed, this,
+    connect(&m_frames, &FrameLoader::failed, this,
             [this](const QString &text) { Q_EMIT m_workflow->message(text); });
     connect(m_verification, &app::Verification::truthChanged, this, [this](int frame) {
         // An undo or redo elsewhere shows the frame it changed.

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "app/session/frameloader.h"
+#include "frameloader.h"
 #include "app/session/workflow.h"
 
 #include <QWidget>
@@ -46,7 +46,7 @@ private:
 
     app::Workflow *m_workflow;
     app::Verification *m_verification;
-    app::FrameLoader m_frames;
+    FrameLoader m_frames;
     int m_sourceFrames = 0;
     QSize m_sourceSize;
     int m_current = -1;

@@ -1,5 +1,6 @@
 #include "demo.h"
 
+#include "ui/gallery.h"
 #include "ui/reportwriter.h"
 
 #include <QCoreApplication>
@@ -106,18 +107,18 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
     s.plan.epochs = 8;
     s.plan.batch = 64;
     s.plan.lr = 0.02;
-    if (!workflow.setKeyFile(cluster.keyFile(), error))
+    if (!workflow.nodes().setKeyFile(cluster.keyFile(), error))
         return false;
     for (const QString &p : cluster.probes())
-        if (!workflow.addProbe(p, error))
+        if (!workflow.nodes().addProbe(p, error))
             return false;
     if (!workflow.save(error))
         return false;
     // The demo's nodes are ours: pair each as soon as discovery finds it.
-    QObject::connect(&workflow, &app::Workflow::nodesChanged, &workflow, [&workflow] {
-        for (const auto &[key, n] : workflow.nodes())
+    QObject::connect(&workflow.nodes(), &app::NodeRegistry::nodesChanged, &workflow, [&workflow] {
+        for (const auto &[key, n] : workflow.nodes().all())
             if (n.state == app::NodeView::State::Found && n.info.name.startsWith(QLatin1String("demo-node-")))
-                workflow.pair(key);
+                workflow.nodes().pair(key);
     });
     Q_EMIT workflow.sessionChanged();
     return true;
@@ -177,7 +178,7 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                  .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)
                  .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1));
         hook(3, true);
-        step(QStringLiteral("== 5. Training across %1 nodes").arg(m_workflow.pairedNodes().size()));
+        step(QStringLiteral("== 5. Training across %1 nodes").arg(m_workflow.nodes().pairedNodes().size()));
         hook(4, false);
         m_workflow.startTraining();
     });
@@ -208,9 +209,9 @@ void HeadlessDemo::start()
     hook(0, false);
     auto *poll = new QTimer(this);
     connect(poll, &QTimer::timeout, this, [this, poll] {
-        if (m_workflow.pairedNodes().size() >= m_nodes) {
+        if (m_workflow.nodes().pairedNodes().size() >= m_nodes) {
             poll->stop();
-            step(QStringLiteral("  paired: %1").arg(m_workflow.pairedNodes().join(QStringLiteral(", "))));
+            step(QStringLiteral("  paired: %1").arg(m_workflow.nodes().pairedNodes().join(QStringLiteral(", "))));
             hook(0, true);
             hook(1, false);
             step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on every %3 frame(s)")
@@ -266,7 +267,7 @@ void HeadlessDemo::writeReport()
     c.session = &m_workflow.session();
     c.plan = m_plan;
     try {
-        c.gallery = app::Workflow::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
+        c.gallery = ui::Gallery::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
     } catch (const std::exception &e) {
         step(QStringLiteral("  no gallery: %1").arg(QString::fromStdString(e.what())));
     }

@@ -1,37 +1,24 @@
 #include "workflow.h"
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/safetensors.h"
 #include "core/zoo.h"
-#include "net/keyfile.h"
-#include "vision/framesource.h"
-#include "vision/teacher.h"
-#include "vision/tracking.h"
+#include "datasettask.h"
+#include "evaluationtask.h"
+#include "labeltask.h"
+#include "trainingrun.h"
 
 #include <QDir>
 #include <QDirIterator>
 #include <QFileInfo>
-#include <QPainter>
 #include <QtConcurrent/QtConcurrentRun>
-
-#include <opencv2/imgproc.hpp>
 
 namespace edgetrain::app {
 
 namespace {
 
-constexpr auto kLostAfter = std::chrono::seconds(5); // discovery silence before "lost"
-
 QString nodeName(const QString &coordinatorLabel)
 {
     const int paren = coordinatorLabel.indexOf(QLatin1String(" ("));
     return paren > 0 ? coordinatorLabel.left(paren) : coordinatorLabel;
-}
-
-QString what(const std::exception &e)
-{
-    return QString::fromStdString(e.what());
 }
 
 bool copyTree(const QString &from, const QString &to, QString *error)
@@ -52,236 +39,25 @@ bool copyTree(const QString &from, const QString &to, QString *error)
 
 } // namespace
 
-QString nodeStateName(NodeView::State state)
-{
-    switch (state) {
-    case NodeView::State::Found: return QStringLiteral("locked (not paired)");
-    case NodeView::State::Pairing: return QStringLiteral("pairing…");
-    case NodeView::State::Paired: return QStringLiteral("paired");
-    case NodeView::State::Locked: return QStringLiteral("locked: key refused");
-    case NodeView::State::Lost: return QStringLiteral("lost");
-    }
-    return {};
-}
-
-QString taskName(Task task)
-{
-    switch (task) {
-    case Task::None: return QStringLiteral("idle");
-    case Task::Labelling: return QStringLiteral("labelling");
-    case Task::Dataset: return QStringLiteral("cutting the dataset");
-    case Task::Training: return QStringLiteral("training");
-    case Task::Evaluation: return QStringLiteral("evaluating");
-    case Task::Export: return QStringLiteral("exporting");
-    }
-    return {};
-}
-
-// ---------------------------------------------------------------------------------------------
-// The memory planner's thread: keeps the model and its planner while model and batch stay.
-
-class PlannerWorker : public QObject
-{
-    Q_OBJECT
-
-public:
-    void plan(const PlanRequest &r)
-    {
-        PlanView v;
-        v.request = r;
-        try {
-            const bool sameChain = m_model && m_key.model == r.model && m_key.width == r.width &&
-                                   m_key.height == r.height && m_key.deviceBatch == r.deviceBatch;
-            if (!sameChain) {
-                m_planner.reset();
-                m_model.reset();
-                core::setThreadCount(1); // the demo's nodes and small devices run one thread
-                m_model = std::make_unique<core::Model>(
-                    core::Zoo::resolve(r.model.toStdString())
-                        .withInputShape(core::Shape{3, r.height, r.width}),
-                    1);
-                m_planner = std::make_unique<core::MemoryPlanner>(*m_model, r.deviceBatch);
-                m_sweep.clear();
-                for (const core::MemoryPlan &p : m_planner->sweep())
-                    m_sweep.push_back({p.predicted_recompute_factor, p.predicted_peak_bytes,
-                                       QString::fromStdString(p.schedule.name())});
-                m_storeAll = m_planner->evaluate(core::Schedule::storeAll(int(m_model->stageCount())))
-                                 .predicted_peak_bytes;
-                m_minimum = m_planner->minimumBudget();
-                m_key = r;
-            }
-            v.plan = r.budget >= 0 ? m_planner->plan(r.budget)
-                                   : m_planner->evaluate(core::Schedule::storeAll(int(m_model->stageCount())));
-            v.schedule = QString::fromStdString(v.plan.schedule.name());
-            v.program = QString::fromStdString(v.plan.schedule.toString());
-            v.sweep = m_sweep;
-            v.storeAllPeak = m_storeAll;
-            v.minimumBudget = m_minimum;
-            v.parameters = m_model->parameterCount();
-        } catch (const std::exception &e) {
-            v.error = what(e);
-            m_model.reset();
-            m_planner.reset();
-        }
-        Q_EMIT ready(v);
-    }
-
-Q_SIGNALS:
-    void ready(const edgetrain::app::PlanView &view);
-
-private:
-    PlanRequest m_key;
-    std::unique_ptr<core::Model> m_model;
-    std::unique_ptr<core::MemoryPlanner> m_planner;
-    std::vector<PlanPoint> m_sweep;
-    std::int64_t m_storeAll = 0, m_minimum = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// One cluster run, on the training thread: the coordinator and its connections live there, so
-// the parameter server, the barriers and the data shipment never touch the GUI thread.
-
-struct TrainingSetup
-{
-    net::JobSpec job;
-    QByteArray key;
-    QList<QPair<QString, quint16>> nodes;
-    std::map<QString, std::int64_t> budgets;
-    QString sessionDir;
-    QString weightsPath;
-    core::ModelSpec spec;
-};
-
-struct TrainingOutcome
-{
-    bool ok = false;
-    bool cancelled = false;
-    QString error;
-    double seconds = 0.0;
-    bool weightsSaved = false;
-};
-
-class TrainingRun : public QObject
-{
-    Q_OBJECT
-
-public:
-    void start(const TrainingSetup &s)
-    {
-        m_setup = s;
-        m_clock.start();
-        std::shared_ptr<core::TensorDataset> train, validation;
-        try {
-            Q_EMIT status(QStringLiteral("loading the dataset"));
-            train = std::make_shared<core::TensorDataset>(
-                vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Train));
-            validation = std::make_shared<core::TensorDataset>(
-                vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Validation));
-            if (train->size() == 0)
-                throw core::Error("the dataset's train split is empty");
-        } catch (const std::exception &e) {
-            return end({false, false, what(e)});
-        }
-        m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
-        m_coordinator->setData(train, validation->size() > 0 ? validation : nullptr);
-        m_coordinator->setMemoryBudgets(s.budgets);
-        connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
-        connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
-        connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this, &TrainingRun::event);
-        connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);
-        Q_EMIT status(QStringLiteral("connecting to %1 node(s)").arg(s.nodes.size()));
-        m_pending = int(s.nodes.size());
-        for (const auto &[host, port] : s.nodes) {
-            auto *c = new net::ControlClient(host, port, s.key, m_coordinator);
-            connect(c, &net::ControlClient::ready, this, [this] {
-                if (--m_pending == 0 && !m_started) {
-                    m_started = true;
-                    Q_EMIT status(QStringLiteral("shipping the data and the job"));
-                    m_coordinator->start(m_clients);
-                }
-            });
-            connect(c, &net::ControlClient::failed, this, [this](const QString &reason) {
-                if (!m_started)
-                    abort(QStringLiteral("cannot start: %1").arg(reason));
-            });
-            c->connectToNode();
-            m_clients.append(c);
-        }
-    }
-
-    void stop()
-    {
-        m_stopping = true;
-        if (m_started && m_coordinator)
-            m_coordinator->stop();
-        else if (m_coordinator)
-            abort(QStringLiteral("stopped before the nodes had started"), true);
-    }
-
-Q_SIGNALS:
-    void status(const QString &text);
-    void metrics(const QString &node, const edgetrain::net::SystemSample &sample);
-    void epoch(const edgetrain::net::ClusterEpoch &epoch);
-    void event(const edgetrain::net::ClusterEvent &event);
-    void done(const edgetrain::app::TrainingOutcome &outcome);
-
-private:
-    void abort(const QString &error, bool cancelled = false)
-    {
-        if (!m_coordinator)
-            return;
-        for (net::ControlClient *c : std::as_const(m_clients))
-            c->close();
-        m_coordinator->deleteLater();
-        m_coordinator = nullptr;
-        m_clients.clear();
-        end({false, cancelled, error});
-    }
-
-    void onFinished()
-    {
-        const net::ClusterResult &r = m_coordinator->result();
-        TrainingOutcome o;
-        o.ok = r.error.isEmpty() && !r.cancelled;
-        o.cancelled = r.cancelled || m_stopping;
-        o.error = r.error;
-        if (!r.weights.empty()) {
-            try {
-                net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
-                                        m_setup.weightsPath.toStdString());
-                o.weightsSaved = true;
-            } catch (const std::exception &e) {
-                o.ok = false;
-                o.error = QStringLiteral("the trained weights could not be saved: %1").arg(what(e));
-            }
-        }
-        m_coordinator->deleteLater();
-        m_coordinator = nullptr;
-        end(o);
-    }
-
-    void end(TrainingOutcome o)
-    {
-        o.seconds = double(m_clock.elapsed()) / 1000.0;
-        Q_EMIT done(o);
-    }
-
-    TrainingSetup m_setup;
-    net::TrainingCoordinator *m_coordinator = nullptr;
-    QList<net::ControlClient *> m_clients;
-    int m_pending = 0;
-    bool m_started = false;
-    bool m_stopping = false;
-    QElapsedTimer m_clock;
-};
-
-// ---------------------------------------------------------------------------------------------
-
 Workflow::Workflow(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PlanView>();
     qRegisterMetaType<MetricRow>();
     m_saver.setMaxThreadCount(1);
+
+    connect(&m_runner, &TaskRunner::started, this, &Workflow::taskStarted);
+    connect(&m_runner, &TaskRunner::progress, this, &Workflow::taskProgress);
+
+    connect(&m_nodes, &NodeRegistry::message, this, &Workflow::message);
+    connect(&m_nodes, &NodeRegistry::keyLoaded, this,
+            [this](const QString &path) { m_session.keyFile = path; });
+    connect(&m_nodes, &NodeRegistry::probeAdded, this, [this](const QString &hostPort) {
+        if (!m_session.probes.contains(hostPort))
+            m_session.probes.append(hostPort);
+    });
+    connect(&m_nodes, &NodeRegistry::paired, this, &Workflow::recordPaired);
+    connect(&m_nodes, &NodeRegistry::forgotten, this, &Workflow::recordForgotten);
+
     m_planner = new PlannerWorker;
     m_planner->moveToThread(&m_plannerThread);
     connect(&m_plannerThread, &QThread::finished, m_planner, &QObject::deleteLater);
@@ -299,29 +75,13 @@ Workflow::Workflow(QObject *parent) : QObject(parent)
     m_plannerThread.start();
     m_trainThread.setObjectName(QStringLiteral("training"));
     m_trainThread.start();
-
-    m_nodeTimer.setInterval(1000);
-    connect(&m_nodeTimer, &QTimer::timeout, this, [this] {
-        const QDateTime now = QDateTime::currentDateTimeUtc();
-        for (auto &[key, n] : m_nodes)
-            if (n.discovered && n.state == NodeView::State::Found &&
-                n.lastSeen.secsTo(now) >= kLostAfter.count()) {
-                n.state = NodeView::State::Lost;
-                n.detail = QStringLiteral("no answer to discovery since %1")
-                               .arg(n.lastSeen.toLocalTime().toString(QStringLiteral("HH:mm:ss")));
-            }
-        Q_EMIT nodesChanged(); // "last seen" moves on
-    });
-    m_nodeTimer.start();
 }
 
 Workflow::~Workflow()
 {
-    if (m_stop)
-        m_stop->store(true);
+    m_runner.cancel(); // the runner's destructor waits for the work to return
     if (m_run)
         QMetaObject::invokeMethod(m_run, [run = m_run] { run->stop(); }, Qt::BlockingQueuedConnection);
-    QThreadPool::globalInstance()->waitForDone();
     m_saver.waitForDone();
     m_plannerThread.quit();
     m_plannerThread.wait();
@@ -335,8 +95,8 @@ Workflow::~Workflow()
 
 bool Workflow::newSession(const QString &dir, QString *error)
 {
-    if (m_task != Task::None) {
-        *error = QStringLiteral("%1 is still running").arg(taskName(m_task));
+    if (busy() != Task::None) {
+        *error = QStringLiteral("%1 is still running").arg(taskName(busy()));
         return false;
     }
     if (QFileInfo::exists(dir + QStringLiteral("/session.json"))) {
@@ -358,8 +118,8 @@ bool Workflow::newSession(const QString &dir, QString *error)
 
 bool Workflow::openSession(const QString &dir, QString *error)
 {
-    if (m_task != Task::None) {
-        *error = QStringLiteral("%1 is still running").arg(taskName(m_task));
+    if (busy() != Task::None) {
+        *error = QStringLiteral("%1 is still running").arg(taskName(busy()));
         return false;
     }
     auto s = Session::open(dir, error);
@@ -372,7 +132,8 @@ bool Workflow::openSession(const QString &dir, QString *error)
             m_labels = std::make_shared<vision::LabelResult>(
                 vision::LabelResult::load(m_session.dir.toStdString()));
         } catch (const std::exception &e) {
-            Q_EMIT message(QStringLiteral("the labels could not be read: %1").arg(what(e)));
+            Q_EMIT message(QStringLiteral("the labels could not be read: %1")
+                               .arg(QString::fromStdString(e.what())));
         }
     }
     restoreSession();
@@ -382,33 +143,18 @@ bool Workflow::openSession(const QString &dir, QString *error)
 void Workflow::restoreSession()
 {
     QString error;
-    if (!m_session.keyFile.isEmpty() && !setKeyFile(m_session.keyFile, &error))
+    if (!m_session.keyFile.isEmpty() && !m_nodes.setKeyFile(m_session.keyFile, &error))
         Q_EMIT message(error);
-    for (const QString &p : std::as_const(m_session.probes))
-        if (!addProbe(p, &error))
+    for (const QString &p : QStringList(m_session.probes))
+        if (!m_nodes.addProbe(p, &error))
             Q_EMIT message(error);
-    for (const SessionNode &n : m_session.nodes) {
-        const QString key = QStringLiteral("%1:%2").arg(n.host).arg(n.port);
-        if (!m_nodes.count(key)) {
-            NodeView v;
-            v.key = key;
-            v.host = n.host;
-            v.port = n.port;
-            v.info.name = n.name;
-            v.state = NodeView::State::Lost;
-            v.detail = QStringLiteral("not heard from yet");
-            m_nodes[key] = v;
-        }
-        if (n.paired && hasKey())
-            pair(key);
-    }
+    m_nodes.restore(m_session.nodes);
     if (!m_verification.open(m_session.dir, &error))
         Q_EMIT message(error);
     Q_EMIT sessionChanged();
     Q_EMIT labelsChanged();
     Q_EMIT datasetChanged();
     Q_EMIT evaluationChanged();
-    Q_EMIT nodesChanged();
 }
 
 bool Workflow::save(QString *error)
@@ -424,8 +170,8 @@ bool Workflow::save(QString *error)
 bool Workflow::saveAs(const QString &dir, QString *error)
 {
     const QString target = QDir(dir).absolutePath();
-    if (m_task != Task::None) {
-        *error = QStringLiteral("%1 is still running").arg(taskName(m_task));
+    if (busy() != Task::None) {
+        *error = QStringLiteral("%1 is still running").arg(taskName(busy()));
         return false;
     }
     if (target == m_session.dir)
@@ -457,327 +203,80 @@ void Workflow::saveQuietly()
 
 // ----- nodes ------------------------------------------------------------------------------------
 
-bool Workflow::setKeyFile(const QString &path, QString *error)
+void Workflow::recordPaired(const NodeView &v)
 {
-    QByteArray key;
-    if (!net::readKeyFile(path, &key, error))
-        return false;
-    m_key = key;
-    m_session.keyFile = QFileInfo(path).absoluteFilePath();
-    return true;
-}
-
-bool Workflow::addProbe(const QString &hostPort, QString *error)
-{
-    QList<QPair<QString, quint16>> list;
-    if (!net::parseHostPorts(hostPort, &list, error))
-        return false;
-    startDiscovery();
-    for (const auto &[host, port] : list) {
-        const QHostAddress address(host);
-        if (address.isNull()) {
-            *error = QStringLiteral("'%1' is not an IP address").arg(host);
-            return false;
-        }
-        m_browser->addTarget({address, port});
-        const QString text = QStringLiteral("%1:%2").arg(host).arg(port);
-        if (!m_session.probes.contains(text))
-            m_session.probes.append(text);
-    }
-    return true;
-}
-
-void Workflow::startDiscovery()
-{
-    if (m_browser)
-        return;
-    m_browser = new net::NodeBrowser(this);
-    m_browser->addTarget({QHostAddress(QStringLiteral("239.255.77.77")), 45454});
-    connect(m_browser, &net::NodeBrowser::nodeSeen, this, &Workflow::onNodeSeen);
-    QString error;
-    if (!m_browser->start(std::chrono::seconds(1), &error))
-        Q_EMIT message(QStringLiteral("discovery is off: %1").arg(error));
-}
-
-void Workflow::onNodeSeen(const net::NodeInfo &info)
-{
-    const QString host = info.address.toString();
-    const QString key = QStringLiteral("%1:%2").arg(host).arg(info.control_port);
-    NodeView &n = m_nodes[key];
-    const bool fresh = n.key.isEmpty();
-    n.key = key;
-    n.host = host;
-    n.port = info.control_port;
-    if (n.state != NodeView::State::Paired || n.info.id.isEmpty())
-        n.info = info;
-    else
-        n.info.load = info.load;
-    n.discovered = true;
-    n.lastSeen = QDateTime::currentDateTimeUtc();
-    if (n.state == NodeView::State::Lost && !m_monitors.count(key)) {
-        n.state = NodeView::State::Found;
-        n.detail.clear();
-    }
-    if (fresh)
-        Q_EMIT message(QStringLiteral("found node '%1' at %2").arg(info.name, key));
-    // A node the session had paired is paired again as soon as it answers.
-    for (const SessionNode &s : m_session.nodes)
-        if (s.host == host && s.port == n.port && s.paired && hasKey() &&
-            (n.state == NodeView::State::Found))
-            pair(key);
-    Q_EMIT nodesChanged();
-}
-
-bool Workflow::addNode(const QString &hostPort, QString *error)
-{
-    QList<QPair<QString, quint16>> list;
-    if (!net::parseHostPorts(hostPort, &list, error))
-        return false;
-    for (const auto &[host, port] : list) {
-        const QString key = QStringLiteral("%1:%2").arg(host).arg(port);
-        NodeView &n = m_nodes[key];
-        if (n.key.isEmpty()) {
-            n.key = key;
-            n.host = host;
-            n.port = port;
-            n.info.name = host;
-            n.lastSeen = QDateTime::currentDateTimeUtc();
-        }
-        if (hasKey())
-            pair(key);
-    }
-    Q_EMIT nodesChanged();
-    return true;
-}
-
-void Workflow::pair(const QString &key)
-{
-    const auto it = m_nodes.find(key);
-    if (it == m_nodes.end())
-        return;
-    if (!hasKey()) {
-        Q_EMIT message(QStringLiteral("load the cluster key first (Nodes → Cluster key)"));
-        return;
-    }
-    if (m_monitors.count(key))
-        return;
-    NodeView &n = it->second;
-    n.state = NodeView::State::Pairing;
-    n.detail.clear();
-    auto *c = new net::ControlClient(n.host, n.port, m_key, this);
-    m_monitors[key] = c;
-    connect(c, &net::ControlClient::ready, this, [this, key, c](const net::NodeInfo &info) {
-        NodeView &v = m_nodes[key];
-        const QHostAddress address = v.info.address;
-        v.info = info;
-        v.info.address = address;
-        v.state = NodeView::State::Paired;
-        v.lastSeen = QDateTime::currentDateTimeUtc();
-        c->subscribeMetrics();
-        auto entry = std::find_if(m_session.nodes.begin(), m_session.nodes.end(),
-                                  [&](const SessionNode &s) { return s.host == v.host && s.port == v.port; });
-        if (entry == m_session.nodes.end())
-            entry = m_session.nodes.insert(m_session.nodes.end(), SessionNode{});
-        entry->name = info.name;
-        entry->host = v.host;
-        entry->port = v.port;
-        entry->paired = true;
-        entry->arch = info.arch;
-        entry->cpuModel = info.cpu_model;
-        entry->cores = info.cores;
-        entry->ramBytes = info.ram_bytes;
-        Q_EMIT message(QStringLiteral("paired with '%1'").arg(info.name));
-        Q_EMIT nodesChanged();
+    auto entry = std::find_if(m_session.nodes.begin(), m_session.nodes.end(), [&](const SessionNode &s) {
+        return s.host == v.host && s.port == v.port;
     });
-    connect(c, &net::ControlClient::metrics, this, [this, key](const net::SystemSample &s) {
-        NodeView &v = m_nodes[key];
-        v.sample = s;
-        v.lastSeen = QDateTime::currentDateTimeUtc();
-    });
-    connect(c, &net::ControlClient::failed, this, [this, key, c](const QString &reason) {
-        NodeView &v = m_nodes[key];
-        const bool wasPaired = v.state == NodeView::State::Paired;
-        v.state = wasPaired ? NodeView::State::Lost : NodeView::State::Locked;
-        if (!wasPaired && !reason.contains(QLatin1String("key")))
-            v.state = NodeView::State::Lost; // not a refusal: nobody answered
-        v.detail = reason;
-        m_monitors.erase(key);
-        c->deleteLater();
-        Q_EMIT message(QStringLiteral("%1: %2").arg(v.info.name, reason));
-        Q_EMIT nodesChanged();
-    });
-    c->connectToNode();
-    Q_EMIT nodesChanged();
+    if (entry == m_session.nodes.end())
+        entry = m_session.nodes.insert(m_session.nodes.end(), SessionNode{});
+    entry->name = v.info.name;
+    entry->host = v.host;
+    entry->port = v.port;
+    entry->paired = true;
+    entry->arch = v.info.arch;
+    entry->cpuModel = v.info.cpu_model;
+    entry->cores = v.info.cores;
+    entry->ramBytes = v.info.ram_bytes;
 }
 
-void Workflow::pairAll()
+void Workflow::recordForgotten(const NodeView &v)
 {
-    for (auto &[key, n] : m_nodes)
-        if (n.state == NodeView::State::Found || n.state == NodeView::State::Locked)
-            pair(key);
-}
-
-void Workflow::forget(const QString &key)
-{
-    if (const auto m = m_monitors.find(key); m != m_monitors.end()) {
-        m->second->close();
-        m->second->deleteLater();
-        m_monitors.erase(m);
-    }
-    const auto it = m_nodes.find(key);
-    if (it == m_nodes.end())
-        return;
-    std::erase_if(m_session.nodes, [&](const SessionNode &s) {
-        return s.host == it->second.host && s.port == it->second.port;
-    });
-    m_session.plan.nodes.removeAll(it->second.info.name);
-    m_nodes.erase(it);
-    Q_EMIT nodesChanged();
-}
-
-QStringList Workflow::pairedNodes() const
-{
-    QStringList names;
-    for (const auto &[key, n] : m_nodes)
-        if (n.state == NodeView::State::Paired)
-            names.append(n.info.name);
-    return names;
+    std::erase_if(m_session.nodes,
+                  [&](const SessionNode &s) { return s.host == v.host && s.port == v.port; });
+    m_session.plan.nodes.removeAll(v.info.name);
 }
 
 QString Workflow::clusterSummary() const
 {
-    int paired = 0, found = 0, lost = 0;
-    for (const auto &[key, n] : m_nodes) {
-        paired += n.state == NodeView::State::Paired;
-        found += n.state == NodeView::State::Found || n.state == NodeView::State::Locked ||
-                 n.state == NodeView::State::Pairing;
-        lost += n.state == NodeView::State::Lost;
-    }
-    QString text = QStringLiteral("%1 paired · %2 locked · %3 lost").arg(paired).arg(found).arg(lost);
-    if (m_task == Task::Training) {
+    QString text = m_nodes.clusterSummary();
+    if (busy() == Task::Training) {
         const auto &t = m_session.training;
         text += QStringLiteral(" · training epoch %1/%2")
                     .arg(std::min<int>(int(t.epochs.size()) + 1, m_session.plan.epochs))
                     .arg(m_session.plan.epochs);
-    } else if (m_task != Task::None) {
-        text += QStringLiteral(" · ") + taskName(m_task);
+    } else if (busy() != Task::None) {
+        text += QStringLiteral(" · ") + taskName(busy());
     }
     return text;
 }
 
 // ----- long tasks -------------------------------------------------------------------------------
 
-void Workflow::progress(Task task, int done, int total, const QString &text)
-{
-    Q_EMIT taskProgress(task, done, total, text);
-}
-
 void Workflow::finishTask(Task task, bool ok, const QString &text)
 {
-    if (m_task == task)
-        m_task = Task::None;
-    m_stop.reset();
+    m_runner.end(task);
     saveQuietly();
     Q_EMIT message(text);
     Q_EMIT taskFinished(task, ok, text);
 }
 
-template<typename Work, typename Done>
-void Workflow::runTask(Task task, Work work, Done done)
-{
-    m_task = task;
-    m_stop = std::make_shared<std::atomic<bool>>(false);
-    Q_EMIT taskStarted(task);
-    // Progress reaches the GUI at most ~10 times a second.
-    auto lastPost = std::make_shared<std::atomic<qint64>>(0);
-    auto clock = std::make_shared<QElapsedTimer>();
-    clock->start();
-    auto report = [this, task, lastPost, clock](int d, int total, const QString &text) {
-        const qint64 now = clock->elapsed();
-        if (d < total && now - lastPost->load() < 100)
-            return;
-        lastPost->store(now);
-        QMetaObject::invokeMethod(
-            this, [this, task, d, total, text] { progress(task, d, total, text); },
-            Qt::QueuedConnection);
-    };
-    (void)QtConcurrent::run([this, work, done, report, stop = m_stop] {
-        auto result = work(report, stop.get());
-        QMetaObject::invokeMethod(this, [done, result = std::move(result)]() mutable { done(result); },
-                                  Qt::QueuedConnection);
-    });
-}
-
 void Workflow::cancel()
 {
-    if (m_stop)
-        m_stop->store(true);
+    m_runner.cancel();
 }
 
 void Workflow::startLabelling()
 {
-    if (m_task != Task::None)
+    if (busy() != Task::None)
         return;
-    const Session s = m_session;
-    if (s.capture.source.isEmpty()) {
+    if (m_session.capture.source.isEmpty()) {
         Q_EMIT taskFinished(Task::Labelling, false, QStringLiteral("choose a source first"));
         return;
     }
-    struct Out
-    {
-        std::shared_ptr<vision::LabelResult> labels;
-        QString error;
-    };
-    runTask(
+    m_runner.run(
         Task::Labelling,
-        [s](auto report, const std::atomic<bool> *stop) {
-            Out out;
-            try {
-                auto source = vision::FrameSource::open(s.capture.source.toStdString());
-                auto teacher = vision::Teacher::create(s.capture.teacher.toStdString());
-                vision::LabelOptions o;
-                o.tracker = s.capture.tracker.toStdString();
-                o.every = s.capture.every;
-                o.max_frames = s.capture.maxFrames;
-                (void)vision::createTracker(o.tracker); // a bad name fails before the work
-                auto labels = std::make_shared<vision::LabelResult>(vision::Labeler::run(
-                    *source, *teacher, o,
-                    [&, clock = std::chrono::steady_clock::now()](int frame, int frames,
-                                                                  const vision::LabelStats &st) {
-                        const double seconds = std::chrono::duration<double>(
-                                                   std::chrono::steady_clock::now() - clock)
-                                                   .count();
-                        report(frame, frames,
-                               QStringLiteral("frame %1 of %2 · %3 teacher detections · %4 fps")
-                                   .arg(frame)
-                                   .arg(frames)
-                                   .arg(st.teacher_detections)
-                                   .arg(seconds > 0 ? frame / seconds : 0.0, 0, 'f', 1));
-                    },
-                    stop));
-                labels->save(s.dir.toStdString()); // what was labelled is kept, even if cancelled
-                out.labels = labels;
-            } catch (const std::exception &e) {
-                out.error = what(e);
-            }
-            return out;
+        [task = LabelTask(m_session.capture, m_session.dir)](const TaskRunner::Report &report,
+                                                              const std::atomic<bool> *stop) {
+            return task.run(report, stop);
         },
-        [this](const Out &out) {
+        [this](const LabelOutcome &out) {
             if (!out.labels)
-                return finishTask(Task::Labelling, false, QStringLiteral("labelling failed: ") + out.error);
+                return finishTask(Task::Labelling, false,
+                                  QStringLiteral("labelling failed: ") + out.error);
             m_labels = out.labels;
             Q_EMIT labelsChanged();
-            const auto &st = out.labels->stats;
-            finishTask(Task::Labelling, !out.labels->cancelled,
-                       QStringLiteral("%1: %2 frames, %3 tracks (%4 teacher boxes, %5 tracker-only "
-                                      "boxes) in %6 s")
-                           .arg(out.labels->cancelled ? QStringLiteral("labelling cancelled")
-                                                      : QStringLiteral("labelled"))
-                           .arg(st.frames)
-                           .arg(st.tracks)
-                           .arg(st.teacher_boxes)
-                           .arg(st.tracker_only_boxes)
-                           .arg(st.seconds, 0, 'f', 1));
+            finishTask(Task::Labelling, !out.labels->cancelled, LabelTask::summary(*out.labels));
         });
 }
 
@@ -785,12 +284,16 @@ void Workflow::saveLabels()
 {
     if (!m_labels || m_session.dir.isEmpty())
         return;
-    // A copy is written off the GUI thread (a long video's labels take a while to serialise).
-    (void)QtConcurrent::run([labels = *m_labels, dir = m_session.dir.toStdString()] {
+    // A copy is written by the saver thread (a long video's labels take a while to serialise),
+    // after any save queued before it. The previous file stays intact if this one fails.
+    (void)QtConcurrent::run(&m_saver, [this, labels = *m_labels, dir = m_session.dir] {
         try {
-            labels.save(dir);
-        } catch (const std::exception &) {
-            // The next edit or the next save tries again; the previous file stays intact.
+            labels.save(dir.toStdString());
+        } catch (const std::exception &e) {
+            const QString error = QStringLiteral("the label edits could not be saved in '%1': %2")
+                                      .arg(dir, QString::fromStdString(e.what()));
+            QMetaObject::invokeMethod(this, [this, error] { Q_EMIT message(error); },
+                                      Qt::QueuedConnection);
         }
     });
 }
@@ -830,58 +333,24 @@ void Workflow::trimTrack(int track, int first, int last)
 
 void Workflow::startDataset()
 {
-    if (m_task != Task::None)
+    if (busy() != Task::None)
         return;
     if (!m_labels) {
         Q_EMIT taskFinished(Task::Dataset, false, QStringLiteral("label a source first"));
         return;
     }
-    struct Out
-    {
-        std::optional<vision::CropStats> stats;
-        QString error;
-    };
-    runTask(
+    m_runner.run(
         Task::Dataset,
-        [s = m_session, labels = m_labels](auto report, const std::atomic<bool> *stop) {
-            Out out;
-            try {
-                auto source = vision::FrameSource::open(labels->source);
-                vision::CropOptions o;
-                o.size = cv::Size(s.dataset.width, s.dataset.height);
-                o.negatives_per_positive = s.dataset.negativesPerPositive;
-                o.seed = std::uint64_t(s.dataset.seed);
-                const auto stats = vision::CropDataset::build(
-                    s.dir.toStdString(), *labels, *source, o,
-                    [&](int frame, int frames) {
-                        report(frame, frames,
-                               QStringLiteral("frame %1 of %2").arg(frame).arg(frames));
-                    },
-                    stop);
-                if (!(stop && stop->load()))
-                    out.stats = stats;
-                else
-                    out.error = QStringLiteral("cancelled (the previous dataset is unchanged)");
-            } catch (const std::exception &e) {
-                out.error = what(e);
-            }
-            return out;
+        [task = DatasetTask(m_session.dataset, m_session.dir, m_labels)](
+            const TaskRunner::Report &report, const std::atomic<bool> *stop) {
+            return task.run(report, stop);
         },
-        [this](const Out &out) {
+        [this](const DatasetOutcome &out) {
             if (!out.stats)
                 return finishTask(Task::Dataset, false, QStringLiteral("dataset: ") + out.error);
             m_session.datasetStats = out.stats;
             Q_EMIT datasetChanged();
-            const auto &st = *out.stats;
-            finishTask(Task::Dataset, true,
-                       QStringLiteral("dataset: %1 positive and %2 negative crops for training, "
-                                      "%3 / %4 validation, %5 / %6 test")
-                           .arg(st.positives[0])
-                           .arg(st.negatives[0])
-                           .arg(st.positives[1])
-                           .arg(st.negatives[1])
-                           .arg(st.positives[2])
-                           .arg(st.negatives[2]));
+            finishTask(Task::Dataset, true, DatasetTask::summary(*out.stats));
         });
 }
 
@@ -889,7 +358,8 @@ void Workflow::startDataset()
 
 std::int64_t Workflow::deviceBatch() const
 {
-    const QStringList chosen = m_session.plan.nodes.isEmpty() ? pairedNodes() : m_session.plan.nodes;
+    const QStringList chosen =
+        m_session.plan.nodes.isEmpty() ? m_nodes.pairedNodes() : m_session.plan.nodes;
     const std::int64_t n = std::max<qsizetype>(chosen.size(), 1);
     return (m_session.plan.batch + n - 1) / n;
 }
@@ -920,21 +390,21 @@ void Workflow::requestPlan(const PlanRequest &request)
 
 void Workflow::startTraining()
 {
-    if (m_task != Task::None)
+    if (busy() != Task::None)
         return;
     auto refuse = [this](const QString &why) {
         Q_EMIT taskFinished(Task::Training, false, why);
     };
     if (!m_session.datasetStats)
         return refuse(QStringLiteral("cut the dataset first (step 3)"));
-    if (!hasKey())
+    if (!m_nodes.hasKey())
         return refuse(QStringLiteral("load the cluster key first (step 1)"));
     const auto mode = net::parseMode(m_session.plan.mode);
     if (!mode)
         return refuse(QStringLiteral("unknown mode '%1'").arg(m_session.plan.mode));
     TrainingSetup s;
     QStringList names;
-    for (const auto &[key, n] : m_nodes)
+    for (const auto &[key, n] : m_nodes.all())
         if (n.state == NodeView::State::Paired &&
             (m_session.plan.nodes.isEmpty() || m_session.plan.nodes.contains(n.info.name))) {
             s.nodes.append({n.host, n.port});
@@ -950,7 +420,7 @@ void Workflow::startTraining()
         s.spec = core::Zoo::resolve(m_session.plan.model.toStdString())
                      .withInputShape(core::Shape{3, m_session.dataset.height, m_session.dataset.width});
     } catch (const std::exception &e) {
-        return refuse(what(e));
+        return refuse(QString::fromStdString(e.what()));
     }
     net::JobSpec &job = s.job;
     job.id = QStringLiteral("session-%1")
@@ -965,7 +435,7 @@ void Workflow::startTraining()
     job.local_steps = m_session.plan.localSteps;
     job.collective_timeout_ms = 5000;
     job.dataset = QStringLiteral("shipped");
-    s.key = m_key;
+    s.key = m_nodes.key();
     s.sessionDir = m_session.dir;
     s.weightsPath = m_session.path(QStringLiteral("student.safetensors"));
 
@@ -976,16 +446,21 @@ void Workflow::startTraining()
     m_session.training.nodes = names;
     m_session.evaluation.done = false;
     m_session.evaluation.result = {};
-    m_task = Task::Training;
     m_trainClock.start();
+    m_runner.begin(Task::Training);
     saveQuietly();
-    Q_EMIT taskStarted(Task::Training);
     Q_EMIT evaluationChanged();
 
     m_run = new TrainingRun;
     m_run->moveToThread(&m_trainThread);
+    connectTrainingRun();
+    QMetaObject::invokeMethod(m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
+}
+
+void Workflow::connectTrainingRun()
+{
     connect(m_run, &TrainingRun::status, this, [this](const QString &text) {
-        progress(Task::Training, 0, 0, text);
+        Q_EMIT taskProgress(Task::Training, 0, 0, text);
     });
     connect(m_run, &TrainingRun::metrics, this,
             [this](const QString &node, const net::SystemSample &sample) {
@@ -1010,14 +485,15 @@ void Workflow::startTraining()
         m_session.training.epochs.push_back(e);
         m_session.training.seconds = double(m_trainClock.elapsed()) / 1000.0;
         saveQuietly(); // an epoch done is never lost
-        progress(Task::Training, e.epoch, m_session.plan.epochs,
-                 QStringLiteral("epoch %1 of %2: loss %3, validation accuracy %4 %, %5 images/s")
-                     .arg(e.epoch)
-                     .arg(m_session.plan.epochs)
-                     .arg(e.train_loss, 0, 'f', 4)
-                     .arg(e.test_accuracy < 0 ? QStringLiteral("n/a")
-                                              : QString::number(100 * e.test_accuracy, 'f', 1))
-                     .arg(e.images_per_second, 0, 'f', 0));
+        Q_EMIT taskProgress(
+            Task::Training, e.epoch, m_session.plan.epochs,
+            QStringLiteral("epoch %1 of %2: loss %3, validation accuracy %4 %, %5 images/s")
+                .arg(e.epoch)
+                .arg(m_session.plan.epochs)
+                .arg(e.train_loss, 0, 'f', 4)
+                .arg(e.test_accuracy < 0 ? QStringLiteral("n/a")
+                                         : QString::number(100 * e.test_accuracy, 'f', 1))
+                .arg(e.images_per_second, 0, 'f', 0));
         Q_EMIT epochFinished(e);
     });
     connect(m_run, &TrainingRun::event, this, [this](const net::ClusterEvent &e) {
@@ -1047,7 +523,6 @@ void Workflow::startTraining()
         if (o.ok && o.weightsSaved && m_labels)
             startEvaluation();
     });
-    QMetaObject::invokeMethod(m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
 }
 
 void Workflow::stopTraining()
@@ -1060,123 +535,28 @@ void Workflow::stopTraining()
 
 void Workflow::startEvaluation()
 {
-    if (m_task != Task::None)
+    if (busy() != Task::None)
         return;
     if (!m_labels || m_session.training.weights.isEmpty()) {
         Q_EMIT taskFinished(Task::Evaluation, false,
                             QStringLiteral("train the student first (step 5)"));
         return;
     }
-    struct Out
-    {
-        std::optional<vision::ViewpointEvaluation> result;
-        QString error;
-    };
-    runTask(
+    m_runner.run(
         Task::Evaluation,
-        [s = m_session, labels = m_labels](auto report, const std::atomic<bool> *stop) {
-            Out out;
-            try {
-                // One core stays with the GUI (and the labeller's other work).
-                core::setThreadCount(std::max(1, QThread::idealThreadCount() - 1));
-                core::Model student(
-                    core::Zoo::resolve(s.plan.model.toStdString())
-                        .withInputShape(core::Shape{3, s.dataset.height, s.dataset.width}),
-                    1);
-                core::Safetensors::loadModel(student, s.path(s.training.weights).toStdString());
-                auto teacher = vision::Teacher::create(s.capture.teacher.toStdString());
-                auto source = vision::FrameSource::open(labels->source);
-                vision::StudentDetector detector(student);
-                vision::ViewpointOptions o;
-                o.crops.size = cv::Size(s.dataset.width, s.dataset.height);
-                o.crops.negatives_per_positive = s.dataset.negativesPerPositive;
-                o.crops.seed = std::uint64_t(s.dataset.seed);
-                o.eval_frames = s.evaluation.frames;
-                const auto splits = vision::CropDataset::splitTracks(*labels, o.crops);
-                auto e = vision::Viewpoint::evaluate(
-                    *source, *teacher, detector, *labels, splits, o, stop, [&](int d, int n) {
-                        report(d, n, QStringLiteral("frame %1 of %2").arg(d).arg(n));
-                    });
-                if (stop && stop->load())
-                    out.error = QStringLiteral("cancelled");
-                else
-                    out.result = e;
-            } catch (const std::exception &e) {
-                out.error = what(e);
-            }
-            return out;
+        [task = EvaluationTask(m_session, m_labels)](const TaskRunner::Report &report,
+                                                     const std::atomic<bool> *stop) {
+            return task.run(report, stop);
         },
-        [this](const Out &out) {
+        [this](const EvaluationOutcome &out) {
             if (!out.result)
-                return finishTask(Task::Evaluation, false, QStringLiteral("evaluation: ") + out.error);
+                return finishTask(Task::Evaluation, false,
+                                  QStringLiteral("evaluation: ") + out.error);
             m_session.evaluation.done = true;
             m_session.evaluation.result = *out.result;
             Q_EMIT evaluationChanged();
-            const auto &e = *out.result;
-            finishTask(Task::Evaluation, true,
-                       QStringLiteral("on boxes only the tracker found, the student finds %1 %, "
-                                      "the teacher %2 %")
-                           .arg(100 * e.student_recall_tracker_only, 0, 'f', 1)
-                           .arg(100 * e.teacher_recall_tracker_only, 0, 'f', 1));
+            finishTask(Task::Evaluation, true, EvaluationTask::summary(*out.result));
         });
 }
 
-QImage Workflow::toImage(const cv::Mat &bgr)
-{
-    cv::Mat rgb;
-    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    return QImage(rgb.data, rgb.cols, rgb.rows, int(rgb.step), QImage::Format_RGB888).copy();
-}
-
-QList<QImage> Workflow::renderGains(const Session &session, const vision::LabelResult &labels,
-                                    int max, int height)
-{
-    QList<QImage> images;
-    const auto &gains = session.evaluation.result.gains;
-    if (gains.empty() || max <= 0)
-        return images;
-    auto source = vision::FrameSource::open(labels.source);
-    const int n = std::min<int>(max, int(gains.size()));
-    for (int i = 0; i < n; ++i) {
-        const vision::ViewpointGain &g = gains[std::size_t(i) * gains.size() / std::size_t(n)];
-        vision::Frame frame;
-        if (!source->seek(g.frame) || !source->read(frame))
-            continue;
-        // The person with some surroundings, at a common height.
-        const cv::Rect2d both = g.box | g.student;
-        const double pad = 0.6 * both.height;
-        cv::Rect area(int(both.x - pad / 2), int(both.y - pad / 4), int(both.width + pad),
-                      int(both.height + pad / 2));
-        area &= cv::Rect(0, 0, frame.image.cols, frame.image.rows);
-        if (area.empty())
-            continue;
-        QImage img = toImage(frame.image(area));
-        const double scale = double(height) / area.height;
-        img = img.scaledToHeight(height, Qt::SmoothTransformation)
-                  .convertToFormat(QImage::Format_RGB32);
-        QPainter p(&img);
-        p.setRenderHint(QPainter::Antialiasing);
-        auto rect = [&](const cv::Rect2d &r) {
-            return QRectF((r.x - area.x) * scale, (r.y - area.y) * scale, r.width * scale,
-                          r.height * scale);
-        };
-        p.setPen(QPen(QColor(255, 160, 0), 2, Qt::DashLine));
-        p.drawRect(rect(g.box));
-        p.setPen(QPen(QColor(40, 220, 90), 2));
-        p.drawRect(rect(g.student));
-        p.fillRect(QRectF(0, 0, img.width(), 18), QColor(0, 0, 0, 150));
-        p.setPen(Qt::white);
-        QFont f = p.font();
-        f.setPixelSize(12);
-        p.setFont(f);
-        p.drawText(QRectF(4, 0, img.width() - 8, 18), Qt::AlignVCenter,
-                   QStringLiteral("frame %1").arg(g.frame));
-        images.append(img);
-    }
-    return images;
-}
-
 } // namespace edgetrain::app
-
-
-#include "workflow.moc"

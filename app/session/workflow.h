@@ -1,80 +1,36 @@
 #pragma once
 
-#include "core/memoryplanner.h"
-#include "net/controlclient.h"
+#include "noderegistry.h"
+#include "plannerworker.h"
 #include "session.h"
+#include "taskrunner.h"
 #include "verification.h"
 #include "vision/labeling.h"
 
-#include <QImage>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QThread>
 #include <QThreadPool>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 
 namespace edgetrain::app {
 
-/** A node as the Nodes step shows it. Keyed by its control address (host:port). */
-struct NodeView
-{
-    enum class State { Found, Pairing, Paired, Locked, Lost };
-    QString key; // host:port of the control port
-    QString host;
-    quint16 port = 0;
-    net::NodeInfo info;
-    State state = State::Found;
-    QString detail; // why it is locked or lost
-    QDateTime lastSeen;
-    std::optional<net::SystemSample> sample;
-    bool discovered = false; // answered a discovery probe (else: added by address)
-};
-QString nodeStateName(NodeView::State state);
-
-/** What the Plan step asks for: a model at a per-device batch under a budget. */
-struct PlanRequest
-{
-    QString model = QStringLiteral("student");
-    int width = 24, height = 48; // the student's input
-    std::int64_t deviceBatch = 32;
-    std::int64_t budget = -1;
-    bool operator==(const PlanRequest &) const = default;
-};
-
-struct PlanPoint
-{
-    double recomputeFactor = 1.0;
-    std::int64_t peakBytes = 0;
-    QString schedule;
-};
-
-struct PlanView
-{
-    PlanRequest request;
-    QString error; // the model or batch cannot be planned
-    core::MemoryPlan plan;
-    QString schedule; // the plan's schedule, by name
-    QString program;  // and as its program of forward / backward operations
-    std::vector<PlanPoint> sweep;
-    std::int64_t storeAllPeak = 0;
-    std::int64_t minimumBudget = 0;
-    std::int64_t parameters = 0;
-};
-
-enum class Task { None, Labelling, Dataset, Training, Evaluation, Export };
-QString taskName(Task task);
-
 class TrainingRun;
-class PlannerWorker;
 
 /**
- * The workflow controller the window (and the headless demo) drives: holds the session, finds and
- * pairs nodes, and runs each step's long work off the GUI thread (labelling, cutting the dataset,
- * memory planning, the cluster run, the evaluation), reporting progress through signals. One long
- * task at a time; each can be cancelled; the session is saved after every step.
+ * The workflow controller the window (and the headless demo) drives: holds the session and its
+ * nodes (NodeRegistry), and runs each step's long work off the GUI thread, one at a time
+ * (TaskRunner): labelling (LabelTask), cutting the dataset (DatasetTask), the cluster run
+ * (TrainingRun, on a thread of its own), the evaluation (EvaluationTask); memory planning runs
+ * on the planner's thread (PlannerWorker). This class keeps the state machine: which task may
+ * start, applying each result to the session, saving, and telling the pages.
+ *
+ * Errors: a task that fails ends with taskFinished(task, false, reason); a background save or
+ * label save that fails is said through message(); calls that a user makes directly (new, open,
+ * save) answer false with the reason in `*error`. All of it lives on the GUI thread.
  */
 class Workflow : public QObject
 {
@@ -89,27 +45,19 @@ public:
     /** Starts a session in `dir` (created if missing; refused if it holds one already). */
     bool newSession(const QString &dir, QString *error);
     bool openSession(const QString &dir, QString *error);
+    /** Writes the session now (after any background save still queued). */
     bool save(QString *error);
     /** Copies the session's folder to `dir` and continues there. */
     bool saveAs(const QString &dir, QString *error);
 
-    // Nodes
-    bool setKeyFile(const QString &path, QString *error);
-    bool hasKey() const { return !m_key.isEmpty(); }
-    /** A unicast discovery address (host:port) probed every second. */
-    bool addProbe(const QString &hostPort, QString *error);
-    void startDiscovery();
-    /** A node typed in by its control address; paired at once if the key is loaded. */
-    bool addNode(const QString &hostPort, QString *error);
-    void pair(const QString &key);
-    void pairAll();
-    void forget(const QString &key);
-    const std::map<QString, NodeView> &nodes() const { return m_nodes; }
-    QStringList pairedNodes() const; // by name
+    // Nodes: discovery, pairing and node state; what it should record lands in the session.
+    NodeRegistry &nodes() { return m_nodes; }
+    const NodeRegistry &nodes() const { return m_nodes; }
+    /** The nodes' summary and the running task, for the status bar. */
     QString clusterSummary() const;
 
     // Capture & label
-    Task busy() const { return m_task; }
+    Task busy() const { return m_runner.current(); }
     void startLabelling();
     std::shared_ptr<const vision::LabelResult> labels() const { return m_labels; }
     void setTrackAccepted(int track, bool accepted);
@@ -125,28 +73,21 @@ public:
     /** Plans in the background; superseded requests are dropped; planReady() answers. */
     void requestPlan(const PlanRequest &request);
     PlanRequest planRequestFor(std::int64_t budget) const; // from the session's plan settings
+    /** The plan's batch split over the chosen (or all paired) nodes, rounded up. */
     std::int64_t deviceBatch() const;
 
     // Train & monitor
     void startTraining();
     void stopTraining();
-    bool isTraining() const { return m_task == Task::Training; }
+    bool isTraining() const { return busy() == Task::Training; }
 
     // Evaluate & report
     void startEvaluation();
-    /** Frames with the student's finds the teacher missed, drawn, for galleries (blocking:
-     *  call it from a worker thread). */
-    static QList<QImage> renderGains(const Session &session, const vision::LabelResult &labels,
-                                     int max, int height = 220);
 
     void cancel(); // the running task (not training: stopTraining())
 
-    /** A cv::Mat (BGR) as a QImage (deep copy). */
-    static QImage toImage(const cv::Mat &bgr);
-
 Q_SIGNALS:
     void sessionChanged();
-    void nodesChanged();
     void taskStarted(edgetrain::app::Task task);
     void taskProgress(edgetrain::app::Task task, int done, int total, const QString &text);
     void taskFinished(edgetrain::app::Task task, bool ok, const QString &message);
@@ -160,42 +101,32 @@ Q_SIGNALS:
     void message(const QString &text); // for the status bar
 
 private:
-    template<typename Work, typename Done>
-    void runTask(Task task, Work work, Done done);
-    void progress(Task task, int done, int total, const QString &text);
     void finishTask(Task task, bool ok, const QString &message);
-    void onNodeSeen(const net::NodeInfo &info);
-    void connectMonitor(NodeView &node);
     void restoreSession();
-    void onTrainingDone();
+    void recordPaired(const NodeView &node);
+    void recordForgotten(const NodeView &node);
+    void connectTrainingRun();
     void saveQuietly();
     void saveLabels();
     void editTrack(int track, const std::function<void(vision::Track &)> &edit);
 
     Session m_session;
-    QThreadPool m_saver; // background saves, in order
-    QByteArray m_key;
-    std::map<QString, NodeView> m_nodes;
-    std::map<QString, net::ControlClient *> m_monitors;
-    net::NodeBrowser *m_browser = nullptr;
-    QTimer m_nodeTimer; // marks nodes not heard for a while as lost
-
-    Task m_task = Task::None;
-    std::shared_ptr<std::atomic<bool>> m_stop;
+    QThreadPool m_saver; // background saves (session and labels), one after the other
+    NodeRegistry m_nodes;
+    TaskRunner m_runner;
     std::shared_ptr<const vision::LabelResult> m_labels;
     Verification m_verification;
 
     QThread m_plannerThread;
-    PlannerWorker *m_planner = nullptr;
+    PlannerWorker *m_planner = nullptr; // lives on m_plannerThread
     std::optional<PlanRequest> m_planPending;
     bool m_planBusy = false;
 
     QThread m_trainThread;
-    TrainingRun *m_run = nullptr;
+    TrainingRun *m_run = nullptr; // lives on m_trainThread while a run goes
     QElapsedTimer m_trainClock;
 };
 
 } // namespace edgetrain::app
 
-Q_DECLARE_METATYPE(edgetrain::app::PlanView)
 Q_DECLARE_METATYPE(edgetrain::app::MetricRow)

@@ -1,10 +1,13 @@
 // The session folder: what is saved comes back; a damaged manifest is refused with a message that
 // says where, and never half-read.
 #include "app/session/session.h"
+#include "app/session/workflow.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -19,6 +22,7 @@ private Q_SLOTS:
     void runningBecomesStopped();
     void damagedManifest_data();
     void damagedManifest();
+    void failedLabelSaveIsSaid();
 };
 
 void TstSession::roundTrip()
@@ -130,6 +134,50 @@ void TstSession::damagedManifest()
     QVERIFY(!app::Session::open(dir.path(), &error));
     QVERIFY2(error.contains(expected), qPrintable(error));
     QVERIFY2(error.contains(QLatin1String("session.json")), qPrintable(error)); // says which file
+}
+
+// A review edit is written to labels.json in the background; when that write fails, the user is
+// told (through message(), the status bar) instead of finding the edit gone on reopening.
+void TstSession::failedLabelSaveIsSaid()
+{
+    QTemporaryDir root;
+    const QString dir = root.filePath(QStringLiteral("session"));
+    app::Session s;
+    s.dir = dir;
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+    vision::LabelResult labels;
+    labels.source = "walkers.avi";
+    labels.frame_size = cv::Size(320, 240);
+    for (int id : {1, 2}) {
+        vision::Track t;
+        t.id = id;
+        t.boxes.push_back({10, cv::Rect2d(20.0 * id, 30, 24, 48), vision::BoxSource::Teacher, 0.9f});
+        labels.tracks.push_back(t);
+    }
+    labels.updateStats();
+    labels.save(dir.toStdString());
+
+    app::Workflow workflow;
+    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    QVERIFY(workflow.labels());
+    QSignalSpy messages(&workflow, &app::Workflow::message);
+
+    // The edit reaches the disk, and nothing is said.
+    workflow.setTrackAccepted(1, false);
+    QTRY_COMPARE_WITH_TIMEOUT(vision::LabelResult::load(dir.toStdString()).tracks[0].state,
+                              vision::Track::State::Rejected, 5000);
+    QCOMPARE(messages.count(), 0);
+
+    // The folder goes (a file takes its name): the next edit cannot be written, and says so.
+    QVERIFY(QDir().rename(dir, dir + QStringLiteral(".moved")));
+    QFile blocker(dir);
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    workflow.setTrackAccepted(2, false);
+    QTRY_COMPARE_WITH_TIMEOUT(messages.count(), 1, 5000);
+    const QString text = messages.at(0).at(0).toString();
+    QVERIFY2(text.contains(QLatin1String("could not be saved")) && text.contains(dir), qPrintable(text));
 }
 
 QTEST_GUILESS_MAIN(TstSession)

@@ -203,9 +203,9 @@ void TstGui::discoveryFillsNodesTable()
 {
     m_window->showStep(ui::MainWindow::Nodes);
     QString error;
-    QVERIFY2(m_workflow->setKeyFile(m_keyFile, &error), qPrintable(error));
+    QVERIFY2(m_workflow->nodes().setKeyFile(m_keyFile, &error), qPrintable(error));
     for (const auto &n : m_nodes)
-        QVERIFY2(m_workflow->addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort), &error),
+        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort), &error),
                  qPrintable(error));
     QTableWidget *table = m_window->nodesPage()->table();
     // Discovery finds both nodes: their names appear in the table with their real facts.
@@ -218,8 +218,8 @@ void TstGui::discoveryFillsNodesTable()
     QCOMPARE(table->item(0, 3)->text().toInt(), QThread::idealThreadCount()); // cores
     QVERIFY(table->item(0, 7)->text().startsWith(QLatin1String("locked")));
     // Pairing proves the key; the state column says so and the status bar counts them.
-    m_workflow->pairAll();
-    QTRY_COMPARE_WITH_TIMEOUT(m_workflow->pairedNodes().size(), 2, 5000);
+    m_workflow->nodes().pairAll();
+    QTRY_COMPARE_WITH_TIMEOUT(m_workflow->nodes().pairedNodes().size(), 2, 5000);
     QTRY_VERIFY_WITH_TIMEOUT(table->item(0, 7)->text() == QLatin1String("paired"), 3000);
     QTRY_VERIFY(m_window->clusterLabel()->text().startsWith(QLatin1String("2 paired")));
     // A node with another cluster's key stays locked and says why; Forget drops it.
@@ -232,10 +232,10 @@ void TstGui::discoveryFillsNodesTable()
         QFile::setPermissions(otherKey, QFile::ReadOwner | QFile::WriteOwner);
         NodeProcess stranger(QStringLiteral("stranger"), otherKey);
         QVERIFY2(stranger.waitReady(), qPrintable(stranger.log()));
-        QVERIFY(m_workflow->addNode(QStringLiteral("127.0.0.1:%1").arg(stranger.port), &error));
+        QVERIFY(m_workflow->nodes().addNode(QStringLiteral("127.0.0.1:%1").arg(stranger.port), &error));
         const QString key = QStringLiteral("127.0.0.1:%1").arg(stranger.port);
-        QTRY_VERIFY_WITH_TIMEOUT(m_workflow->nodes().count(key) &&
-                                     m_workflow->nodes().at(key).state == app::NodeView::State::Locked,
+        QTRY_VERIFY_WITH_TIMEOUT(m_workflow->nodes().all().count(key) &&
+                                     m_workflow->nodes().all().at(key).state == app::NodeView::State::Locked,
                                  5000);
         QTRY_COMPARE(table->rowCount(), 3);
         bool shown = false;
@@ -244,12 +244,12 @@ void TstGui::discoveryFillsNodesTable()
                      table->item(r, 7)->text().startsWith(QLatin1String("locked: key refused")) &&
                      table->item(r, 7)->text().contains(QLatin1String("cluster key"));
         QVERIFY(shown);
-        QCOMPARE(m_workflow->pairedNodes().size(), 2);
-        m_workflow->forget(key);
+        QCOMPARE(m_workflow->nodes().pairedNodes().size(), 2);
+        m_workflow->nodes().forget(key);
         QCOMPARE(table->rowCount(), 2);
     }
     // A node typed in with a wrong address is reported, not a crash.
-    QVERIFY(!m_workflow->addNode(QStringLiteral("not-an-address"), &error));
+    QVERIFY(!m_workflow->nodes().addNode(QStringLiteral("not-an-address"), &error));
     QVERIFY(error.contains(QLatin1String("host:port")));
     screenshot(QStringLiteral("nodes"));
 }

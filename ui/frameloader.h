@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-namespace edgetrain::app {
+namespace edgetrain::ui {
 
 class FrameReader;
 
@@ -39,4 +39,4 @@ private:
     bool m_busy = false;
 };
 
-} // namespace edgetrain::app
+} // namespace edgetrain::ui

@@ -1,9 +1,9 @@
 #include "frameloader.h"
 
+#include "gallery.h"
 #include "vision/framesource.h"
-#include "workflow.h"
 
-namespace edgetrain::app {
+namespace edgetrain::ui {
 
 class FrameReader : public QObject
 {
@@ -27,7 +27,7 @@ public:
         if (m_source) {
             vision::Frame f;
             if (m_source->seek(frame) && m_source->read(f))
-                image = Workflow::toImage(f.image);
+                image = Gallery::toImage(f.image);
         }
         Q_EMIT ready(frame, image);
     }
@@ -88,6 +88,6 @@ void FrameLoader::dispatch()
                               Qt::QueuedConnection);
 }
 
-} // namespace edgetrain::app
+} // namespace edgetrain::ui
 
 #include "frameloader.moc"

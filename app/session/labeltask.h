@@ -1,0 +1,43 @@
+#pragma once
+
+#include "session.h"
+#include "taskrunner.h"
+#include "vision/labeling.h"
+
+#include <QString>
+
+#include <atomic>
+#include <memory>
+
+namespace edgetrain::app {
+
+/** What labelling gives: the labels (also when cancelled: what was labelled), or an error. */
+struct LabelOutcome
+{
+    std::shared_ptr<vision::LabelResult> labels; // null on failure
+    QString error;
+};
+
+/**
+ * What "Label" does (step 2): runs the teacher on every k-th frame of the session's source and
+ * the tracker between, and writes labels.json into the session folder (what was labelled is
+ * kept, even if cancelled). Runs on a TaskRunner thread; holds copies of its inputs.
+ */
+class LabelTask
+{
+public:
+    LabelTask(const CaptureSettings &capture, const QString &sessionDir);
+
+    /** Never throws: a source, teacher or tracker that cannot be used, or a folder that cannot
+     *  be written, is the outcome's error. */
+    LabelOutcome run(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
+
+    /** The status line for labels just made. */
+    static QString summary(const vision::LabelResult &labels);
+
+private:
+    CaptureSettings m_capture;
+    QString m_sessionDir;
+};
+
+} // namespace edgetrain::app

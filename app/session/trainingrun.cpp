@@ -1,0 +1,101 @@
+#include "trainingrun.h"
+
+#include "core/error.h"
+#include "vision/cropdataset.h"
+
+namespace edgetrain::app {
+
+void TrainingRun::start(const TrainingSetup &s)
+{
+    m_setup = s;
+    m_clock.start();
+    std::shared_ptr<core::TensorDataset> train, validation;
+    try {
+        Q_EMIT status(QStringLiteral("loading the dataset"));
+        train = std::make_shared<core::TensorDataset>(
+            vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Train));
+        validation = std::make_shared<core::TensorDataset>(
+            vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Validation));
+        if (train->size() == 0)
+            throw core::Error("the dataset's train split is empty");
+    } catch (const std::exception &e) {
+        return end({false, false, QString::fromStdString(e.what())});
+    }
+    m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
+    m_coordinator->setData(train, validation->size() > 0 ? validation : nullptr);
+    m_coordinator->setMemoryBudgets(s.budgets);
+    connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
+    connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
+    connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this, &TrainingRun::event);
+    connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);
+    Q_EMIT status(QStringLiteral("connecting to %1 node(s)").arg(s.nodes.size()));
+    m_pending = int(s.nodes.size());
+    for (const auto &[host, port] : s.nodes) {
+        auto *c = new net::ControlClient(host, port, s.key, m_coordinator);
+        connect(c, &net::ControlClient::ready, this, [this] {
+            if (--m_pending == 0 && !m_started) {
+                m_started = true;
+                Q_EMIT status(QStringLiteral("shipping the data and the job"));
+                m_coordinator->start(m_clients);
+            }
+        });
+        connect(c, &net::ControlClient::failed, this, [this](const QString &reason) {
+            if (!m_started)
+                abort(QStringLiteral("cannot start: %1").arg(reason));
+        });
+        c->connectToNode();
+        m_clients.append(c);
+    }
+}
+
+void TrainingRun::stop()
+{
+    m_stopping = true;
+    if (m_started && m_coordinator)
+        m_coordinator->stop();
+    else if (m_coordinator)
+        abort(QStringLiteral("stopped before the nodes had started"), true);
+}
+
+void TrainingRun::abort(const QString &error, bool cancelled)
+{
+    if (!m_coordinator)
+        return;
+    for (net::ControlClient *c : std::as_const(m_clients))
+        c->close();
+    m_coordinator->deleteLater();
+    m_coordinator = nullptr;
+    m_clients.clear();
+    end({false, cancelled, error});
+}
+
+void TrainingRun::onFinished()
+{
+    const net::ClusterResult &r = m_coordinator->result();
+    TrainingOutcome o;
+    o.ok = r.error.isEmpty() && !r.cancelled;
+    o.cancelled = r.cancelled || m_stopping;
+    o.error = r.error;
+    if (!r.weights.empty()) {
+        try {
+            net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
+                                    m_setup.weightsPath.toStdString());
+            o.weightsSaved = true;
+        } catch (const std::exception &e) {
+            o.ok = false;
+            o.error = QStringLiteral("the trained weights could not be saved: %1")
+                          .arg(QString::fromStdString(e.what()));
+        }
+    }
+    m_coordinator->deleteLater();
+    m_coordinator = nullptr;
+    end(o);
+}
+
+void TrainingRun::end(TrainingOutcome o)
+{
+    o.seconds = double(m_clock.elapsed()) / 1000.0;
+    Q_EMIT done(o);
+}
+
+} // namespace edgetrain::app

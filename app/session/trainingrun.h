@@ -1,0 +1,78 @@
+#pragma once
+
+#include "core/modelspec.h"
+#include "net/controlclient.h"
+#include "net/job.h"
+#include "net/trainingcoordinator.h"
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QPair>
+#include <QString>
+
+#include <cstdint>
+#include <map>
+
+namespace edgetrain::app {
+
+/** Everything one cluster run needs, copied out of the session on the GUI thread. */
+struct TrainingSetup
+{
+    net::JobSpec job;
+    QByteArray key;                          // the cluster key
+    QList<QPair<QString, quint16>> nodes;    // control addresses of the nodes taking part
+    std::map<QString, std::int64_t> budgets; // memory budget in bytes, by node name
+    QString sessionDir;                      // holds the cut dataset
+    QString weightsPath;                     // where the trained weights are written
+    core::ModelSpec spec;
+};
+
+/** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath. */
+struct TrainingOutcome
+{
+    bool ok = false;
+    bool cancelled = false;
+    QString error;
+    double seconds = 0.0;
+    bool weightsSaved = false;
+};
+
+/**
+ * One cluster run, on the training thread (the Workflow moves it there): the coordinator and its
+ * connections live on that thread, so the parameter server, the barriers and the data shipment
+ * never touch the GUI thread. Call start() and stop() on the run's thread (queued). Every run ends
+ * with exactly one done(), also when the dataset cannot be read or a node cannot be reached.
+ */
+class TrainingRun : public QObject
+{
+    Q_OBJECT
+
+public:
+    /** Loads the dataset, connects to the nodes, and starts the job once all of them answer. */
+    void start(const TrainingSetup &setup);
+    /** Stops the run: the nodes finish their step; done() reports it as cancelled. */
+    void stop();
+
+Q_SIGNALS:
+    void status(const QString &text);
+    void metrics(const QString &node, const edgetrain::net::SystemSample &sample);
+    void epoch(const edgetrain::net::ClusterEpoch &epoch);
+    void event(const edgetrain::net::ClusterEvent &event);
+    void done(const edgetrain::app::TrainingOutcome &outcome);
+
+private:
+    void abort(const QString &error, bool cancelled = false);
+    void onFinished();
+    void end(TrainingOutcome outcome);
+
+    TrainingSetup m_setup;
+    net::TrainingCoordinator *m_coordinator = nullptr;
+    QList<net::ControlClient *> m_clients;
+    int m_pending = 0; // nodes not connected yet
+    bool m_started = false;
+    bool m_stopping = false;
+    QElapsedTimer m_clock;
+};
+
+} // namespace edgetrain::app
