@@ -142,8 +142,9 @@ BoxConvention HogTeacher::defaultConvention()
     // 170 raw HOG windows each matched to a single clean motion blob (the only blob it touches,
     // IoU > 0.3 after a rough correction, 50-140 px tall, no other blob within 4 px): the median
     // edge offsets as fractions of the window are dx0 0.242, dy0 0.150, dx1 -0.263,
-    // dy1 -0.165 (quartiles in the tool's output are within 0.06 of these). The person takes the middle half of the window's width and 69 % of its
-    // height (Dalal-Triggs' 96 of 128 px is 75 %; a motion blob misses some hair and shoe).
+    // dy1 -0.165 (the quartiles the tool prints are within 0.06 of these). The person takes
+    // the middle half of the window's width and 69 % of its height (Dalal-Triggs' 96 of 128 px
+    // is 75 %; a motion blob misses some hair and shoe).
     return {0.242, 0.150, -0.263, -0.165};
 }
 
