@@ -1,24 +1,32 @@
 #include "parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <omp.h>
 
 namespace edgetrain::core {
 
 namespace {
-int g_threads = 1;
-}
+std::atomic<int> g_defaultThreads{1};
+thread_local int t_threads = 0; // 0: this thread has not chosen; the default applies
+} // namespace
 
 void setThreadCount(int threads)
 {
-    g_threads = std::clamp(threads, 1, 256);
-    omp_set_num_threads(g_threads);
+    t_threads = std::clamp(threads, 1, 256);
+    omp_set_num_threads(t_threads);
     omp_set_dynamic(0);
+}
+
+void setDefaultThreadCount(int threads)
+{
+    g_defaultThreads.store(std::clamp(threads, 1, 256));
+    setThreadCount(threads);
 }
 
 int threadCount()
 {
-    return g_threads;
+    return t_threads ? t_threads : g_defaultThreads.load();
 }
 
 Range staticSlice(std::int64_t count, int worker, int workers)

@@ -9,9 +9,18 @@ namespace edgetrain::core {
  * kernels and the GEMM backend (oneDNN and Eigen both use the same OpenMP runtime). Results are
  * deterministic for a given seed and thread count: loops are statically partitioned and
  * per-thread partial sums are combined in thread order.
+ *
+ * The count belongs to the thread that runs the engine, not to the process: the app plans
+ * memory on one thread with 1 worker while it evaluates on another with all cores but one,
+ * and neither may see (or size its workspaces by) the other's count. A thread that never set
+ * its own count uses the process default.
  */
-void setThreadCount(int threads); // clamps to [1, 256]; call it again on every thread that runs
-                                  // the engine (OpenMP keeps the setting per thread)
+/** This thread's count, clamped to [1, 256] (and OpenMP's, which is per thread too). */
+void setThreadCount(int threads);
+/** The count of threads that have not chosen one (set once at start-up: `--threads`); also
+ *  sets the calling thread's. */
+void setDefaultThreadCount(int threads);
+/** The calling thread's count. */
 int threadCount();
 
 /** The contiguous slice [begin, end) of `count` items that worker `worker` of `workers` owns. */

@@ -67,7 +67,7 @@ bool CliContext::parse()
                          m_parser.positionalArguments().first().toStdString() +
                          "' (see edgetrain-cli " + m_command.toStdString() + " --help)");
     m_threads = int(integer(QStringLiteral("threads"), 1, 256));
-    core::setThreadCount(m_threads);
+    core::setDefaultThreadCount(m_threads); // and for any thread a command starts
     if (isSet(QStringLiteral("gemm"))) {
         try {
             core::setGemmBackend(core::parseGemmBackend(text(QStringLiteral("gemm"))));

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     options.discovery_port = quint16(discoveryPort);
     options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
     options.data_dir = parser.value(QStringLiteral("data-dir"));
-    core::setThreadCount(threads);
+    core::setDefaultThreadCount(threads); // the training thread takes it up
     if (parser.isSet(QStringLiteral("memory-limit"))) {
         try {
             // Tensor memory kept for reuse never takes the process past the limit.

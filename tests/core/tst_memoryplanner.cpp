@@ -14,6 +14,9 @@
 #include "gradcheck.h"
 
 #include <QTest>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <queue>
 
 #include <map>
@@ -133,6 +136,7 @@ private Q_SLOTS:
     void optimumAtLeastAsGoodAsBinomial();
     void nothingFitsSaysWhatWould();
     void byteSizes();
+    void threadCountStaysWithItsThread();
 };
 
 void TestMemoryPlanner::optimumEqualsExhaustiveSearch()
@@ -212,12 +216,12 @@ void TestMemoryPlanner::plansFitWhenRun()
         QVERIFY(plan.predicted_peak_bytes <= budget);
         auto &acc = MemoryAccountant::global();
         acc.resetPeaks();
-        const std::int64_t before = acc.currentTotalBytes(); // weights, gradients, momentum
         m.forwardBackward(x, labels.data(), {}, &plan.schedule);
         sgd.step(0.01);
-        // The input batch was made before the measurement window; the plan counts it.
-        const std::int64_t measured =
-            acc.peakTotalBytes() - before + x.numel() * 4 + planner.profile().fixedBytes();
+        // Everything the step held at its peak, as the accountant saw it allocated: the input
+        // batch, weights, gradients and momentum (live before the step) included. Nothing of the
+        // planner's own arithmetic is added in.
+        const std::int64_t measured = acc.peakTotalBytes();
         QVERIFY2(measured <= budget,
                  qPrintable(QStringLiteral("%1 > budget %2 (%3)")
                                 .arg(measured)
@@ -310,4 +314,54 @@ void TestMemoryPlanner::byteSizes()
 }
 
 QTEST_APPLESS_MAIN(TestMemoryPlanner)
+void TestMemoryPlanner::threadCountStaysWithItsThread()
+{
+    // The app plans memory on its planner thread with one worker while the evaluation runs on
+    // another thread with more. A convolution's workspace is one im2col buffer per worker, so a
+    // plan sized with the other thread's count would promise the wrong peak.
+    Model m(Zoo::spec("resnet20"), 1);
+    const int batch = 8;
+    setThreadCount(1);
+    const MemoryPlan alone = MemoryPlanner(m, batch).plan(-1);
+    setThreadCount(2);
+    const MemoryPlan twoWorkers = MemoryPlanner(m, batch).plan(-1);
+    // The premise: the worker count changes the plan (else this test could not fail).
+    QVERIFY(twoWorkers.predicted_peak_bytes > alone.predicted_peak_bytes);
+
+    setThreadCount(1);
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool evaluating = false, planned = false;
+    std::thread evaluation([&] {
+        Model other(Zoo::spec("resnet20"), 2);
+        setThreadCount(2); // after the planner thread chose 1
+        {
+            std::lock_guard lock(mutex);
+            evaluating = true;
+        }
+        changed.notify_all();
+        const Tensor x = tests::randomTensor(other.batchShape(2), 5);
+        std::unique_lock lock(mutex);
+        while (!planned) {
+            lock.unlock();
+            other.forward(x, PassContext{false});
+            lock.lock();
+        }
+    });
+    MemoryPlan concurrent;
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return evaluating; });
+    }
+    concurrent = MemoryPlanner(m, batch).plan(-1);
+    QCOMPARE(threadCount(), 1);
+    {
+        std::lock_guard lock(mutex);
+        planned = true;
+    }
+    evaluation.join();
+    QCOMPARE(concurrent.predicted_peak_bytes, alone.predicted_peak_bytes);
+    QCOMPARE(concurrent.schedule.name(), alone.schedule.name());
+}
+
 #include "tst_memoryplanner.moc"
