@@ -100,7 +100,13 @@ Safetensors Safetensors::read(const std::string &path)
                 d.toDouble() != double(std::int64_t(d.toDouble())))
                 throw fail("tensor '" + name + "' has an invalid shape entry");
             e.shape.push_back(std::int64_t(d.toDouble()));
-            count *= std::uint64_t(e.shape.back());
+            // [2^32, 2^32] would wrap to 0 elements and pass as an empty tensor.
+            std::uint64_t bytes = 0;
+            if (__builtin_mul_overflow(count, std::uint64_t(e.shape.back()), &count) ||
+                __builtin_mul_overflow(count, std::uint64_t(elementSize), &bytes))
+                throw fail("tensor '" + name + "' has a shape whose size overflows (dimension " +
+                           std::to_string(e.shape.size() - 1) + " = " +
+                           std::to_string(e.shape.back()) + ")");
         }
         const Json &b = offsets->toArray()[0];
         const Json &en = offsets->toArray()[1];

@@ -287,6 +287,17 @@ void TestFormats::safetensorsErrors()
     expectError<IoError>([&] { Safetensors::read(path("none.safetensors").toStdString()); },
                          {"none.safetensors"});
     Safetensors::loadModel(model, good); // the good file still loads
+
+    // A shape whose element count overflows 64 bits must not pass as an empty tensor.
+    const QByteArray header =
+        R"({"t": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})";
+    QByteArray file(8, '\0');
+    for (int b = 0; b < 8; ++b)
+        file[b] = char((std::uint64_t(header.size()) >> (8 * b)) & 0xff);
+    writeRaw(path("overflow.safetensors"), file + header);
+    expectError<FormatError>(
+        [&] { Safetensors::read(path("overflow.safetensors").toStdString()); },
+        {"overflow.safetensors", "tensor 't'", "overflows"});
 }
 
 QTEST_APPLESS_MAIN(TestFormats)
