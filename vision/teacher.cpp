@@ -1,5 +1,7 @@
 #include "teacher.h"
 
+#include "studentteacher.h"
+
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/objdetect.hpp>
@@ -223,7 +225,10 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
         return std::make_unique<CascadeTeacher>(spec.substr(8));
     if (spec.rfind("onnx:", 0) == 0)
         return std::make_unique<OnnxTeacher>(spec.substr(5));
-    throw core::SpecError("teacher must be hog, cascade:FILE or onnx:FILE, not '" + spec + "'");
+    if (spec.rfind("session:", 0) == 0)
+        return StudentTeacher::fromSession(spec.substr(8));
+    throw core::SpecError("teacher must be hog, cascade:FILE, onnx:FILE or session:DIR, not '" +
+                          spec + "'");
 }
 
 } // namespace edgetrain::vision

@@ -37,7 +37,8 @@ public:
 
     float threshold = 0.0f;
 
-    /** "hog", "cascade:FILE" or "onnx:FILE"; throws TeacherError for a file that is not one. */
+    /** "hog", "cascade:FILE", "onnx:FILE" or "session:DIR" (a session's full-frame student);
+     *  throws TeacherError for a file that is not one, IoError for a missing one. */
     static std::unique_ptr<Teacher> create(const std::string &spec);
 };
 

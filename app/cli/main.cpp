@@ -3,6 +3,7 @@
 #include "benchcommand.h"
 #include "clicontext.h"
 #include "core/error.h"
+#include "detectcommand.h"
 #include "evaluatecommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
@@ -30,7 +31,8 @@ void printUsage(FILE *out)
                "  monitor    live metrics of nodes (needs the cluster key)\n"
                "  label      teacher + tracker label propagation over a video\n"
                "  dataset    a labelled session's tracks to student crops, split by track\n"
-               "  viewpoint  label, dataset, train the student, compare it with the teacher\n\n"
+               "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
+               "  detect     one detector (teacher, motion, a session's student) over a source\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
             return DatasetCommand::run(args);
         if (command == QLatin1String("viewpoint"))
             return ViewpointCommand::run(args);
+        if (command == QLatin1String("detect"))
+            return DetectCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;
