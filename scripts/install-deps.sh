@@ -13,6 +13,7 @@ packages=(
   libgloo-dev                  # collectives of the cluster's data plane
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
+  libxml2-dev                  # vision/: CVAT XML annotations
   opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
