@@ -352,6 +352,8 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
             }
             for (auto &s : started)
                 active.push_back(std::move(s));
+        } else {
+            teacher.observe(frame.image); // a stateful teacher (motion) sees every frame
         }
         ring.push_back(view);
         while (int(ring.size()) > o.backward_frames)

@@ -91,7 +91,8 @@ struct LabelResult
 };
 
 /**
- * Label propagation: the teacher runs every k-th frame; each hit either continues a track it
+ * Label propagation: the teacher runs every k-th frame (the others go to its observe(), for a
+ * teacher with a model of the scene); each hit either continues a track it
  * overlaps or starts one, which is followed backwards (through the frames kept in memory) and
  * forwards with an OpenCV tracker until the tracker fails, the box leaves the frame, a scene cut
  * comes, or a drift check fails: the box's colour histogram no longer resembles the teacher's

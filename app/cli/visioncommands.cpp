@@ -22,7 +22,10 @@ namespace {
 void addLabelOptions(CliContext &cli)
 {
     cli.addOption("source", "Video file, camera:N (V4L2) or a folder of images.", "S");
-    cli.addOption("teacher", "hog, cascade:FILE (Haar/LBP) or onnx:FILE (SSD- or YOLO-style head).",
+    cli.addOption("teacher",
+                  "hog, cascade:FILE (Haar/LBP), onnx:FILE (SSD- or YOLO-style head), motion "
+                  "(background subtraction, fixed camera) or DETECTOR+motion (e.g. hog+motion); "
+                  "a detector takes ?box=dx0,dy0,dx1,dy1 to correct its boxes' edges.",
                   "T", "hog");
     cli.addOption("threshold", "Teacher score threshold.", "X", "0");
     cli.addOption("tracker", "csrt, kcf, mil, mosse or medianflow.", "NAME", "kcf");

@@ -233,7 +233,7 @@ void TestVision::teachersRefuseWhatTheyAreNot()
     QVERIFY(refused("onnx:" + notCascade, "is not an ONNX model"));
     QVERIFY(refused("onnx:" EDGETRAIN_SOURCE_DIR "/tests/vision/data/classifier.onnx",
                     "is not a detector: its output is 1x10"));
-    QVERIFY(refused("yolo", "teacher must be hog, cascade:FILE or onnx:FILE"));
+    QVERIFY(refused("yolo", "teacher must be hog, cascade:FILE, onnx:FILE, motion"));
     QVERIFY_THROWS_EXCEPTION(core::SpecError, createTracker("goturn"));
     for (const auto &name : trackerNames())
         QVERIFY(createTracker(name));

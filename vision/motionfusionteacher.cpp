@@ -1,0 +1,199 @@
+#include "motionfusionteacher.h"
+
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace edgetrain::vision {
+
+MotionFusionTeacher::MotionFusionTeacher(std::unique_ptr<Teacher> detector,
+                                         std::unique_ptr<MotionTeacher> motion)
+    : m_detector(std::move(detector)), m_motion(std::move(motion))
+{
+}
+
+MotionFusionTeacher::~MotionFusionTeacher() = default;
+
+void MotionFusionTeacher::observe(const cv::Mat &bgr)
+{
+    m_motion->observe(bgr);
+}
+
+namespace {
+
+using Blob = MotionTeacher::Blob;
+
+/** Hits of one object: their horizontal extent and centre. */
+struct Group
+{
+    double x0 = 0, x1 = 0;
+    double centre() const { return 0.5 * (x0 + x1); }
+};
+
+} // namespace
+
+std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
+{
+    m_detector->threshold = threshold;
+    const std::vector<Detection> hits = m_detector->detect(bgr);
+    (void)m_motion->detect(bgr);
+    const bool warm = m_motion->framesSeen() > m_motion->options().warmup_frames;
+    const std::vector<Blob> blobs = warm ? m_motion->blobs() : std::vector<Blob>{};
+    const cv::Mat &labels = m_motion->labels();
+    const double s = m_motion->processingScale();
+    m_counts = {};
+    m_counts.hits = int(hits.size());
+    m_counts.blobs = int(blobs.size());
+
+    const std::size_t nb = blobs.size(), nh = hits.size();
+    std::vector<std::vector<std::size_t>> hitsOf(nb), blobsOf(nh);
+    for (std::size_t b = 0; b < nb; ++b)
+        for (std::size_t h = 0; h < nh; ++h) {
+            const double inter = (blobs[b].box & hits[h].box).area();
+            if (inter > 0 &&
+                inter >= rules.associate * std::min(blobs[b].box.area(), hits[h].box.area())) {
+                hitsOf[b].push_back(h);
+                blobsOf[h].push_back(b);
+            }
+        }
+
+    // The blob's pixels (at the model's scale) within its box.
+    auto blobMask = [&](const Blob &b, cv::Rect *roi) {
+        *roi = cv::Rect(cvRound(b.box.x * s), cvRound(b.box.y * s), cvRound(b.box.width * s),
+                        cvRound(b.box.height * s)) &
+               cv::Rect(0, 0, labels.cols, labels.rows);
+        cv::Mat mask = labels(*roi) == b.label;
+        return mask;
+    };
+    // The extent of the blob's pixels in the columns [x0, x1) (frame pixels); empty if none.
+    auto extentIn = [&](const Blob &b, double x0, double x1) {
+        cv::Rect roi;
+        const cv::Mat mask = blobMask(b, &roi);
+        const int c0 = std::clamp(int(std::floor(x0 * s)) - roi.x, 0, roi.width);
+        const int c1 = std::clamp(int(std::ceil(x1 * s)) - roi.x, 0, roi.width);
+        if (c1 <= c0)
+            return cv::Rect2d();
+        const cv::Rect r = cv::boundingRect(mask.colRange(c0, c1));
+        if (r.area() <= 0)
+            return cv::Rect2d();
+        return cv::Rect2d((roi.x + c0 + r.x) / s, (roi.y + r.y) / s, r.width / s, r.height / s);
+    };
+
+    std::vector<Detection> out;
+    auto confirm = [&](const cv::Rect2d &box, double fill) {
+        if (box.width <= 0 || box.height <= 0)
+            return;
+        out.push_back({box, float(0.6 + 0.4 * std::clamp(fill, 0.0, 1.0)), 0});
+        ++m_counts.confirmed;
+        const double aspect = box.height / box.width;
+        if (aspect >= rules.min_aspect && aspect <= rules.max_aspect) {
+            m_lowest_px = m_lowest_px > 0 ? std::min(m_lowest_px, box.height) : box.height;
+            m_highest_px = std::max(m_highest_px, box.height);
+        }
+    };
+    auto fillOf = [](const Blob &b) { return b.area_px / std::max(b.box.area(), 1.0); };
+
+    std::vector<bool> blobDone(nb, false);
+    // One hit over several blobs that no other hit claims: one object come apart.
+    for (std::size_t h = 0; h < nh; ++h) {
+        if (blobsOf[h].size() < 2 ||
+            !std::all_of(blobsOf[h].begin(), blobsOf[h].end(),
+                         [&](std::size_t b) { return hitsOf[b].size() == 1 && !blobDone[b]; }))
+            continue;
+        cv::Rect2d u = blobs[blobsOf[h].front()].box;
+        double area = 0;
+        for (std::size_t b : blobsOf[h]) {
+            u |= blobs[b].box;
+            area += blobs[b].area_px;
+            blobDone[b] = true;
+        }
+        confirm(u, area / std::max(u.area(), 1.0));
+    }
+    // Blobs with hits: confirmed, split between objects side by side, or cut to the hit.
+    for (std::size_t b = 0; b < nb; ++b) {
+        if (blobDone[b] || hitsOf[b].empty())
+            continue;
+        blobDone[b] = true;
+        const Blob &blob = blobs[b];
+        std::vector<std::size_t> order = hitsOf[b];
+        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+            return hits[x].box.x + hits[x].box.width / 2 < hits[y].box.x + hits[y].box.width / 2;
+        });
+        std::vector<Group> groups;
+        for (std::size_t h : order) {
+            const cv::Rect2d &r = hits[h].box;
+            if (!groups.empty()) {
+                Group &g = groups.back();
+                const double overlap = std::min(g.x1, r.x + r.width) - std::max(g.x0, r.x);
+                if (overlap >= rules.side_by_side * std::min(g.x1 - g.x0, r.width)) {
+                    g.x0 = std::min(g.x0, r.x);
+                    g.x1 = std::max(g.x1, r.x + r.width);
+                    continue;
+                }
+            }
+            groups.push_back({r.x, r.x + r.width});
+        }
+        if (groups.size() >= 2) {
+            cv::Rect roi;
+            const cv::Mat mask = blobMask(blob, &roi);
+            cv::Mat columns;
+            cv::reduce(mask / 255, columns, 0, cv::REDUCE_SUM, CV_32S);
+            std::vector<double> cuts{blob.box.x};
+            for (std::size_t i = 0; i + 1 < groups.size(); ++i) {
+                // The column with the least foreground between the two centres; of equals, the
+                // one nearest the middle of the gap between the two hits.
+                const double gapMiddle = 0.5 * (groups[i].x1 + groups[i + 1].x0);
+                const int from = std::clamp(int(groups[i].centre() * s) - roi.x, 0, roi.width - 1);
+                const int to = std::clamp(int(groups[i + 1].centre() * s) - roi.x, 0, roi.width - 1);
+                int best = from;
+                for (int c = from; c <= to; ++c) {
+                    const int v = columns.at<int>(0, c), bv = columns.at<int>(0, best);
+                    if (v < bv || (v == bv && std::abs((roi.x + c) / s - gapMiddle) <
+                                                  std::abs((roi.x + best) / s - gapMiddle)))
+                        best = c;
+                }
+                cuts.push_back((roi.x + best) / s);
+            }
+            cuts.push_back(blob.box.x + blob.box.width);
+            for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+                const cv::Rect2d part = extentIn(blob, cuts[i], cuts[i + 1]);
+                if (part.area() <= 0)
+                    continue;
+                confirm(part, fillOf(blob));
+                ++m_counts.split_parts;
+            }
+        } else if (blob.box.width > rules.wide_blob * (groups[0].x1 - groups[0].x0)) {
+            confirm(extentIn(blob, groups[0].x0, groups[0].x1), fillOf(blob));
+        } else {
+            confirm(blob.box, fillOf(blob));
+        }
+    }
+    // A hit with no blob: the object stands still (or motion missed it).
+    for (std::size_t h = 0; h < nh; ++h)
+        if (blobsOf[h].empty()) {
+            out.push_back({hits[h].box, 0.5f, hits[h].label});
+            ++m_counts.detector_only;
+        }
+    // A blob with no hit: kept when it is shaped like the objects confirmed so far.
+    for (std::size_t b = 0; b < nb; ++b) {
+        if (blobDone[b])
+            continue;
+        const cv::Rect2d &r = blobs[b].box;
+        const double aspect = r.height / std::max(r.width, 1e-9);
+        const bool plausible = m_highest_px > 0 && aspect >= rules.min_aspect &&
+                               aspect <= rules.max_aspect &&
+                               r.height >= rules.height_low * m_lowest_px &&
+                               r.height <= rules.height_high * m_highest_px;
+        if (plausible) {
+            out.push_back({r, float(0.5 * std::min(1.0, fillOf(blobs[b]))), 0});
+            ++m_counts.motion_only;
+        } else {
+            ++m_counts.dropped_blobs;
+        }
+    }
+    return corrected(std::move(out), bgr.size());
+}
+
+} // namespace edgetrain::vision
