@@ -184,8 +184,8 @@ void TestFrameStudent::datasetScalesBoxesAndSplitsByTime()
         validation += val;
         std::vector<cv::Rect2d> want;
         for (const Track &t : m_scene.labels(140).tracks)
-            if (const TrackBox *b = t.at(x.frame))
-                want.push_back(b->box);
+            if (const TrackBox *b = t.at(x.frame); b && b->box.width * 0.8 >= 1.0)
+                want.push_back(b->box); // a sliver under a pixel at the input is dropped
         QCOMPARE(x.boxes.size(), want.size());
         for (std::size_t i = 0; i < want.size(); ++i) {
             const core::LabelBox &b = x.boxes[i];
@@ -289,15 +289,19 @@ void TestFrameStudent::loadsAsDetectionTensors()
             continue;
         const auto boxes =
             core::DetectionLoss::decodeLabels(train.labels().data() + i * train.labelWidth(), 32);
-        QCOMPARE(boxes.size(), x.boxes.size());
-        for (std::size_t k = 0; k < boxes.size(); ++k)
-            QVERIFY(std::abs(boxes[k].x1 - x.boxes[k].x1) <= 1.0f / core::DetectionLoss::kSubpixel);
+        QCOMPARE(boxes.size(), x.boxes.size()); // (in the label, objects by size first)
+        for (const core::LabelBox &b : boxes)
+            QVERIFY(std::any_of(x.boxes.begin(), x.boxes.end(), [&](const core::LabelBox &s) {
+                const float eps = 1.0f / core::DetectionLoss::kSubpixel;
+                return std::abs(b.x0 - s.x0) <= eps && std::abs(b.x1 - s.x1) <= eps &&
+                       std::abs(b.y0 - s.y0) <= eps && std::abs(b.y1 - s.y1) <= eps &&
+                       b.ignore == s.ignore;
+            }));
         ++i;
     }
     QCOMPARE(i, train.size());
-    QVERIFY_THROW_EXCEPTION(FrameDataset::load((m_dir.path() + "/none").toStdString(),
-                                               Split::Train, 32),
-                            core::IoError);
+    QVERIFY_THROWS_EXCEPTION(core::IoError, FrameDataset::load((m_dir.path() + "/none").toStdString(),
+                                               Split::Train, 32));
 }
 
 void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
@@ -313,11 +317,11 @@ void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
     const auto s = FrameDataset::build(session, m_scene.labels(120), *source, o);
     m_model = std::make_shared<core::Model>(FrameStudentTrainer::spec(s.input), 7);
     FrameTrainOptions t;
-    t.epochs = 10;
+    t.epochs = 6;
     t.batch = 8;
     t.lr = 0.03;
     const auto r = FrameStudentTrainer::train(*m_model, session, t);
-    QCOMPARE(int(r.epochs.size()), 10);
+    QCOMPARE(int(r.epochs.size()), 6);
     QVERIFY(r.epochs.back().train_loss < r.epochs.front().train_loss);
 
     FrameStudent student(*m_model);
@@ -364,8 +368,7 @@ void TestFrameStudent::boxesMapBackToSourcePixels()
     StudentTeacher teacher(m_model);
     teacher.threshold = 0.3f;
     QCOMPARE(teacher.detect(frame).size(), small.size());
-    QVERIFY_THROW_EXCEPTION(StudentTeacher::fromSession((m_dir.path() + "/none").toStdString()),
-                            core::IoError);
+    QVERIFY_THROWS_EXCEPTION(core::IoError, StudentTeacher::fromSession((m_dir.path() + "/none").toStdString()));
 }
 
 void TestFrameStudent::labelsKeepStudentBoxes()
