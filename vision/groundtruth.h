@@ -106,8 +106,9 @@ public:
     static GroundTruth importFile(const std::string &path, AnnotationFormat format,
                                   cv::Size frame_size, int frame_count,
                                   const std::string &category = "person");
-    /** Writes all frames in a format (yolo: a folder with one .txt per frame + classes.txt;
-     *  the others: one file). Throws core::IoError. Numbers via std::to_chars (locale-free). */
+    /** Writes all frames in a format (yolo: a new or empty folder with one .txt per frame +
+     *  classes.txt; the others: one file, written atomically). Throws core::IoError (yolo: also
+     *  when the folder holds files). Numbers via std::to_chars (locale-free). */
     void exportFile(const std::string &path, AnnotationFormat format) const;
     /** What exportFile(format) cannot carry for these frames, for the user ("" if nothing):
      *  YOLO's dropped ignore boxes, MOT's frames without boxes. */

@@ -8,6 +8,7 @@
 #include "memorycommand.h"
 #include "nodescommand.h"
 #include "traincommand.h"
+#include "truthcommand.h"
 #include "visioncommands.h"
 
 #include <QCoreApplication>
@@ -32,7 +33,8 @@ void printUsage(FILE *out)
                "  label      teacher + tracker label propagation over a video\n"
                "  dataset    a labelled session's tracks to student crops, split by track\n"
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
-               "  detect     one detector (teacher, motion, a session's student) over a source\n\n"
+               "  detect     one detector (teacher, motion, a session's student) over a source\n"
+               "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -82,6 +84,8 @@ int main(int argc, char **argv)
             return ViewpointCommand::run(args);
         if (command == QLatin1String("detect"))
             return DetectCommand::run(args);
+        if (command == QLatin1String("truth"))
+            return TruthCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;
