@@ -1,7 +1,7 @@
 #include "chainexecutor.h"
 
 #include "error.h"
-#include "softmaxcrossentropy.h"
+#include "loss.h"
 
 #include <optional>
 
@@ -25,7 +25,6 @@ StepResult ChainExecutor::run(Model &model, const Schedule &schedule, const Tens
     Tensor grad;
     int gradAt = -1;
     StepResult result;
-    result.count = x.dim(0);
     xs[0] = x;
 
     std::size_t index = 0;
@@ -66,9 +65,10 @@ StepResult ChainExecutor::run(Model &model, const Schedule &schedule, const Tens
         case ScheduleOp::Loss: {
             if (!xs[std::size_t(L)].defined())
                 throw fail("the loss needs the logits x[" + std::to_string(L) + "]");
-            const auto r = SoftmaxCrossEntropy::compute(xs[std::size_t(L)], labels, &grad);
+            const auto r = Loss::compute(model.spec().loss(), xs[std::size_t(L)], labels, &grad);
             result.loss = r.loss;
             result.correct = r.correct;
+            result.count = r.count;
             gradAt = L;
             xs[std::size_t(L)] = Tensor();
             break;

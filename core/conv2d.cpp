@@ -123,6 +123,14 @@ Conv2d::Conv2d(std::string name, int inChannels, const Conv2dOptions &options)
                         ", kernel " + std::to_string(options.kernel) + ", stride " +
                         std::to_string(options.stride) + ", padding " +
                         std::to_string(options.padding) + ")");
+    if (!options.bias_init.empty() &&
+        (!options.bias ||
+         (options.bias_init.size() != 1 && int(options.bias_init.size()) != options.out_channels)))
+        throw SpecError("layer '" + this->name() + "' (conv2d): field \"bias_init\" must be " +
+                        (options.bias ? "one number or one per output channel (" +
+                                            std::to_string(options.out_channels) + "), got " +
+                                            std::to_string(options.bias_init.size())
+                                      : std::string("absent when \"bias\" is false")));
     const Shape wshape{options.out_channels, inChannels, options.kernel, options.kernel};
     m_weight = {"weight", Tensor::zeros(wshape, MemoryCategory::Weights),
                 Tensor::zeros(wshape, MemoryCategory::Gradients)};
@@ -186,6 +194,10 @@ void Conv2d::initialize(Rng &rng)
         float *b = m_bias.value.data();
         for (std::int64_t i = 0; i < m_bias.value.numel(); ++i)
             b[i] = rng.uniform(-bound, bound);
+        // Drawn first all the same, so that later layers get the same weights either way.
+        const auto &init = m_options.bias_init;
+        for (std::int64_t i = 0; i < m_bias.value.numel() && !init.empty(); ++i)
+            b[i] = float(init[init.size() == 1 ? 0 : std::size_t(i)]);
     }
 }
 
@@ -201,6 +213,14 @@ Json Conv2d::spec() const
     j.set("type", "conv2d").set("out_channels", m_options.out_channels);
     j.set("kernel", m_options.kernel).set("stride", m_options.stride);
     j.set("padding", m_options.padding).set("bias", m_options.bias);
+    if (m_options.bias_init.size() == 1) {
+        j.set("bias_init", m_options.bias_init[0]);
+    } else if (!m_options.bias_init.empty()) {
+        Json values = Json::array();
+        for (double v : m_options.bias_init)
+            values.push(v);
+        j.set("bias_init", std::move(values));
+    }
     return j;
 }
 

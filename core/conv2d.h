@@ -2,6 +2,8 @@
 
 #include "layer.h"
 
+#include <vector>
+
 namespace edgetrain::core {
 
 struct Conv2dOptions
@@ -11,6 +13,9 @@ struct Conv2dOptions
     int stride = 1;
     int padding = 0;
     bool bias = true;
+    /** Initial bias: empty = PyTorch's default (U(-1/sqrt(fan_in), 1/sqrt(fan_in))); one value =
+     *  every channel; else one value per output channel (e.g. a detector's heatmap prior). */
+    std::vector<double> bias_init;
 };
 
 /**
@@ -21,6 +26,7 @@ struct Conv2dOptions
 class Conv2d : public Layer
 {
 public:
+    /** Throws SpecError for invalid options (bias_init without a bias, or of the wrong size). */
     Conv2d(std::string name, int inChannels, const Conv2dOptions &options);
 
     std::string_view type() const override { return "conv2d"; }

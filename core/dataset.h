@@ -8,7 +8,8 @@
 namespace edgetrain::core {
 
 /**
- * Labelled samples for classification. Implementations: TensorDataset (in memory; what IDX files
+ * Labelled samples: a class per sample (labelWidth() 1), or a fixed-width int32 record per
+ * sample (a detector's boxes, DetectionLoss's layout). Implementations: TensorDataset (in memory; what IDX files
  * and crop folders are loaded into) and views over part of another dataset (shards, limits).
  */
 class Dataset
@@ -20,10 +21,12 @@ public:
     virtual Shape sampleShape() const = 0; // e.g. [1, 28, 28]
     virtual int classCount() const = 0;
     virtual std::string description() const = 0;
+    /** int32 label values per sample (1: a class index). */
+    virtual int labelWidth() const { return 1; }
 
     /**
      * Copies samples indices[0..count) into images (count x sampleShape floats, normalised) and
-     * labels. Indices must be < size() (asserted: they come from the engine, not from input).
+     * labels (count x labelWidth() values). Indices must be < size() (asserted: they come from the engine, not from input).
      */
     virtual void gather(const std::int64_t *indices, std::int64_t count, float *images,
                         std::int32_t *labels) const = 0;
@@ -40,6 +43,7 @@ public:
     std::int64_t size() const override { return m_end - m_begin; }
     Shape sampleShape() const override { return m_data.sampleShape(); }
     int classCount() const override { return m_data.classCount(); }
+    int labelWidth() const override { return m_data.labelWidth(); }
     std::string description() const override
     {
         return m_data.description() + " [" + std::to_string(m_begin) + ", " +

@@ -32,7 +32,8 @@ MemoryPlan MemoryPlanner::evaluate(const Schedule &schedule, std::int64_t budget
     {
         MemorySimulation sim;
         const Tensor x(m_model.batchShape(m_batch), MemoryCategory::Activations);
-        const std::vector<std::int32_t> labels(std::size_t(m_batch), 0);
+        const std::vector<std::int32_t> labels(
+            std::size_t(m_batch) * std::size_t(m_model.spec().labelWidth()), 0);
         PassContext ctx;
         m_model.forwardBackward(x, labels.data(), ctx, &schedule);
         step = sim.accountant().snapshot();

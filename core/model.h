@@ -23,7 +23,8 @@ struct NamedBuffer
     LayerBuffer buffer;
 };
 
-/** Loss and correct predictions of one batch. */
+/** Loss and correct predictions of one batch: correct / count is its accuracy (classifier:
+ *  argmax hits / samples; centernet loss: object centres found / objects, see Loss). */
 struct StepResult
 {
     double loss = 0.0;
@@ -53,8 +54,8 @@ public:
     Tensor forward(const Tensor &x, const PassContext &ctx);
 
     /**
-     * One forward and backward pass: computes the mean cross-entropy against `labels`
-     * (x.dim(0) of them) and writes every parameter's gradient. `schedule` says which stage
+     * One forward and backward pass: computes the spec's loss against `labels`
+     * (x.dim(0) * spec().labelWidth() values) and writes every parameter's gradient. `schedule` says which stage
      * activations are kept and which are recomputed (default: keep all); the gradients are the
      * same for every schedule. Throws ShapeError if x does not match the model's input.
      */

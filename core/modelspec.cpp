@@ -12,6 +12,7 @@
 #include "memorysimulation.h"
 #include "relu.h"
 #include "residualblock.h"
+#include "upsample2d.h"
 
 #include <algorithm>
 #include <fstream>
@@ -119,7 +120,7 @@ bool isLayerType(const std::string &type)
 {
     static const char *const kTypes[] = {"conv2d",    "linear",    "batchnorm2d",     "relu",
                                          "maxpool2d", "avgpool2d", "global_avg_pool", "flatten",
-                                         "dropout"};
+                                         "dropout",   "upsample2d"};
     return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
 }
 
@@ -142,7 +143,8 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
     std::unique_ptr<Layer> layer;
     try {
         if (type == "conv2d") {
-            f.allowOnly({"type", "name", "out_channels", "kernel", "stride", "padding", "bias"});
+            f.allowOnly({"type", "name", "out_channels", "kernel", "stride", "padding", "bias",
+                         "bias_init"});
             if (input.rank() != 4)
                 f.fail("conv2d needs an image input [C, H, W]; it gets " +
                        input.sample().toString());
@@ -152,6 +154,19 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
             o.stride = int(f.integer("stride", 1, 1, 16));
             o.padding = int(f.integer("padding", 0, 0, 15));
             o.bias = f.boolean("bias", true);
+            if (const Json *init = f.find("bias_init")) {
+                if (init->isNumber()) {
+                    o.bias_init = {init->toDouble()};
+                } else if (init->isArray() && !init->toArray().empty()) {
+                    for (const Json &v : init->toArray()) {
+                        if (!v.isNumber())
+                            f.fail("field \"bias_init\" must be a number or a list of numbers");
+                        o.bias_init.push_back(v.toDouble());
+                    }
+                } else {
+                    f.fail("field \"bias_init\" must be a number or a list of numbers");
+                }
+            }
             layer = std::make_unique<Conv2d>(name, int(input[1]), o);
         } else if (type == "linear") {
             f.allowOnly({"type", "name", "out_features", "bias"});
@@ -178,6 +193,9 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
         } else if (type == "flatten") {
             f.allowOnly({"type", "name"});
             layer = std::make_unique<Flatten>(name);
+        } else if (type == "upsample2d") {
+            f.allowOnly({"type", "name", "factor"});
+            layer = std::make_unique<Upsample2d>(name, int(f.integer("factor", 2, 1, 16)));
         } else if (type == "dropout") {
             f.allowOnly({"type", "name", "p"});
             layer = std::make_unique<Dropout>(name, f.number("p", 0.5));
@@ -191,6 +209,32 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
     return layer;
 }
 
+LossSpec parseLoss(const Json &json, const std::string &where)
+{
+    const Fields f(json, where);
+    LossSpec loss;
+    const std::string type = f.string("type", std::nullopt);
+    if (type == "softmax_cross_entropy") {
+        f.allowOnly({"type"});
+    } else if (type == "centernet") {
+        f.allowOnly({"type", "stride", "max_objects", "size_weight", "offset_weight"});
+        loss.type = LossSpec::Type::CenterNet;
+        DetectionLossOptions &o = loss.centernet;
+        o.stride = int(f.integer("stride", 4, 1, 64));
+        o.max_objects = int(f.integer("max_objects", 32, 1, 4096));
+        o.size_weight = f.number("size_weight", 1.0);
+        o.offset_weight = f.number("offset_weight", 1.0);
+        if (!(o.size_weight >= 0.0 && o.size_weight <= 1000.0))
+            f.fail("field \"size_weight\" must be in [0, 1000]");
+        if (!(o.offset_weight >= 0.0 && o.offset_weight <= 1000.0))
+            f.fail("field \"offset_weight\" must be in [0, 1000]");
+    } else {
+        f.fail("field \"type\": unknown loss \"" + type +
+               "\" (softmax_cross_entropy or centernet)");
+    }
+    return loss;
+}
+
 std::string stageName(const Fields &f, std::size_t index)
 {
     return f.string("name", std::to_string(index));
@@ -201,7 +245,7 @@ std::string stageName(const Fields &f, std::size_t index)
 ModelSpec ModelSpec::fromJson(const Json &json, const std::string &source)
 {
     const Fields top(json, source);
-    top.allowOnly({"name", "input", "stages", "description"});
+    top.allowOnly({"name", "input", "stages", "description", "loss"});
     ModelSpec spec;
     spec.m_source = source;
     spec.m_name = top.string("name", std::nullopt);
@@ -220,6 +264,8 @@ ModelSpec ModelSpec::fromJson(const Json &json, const std::string &source)
     if (!stages || !stages->isArray() || stages->toArray().empty())
         top.fail("field \"stages\" must be a non-empty array");
     spec.m_stages = *stages;
+    if (const Json *loss = top.find("loss"))
+        spec.m_loss = parseLoss(*loss, source + ": loss");
     spec.validate();
     return spec;
 }
@@ -240,7 +286,18 @@ Json ModelSpec::toJson() const
     for (auto d : m_input.dims())
         input.push(d);
     Json j;
-    j.set("name", m_name).set("input", std::move(input)).set("stages", m_stages);
+    j.set("name", m_name).set("input", std::move(input));
+    if (m_loss.type == LossSpec::Type::CenterNet) {
+        const DetectionLossOptions &o = m_loss.centernet;
+        Json loss;
+        loss.set("type", "centernet").set("stride", o.stride).set("max_objects", o.max_objects);
+        if (o.size_weight != 1.0)
+            loss.set("size_weight", o.size_weight);
+        if (o.offset_weight != 1.0)
+            loss.set("offset_weight", o.offset_weight);
+        j.set("loss", std::move(loss));
+    }
+    j.set("stages", m_stages);
     return j;
 }
 
@@ -322,6 +379,22 @@ std::vector<std::unique_ptr<Stage>> ModelSpec::buildStages() const
         } else {
             f.fail("unknown stage type \"" + type + "\"");
         }
+    }
+    if (m_loss.type == LossSpec::Type::CenterNet) {
+        const int stride = m_loss.centernet.stride;
+        const std::string where = m_source + ": loss centernet";
+        if (m_input.rank() != 3 || m_input[1] % stride != 0 || m_input[2] % stride != 0)
+            throw SpecError(where + ": the input " + m_input.toString() +
+                            " must be [C, H, W] with H and W multiples of the stride " +
+                            std::to_string(stride));
+        const Shape expected{shape.rank() > 0 ? shape[0] : 2, DetectionLoss::kChannels,
+                             m_input[1] / stride, m_input[2] / stride};
+        if (shape != expected)
+            throw SpecError(where + ": the last stage must produce " +
+                            expected.sample().toString() + " (heatmap, log size, offset at 1/" +
+                            std::to_string(stride) + " of the input); it produces " +
+                            shape.sample().toString());
+        return built;
     }
     if (shape.rank() != 2)
         throw SpecError(m_source +

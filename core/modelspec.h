@@ -1,6 +1,7 @@
 #pragma once
 
 #include "json.h"
+#include "loss.h"
 #include "shape.h"
 #include "stage.h"
 
@@ -24,7 +25,13 @@ namespace edgetrain::core {
  * parameter names join stage, layer and tensor names with dots ("3.conv1.weight"), which
  * reproduces PyTorch's state_dict names for nn.Sequential models.
  * Layer types: conv2d, linear, batchnorm2d, relu, maxpool2d, avgpool2d, global_avg_pool,
- * flatten, dropout (README lists their fields).
+ * flatten, dropout, upsample2d (README lists their fields).
+ *
+ * An optional top-level "loss" chooses what the model is trained against:
+ *   absent or {"type": "softmax_cross_entropy"}: class labels, the chain ends in [N, classes];
+ *   {"type": "centernet", "stride": 4, "max_objects": 32, "size_weight": 1.0,
+ *    "offset_weight": 1.0}: a one-class object detector (DetectionLoss); the chain ends in
+ *   [N, 5, H/stride, W/stride] for an input [C, H, W] (H and W multiples of stride).
  */
 class ModelSpec
 {
@@ -37,6 +44,10 @@ public:
     const std::string &name() const { return m_name; }
     const Shape &inputShape() const { return m_input; } // one sample, e.g. [1, 28, 28]
     const Json &stages() const { return m_stages; }
+    const LossSpec &loss() const { return m_loss; }
+    /** int32 label values per sample the loss needs: 1, or 1 + 5 * max_objects. */
+    int labelWidth() const { return m_loss.labelWidth(); }
+    /** The document; "loss" only when it is not the default (classifiers' bytes unchanged). */
     Json toJson() const;
     /** The same chain for another sample shape (linear layers adapt their input size);
      *  throws SpecError if the chain does not work at that size. */
@@ -52,6 +63,7 @@ private:
     std::string m_source;
     Shape m_input;
     Json m_stages;
+    LossSpec m_loss;
 };
 
 } // namespace edgetrain::core

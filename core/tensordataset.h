@@ -10,11 +10,17 @@ namespace edgetrain::core {
 class TensorDataset : public Dataset
 {
 public:
-    /** Throws Error if the sizes disagree or a label is outside [0, classes). */
+    /**
+     * `labels` holds labelWidth values per sample. Throws Error if the sizes disagree, or (with
+     * labelWidth 1) a label is outside [0, classes). Wider labels are records whose meaning
+     * the model's loss knows (DetectionLoss checks its own when it reads them).
+     */
     TensorDataset(std::string description, Shape sampleShape, int classes,
-                  std::vector<float> images, std::vector<std::int32_t> labels);
+                  std::vector<float> images, std::vector<std::int32_t> labels,
+                  int labelWidth = 1);
 
-    std::int64_t size() const override { return std::int64_t(m_labels.size()); }
+    std::int64_t size() const override { return std::int64_t(m_labels.size()) / m_labelWidth; }
+    int labelWidth() const override { return m_labelWidth; }
     Shape sampleShape() const override { return m_sampleShape; }
     int classCount() const override { return m_classes; }
     std::string description() const override { return m_description; }
@@ -25,6 +31,7 @@ public:
     void truncate(std::int64_t n);
     /** A dataset of the samples [begin, end), copied. */
     TensorDataset slice(std::int64_t begin, std::int64_t end) const;
+    /** size() * labelWidth() values. */
     const std::vector<std::int32_t> &labels() const { return m_labels; }
     const std::vector<float> &images() const { return m_images; }
 
@@ -34,6 +41,7 @@ private:
     int m_classes;
     std::vector<float> m_images;
     std::vector<std::int32_t> m_labels;
+    int m_labelWidth = 1;
 };
 
 } // namespace edgetrain::core

@@ -3,7 +3,7 @@
 #include "error.h"
 #include "numbertext.h"
 #include "random.h"
-#include "softmaxcrossentropy.h"
+#include "loss.h"
 
 #include <chrono>
 #include <numeric>
@@ -25,7 +25,16 @@ void checkData(const Model &model, const Dataset &data)
         throw ShapeError(data.description() + " has samples of shape " +
                          data.sampleShape().toString() + " but model '" + model.spec().name() +
                          "' takes " + model.sampleShape().toString());
-    if (data.classCount() > model.classCount())
+    if (data.labelWidth() != model.spec().labelWidth())
+        throw ShapeError(data.description() + " has labels of " +
+                         std::to_string(data.labelWidth()) + " values per sample but model '" +
+                         model.spec().name() + "' (loss " +
+                         (model.spec().loss().type == LossSpec::Type::CenterNet
+                              ? "centernet"
+                              : "softmax_cross_entropy") +
+                         ") needs " + std::to_string(model.spec().labelWidth()));
+    if (model.spec().loss().type == LossSpec::Type::SoftmaxCrossEntropy &&
+        data.classCount() > model.classCount())
         throw ShapeError(data.description() + " has " + std::to_string(data.classCount()) +
                          " classes but model '" + model.spec().name() + "' predicts " +
                          std::to_string(model.classCount()));
@@ -71,7 +80,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
     BatchOrder order(train.size(), options.batch, options.seed);
     const std::int64_t batches = order.batches();
     const std::int64_t totalSteps = batches * options.epochs;
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch + 1));
+    const auto labelWidth = std::size_t(model.spec().labelWidth());
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch + 1) * labelWidth);
 
     TrainResult result;
     std::int64_t step = 0;
@@ -80,7 +90,7 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         EpochStats stats;
         stats.epoch = epoch;
         double lossSum = 0.0;
-        std::int64_t correct = 0, seen = 0;
+        std::int64_t correct = 0, targets = 0, seen = 0;
         const auto start = Clock::now();
         for (std::int64_t b = 0; b < batches; ++b) {
             if (stopped(stop)) {
@@ -102,6 +112,7 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
             ++step;
             lossSum += r.loss * double(count);
             correct += r.correct;
+            targets += r.count;
             seen += count;
             stats.lr = lr;
             if (callbacks.onBatch)
@@ -111,7 +122,7 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         if (seen == 0)
             break;
         stats.train_loss = lossSum / double(seen);
-        stats.train_accuracy = double(correct) / double(seen);
+        stats.train_accuracy = double(correct) / double(std::max<std::int64_t>(targets, 1));
         stats.images_per_second = double(seen) / std::max(stats.train_seconds, 1e-9);
         result.images += seen;
         result.train_seconds += stats.train_seconds;
@@ -136,9 +147,10 @@ EvalResult Trainer::evaluate(Model &model, const Dataset &data, std::int64_t bat
         throw SpecError("evaluation batch size must be positive");
     EvalResult result;
     std::vector<std::int64_t> index(static_cast<std::size_t>(batch));
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch) *
+                                     std::size_t(model.spec().labelWidth()));
     double lossSum = 0.0;
-    std::int64_t correct = 0;
+    std::int64_t correct = 0, targets = 0;
     PassContext ctx;
     ctx.training = false;
     for (std::int64_t first = 0; first < data.size(); first += batch) {
@@ -149,14 +161,15 @@ EvalResult Trainer::evaluate(Model &model, const Dataset &data, std::int64_t bat
         Tensor x(model.batchShape(count), MemoryCategory::Activations);
         data.gather(index.data(), count, x.data(), labels.data());
         const Tensor logits = model.forward(x, ctx);
-        const auto r = SoftmaxCrossEntropy::compute(logits, labels.data(), nullptr);
+        const auto r = Loss::compute(model.spec().loss(), logits, labels.data(), nullptr);
         lossSum += r.loss * double(count);
         correct += r.correct;
+        targets += r.count;
         result.count += count;
     }
     if (result.count > 0) {
         result.loss = lossSum / double(result.count);
-        result.accuracy = double(correct) / double(result.count);
+        result.accuracy = double(correct) / double(std::max<std::int64_t>(targets, 1));
     }
     return result;
 }

@@ -40,7 +40,8 @@ struct EpochStats
 {
     int epoch = 0;
     double train_loss = 0.0;     // mean over the epoch's samples
-    double train_accuracy = 0.0; // while training (the weights moved during the epoch)
+    double train_accuracy = 0.0; // while training (the weights moved during the epoch); for a
+                                 // detector the recall of object centres (see Loss)
     double test_loss = 0.0;
     double test_accuracy = -1.0; // -1 when there is no test set
     double train_seconds = 0.0;  // training only (batch assembly included, evaluation not)
@@ -105,7 +106,8 @@ public:
         std::function<void(const EpochStats &)> onEpoch;
     };
 
-    /** Throws SpecError for absurd options, ShapeError if the data does not fit the model. */
+    /** Throws SpecError for absurd options, ShapeError if the data does not fit the model
+     *  (sample shape, or a label width other than the model's loss needs). */
     static TrainResult run(Model &model, const Dataset &train, const Dataset *test,
                            const TrainOptions &options, const Callbacks &callbacks,
                            const std::atomic<bool> *stop = nullptr);

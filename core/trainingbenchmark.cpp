@@ -30,14 +30,18 @@ BenchmarkResult TrainingBenchmark::run(Model &model, const BenchmarkOptions &opt
     if (options.steps < 1 || options.steps > 1000000 || options.warmup_steps < 0)
         throw SpecError("steps must be between 1 and 1000000");
     Tensor x(model.batchShape(options.batch), MemoryCategory::Activations);
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch));
+    // A detector's labels stay all zero: frames without objects (the step costs the same).
+    const int labelWidth = model.spec().labelWidth();
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(options.batch) *
+                                     std::size_t(labelWidth));
     Rng rng(options.seed + 12345);
     for (std::int64_t i = 0; i < x.numel(); ++i) {
         const double u1 = std::max(double(rng.uniform()), 1e-12), u2 = rng.uniform();
         x.data()[i] = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
     }
     for (auto &l : labels)
-        l = std::int32_t(rng.below(std::uint64_t(model.classCount())));
+        if (labelWidth == 1)
+            l = std::int32_t(rng.below(std::uint64_t(model.classCount())));
 
     SgdOptions sgd;
     sgd.momentum = 0.9;

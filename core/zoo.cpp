@@ -88,6 +88,32 @@ Json student()
                      layer("flatten"), linear(64), layer("relu"), linear(2)});
 }
 
+/** The viewpoint detector: a CenterNet-style one-class detector over a whole (downscaled) frame,
+ *  [3, 192, 256] by default (vision/ sets its frame size with withInputShape, multiples of 8).
+ *  Three stride-2 3x3 convolutions down to 1/8, one nearest upsampling back to 1/4, and a 1x1
+ *  head of 5 channels whose heatmap bias starts at -2.19 (prior 0.1, as CenterNet does). */
+Json detector()
+{
+    auto block = [](const char *name, int out, int stride) {
+        return sequential(name, {named(conv(out, 3, stride, 1, false), "conv"),
+                                 named(layer("batchnorm2d"), "bn"), named(layer("relu"), "relu")});
+    };
+    Json head = conv(5, 1, 1, 0, true);
+    Json prior = Json::array();
+    for (double b : {-2.19, 0.0, 0.0, 0.0, 0.0})
+        prior.push(b);
+    head.set("bias_init", std::move(prior));
+    Json doc = document(
+        "detector", {3, 192, 256},
+        {block("0", 16, 2), block("1", 24, 2), block("2", 24, 1), block("3", 48, 2),
+         block("4", 48, 1), block("5", 48, 1), named(layer("upsample2d"), "6"),
+         block("7", 32, 1), named(std::move(head), "8")});
+    Json loss;
+    loss.set("type", "centernet").set("stride", 4).set("max_objects", 32);
+    doc.set("loss", std::move(loss));
+    return doc;
+}
+
 /** CIFAR ResNet (He et al. 2016), option-A shortcuts, as a flat chain: stem, 3n blocks, head. */
 Json cifarResnet(int depth, const char *name)
 {
@@ -150,6 +176,8 @@ Json zooDocument(const std::string &name)
         return lenet5();
     if (name == "student")
         return student();
+    if (name == "detector")
+        return detector();
     for (int depth : {20, 32, 44, 56, 110})
         if (name == "resnet" + std::to_string(depth))
             return cifarResnet(depth, name.c_str());
@@ -170,8 +198,8 @@ Json zooDocument(const std::string &name)
 
 std::vector<std::string> Zoo::names()
 {
-    return {"mlp",       "lenet5",   "student",  "resnet20", "resnet32", "resnet44",  "resnet56",
-            "resnet110", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
+    return {"mlp",      "lenet5",   "student",  "detector", "resnet20",  "resnet32", "resnet44",
+            "resnet56", "resnet110", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
 }
 
 bool Zoo::contains(const std::string &name)

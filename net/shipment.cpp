@@ -38,6 +38,7 @@ QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString 
                                QString::fromStdString(data.description())},
                               {QStringLiteral("shape"), shape},
                               {QStringLiteral("classes"), data.classCount()},
+                              {QStringLiteral("label_width"), data.labelWidth()},
                               {QStringLiteral("samples"), qint64(data.size())},
                               {QStringLiteral("bytes"), qint64(bytes.size())}});
         out.append(c);
@@ -103,19 +104,21 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
     const core::Shape shape(dims);
     const std::int64_t samples = m_header.value(QStringLiteral("samples")).toInteger(-1);
     const int classes = int(m_header.value(QStringLiteral("classes")).toInteger(0));
-    if (dims.empty() || shape.numel() <= 0 || samples < 0 || classes < 1 ||
-        samples * (shape.numel() * 4 + 4) != m_bytes.size())
+    // Shipments from before detection training carry no label width: one class per sample.
+    const std::int64_t labelWidth = m_header.value(QStringLiteral("label_width")).toInteger(1);
+    if (dims.empty() || shape.numel() <= 0 || samples < 0 || classes < 1 || labelWidth < 1 ||
+        labelWidth > (1 << 20) || samples * (shape.numel() * 4 + 4 * labelWidth) != m_bytes.size())
         throw core::FormatError("shipment '" + m_id.toStdString() +
                                 "': its header does not describe its data");
     std::vector<float> images(static_cast<std::size_t>(samples * shape.numel()));
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(samples));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(samples * labelWidth));
     std::memcpy(images.data(), m_bytes.constData(), images.size() * sizeof(float));
     std::memcpy(labels.data(), m_bytes.constData() + images.size() * sizeof(float),
                 labels.size() * sizeof(std::int32_t));
     m_bytes.clear();
     return std::make_shared<core::TensorDataset>(
         m_header.value(QStringLiteral("description")).toString().toStdString() + " (shipped)",
-        shape, classes, std::move(images), std::move(labels));
+        shape, classes, std::move(images), std::move(labels), int(labelWidth));
 }
 
 } // namespace edgetrain::net

@@ -12,8 +12,9 @@ namespace edgetrain::net {
 
 /**
  * A dataset sent from the coordinator to a node in chunks, each with its SHA-256, so a node can
- * train on data it does not have (the student's crops). Samples travel as float32 and labels as
- * int32, little-endian, after a header chunk that describes them.
+ * train on data it does not have (the student's crops or frames). Samples travel as float32 and
+ * labels as int32 (label_width per sample; a header without it means 1), little-endian, after a
+ * header chunk that describes them.
  */
 namespace Shipment {
 constexpr int kDefaultChunkBytes = 1 << 20;

@@ -156,14 +156,22 @@ struct TrainingWorker::Run
             test = std::make_shared<core::TensorDataset>(
                 core::FashionMnist::load(dir, core::FashionMnist::Split::Test, job.test_limit));
         }
+        const bool classifier =
+            spec.loss().type == core::LossSpec::Type::SoftmaxCrossEntropy;
         if (train->sampleShape() != model->sampleShape() ||
-            train->classCount() > model->classCount())
+            (classifier && train->classCount() > model->classCount()))
             throw core::ShapeError(train->description() + " does not fit model '" + spec.name() +
                                    "'");
+        if (train->labelWidth() != spec.labelWidth())
+            throw core::ShapeError(train->description() + " has labels of " +
+                                   std::to_string(train->labelWidth()) +
+                                   " values per sample but model '" + spec.name() + "' needs " +
+                                   std::to_string(spec.labelWidth()));
         order = std::make_unique<core::BatchOrder>(train->size(), job.batch, job.seed);
         batches = order->batches();
         totalSteps = batches * job.epochs;
-        labels.resize(static_cast<std::size_t>(job.batch + 1));
+        labels.resize(static_cast<std::size_t>(job.batch + 1) *
+                      static_cast<std::size_t>(spec.labelWidth()));
         w.setStatus([&](TrainingStatus &s) { s.steps = totalSteps; });
     }
 

@@ -202,9 +202,13 @@ int MemoryCommand::run(const QStringList &arguments)
         core::Rng rng(1);
         for (std::int64_t i = 0; i < x.numel(); ++i)
             x.data()[i] = rng.uniform(-1.0f, 1.0f);
-        std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+        // A detector's labels stay all zero: frames without objects (the step costs the same).
+        const int labelWidth = model->spec().labelWidth();
+        std::vector<std::int32_t> labels(static_cast<std::size_t>(batch) *
+                                         std::size_t(labelWidth));
         for (auto &l : labels)
-            l = std::int32_t(rng.below(std::uint64_t(model->classCount())));
+            if (labelWidth == 1)
+                l = std::int32_t(rng.below(std::uint64_t(model->classCount())));
         core::SgdOptions sgdOptions;
         core::Sgd sgd(*model, sgdOptions);
         core::PassContext ctx;

@@ -13,6 +13,7 @@
 #include "core/parallel.h"
 #include "core/relu.h"
 #include "core/residualblock.h"
+#include "core/upsample2d.h"
 #include "gradcheck.h"
 
 #include <QTest>
@@ -85,6 +86,7 @@ private Q_SLOTS:
     void convMatchesNaiveReference_data();
     void convMatchesNaiveReference();
     void poolingForwardByHand();
+    void upsampleForwardByHand();
     void batchNormRunningStatistics();
     void dropoutMaskIsReproducible();
     void wrongInputShapeIsRefused();
@@ -110,6 +112,8 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
                              "global-avg-pool",
                              "flatten",
                              "dropout",
+                             "upsample2",
+                             "upsample3",
                              "basic-block-identity",
                              "basic-block-pad",
                              "basic-block-projection",
@@ -166,6 +170,10 @@ void TestLayers::gradientsMatchFiniteDifferences()
         stage = single(std::make_unique<Flatten>("f"));
     else if (k == "dropout")
         stage = single(std::make_unique<Dropout>("d", 0.3));
+    else if (k == "upsample2")
+        stage = single(std::make_unique<Upsample2d>("u", 2));
+    else if (k == "upsample3")
+        stage = single(std::make_unique<Upsample2d>("u", 3));
     else {
         ResidualBlock::Options o;
         if (k == "basic-block-identity") {
@@ -307,6 +315,36 @@ void TestLayers::poolingForwardByHand()
     QCOMPARE(a.shape(), (Shape{1, 1, 2, 2}));
     QCOMPARE(a.data()[0], (0 + 7 + 12 + 3) / 9.0f);
     QCOMPARE(a.data()[3], (3 + 10 + 1 + 15 + 6 + 13 + 11 + 2 + 9) / 9.0f);
+}
+
+void TestLayers::upsampleForwardByHand()
+{
+    setThreadCount(2);
+    Tensor x({1, 2, 2, 3}, MemoryCategory::Activations);
+    for (int i = 0; i < 12; ++i)
+        x.data()[i] = float(i + 1); // plane 0: 1 2 3 / 4 5 6; plane 1: 7 8 9 / 10 11 12
+    Upsample2d up("u", 2);
+    LayerCache cache;
+    const Tensor y = up.forward(x, &cache, {});
+    QCOMPARE(y.shape(), (Shape{1, 2, 4, 6}));
+    const float plane0[24] = {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3,
+                              4, 4, 5, 5, 6, 6, 4, 4, 5, 5, 6, 6};
+    for (int i = 0; i < 24; ++i)
+        QCOMPARE(y.data()[i], plane0[i]);
+    QCOMPARE(y.data()[24], 7.0f);
+    QCOMPARE(y.data()[47], 12.0f);
+    // Backward sums each 2x2 block: dy = its own index -> dx[0] = 0 + 1 + 6 + 7.
+    Tensor g(y.shape(), MemoryCategory::Activations);
+    for (int i = 0; i < 48; ++i)
+        g.data()[i] = float(i);
+    const Tensor dx = up.backward(g, cache, {}, true);
+    QCOMPARE(dx.shape(), x.shape());
+    QCOMPARE(dx.data()[0], 0.0f + 1 + 6 + 7);
+    QCOMPARE(dx.data()[5], 16.0f + 17 + 22 + 23);
+    QCOMPARE(dx.data()[6], 24.0f + 25 + 30 + 31);
+    QCOMPARE(QString::fromStdString(up.spec().dump()),
+             QStringLiteral(R"({"type":"upsample2d","factor":2})"));
+    QVERIFY_THROWS_EXCEPTION(SpecError, Upsample2d("bad", 0));
 }
 
 void TestLayers::batchNormRunningStatistics()

@@ -202,7 +202,9 @@ void TestMemoryPlanner::plansFitWhenRun()
     QVERIFY(least <= all);
     Sgd sgd(m, {});
     const Tensor x = tests::randomTensor(m.batchShape(batch), 3);
-    const std::vector<std::int32_t> labels(std::size_t(batch), 1);
+    // Classifiers: class 1; the detector: frames without objects (zeros).
+    const std::vector<std::int32_t> labels(std::size_t(batch) * std::size_t(m.spec().labelWidth()),
+                                           m.spec().labelWidth() == 1 ? 1 : 0);
     for (const double fraction : {0.0, 0.3, 0.7, 1.0}) {
         const auto budget = std::int64_t(double(least) + fraction * double(all - least));
         const MemoryPlan plan = planner.plan(budget);

@@ -160,6 +160,13 @@ void TestModel::everyZooModelTrainsAStep()
     std::vector<std::int32_t> labels{0, 1, 2, 3};
     for (auto &l : labels)
         l %= model.classCount(); // the student has two classes
+    if (spec.labelWidth() > 1) { // the detector: one box per frame
+        const int maxObjects = spec.loss().centernet.max_objects;
+        labels.assign(std::size_t(4 * spec.labelWidth()), 0);
+        for (int n = 0; n < 4; ++n)
+            DetectionLoss::encode({{20.0f + 10 * n, 30.0f, 60.0f + 10 * n, 90.0f, false}},
+                                  maxObjects, labels.data() + n * spec.labelWidth());
+    }
     Sgd sgd(model, {});
     PassContext ctx;
     const StepResult first = model.forwardBackward(x, labels.data(), ctx);

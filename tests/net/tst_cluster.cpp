@@ -285,6 +285,28 @@ void TestCluster::shipmentsAreChecked()
     QVERIFY(error.contains(QLatin1String("out of order")));
     net::ShipmentAssembler headless;
     QVERIFY(!headless.add(chunks[1], &error));
+
+    // a detector's frames: records of several label values per sample travel whole
+    std::vector<std::int32_t> wide(50 * 11);
+    std::iota(wide.begin(), wide.end(), 0);
+    const core::TensorDataset frames("frames", core::Shape{1, 4, 4}, 1, images, wide, 11);
+    net::ShipmentAssembler widePart;
+    for (const auto &c : net::Shipment::chunks(frames, QStringLiteral("s2"), 256))
+        QVERIFY2(widePart.add(c, &error), qPrintable(error));
+    const auto wideBack = widePart.take();
+    QCOMPARE(wideBack->labelWidth(), 11);
+    QCOMPARE(wideBack->size(), std::int64_t(50));
+    QCOMPARE(wideBack->labels(), wide);
+    // a shipment from before label widths: its header has none, and it means one per sample
+    QList<QCborMap> old = chunks;
+    QCborMap header = old[0].value(QStringLiteral("header")).toMap();
+    QVERIFY(header.contains(QStringLiteral("label_width")));
+    header.remove(QStringLiteral("label_width"));
+    old[0].insert(QStringLiteral("header"), header);
+    net::ShipmentAssembler oldPart;
+    for (const auto &c : old)
+        QVERIFY2(oldPart.add(c, &error), qPrintable(error));
+    QCOMPARE(oldPart.take()->labels(), labels);
 }
 
 void TestCluster::parameterServerBoundsStaleness()
