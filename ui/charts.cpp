@@ -344,13 +344,12 @@ void PrChart::show(const std::vector<vision::DetectorScore> &scores)
     m_curves.clear();
     chart()->setTitle(scores.empty()
                           ? QStringLiteral("Precision against recall: no verified frames yet")
-                          : QStringLiteral("Precision against recall on verified frames (IoU 0.5); "
-                                           "dots: the operating points"));
+                          : QStringLiteral("Precision–recall on verified frames (IoU 0.5); dots: operating points"));
     for (const vision::DetectorScore &d : scores) {
         const QString name = QString::fromStdString(d.name);
         const QColor colour = detectorColor(name);
         auto *line = new QLineSeries(this);
-        line->setName(QStringLiteral("%1 (AP@0.5 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
+        line->setName(QStringLiteral("%1 (AP50 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
         line->setPen(QPen(colour, 2.0));
         QList<QPointF> points;
         points.reserve(qsizetype(d.curve.size()));

@@ -134,7 +134,7 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
 
         QPainter p(&img);
         p.setRenderHint(QPainter::Antialiasing);
-        QStringList counts{QStringLiteral("frame %1").arg(index), QStringLiteral("%1 to find").arg(toFind)};
+        QStringList counts;
         for (const auto &[name, boxes] : kept) {
             const QString qname = QString::fromStdString(name);
             p.setPen(QPen(detectorColor(qname), 1.8));
@@ -154,12 +154,15 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
                               : QPen(detectorColor(QStringLiteral("truth")), 2.5));
             p.drawRect(rect(b.box));
         }
-        p.fillRect(QRectF(0, 0, img.width(), 18), QColor(0, 0, 0, 160));
+        // Two lines on top: the frame and what is to be found; what each detector found.
+        p.fillRect(QRectF(0, 0, img.width(), 34), QColor(0, 0, 0, 160));
         p.setPen(Qt::white);
         QFont f = p.font();
         f.setPixelSize(12);
         p.setFont(f);
-        p.drawText(QRectF(4, 0, img.width() - 8, 18), Qt::AlignVCenter,
+        p.drawText(QRectF(4, 1, img.width() - 8, 16), Qt::AlignVCenter,
+                   QStringLiteral("frame %1 · %2 to find").arg(index).arg(toFind));
+        p.drawText(QRectF(4, 17, img.width() - 8, 16), Qt::AlignVCenter,
                    p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight, img.width() - 8));
         images.append(img);
     }

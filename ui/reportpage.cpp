@@ -101,11 +101,11 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_results->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_results->setMaximumHeight(110);
     tables->addWidget(m_results);
-    row->addLayout(tables, 3);
+    row->addLayout(tables, 1);
     m_pr = new PrChart(this);
-    m_pr->setMinimumSize(340, 260);
-    row->addWidget(m_pr, 2);
-    auto *buttons = new QVBoxLayout;
+    m_pr->setMinimumSize(420, 280);
+    row->addWidget(m_pr, 1);
+    auto *buttons = new QHBoxLayout;
     m_evaluate = new QPushButton(tr("Evaluate"), this);
     m_frames = new QSpinBox(this);
     m_frames->setRange(1, 100000);
@@ -117,10 +117,10 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_exportAll = new QPushButton(tr("Export report, charts and CSV…"), this);
     buttons->addWidget(m_evaluate);
     buttons->addWidget(m_frames);
+    buttons->addStretch(1);
     buttons->addWidget(m_exportPdf);
     buttons->addWidget(m_exportAll);
-    buttons->addStretch(1);
-    row->addLayout(buttons);
+    layout->addLayout(buttons);
     layout->addLayout(row, 3);
 
     m_galleryTitle = new QLabel(this);

@@ -97,14 +97,20 @@ public:
         m_y += 14;
         body();
     }
-    /** A widget (a chart) drawn as vectors into the given width. */
+    /** A widget (a chart) drawn into the given rectangle, through an image at twice the
+     *  target's resolution: painted straight into the PDF's scaled painter, a chart's legend
+     *  loses its layout (the entries land on one another, their markers vanish). */
     void widget(QWidget *w, QRectF target)
     {
-        m_p.save();
-        m_p.translate(target.topLeft());
-        m_p.scale(target.width() / w->width(), target.height() / w->height());
-        w->render(&m_p, QPoint(), QRegion(), QWidget::DrawChildren);
-        m_p.restore();
+        const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
+        QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(ratio);
+        image.fill(Qt::white);
+        {
+            QPainter p(&image);
+            w->render(&p);
+        }
+        m_p.drawImage(target, image);
     }
     void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
     double y() const { return m_y; }
@@ -277,10 +283,14 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
                          s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
                          s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
         page.table(data, {0.25, 0.25, 0.25, 0.25});
-        page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
-                           .arg(s.dataset.width)
-                           .arg(s.dataset.height)
-                           .arg(s.dataset.negativesPerPositive));
+        if (s.dataset.kind == QLatin1String("frames"))
+            page.paragraph(QObject::tr("Whole frames for the full-frame student, downscaled to %1 pixels wide.")
+                               .arg(s.dataset.frameWidth));
+        else
+            page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
+                               .arg(s.dataset.width)
+                               .arg(s.dataset.height)
+                               .arg(s.dataset.negativesPerPositive));
         page.subheading(QObject::tr("Training"));
         QList<QStringList> plan{{QObject::tr("Setting"), QObject::tr("Value")},
                                 {QObject::tr("Student model"), s.plan.model},

@@ -38,6 +38,8 @@
 #include <QTest>
 
 #include <opencv2/imgproc.hpp>
+
+#include <set>
 #include <opencv2/videoio.hpp>
 
 using namespace edgetrain;
@@ -319,7 +321,7 @@ void TestReport::prChart()
         QScatterSeries *point = chart.operatingPoint(name);
         QCOMPARE(point->count(), 1);
         QCOMPARE(point->at(0), QPointF(d.recall, d.precision));
-        QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP@0.5 ")), qPrintable(curve->name()));
+        QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP50 ")), qPrintable(curve->name()));
     }
     QCOMPARE(ui::detectorColor(QStringLiteral("student")), QColor(60, 140, 255)); // as the video views
     QCOMPARE(ui::detectorColor(QStringLiteral("teacher")), QColor(40, 200, 80));
@@ -364,7 +366,7 @@ void TestReport::pdfAndCharts()
     QFile svg(out + QStringLiteral("/charts/pr.svg"));
     QVERIFY(svg.open(QIODevice::ReadOnly));
     const QByteArray svgText = svg.readAll();
-    QCOMPARE(svgText.contains("student (AP@0.5"), verified);
+    QCOMPARE(svgText.contains("student (AP50"), verified);
     QFile csv(out + QStringLiteral("/verified.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QCOMPARE(csv.readAll().count('\n'), verified ? 7 : 1); // header + 2 rounds x 3 detectors
@@ -379,7 +381,13 @@ void TestReport::pdfAndCharts()
     QVERIFY2(page6.contains(results), qPrintable(page6));
     if (verified) {
         QVERIFY2(page6.contains(QStringLiteral("AP@[.5:.95]")), qPrintable(page6));
-        QVERIFY2(page6.contains(QStringLiteral("Precision against recall on verified frames")), qPrintable(page6));
+        // The PR chart is drawn on the page (as an image: see ReportWriter's Page::widget).
+        QProcess images;
+        images.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("6"),
+                                                   QStringLiteral("-l"), QStringLiteral("6"), pdf});
+        QVERIFY(images.waitForFinished(20000));
+        const QStringList lines = QString::fromUtf8(images.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() >= 3 && lines[2].trimmed().startsWith(QLatin1String("6 ")), qPrintable(lines.join(QLatin1Char('\n'))));
     }
     const QString title = pdfText(pdf, 1);
     QVERIFY2(title.contains(verified ? QStringLiteral("On 13 verified frames")
@@ -463,6 +471,111 @@ void TestReport::look()
     const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS");
     if (shots.isEmpty())
         QSKIP("EDGETRAIN_SCREENSHOTS not set");
+    const QString vtest = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    const QString dir = m_dir.filePath(QStringLiteral("look"));
+    QVERIFY(QDir().mkpath(dir));
+    // The verified frames made by hand (tests/data/vtest), scored from frame 480 on.
+    vision::GroundTruth truth = vision::GroundTruth::importFile(
+        EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt", vision::AnnotationFormat::Mot, cv::Size(768, 576), 795);
+    truth.source = vtest.toStdString();
+    truth.save(dir.toStdString());
+    // Students: EDGETRAIN_STUDENT (current) and EDGETRAIN_STUDENT_ROUND1 (before self-training).
+    QStringList students;
+    for (const char *var : {"EDGETRAIN_STUDENT_ROUND1", "EDGETRAIN_STUDENT"})
+        if (qEnvironmentVariableIsSet(var))
+            students << qEnvironmentVariable(var);
+    if (!students.isEmpty())
+        QVERIFY(QFile::copy(students.last(), QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString()))));
+
+    std::vector<std::unique_ptr<vision::Teacher>> detectors;
+    detectors.push_back(vision::Teacher::create("hog"));
+    detectors.push_back(vision::Teacher::create("motion"));
+    for (const QString &w : students) {
+        auto student = std::make_unique<vision::StudentTeacher>(vision::FrameStudent::loadModel(w.toStdString()));
+        student->threshold = 0.05f; // the whole curve; the operating point is at 0.3
+        detectors.push_back(std::move(student));
+    }
+    std::vector<vision::Teacher *> run;
+    for (auto &d : detectors)
+        run.push_back(d.get());
+    std::set<int> frames;
+    for (const vision::TruthFrame &f : truth.frames)
+        if (f.done && f.index >= 480)
+            frames.insert(f.index);
+    auto source = vision::FrameSource::open(vtest.toStdString());
+    const vision::DetectionRunResult found = vision::DetectionRun::run(*source, run, frames);
+
+    app::Session s;
+    s.dir = dir;
+    s.title = QStringLiteral("vtest, HOG teacher");
+    s.capture.source = vtest;
+    s.capture.teacher = QStringLiteral("hog");
+    s.capture.maxFrames = 480;
+    vision::MetricsOptions options;
+    options.first_frame = 480;
+    for (std::size_t r = 0; r < std::max<std::size_t>(1, std::size_t(students.size())); ++r) {
+        app::VerifiedRound round;
+        round.round = int(r) + 1;
+        round.first_frame = 480;
+        round.frames = int(frames.size());
+        options.threshold = 0.0f;
+        round.scores.push_back(vision::DetectionMetrics::evaluate("teacher", found.detections[0], truth, options));
+        round.scores.push_back(vision::DetectionMetrics::evaluate("motion", found.detections[1], truth, options));
+        if (!students.isEmpty()) {
+            options.threshold = 0.3f;
+            round.scores.push_back(vision::DetectionMetrics::evaluate("student", found.detections[2 + r], truth, options));
+        }
+        s.evaluation.verified.push_back(round);
+    }
+    const double n = double(frames.size());
+    s.evaluation.teacher_fps = n / found.detect_seconds[0];
+    s.evaluation.motion_fps = n / found.detect_seconds[1];
+    if (!students.isEmpty())
+        s.evaluation.student_fps = n / found.detect_seconds.back();
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+
+    app::Workflow workflow;
+    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    ui::MainWindow window(&workflow);
+    window.resize(1400, 900);
+    window.showStep(ui::MainWindow::Report);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    ui::ReportPage *page = window.reportPage();
+    QTRY_VERIFY_WITH_TIMEOUT(!page->galleryLoading(), 180000);
+    QTest::qWait(200);
+    qInfo().noquote() << page->headline()->text();
+    QVERIFY(window.grab().save(shots + QStringLiteral("/report-page.png")));
+
+    const QString out = dir + QStringLiteral("/export");
+    QStringList written;
+    QVERIFY2(page->exportTo(out, &written, &error), qPrintable(error));
+    QFile::remove(shots + QStringLiteral("/pr-chart.png"));
+    QVERIFY(QFile::copy(out + QStringLiteral("/charts/pr.png"), shots + QStringLiteral("/pr-chart.png")));
+    QFile::copy(out + QStringLiteral("/report.pdf"), shots + QStringLiteral("/report.pdf"));
+    for (const auto &[first, name] : {std::pair{6, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
+                                      std::pair{8, "report-pdf-gallery"}}) {
+        QProcess ppm;
+        ppm.start(QStringLiteral("pdftoppm"), {QStringLiteral("-f"), QString::number(first), QStringLiteral("-l"),
+                                              QString::number(first), QStringLiteral("-png"), QStringLiteral("-r"),
+                                              QStringLiteral("60"), QStringLiteral("-singlefile"),
+                                              out + QStringLiteral("/report.pdf"), shots + QLatin1Char('/') + QLatin1String(name)});
+        QVERIFY(ppm.waitForFinished(60000));
+        QCOMPARE(ppm.exitCode(), 0);
+    }
+    if (students.isEmpty())
+        return;
+    // The Capture page's live preview of the student.
+    window.showStep(ui::MainWindow::Capture);
+    ui::CapturePage *capture = window.capturePage();
+    QTRY_VERIFY(capture->studentToggle()->isEnabled());
+    capture->studentToggle()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(capture->view()->studentFrame() == capture->view()->frame() &&
+                                 capture->studentSpeed()->text().contains(QStringLiteral("frames/s")),
+                             20000);
+    QTest::qWait(200);
+    QVERIFY(window.grab().save(shots + QStringLiteral("/capture-student.png")));
 }
 
 QTEST_MAIN(TestReport)
