@@ -2,8 +2,10 @@
 
 #include "common.h"
 #include "videoview.h"
+#include "vision/studentteacher.h"
 #include "vision/tracking.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -54,6 +56,10 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     m_teacher->addItem(tr("HOG people detector"), QStringLiteral("hog"));
     m_teacher->addItem(tr("Haar / LBP cascade"), QStringLiteral("cascade"));
     m_teacher->addItem(tr("ONNX detector (cv::dnn)"), QStringLiteral("onnx"));
+    m_teacher->addItem(tr("Motion (fixed camera)"), QStringLiteral("motion"));
+    m_teacher->addItem(tr("HOG + motion (fixed camera)"), QStringLiteral("hog+motion"));
+    m_teacher->setToolTip(tr("Motion: background subtraction gives each moving object's extent; "
+                             "with HOG, the detector confirms and splits the motion blobs"));
     form->addRow(tr("Teacher:"), m_teacher);
     m_teacherFile = new QLineEdit(settings);
     m_teacherFile->setPlaceholderText(tr("cascade .xml or .onnx model"));
@@ -74,6 +80,13 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     m_label = new QPushButton(tr("Label"), settings);
     m_label->setDefault(true);
     form->addRow(m_label);
+    m_showStudent = new QCheckBox(tr("Show student"), settings);
+    m_showStudent->setToolTip(tr("Draw the trained student's detections (blue) on the frame shown"));
+    m_studentSpeed = new QLabel(settings);
+    auto *studentRow = new QHBoxLayout;
+    studentRow->addWidget(m_showStudent);
+    studentRow->addWidget(m_studentSpeed, 1);
+    form->addRow(studentRow);
 
     // Track review
     m_trackInfo = new QLabel(tr("Click a track on the timeline."), settings);
@@ -142,8 +155,17 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
             m_frames.setSource(m_source->text());
     });
     connect(m_teacher, &QComboBox::currentIndexChanged, this, [this] {
-        m_teacherFile->setEnabled(m_teacher->currentData().toString() != QLatin1String("hog"));
+        const QString kind = m_teacher->currentData().toString();
+        m_teacherFile->setEnabled(kind == QLatin1String("cascade") || kind == QLatin1String("onnx"));
     });
+    connect(m_showStudent, &QCheckBox::toggled, this, &CapturePage::updateStudent);
+    connect(&m_frames, &FrameLoader::studentReady, this,
+            [this](int frame, const QList<QRectF> &boxes, double fps) {
+                if (!m_showStudent->isChecked())
+                    return; // a frame read before the preview was switched off
+                m_view->setStudentBoxes(frame, boxes, fps);
+                m_studentSpeed->setText(tr("%1 boxes · %2 frames/s").arg(boxes.size()).arg(fps, 0, 'f', 0));
+            });
     connect(m_label, &QPushButton::clicked, this, [this] {
         storeSettings();
         m_workflow->startLabelling();
@@ -179,10 +201,15 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
             });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &CapturePage::onLabels);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::loadSettings);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::updateStudent);
     connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task) { m_label->setEnabled(false); });
     connect(m_workflow, &app::Workflow::taskFinished, this,
-            [this](app::Task, bool, const QString &) { m_label->setEnabled(m_workflow->busy() == app::Task::None); });
+            [this](app::Task, bool, const QString &) {
+                m_label->setEnabled(m_workflow->busy() == app::Task::None);
+                updateStudent(); // a training run may have written (new) weights
+            });
     loadSettings();
+    updateStudent();
     selectTrack(-1);
 }
 
@@ -193,9 +220,10 @@ void CapturePage::loadSettings()
     const bool camera = c.source.startsWith(QLatin1String("camera:")) || c.source.startsWith(QLatin1String("/dev/video"));
     m_kind->setCurrentIndex(camera ? 2 : QFileInfo(c.source).isDir() ? 1 : 0);
     const QString kind = c.teacher.section(QLatin1Char(':'), 0, 0);
+    const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
     m_teacher->setCurrentIndex(std::max(0, m_teacher->findData(kind)));
-    m_teacherFile->setText(c.teacher.section(QLatin1Char(':'), 1));
-    m_teacherFile->setEnabled(kind != QLatin1String("hog"));
+    m_teacherFile->setText(withFile ? c.teacher.section(QLatin1Char(':'), 1) : QString());
+    m_teacherFile->setEnabled(withFile);
     m_tracker->setCurrentText(c.tracker);
     m_every->setValue(c.every);
     m_maxFrames->setValue(c.maxFrames);
@@ -208,7 +236,8 @@ void CapturePage::storeSettings()
     app::CaptureSettings &c = m_workflow->session().capture;
     c.source = m_source->text().trimmed();
     const QString kind = m_teacher->currentData().toString();
-    c.teacher = kind == QLatin1String("hog") ? kind : kind + QLatin1Char(':') + m_teacherFile->text().trimmed();
+    const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
+    c.teacher = withFile ? kind + QLatin1Char(':') + m_teacherFile->text().trimmed() : kind;
     c.tracker = m_tracker->currentText();
     c.every = m_every->value();
     c.maxFrames = m_maxFrames->value();
@@ -254,6 +283,25 @@ void CapturePage::selectTrack(int id)
                              .arg(track->note.empty() ? QString() : QStringLiteral(" (") + QString::fromStdString(track->note) + QLatin1Char(')')));
     m_trimFirst->setValue(track->boxes.front().frame);
     m_trimLast->setValue(track->boxes.back().frame);
+}
+
+void CapturePage::updateStudent()
+{
+    const QString dir = m_workflow->session().dir;
+    const bool trained = !dir.isEmpty() &&
+        QFileInfo::exists(QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString())));
+    m_showStudent->setEnabled(trained);
+    m_showStudent->setToolTip(trained ? tr("Draw the trained student's detections (blue) on the frame shown")
+                                      : tr("No full-frame student in this session yet: train one (step 6)"));
+    const bool on = trained && m_showStudent->isChecked();
+    m_frames.setStudent(on ? dir : QString());
+    if (!on) {
+        m_view->clearStudent();
+        m_studentSpeed->clear();
+        return;
+    }
+    m_studentSpeed->setText(tr("loading…"));
+    showFrame(m_slider->value()); // the frame shown, again, with the student's boxes
 }
 
 void CapturePage::showFrame(int frame)

@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -18,7 +19,8 @@ namespace edgetrain::ui {
 class TrackTimeline;
 class VideoView;
 
-/** Step 2: source, teacher and tracker; labelling with progress; review of the tracks. */
+/** Step 2: source, teacher and tracker; labelling with progress; review of the tracks; a live
+ *  preview of the session's trained full-frame student on the source ("Show student"). */
 class CapturePage : public QWidget
 {
     Q_OBJECT
@@ -28,6 +30,10 @@ public:
     VideoView *view() const { return m_view; }
     TrackTimeline *timeline() const { return m_timeline; }
     QPushButton *labelButton() const { return m_label; }
+    QComboBox *teacherBox() const { return m_teacher; }
+    /** Enabled when the session has a trained full-frame student. */
+    QCheckBox *studentToggle() const { return m_showStudent; }
+    QLabel *studentSpeed() const { return m_studentSpeed; }
 
 private:
     void loadSettings();
@@ -35,6 +41,8 @@ private:
     void onLabels();
     void selectTrack(int id);
     void showFrame(int frame);
+    /** Enables the toggle if the session has a student, and (re)loads it when shown. */
+    void updateStudent();
 
     app::Workflow *m_workflow;
     FrameLoader m_frames;
@@ -42,6 +50,8 @@ private:
     QLineEdit *m_source, *m_teacherFile;
     QSpinBox *m_every, *m_maxFrames;
     QPushButton *m_label;
+    QCheckBox *m_showStudent;
+    QLabel *m_studentSpeed;
     VideoView *m_view;
     QSlider *m_slider;
     TrackTimeline *m_timeline;

@@ -302,4 +302,89 @@ void MemoryChart::show(const app::PlanView &v)
     m_y->setRange(0, niceCeil(yMax * 1.1));
 }
 
+QColor detectorColor(const QString &name)
+{
+    if (name == QLatin1String("teacher"))
+        return QColor(40, 200, 80);
+    if (name == QLatin1String("tracker"))
+        return QColor(255, 150, 0);
+    if (name == QLatin1String("student"))
+        return QColor(60, 140, 255);
+    if (name == QLatin1String("motion"))
+        return QColor(148, 103, 189);
+    if (name == QLatin1String("truth"))
+        return QColor(255, 40, 220);
+    return QColor(120, 120, 120);
+}
+
+PrChart::PrChart(QWidget *parent) : QChartView(parent)
+{
+    auto *c = new QChart;
+    styleChart(c, QString());
+    setChart(c);
+    setRenderHint(QPainter::Antialiasing);
+    m_x = makeAxis(c, Qt::AlignBottom, QStringLiteral("recall"));
+    m_y = makeAxis(c, Qt::AlignLeft, QStringLiteral("precision"));
+    for (QValueAxis *axis : {m_x, m_y}) {
+        axis->setRange(0, 1);
+        axis->setTickCount(6);
+        axis->setLabelFormat(QStringLiteral("%.1f"));
+    }
+    setMinimumSize(260, 220);
+}
+
+void PrChart::show(const std::vector<vision::DetectorScore> &scores)
+{
+    for (auto &[name, series] : m_curves) {
+        chart()->removeSeries(series.first);
+        chart()->removeSeries(series.second);
+        delete series.first;
+        delete series.second;
+    }
+    m_curves.clear();
+    chart()->setTitle(scores.empty()
+                          ? QStringLiteral("Precision against recall: no verified frames yet")
+                          : QStringLiteral("Precision–recall on verified frames (IoU 0.5); dots: operating points"));
+    for (const vision::DetectorScore &d : scores) {
+        const QString name = QString::fromStdString(d.name);
+        const QColor colour = detectorColor(name);
+        auto *line = new QLineSeries(this);
+        line->setName(QStringLiteral("%1 (AP50 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
+        line->setPen(QPen(colour, 2.0));
+        QList<QPointF> points;
+        points.reserve(qsizetype(d.curve.size()));
+        for (const vision::PrPoint &p : d.curve)
+            points.append(QPointF(p.recall, p.precision));
+        line->replace(points);
+        auto *point = new QScatterSeries(this);
+        point->setName(QStringLiteral("%1 operating point").arg(name));
+        point->setMarkerSize(12);
+        point->setColor(colour);
+        point->setBorderColor(Qt::black);
+        point->replace(d.detections > 0 ? QList<QPointF>{QPointF(d.recall, d.precision)}
+                                        : QList<QPointF>{});
+        for (QXYSeries *s : {static_cast<QXYSeries *>(line), static_cast<QXYSeries *>(point)}) {
+            chart()->addSeries(s);
+            s->attachAxis(m_x);
+            s->attachAxis(m_y);
+        }
+        // One legend entry per detector; the title says what the dots are.
+        for (QLegendMarker *marker : chart()->legend()->markers(point))
+            marker->setVisible(false);
+        m_curves[name] = {line, point};
+    }
+}
+
+QLineSeries *PrChart::curve(const QString &name) const
+{
+    const auto it = m_curves.find(name);
+    return it == m_curves.end() ? nullptr : it->second.first;
+}
+
+QScatterSeries *PrChart::operatingPoint(const QString &name) const
+{
+    const auto it = m_curves.find(name);
+    return it == m_curves.end() ? nullptr : it->second.second;
+}
+
 } // namespace edgetrain::ui

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/session/workflow.h"
+#include "vision/detectionmetrics.h"
 
 #include <QChartView>
 #include <QPointF>
@@ -83,6 +84,33 @@ private:
     QScatterSeries *m_points, *m_current;
     QValueAxis *m_x, *m_y;
 };
+
+/**
+ * Precision against recall on verified frames: one curve per detector (its DetectorScore's
+ * curve, recall on x, precision on y, both 0-1), its operating point marked, a legend naming
+ * each with its AP@0.5. Colours follow detectorColor(), as in the video views.
+ */
+class PrChart : public QChartView
+{
+    Q_OBJECT
+
+public:
+    explicit PrChart(QWidget *parent = nullptr);
+    /** Replaces the curves; no scores: an empty chart that says there are no verified frames. */
+    void show(const std::vector<vision::DetectorScore> &scores);
+    /** The curve and the operating point of a detector (nullptr if not shown). */
+    QLineSeries *curve(const QString &name) const;
+    QScatterSeries *operatingPoint(const QString &name) const;
+    int curveCount() const { return int(m_curves.size()); }
+
+private:
+    std::map<QString, std::pair<QLineSeries *, QScatterSeries *>> m_curves;
+    QValueAxis *m_x, *m_y;
+};
+
+/** One colour per detector everywhere (charts, galleries, video views): teacher green, tracker
+ *  orange, student blue, motion purple, truth magenta; others grey. */
+QColor detectorColor(const QString &name);
 
 /** Byte counts for people: "38.2 MiB". */
 QString formatBytes(double bytes);

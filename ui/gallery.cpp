@@ -1,8 +1,15 @@
 #include "gallery.h"
 
+#include "charts.h"
+#include "vision/detectionrun.h"
 #include "vision/framesource.h"
+#include "vision/studentteacher.h"
+
+#include <QFileInfo>
 
 #include <QPainter>
+
+#include <set>
 
 #include <opencv2/imgproc.hpp>
 
@@ -58,6 +65,105 @@ QList<QImage> Gallery::renderGains(const app::Session &session, const vision::La
         p.setFont(f);
         p.drawText(QRectF(4, 0, img.width() - 8, 18), Qt::AlignVCenter,
                    QStringLiteral("frame %1").arg(g.frame));
+        images.append(img);
+    }
+    return images;
+}
+
+QList<QImage> Gallery::renderVerified(const app::Session &session, const vision::GroundTruth &truth,
+                                      int first_frame, const std::vector<vision::DetectorScore> &scores,
+                                      int max, int height)
+{
+    QList<QImage> images;
+    std::vector<int> candidates;
+    for (const vision::TruthFrame &f : truth.frames)
+        if (f.done && f.index >= first_frame)
+            candidates.push_back(f.index);
+    if (candidates.empty() || max <= 0)
+        return images;
+    std::set<int> chosen;
+    const int n = std::min<int>(max, int(candidates.size()));
+    for (int i = 0; i < n; ++i)
+        chosen.insert(candidates[std::size_t(i) * candidates.size() / std::size_t(n)]);
+
+    // The detectors as the evaluation ran them: name, detector.
+    std::vector<std::pair<QString, std::unique_ptr<vision::Teacher>>> detectors;
+    detectors.emplace_back(QStringLiteral("teacher"), vision::Teacher::create(session.capture.teacher.toStdString()));
+    const std::string dir = session.dir.toStdString();
+    if (QFileInfo::exists(QString::fromStdString(vision::StudentTeacher::weightsPath(dir))))
+        detectors.emplace_back(QStringLiteral("student"), vision::StudentTeacher::fromSession(dir));
+    std::vector<vision::Teacher *> run;
+    for (auto &[name, d] : detectors)
+        run.push_back(d.get());
+    auto source = vision::FrameSource::open(truth.source.empty() ? session.capture.source.toStdString()
+                                                                 : truth.source);
+    const vision::DetectionRunResult found = vision::DetectionRun::run(*source, run, chosen);
+
+    std::vector<std::pair<std::string, vision::FrameDetections>> kept; // at the operating threshold
+    for (std::size_t d = 0; d < detectors.size(); ++d) {
+        const std::string name = detectors[d].first.toStdString();
+        float threshold = detectors[d].second->threshold;
+        for (const vision::DetectorScore &s : scores)
+            if (s.name == name)
+                threshold = s.threshold;
+        vision::FrameDetections boxes;
+        for (const auto &[frame, list] : found.detections[d])
+            for (const vision::ScoredBox &b : list)
+                if (b.score >= threshold)
+                    boxes[frame].push_back(b);
+        kept.emplace_back(name, std::move(boxes));
+    }
+
+    for (const int index : chosen) {
+        vision::Frame frame;
+        if (!source->seek(index) || !source->read(frame))
+            continue;
+        QImage img = toImage(frame.image)
+                         .scaledToHeight(height, Qt::SmoothTransformation)
+                         .convertToFormat(QImage::Format_RGB32);
+        const double scale = double(height) / frame.image.rows;
+        auto rect = [&](const cv::Rect2d &r) {
+            return QRectF(r.x * scale, r.y * scale, r.width * scale, r.height * scale);
+        };
+        const vision::TruthFrame *tf = truth.frame(index);
+        vision::GroundTruth one;
+        one.frames.push_back(*tf);
+        int toFind = 0;
+        for (const vision::TruthBox &b : tf->boxes)
+            toFind += b.ignore ? 0 : 1;
+
+        QPainter p(&img);
+        p.setRenderHint(QPainter::Antialiasing);
+        QStringList counts;
+        for (const auto &[name, boxes] : kept) {
+            const QString qname = QString::fromStdString(name);
+            p.setPen(QPen(detectorColor(qname), 1.8));
+            const auto it = boxes.find(index);
+            if (it != boxes.end())
+                for (const vision::ScoredBox &b : it->second)
+                    p.drawRect(rect(b.box));
+            vision::MetricsOptions options;
+            options.iou = 0.5;
+            options.threshold = 0.0f;
+            const vision::DetectorScore s = vision::DetectionMetrics::evaluate(name, boxes, one, options);
+            counts.append(QStringLiteral("%1 %2 found, %3 false").arg(qname).arg(s.true_positives).arg(s.false_positives));
+        }
+        // The truth last: on top of the detections that match it.
+        for (const vision::TruthBox &b : tf->boxes) {
+            p.setPen(b.ignore ? QPen(QColor(170, 170, 170), 1.5, Qt::DashLine)
+                              : QPen(detectorColor(QStringLiteral("truth")), 2.5));
+            p.drawRect(rect(b.box));
+        }
+        // Two lines on top: the frame and what is to be found; what each detector found.
+        p.fillRect(QRectF(0, 0, img.width(), 34), QColor(0, 0, 0, 160));
+        p.setPen(Qt::white);
+        QFont f = p.font();
+        f.setPixelSize(12);
+        p.setFont(f);
+        p.drawText(QRectF(4, 1, img.width() - 8, 16), Qt::AlignVCenter,
+                   QStringLiteral("frame %1 · %2 to find").arg(index).arg(toFind));
+        p.drawText(QRectF(4, 17, img.width() - 8, 16), Qt::AlignVCenter,
+                   p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight, img.width() - 8));
         images.append(img);
     }
     return images;

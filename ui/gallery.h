@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/session/session.h"
+#include "vision/groundtruth.h"
 #include "vision/labeling.h"
 
 #include <QImage>
@@ -28,6 +29,21 @@ public:
      */
     static QList<QImage> renderGains(const app::Session &session, const vision::LabelResult &labels,
                                      int max, int height = 220);
+
+    /**
+     * Up to `max` verified frames (done, from `first_frame` on, spread over them), each the whole
+     * frame `height` pixels high: the verified boxes solid magenta (ignore boxes dashed grey), the
+     * teacher's detections green and the student's blue, each at its operating threshold in
+     * `scores` (by name; the detector's own threshold if absent); on top the frame number and
+     * how many boxes each found (IoU 0.5). The teacher is Teacher::create(capture.teacher), the
+     * student the session's full-frame student (left out if the session has none); both run
+     * through vision::DetectionRun, which decodes the source from its start to the last chosen
+     * frame (a motion teacher sees every frame). Blocking, seconds: call it off the GUI thread.
+     * Throws vision's and core's errors (source, teacher, weights).
+     */
+    static QList<QImage> renderVerified(const app::Session &session, const vision::GroundTruth &truth,
+                                        int first_frame, const std::vector<vision::DetectorScore> &scores,
+                                        int max, int height = 300);
 };
 
 } // namespace edgetrain::ui

@@ -49,6 +49,7 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     m_plan = new PlanPage(workflow, m_pages);
     m_train = new TrainPage(workflow, m_pages);
     m_report = new ReportPage(workflow, [this] { return m_plan->lastPlan(); }, m_pages);
+    connect(m_report, &ReportPage::verifyRequested, this, [this] { showStep(Verify); });
     for (QWidget *page : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_capture),
                           static_cast<QWidget *>(m_dataset), static_cast<QWidget *>(m_verify),
                           static_cast<QWidget *>(m_plan),

@@ -1,7 +1,9 @@
 #include "reportpage.h"
 
+#include "charts.h"
 #include "common.h"
 #include "gallery.h"
+#include "reporttext.h"
 
 #include <QApplication>
 #include <QDesktopServices>
@@ -20,33 +22,90 @@
 
 namespace edgetrain::ui {
 
+namespace {
+
+void fillTable(QTableWidget *table, const QList<QStringList> &rows, bool firstColumnIsHeader)
+{
+    const int columns = rows.isEmpty() ? 0 : int(rows.first().size()) - (firstColumnIsHeader ? 1 : 0);
+    table->clear();
+    table->setColumnCount(columns);
+    table->setRowCount(int(rows.size()) - 1);
+    QStringList header = rows.isEmpty() ? QStringList() : rows.first();
+    QStringList vertical;
+    if (firstColumnIsHeader && !header.isEmpty())
+        header.removeFirst();
+    table->setHorizontalHeaderLabels(header);
+    for (int r = 1; r < rows.size(); ++r) {
+        QStringList row = rows[r];
+        if (firstColumnIsHeader) {
+            vertical.append(row.value(0));
+            row.removeFirst();
+        }
+        for (int c = 0; c < row.size() && c < columns; ++c) {
+            auto *item = new QTableWidgetItem(row[c]);
+            item->setTextAlignment(Qt::AlignCenter);
+            table->setItem(r - 1, c, item);
+        }
+    }
+    if (firstColumnIsHeader)
+        table->setVerticalHeaderLabels(vertical);
+}
+
+QLabel *sectionTitle(const QString &text, QWidget *parent)
+{
+    auto *label = new QLabel(text, parent);
+    QFont f = label->font();
+    f.setBold(true);
+    label->setFont(f);
+    return label;
+}
+
+} // namespace
+
 ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent)
     : QWidget(parent), m_workflow(workflow), m_plan(std::move(plan))
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(pageHeader(
         tr("7  Evaluate & report"),
-        tr("Student and teacher on held-out tracks, above all on the boxes only the tracker had "
-           "found: the frames where the teacher fails from this camera's viewpoint."),
+        tr("The teacher, the motion baseline and the student against frames a person verified: "
+           "recall, precision and their curves. The figures against the tracker's own labels "
+           "stay below, named for what they are."),
         this));
+    auto *top = new QHBoxLayout;
     m_headline = new QLabel(this);
     m_headline->setWordWrap(true);
+    m_headline->setTextFormat(Qt::RichText);
     QFont f = m_headline->font();
     f.setPointSizeF(f.pointSizeF() * 1.2);
     m_headline->setFont(f);
-    layout->addWidget(m_headline);
+    top->addWidget(m_headline, 1);
+    m_verify = new QPushButton(tr("Verify frames…"), this);
+    m_verify->setToolTip(tr("Go to step 4 and make boxes true on a few frames"));
+    top->addWidget(m_verify, 0, Qt::AlignTop);
+    layout->addLayout(top);
 
     auto *row = new QHBoxLayout;
-    m_results = new QTableWidget(3, 3, this);
-    m_results->setHorizontalHeaderLabels({tr("Boxes"), tr("Teacher"), tr("Student")});
-    m_results->setVerticalHeaderLabels({tr("Recall, boxes the teacher found"),
-                                        tr("Recall, boxes only the tracker found"),
-                                        tr("Precision (detections)")});
+    auto *tables = new QVBoxLayout;
+    m_verifiedTitle = sectionTitle(tr("Against verified frames"), this);
+    tables->addWidget(m_verifiedTitle);
+    m_verified = new QTableWidget(this);
+    m_verified->verticalHeader()->setVisible(false);
+    m_verified->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_verified->horizontalHeader()->setStretchLastSection(true);
+    m_verified->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    tables->addWidget(m_verified, 1);
+    tables->addWidget(sectionTitle(tr("Against the tracker's labels (not checked by a person)"), this));
+    m_results = new QTableWidget(this);
     m_results->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_results->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_results->setMaximumHeight(110);
-    row->addWidget(m_results, 1);
-    auto *buttons = new QVBoxLayout;
+    tables->addWidget(m_results);
+    row->addLayout(tables, 1);
+    m_pr = new PrChart(this);
+    m_pr->setMinimumSize(420, 280);
+    row->addWidget(m_pr, 1);
+    auto *buttons = new QHBoxLayout;
     m_evaluate = new QPushButton(tr("Evaluate"), this);
     m_frames = new QSpinBox(this);
     m_frames->setRange(1, 100000);
@@ -58,24 +117,26 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_exportAll = new QPushButton(tr("Export report, charts and CSV…"), this);
     buttons->addWidget(m_evaluate);
     buttons->addWidget(m_frames);
+    buttons->addStretch(1);
     buttons->addWidget(m_exportPdf);
     buttons->addWidget(m_exportAll);
-    buttons->addStretch(1);
-    row->addLayout(buttons);
-    layout->addLayout(row);
+    layout->addLayout(buttons);
+    layout->addLayout(row, 3);
 
-    layout->addWidget(new QLabel(tr("Frames the teacher missed and the student found (dashed orange: "
-                                    "the tracker's box; green: the student):"),
-                                 this));
+    m_galleryTitle = new QLabel(this);
+    m_galleryTitle->setWordWrap(true);
+    layout->addWidget(m_galleryTitle);
     m_gallery = new QListWidget(this);
     m_gallery->setViewMode(QListView::IconMode);
     m_gallery->setResizeMode(QListView::Adjust);
     m_gallery->setMovement(QListView::Static);
     m_gallery->setIconSize(QSize(200, 220));
     m_gallery->setSpacing(4);
-    layout->addWidget(m_gallery, 1);
+    layout->addWidget(m_gallery, 2);
     layout->addWidget(new TaskStrip(workflow, app::Task::Evaluation, this));
 
+    connect(m_verify, &QPushButton::clicked, this, &ReportPage::verifyRequested);
+    connect(m_headline, &QLabel::linkActivated, this, [this] { Q_EMIT verifyRequested(); });
     connect(m_evaluate, &QPushButton::clicked, m_workflow, &app::Workflow::startEvaluation);
     connect(m_exportPdf, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(
@@ -118,6 +179,8 @@ ReportContent ReportPage::content() const
     c.session = &m_workflow->session();
     c.plan = m_plan ? m_plan() : std::nullopt;
     c.gallery = m_images;
+    c.galleryVerified = m_imagesVerified;
+    c.category = m_workflow->verification()->truth().category;
     return c;
 }
 
@@ -137,67 +200,85 @@ void ReportPage::refresh()
         const QSignalBlocker block(m_frames);
         m_frames->setValue(s.evaluation.frames);
     }
-    if (!s.evaluation.done) {
-        m_headline->setText(s.training.weights.isEmpty()
-                                ? tr("Train the student (step 5); it is evaluated when training ends.")
-                                : tr("The student is trained: evaluate it against the teacher."));
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c)
-                m_results->setItem(r, c, new QTableWidgetItem(QStringLiteral("–")));
+    const std::string category = m_workflow->verification()->truth().category;
+    const app::VerifiedRound *round = ReportText::currentRound(s);
+    m_verify->setVisible(round == nullptr);
+    fillTable(m_verified, ReportText::verifiedRows(s), false);
+    m_verifiedTitle->setText(round ? tr("Against %1 verified frames").arg(round->frames)
+                                   : tr("Against verified frames: none yet"));
+    m_pr->show(round ? round->scores : std::vector<vision::DetectorScore>());
+    fillTable(m_results, ReportText::trackerRows(s), true);
+
+    if (round) {
+        m_headline->setText(QStringLiteral("<b>%1</b>").arg(ReportText::headline(s, category).toHtmlEscaped()));
+    } else if (!s.evaluation.done) {
+        m_headline->setText(
+            (s.training.weights.isEmpty() ? tr("Train the student (step 6); it is evaluated when training ends.")
+                                          : tr("The student is trained: evaluate it against the teacher.")) +
+            QLatin1Char(' ') +
+            tr("Verify frames in <a href=\"verify\">step 4</a> to measure it against boxes a person checked."));
+    } else {
+        m_headline->setText(tr("%1<br><span style=\"color:#8a4b00\">No frame is verified yet: these "
+                               "figures are against the tracker's own labels, so the tracker's mistakes "
+                               "count as truth. <a href=\"verify\">Verify frames</a> to measure recall and "
+                               "precision against boxes a person checked.</span>")
+                                .arg(ReportText::trackerHeadline(s).toHtmlEscaped()));
+    }
+    if (!s.evaluation.done && !round) {
         m_images.clear();
         m_gallery->clear();
+        m_galleryTitle->clear();
         return;
     }
-    const auto &e = s.evaluation.result;
-    auto pct = [](double v) { return QString::number(100 * v, 'f', 1) + QStringLiteral(" %"); };
-    auto recall = [&](int boxes, double v) { return boxes > 0 ? pct(v) : QStringLiteral("–"); };
-    m_headline->setText(
-        tr("<b>On %1 held-out boxes only the tracker had found, the student finds %2</b> "
-           "(the teacher: %3).%4")
-            .arg(e.tracker_only_boxes)
-            .arg(recall(e.tracker_only_boxes, e.student_recall_tracker_only),
-                 recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
-                 s.capture.every == 1 ? tr(" The teacher ran on every frame: these are exactly its misses.")
-                                      : tr(" The teacher ran on every %1th frame: some of these it never saw.")
-                                            .arg(s.capture.every)));
-    const QString cells[3][3] = {
-        {QString::number(e.teacher_found_boxes), recall(e.teacher_found_boxes, e.teacher_recall_teacher_found),
-         recall(e.teacher_found_boxes, e.student_recall_teacher_found)},
-        {QString::number(e.tracker_only_boxes), recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
-         recall(e.tracker_only_boxes, e.student_recall_tracker_only)},
-        {QString(), QStringLiteral("%1 (%2)").arg(pct(e.teacher_precision)).arg(e.teacher_detections),
-         QStringLiteral("%1 (%2)").arg(pct(e.student_precision)).arg(e.student_detections)}};
-    for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) {
-            auto *item = new QTableWidgetItem(cells[r][c]);
-            item->setTextAlignment(Qt::AlignCenter);
-            m_results->setItem(r, c, item);
-        }
     loadGallery();
 }
 
 void ReportPage::loadGallery()
 {
+    const app::Session &session = m_workflow->session();
+    const app::VerifiedRound *round = ReportText::currentRound(session);
     const auto labels = m_workflow->labels();
     m_images.clear();
     m_gallery->clear();
-    if (!labels)
+    m_imagesVerified = round != nullptr;
+    m_galleryTitle->setText(
+        round ? tr("Verified frames the student never trained on: magenta the verified boxes, green "
+                   "the teacher's detections, blue the student's.")
+              : tr("Frames the teacher missed and the student found (dashed orange: the tracker's box; "
+                   "green: the student), against the tracker's labels:"));
+    m_gallery->setIconSize(round ? QSize(400, 300) : QSize(200, 220));
+    if (!round && !labels)
         return;
     const int request = ++m_galleryRequest;
-    (void)QtConcurrent::run([s = m_workflow->session(), labels] {
+    m_galleryLoading = true;
+    m_gallery->addItem(round ? tr("Running the teacher and the student on the verified frames…")
+                             : tr("Drawing the frames…"));
+    std::optional<app::VerifiedRound> verified;
+    if (round)
+        verified = *round;
+    (void)QtConcurrent::run([s = session, labels, verified, truth = m_workflow->verification()->truth()] {
+        using Result = std::pair<QList<QImage>, QString>;
         try {
-            return Gallery::renderGains(s, *labels, 12);
-        } catch (const std::exception &) {
-            return QList<QImage>(); // the video moved: the numbers stand, the pictures are gone
+            if (verified)
+                return Result(Gallery::renderVerified(s, truth, verified->first_frame, verified->scores, 6), {});
+            return Result(Gallery::renderGains(s, *labels, 12), {});
+        } catch (const std::exception &e) {
+            // The video or a model moved: the numbers stand, the pictures are gone.
+            return Result({}, QString::fromStdString(e.what()));
         }
-    }).then(this, [this, request](const QList<QImage> &images) {
+    }).then(this, [this, request, isVerified = bool(verified)](const std::pair<QList<QImage>, QString> &result) {
         if (request != m_galleryRequest)
             return;
-        m_images = images;
-        for (const QImage &img : images)
+        m_galleryLoading = false;
+        m_gallery->clear();
+        m_images = result.first;
+        for (const QImage &img : m_images)
             m_gallery->addItem(new QListWidgetItem(QIcon(QPixmap::fromImage(img)), QString()));
-        if (images.isEmpty())
-            m_gallery->addItem(tr("No held-out frame where the teacher missed a box and the student found it."));
+        if (!result.second.isEmpty())
+            m_gallery->addItem(tr("The frames cannot be drawn: %1").arg(result.second));
+        else if (m_images.isEmpty())
+            m_gallery->addItem(isVerified ? tr("No verified frame (done, after the training frames) to draw.")
+                                          : tr("No held-out frame where the teacher missed a box and the student found it."));
     });
 }
 

@@ -1,6 +1,7 @@
 #include "reportwriter.h"
 
 #include "charts.h"
+#include "reporttext.h"
 
 #include <QApplication>
 #include <QDir>
@@ -96,14 +97,20 @@ public:
         m_y += 14;
         body();
     }
-    /** A widget (a chart) drawn as vectors into the given width. */
+    /** A widget (a chart) drawn into the given rectangle, through an image at twice the
+     *  target's resolution: painted straight into the PDF's scaled painter, a chart's legend
+     *  loses its layout (the entries land on one another, their markers vanish). */
     void widget(QWidget *w, QRectF target)
     {
-        m_p.save();
-        m_p.translate(target.topLeft());
-        m_p.scale(target.width() / w->width(), target.height() / w->height());
-        w->render(&m_p, QPoint(), QRegion(), QWidget::DrawChildren);
-        m_p.restore();
+        const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
+        QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(ratio);
+        image.fill(Qt::white);
+        {
+            QPainter p(&image);
+            w->render(&p);
+        }
+        m_p.drawImage(target, image);
     }
     void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
     double y() const { return m_y; }
@@ -124,46 +131,12 @@ private:
     double m_y;
 };
 
-QString recall(int boxes, double v)
-{
-    return boxes > 0 ? percent(v) : QStringLiteral("–");
-}
-
-QList<QStringList> evaluationRows(const vision::ViewpointEvaluation &e)
-{
-    return {{QObject::tr("Held-out boxes"), QObject::tr("Boxes"), QObject::tr("Teacher"),
-             QObject::tr("Student")},
-            {QObject::tr("Recall: boxes the teacher found"), QString::number(e.teacher_found_boxes),
-             recall(e.teacher_found_boxes, e.teacher_recall_teacher_found),
-             recall(e.teacher_found_boxes, e.student_recall_teacher_found)},
-            {QObject::tr("Recall: boxes only the tracker found"), QString::number(e.tracker_only_boxes),
-             recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
-             recall(e.tracker_only_boxes, e.student_recall_tracker_only)},
-            {QObject::tr("Precision (detections)"), QString(),
-             QStringLiteral("%1 (%2)").arg(percent(e.teacher_precision)).arg(e.teacher_detections),
-             QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)}};
-}
-
-QString headline(const app::Session &s)
-{
-    if (!s.evaluation.done)
-        return QObject::tr("The student has not been evaluated in this session yet.");
-    const auto &e = s.evaluation.result;
-    return QObject::tr("On %1 held-out boxes that only the tracker had found%2, the student finds "
-                       "%3, the teacher %4.")
-        .arg(e.tracker_only_boxes)
-        .arg(s.capture.every == 1 ? QObject::tr(" — with the teacher run on every frame, exactly "
-                                                "the ones it missed from this camera's viewpoint")
-                                  : QObject::tr(" (the teacher ran on every %1th frame)").arg(s.capture.every))
-        .arg(percent(e.student_recall_tracker_only))
-        .arg(percent(e.teacher_recall_tracker_only));
-}
-
 struct Charts
 {
     std::unique_ptr<QWidget> owner = std::make_unique<QWidget>();
     TrainingCharts training;
     MemoryChart *memory = nullptr;
+    PrChart *pr = nullptr;
     std::vector<std::pair<QString, QWidget *>> named() const
     {
         std::vector<std::pair<QString, QWidget *>> list{
@@ -172,6 +145,7 @@ struct Charts
             {QStringLiteral("accuracy"), training.accuracy}, {QStringLiteral("throughput"), training.speed}};
         if (memory)
             list.emplace_back(QStringLiteral("memory-plan"), memory);
+        list.emplace_back(QStringLiteral("pr"), pr);
         return list;
     }
 };
@@ -185,6 +159,11 @@ std::unique_ptr<Charts> makeCharts(const ReportContent &c)
         charts->memory = new MemoryChart(charts->owner.get());
         charts->memory->show(*c.plan);
     }
+    charts->pr = new PrChart(charts->owner.get());
+    if (const app::VerifiedRound *round = ReportText::currentRound(*c.session))
+        charts->pr->show(round->scores);
+    else
+        charts->pr->show({});
     for (const auto &[name, w] : charts->named()) {
         w->setAttribute(Qt::WA_DontShowOnScreen);
         w->resize(kChartW, kChartH);
@@ -253,13 +232,14 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         hf.setPointSizeF(13);
         painter.setFont(hf);
         painter.setPen(Qt::black);
-        const QString head = headline(s);
+        const QString head = ReportText::headline(s, c.category);
         const QRectF r = painter.boundingRect(QRectF(0, page.y(), area.width(), 600), Qt::TextWordWrap, head);
         painter.drawText(r, Qt::TextWordWrap, head);
         page.skip(r.height() + 50);
         page.subheading(QObject::tr("Contents"));
         page.paragraph(QObject::tr("2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
-                                   "6  Results: student against teacher\n7  Gallery: what the student found"));
+                                   "6  Results against verified frames\n7  Results against the tracker's labels\n"
+                                   "8  Gallery"));
     }
     // 2. Nodes
     {
@@ -303,10 +283,14 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
                          s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
                          s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
         page.table(data, {0.25, 0.25, 0.25, 0.25});
-        page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
-                           .arg(s.dataset.width)
-                           .arg(s.dataset.height)
-                           .arg(s.dataset.negativesPerPositive));
+        if (s.dataset.kind == QLatin1String("frames"))
+            page.paragraph(QObject::tr("Whole frames for the full-frame student, downscaled to %1 pixels wide.")
+                               .arg(s.dataset.frameWidth));
+        else
+            page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
+                               .arg(s.dataset.width)
+                               .arg(s.dataset.height)
+                               .arg(s.dataset.negativesPerPositive));
         page.subheading(QObject::tr("Training"));
         QList<QStringList> plan{{QObject::tr("Setting"), QObject::tr("Value")},
                                 {QObject::tr("Student model"), s.plan.model},
@@ -372,16 +356,37 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         if (s.training.metrics.empty())
             page.paragraph(QObject::tr("No training run was recorded in this session."));
     }
-    // 6. Results
+    // 6. Results against verified frames
     {
         Page page = newPage();
-        page.heading(QObject::tr("6  Results: student against teacher"));
-        page.paragraph(headline(s));
+        page.heading(QObject::tr("6  Results against verified frames"));
+        const app::VerifiedRound *round = ReportText::currentRound(s);
+        if (round) {
+            page.paragraph(ReportText::headline(s, c.category));
+            const QList<QStringList> rows = ReportText::verifiedRows(s);
+            page.table(rows, rows.first().size() == 9
+                                 ? QList<double>{0.08, 0.12, 0.11, 0.12, 0.08, 0.09, 0.14, 0.13, 0.13}
+                                 : QList<double>{0.14, 0.12, 0.12, 0.09, 0.1, 0.13, 0.15, 0.15});
+            page.paragraph(ReportText::verifiedMethod(s), QColor(0x44, 0x44, 0x44));
+        } else {
+            page.paragraph(ReportText::verifyInvitation());
+        }
+        const double h = area.width() * kChartH / kChartW;
+        page.widget(charts->pr, QRectF(0, page.y(), area.width(), h));
+        page.skip(h + 10);
+    }
+    // 7. Results against the tracker's labels
+    {
+        Page page = newPage();
+        page.heading(QObject::tr("7  Results against the tracker's labels"));
+        page.paragraph(ReportText::trackerHeadline(s));
         if (s.evaluation.done) {
-            page.table(evaluationRows(s.evaluation.result), {0.43, 0.13, 0.22, 0.22});
+            page.table(ReportText::trackerRows(s), {0.43, 0.13, 0.22, 0.22});
             page.paragraph(QObject::tr("Evaluated on %1 frames with held-out (test-split) tracks; a box counts "
-                                       "as found when a detection overlaps it by IoU ≥ %2. Student precision "
-                                       "is a lower bound: unlabelled people count against it.")
+                                       "as found when a detection overlaps it by IoU ≥ %2. These labels were "
+                                       "made by the teacher and the tracker themselves: the teacher's own "
+                                       "boxes favour it, the tracker's mistakes count as truth, and "
+                                       "unlabelled people count against the student.")
                                .arg(s.evaluation.result.frames)
                                .arg(s.evaluation.result.match_iou));
         }
@@ -395,21 +400,32 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
                            QString::number(e.images_per_second, 'f', 0), QString::number(e.seconds, 'f', 1)});
         page.table(epochs, {0.1, 0.12, 0.16, 0.16, 0.16, 0.16, 0.14}, 30);
     }
-    // 7. Gallery
+    // 8. Gallery
     {
         Page page = newPage();
-        page.heading(QObject::tr("7  Gallery: what the student found"));
-        page.paragraph(QObject::tr("Held-out frames where the teacher found nobody at the labelled place "
-                                   "and the student did. Dashed orange: the box the tracker carried there; "
-                                   "green: the student's detection."));
+        if (c.galleryVerified) {
+            page.heading(QObject::tr("8  Gallery: verified frames"));
+            page.paragraph(QObject::tr("Verified frames the student never trained on. Magenta: the boxes a "
+                                       "person verified (dashed grey: ignored); green: the teacher's "
+                                       "detections; blue: the student's, each at its operating threshold."));
+        } else {
+            page.heading(QObject::tr("8  Gallery: what the student found"));
+            page.paragraph(QObject::tr("Held-out frames where the teacher found nobody at the labelled place "
+                                       "and the student did. Dashed orange: the box the tracker carried there; "
+                                       "green: the student's detection. Verify frames to see the detectors "
+                                       "against boxes a person checked."));
+        }
         if (c.gallery.isEmpty())
             page.paragraph(QObject::tr("No such frame in this session."));
-        const int columns = 4;
+        // Whole frames (wider than high) two to a row; crops of one person four.
+        const bool wide = !c.gallery.isEmpty() && c.gallery.first().width() > c.gallery.first().height();
+        const int columns = wide ? 2 : 4;
         const double cellW = (area.width() - (columns - 1) * 12) / columns;
+        const double maxH = wide ? 560.0 : 300.0;
         double y = page.y(), rowH = 0;
         for (int i = 0; i < c.gallery.size() && i < 16; ++i) {
             const QImage &img = c.gallery[i];
-            const double scale = std::min(cellW / img.width(), 300.0 / img.height());
+            const double scale = std::min(cellW / img.width(), maxH / img.height());
             const QSizeF size(img.width() * scale, img.height() * scale);
             if (i % columns == 0 && i > 0) {
                 y += rowH + 12;
@@ -484,9 +500,21 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
         evaluation += "precision,," + QByteArray::number(e.teacher_precision, 'g', 6) + ',' +
                       QByteArray::number(e.student_precision, 'g', 6) + '\n';
     }
+    QByteArray verified = "round,frames,first_frame,detector,truths,detections,true_positives,"
+                          "false_positives,recall,precision,f1,ap50,ap50_95,threshold\n";
+    for (const app::VerifiedRound &r : s.evaluation.verified)
+        for (const vision::DetectorScore &d : r.scores)
+            verified += QByteArray::number(r.round) + ',' + QByteArray::number(r.frames) + ',' +
+                        QByteArray::number(r.first_frame) + ',' + QByteArray::fromStdString(d.name) + ',' +
+                        QByteArray::number(d.truths) + ',' + QByteArray::number(d.detections) + ',' +
+                        QByteArray::number(d.true_positives) + ',' + QByteArray::number(d.false_positives) +
+                        ',' + QByteArray::number(d.recall, 'g', 6) + ',' + QByteArray::number(d.precision, 'g', 6) +
+                        ',' + QByteArray::number(d.f1, 'g', 6) + ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
+                        QByteArray::number(d.ap50_95, 'g', 6) + ',' + QByteArray::number(d.threshold, 'g', 6) + '\n';
     const std::pair<QString, QByteArray> files[] = {{QStringLiteral("metrics.csv"), s.metricsCsv()},
                                                     {QStringLiteral("epochs.csv"), s.epochsCsv()},
-                                                    {QStringLiteral("evaluation.csv"), evaluation}};
+                                                    {QStringLiteral("evaluation.csv"), evaluation},
+                                                    {QStringLiteral("verified.csv"), verified}};
     for (const auto &[name, data] : files) {
         const QString path = dir + QLatin1Char('/') + name;
         if (!app::writeFileAtomically(path, data, error))

@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <string>
 
 namespace edgetrain::ui {
 
@@ -15,24 +16,28 @@ struct ReportContent
 {
     const app::Session *session = nullptr;
     std::optional<app::PlanView> plan;
-    QList<QImage> gallery; // frames the teacher missed and the student found, drawn
+    QList<QImage> gallery; // drawn frames (Gallery::renderVerified or renderGains)
+    bool galleryVerified = false; // the gallery shows verified frames (else the tracker's gains)
+    std::string category = "person"; // what the verified boxes are (GroundTruth::category)
 };
 
 /**
- * The session's report: a PDF (title, nodes, settings, memory plan, training charts, results,
- * gallery — one page each, so always kPages pages), every chart as PNG and SVG, and the metrics
- * as CSV. Needs a QApplication (charts are widgets); runs on the GUI thread in well under a
+ * The session's report: a PDF (title, nodes, settings, memory plan, training charts, results
+ * against verified frames with the precision-recall chart, results against the tracker's labels,
+ * gallery — one page each, so always kPages pages), every chart as PNG and SVG (the
+ * precision-recall chart as pr.png / pr.svg), and the figures as CSV. Needs a QApplication (charts are widgets); runs on the GUI thread in well under a
  * second for a demo session.
  */
 class ReportWriter
 {
 public:
-    static constexpr int kPages = 7;
+    static constexpr int kPages = 8;
     static bool writePdf(const QString &path, const ReportContent &content, QString *error);
     /** <dir>/<name>.png and .svg for each chart; the files written are appended to `written`. */
     static bool writeCharts(const QString &dir, const ReportContent &content, QStringList *written,
                             QString *error);
-    /** metrics.csv (device readings), epochs.csv, evaluation.csv. */
+    /** metrics.csv (device readings), epochs.csv, evaluation.csv (against the tracker's labels),
+     *  verified.csv (per round and detector, against verified frames; header only without). */
     static bool writeCsv(const QString &dir, const app::Session &session, QStringList *written,
                          QString *error);
     /** All of it under `dir`: report.pdf, charts/, the CSV files, session.json and the trained

@@ -9,7 +9,8 @@ namespace edgetrain::ui {
 
 namespace {
 constexpr int kRow = 7, kGap = 2, kTop = 4;
-const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150);
+const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150),
+    kStudent(60, 140, 255);
 } // namespace
 
 VideoView::VideoView(QWidget *parent) : QWidget(parent)
@@ -45,6 +46,22 @@ void VideoView::setSelectedTrack(int id)
     update();
 }
 
+void VideoView::setStudentBoxes(int frame, const QList<QRectF> &boxes, double frames_per_second)
+{
+    m_studentFrame = frame;
+    m_studentBoxes = boxes;
+    m_studentFps = frames_per_second;
+    update();
+}
+
+void VideoView::clearStudent()
+{
+    m_studentFrame = -1;
+    m_studentBoxes.clear();
+    m_studentFps = 0;
+    update();
+}
+
 void VideoView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
@@ -59,15 +76,22 @@ void VideoView::paintEvent(QPaintEvent *)
     const QRectF target((width() - s.width()) / 2, (height() - s.height()) / 2, s.width(), s.height());
     p.setRenderHint(QPainter::SmoothPixmapTransform);
     p.drawImage(target, m_image);
-    if (!m_labels)
-        return;
     const double k = target.width() / m_image.width();
     p.setRenderHint(QPainter::Antialiasing);
+    const bool student = m_studentFrame >= 0;
+    if (student && m_studentFrame == m_frame) {
+        p.setPen(QPen(kStudent, 2.0));
+        for (const QRectF &b : m_studentBoxes)
+            p.drawRect(QRectF(target.x() + b.x() * k, target.y() + b.y() * k, b.width() * k, b.height() * k));
+    }
+    if (!m_labels && !student)
+        return;
     QFont f = font();
     f.setPixelSize(11);
     f.setBold(true);
     p.setFont(f);
-    for (const vision::Track &t : m_labels->tracks) {
+    static const std::vector<vision::Track> none;
+    for (const vision::Track &t : m_labels ? m_labels->tracks : none) {
         const vision::TrackBox *b = t.at(m_frame);
         if (!b)
             continue;
@@ -82,7 +106,7 @@ void VideoView::paintEvent(QPaintEvent *)
         p.drawText(r.topLeft() + QPointF(2, -3), QStringLiteral("#%1").arg(t.id));
     }
     // Legend
-    const QRectF legend(8, 8, 250, 20);
+    const QRectF legend(8, 8, student ? 420 : 250, 20);
     p.fillRect(legend, QColor(0, 0, 0, 160));
     p.setPen(QPen(kTeacher, 2));
     p.drawLine(QPointF(14, 18), QPointF(34, 18));
@@ -92,6 +116,13 @@ void VideoView::paintEvent(QPaintEvent *)
     p.drawLine(QPointF(100, 18), QPointF(120, 18));
     p.setPen(Qt::white);
     p.drawText(QPointF(124, 22), tr("tracker · frame %1").arg(m_frame));
+    if (student) {
+        p.setPen(QPen(kStudent, 2));
+        p.drawLine(QPointF(250, 18), QPointF(270, 18));
+        p.setPen(Qt::white);
+        p.drawText(QPointF(274, 22), m_studentFps > 0 ? tr("student · %1 frames/s").arg(m_studentFps, 0, 'f', 0)
+                                                      : tr("student"));
+    }
 }
 
 TrackTimeline::TrackTimeline(QWidget *parent) : QWidget(parent)

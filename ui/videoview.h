@@ -8,7 +8,8 @@
 namespace edgetrain::ui {
 
 /** One frame with the labels on it: teacher boxes solid green, tracker boxes dashed orange,
- *  rejected tracks dotted grey, the selected track thicker and numbered. */
+ *  rejected tracks dotted grey, the selected track thicker and numbered; and, when given, the
+ *  student's detections on the frame solid blue with its speed in the legend. */
 class VideoView : public QWidget
 {
     Q_OBJECT
@@ -18,6 +19,13 @@ public:
     void setFrame(int frame, const QImage &image);
     void setLabels(std::shared_ptr<const vision::LabelResult> labels);
     void setSelectedTrack(int id);
+    /** The student's boxes (source pixels) on `frame`, drawn while that frame is shown, and its
+     *  detection speed for the legend. */
+    void setStudentBoxes(int frame, const QList<QRectF> &boxes, double frames_per_second);
+    /** No student boxes any more (the preview was switched off). */
+    void clearStudent();
+    int studentFrame() const { return m_studentFrame; }
+    const QList<QRectF> &studentBoxes() const { return m_studentBoxes; }
     /** No frame to show, and why (a source that cannot be opened). */
     void showProblem(const QString &text);
     const QString &problem() const { return m_problem; }
@@ -33,6 +41,9 @@ private:
     QString m_problem;
     std::shared_ptr<const vision::LabelResult> m_labels;
     int m_selected = -1;
+    int m_studentFrame = -1; // -1: no student preview
+    QList<QRectF> m_studentBoxes;
+    double m_studentFps = 0;
 };
 
 /** The tracks over the video's frames, one row each: tracker spans in orange, teacher hits in

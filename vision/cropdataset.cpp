@@ -147,7 +147,7 @@ CropStats CropDataset::build(const std::string &sessionDir, const LabelResult &l
                                      std::to_string(frame.index) + ".png";
             cv::imwrite((building / name).string(), crop);
             index << name << ",1," << splitName(split) << "," << track->id << "," << frame.index
-                  << "," << (box->source == BoxSource::Teacher ? "teacher" : "tracker") << "\n";
+                  << "," << boxSourceName(box->source) << "\n";
             ++stats.positives[s];
             trackSeen[s].insert(track->id);
         }

@@ -377,6 +377,19 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
     return result;
 }
 
+const char *boxSourceName(BoxSource source)
+{
+    switch (source) {
+    case BoxSource::Teacher:
+        return "teacher";
+    case BoxSource::Tracker:
+        return "tracker";
+    case BoxSource::Student:
+        return "student";
+    }
+    return "";
+}
+
 void LabelResult::updateStats()
 {
     stats.teacher_boxes = stats.tracker_only_boxes = stats.tracks = stats.rejected_tracks = 0;
@@ -416,8 +429,7 @@ core::Json LabelResult::toJson() const
         for (const TrackBox &b : t.boxes) {
             core::Json row = core::Json::array();
             row.push(b.frame).push(b.box.x).push(b.box.y).push(b.box.width).push(b.box.height);
-            row.push(b.source == BoxSource::Teacher ? "teacher" : "tracker")
-                .push(double(b.confidence));
+            row.push(boxSourceName(b.source)).push(double(b.confidence));
             boxes.push(std::move(row));
         }
         jt.set("boxes", std::move(boxes));
@@ -479,7 +491,16 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
             b.frame = int(row[0].toDouble());
             b.box = cv::Rect2d(row[1].toDouble(), row[2].toDouble(), row[3].toDouble(),
                                row[4].toDouble());
-            b.source = row[5].toString() == "teacher" ? BoxSource::Teacher : BoxSource::Tracker;
+            const std::string source = row[5].isString() ? row[5].toString() : std::string();
+            if (source == "teacher")
+                b.source = BoxSource::Teacher;
+            else if (source == "tracker")
+                b.source = BoxSource::Tracker;
+            else if (source == "student")
+                b.source = BoxSource::Student;
+            else
+                fail("track " + std::to_string(t.id) + ", box " + std::to_string(k) +
+                     ": source must be teacher, tracker or student");
             b.confidence = float(row[6].toDouble());
             if (b.box.width <= 0 || b.box.height <= 0)
                 fail("track " + std::to_string(t.id) + ", box " + std::to_string(k) +

@@ -11,14 +11,17 @@
 
 namespace edgetrain::vision {
 
-enum class BoxSource { Teacher, Tracker };
+/** Who made a box: the teacher, the tracker between teacher hits, or the student's confident
+ *  detection joining the labels in self-training ("teacher", "tracker", "student" in JSON). */
+enum class BoxSource { Teacher, Tracker, Student };
+const char *boxSourceName(BoxSource source);
 
 struct TrackBox
 {
     int frame = 0;
     cv::Rect2d box;
     BoxSource source = BoxSource::Tracker;
-    float confidence = 0.0f; // teacher: its score; tracker: appearance similarity, decaying
+    float confidence = 0.0f; // teacher / student: its score; tracker: appearance similarity, decaying
 };
 
 /** One object followed through the video: the teacher's hits and what the tracker carried

@@ -2,6 +2,7 @@
 
 #include "motionfusionteacher.h"
 #include "motionteacher.h"
+#include "studentteacher.h"
 
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
@@ -329,6 +330,8 @@ std::vector<Detection> OnnxTeacher::detect(const cv::Mat &bgr)
 
 std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
 {
+    if (spec.rfind("session:", 0) == 0) // a session's full-frame student (the path is taken whole)
+        return StudentTeacher::fromSession(spec.substr(8));
     // DETECTOR+motion[?motion options]: the detector confirms and splits motion blobs.
     if (const std::size_t plus = spec.rfind("+motion");
         plus != std::string::npos && plus > 0 &&
@@ -354,8 +357,8 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
     else if (kind.rfind("onnx:", 0) == 0)
         t = std::make_unique<OnnxTeacher>(kind.substr(5));
     else
-        throw core::SpecError("teacher must be hog, cascade:FILE, onnx:FILE, motion or "
-                              "DETECTOR+motion, not '" + spec + "'");
+        throw core::SpecError("teacher must be hog, cascade:FILE, onnx:FILE, motion, "
+                              "DETECTOR+motion or session:DIR, not '" + spec + "'");
     if (q != std::string::npos)
         for (const auto &[key, value] : Internal::parseOptions(options, spec)) {
             if (key != "box")

@@ -3,6 +3,7 @@
 #include "benchcommand.h"
 #include "clicontext.h"
 #include "core/error.h"
+#include "detectcommand.h"
 #include "evaluatecommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
@@ -32,6 +33,7 @@ void printUsage(FILE *out)
                "  label      teacher + tracker label propagation over a video\n"
                "  dataset    a labelled session's tracks to student crops, split by track\n"
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
+               "  detect     one detector (teacher, motion, a session's student) over a source\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
             return DatasetCommand::run(args);
         if (command == QLatin1String("viewpoint"))
             return ViewpointCommand::run(args);
+        if (command == QLatin1String("detect"))
+            return DetectCommand::run(args);
         if (command == QLatin1String("truth"))
             return TruthCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));

@@ -5,15 +5,24 @@
 #include "core/safetensors.h"
 #include "core/zoo.h"
 #include "vision/cropdataset.h"
+#include "vision/detectionmetrics.h"
+#include "vision/detectionrun.h"
+#include "vision/framedataset.h"
+#include "vision/framestudenttrainer.h"
+#include "vision/groundtruth.h"
+#include "vision/studentteacher.h"
 #include "vision/labeling.h"
 #include "vision/studentdetector.h"
 #include "vision/tracking.h"
 #include "vision/viewpoint.h"
 
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace edgetrain::app {
 
@@ -192,6 +201,271 @@ void writeAtomically(const std::string &path, const std::string &text)
     std::filesystem::rename(tmp, path);
 }
 
+
+/** --truth (MOT gt.txt) with --truth-frames (the verified frames, one index a line, frames
+ *  without boxes included), or the session's truth.json. Empty when there is neither. */
+vision::GroundTruth loadTruth(const CliContext &cli, const std::string &session,
+                              vision::FrameSource &source)
+{
+    if (!cli.isSet("truth")) {
+        if (vision::GroundTruth::exists(session))
+            return vision::GroundTruth::load(session).doneOnly();
+        return {};
+    }
+    vision::GroundTruth truth = vision::GroundTruth::importFile(
+        cli.text("truth"), vision::AnnotationFormat::Mot, source.frameSize(), source.frameCount());
+    if (cli.isSet("truth-frames")) {
+        const std::string path = cli.text("truth-frames");
+        std::ifstream in(path);
+        if (!in)
+            throw core::IoError("cannot read '" + path + "'");
+        std::set<int> listed;
+        std::string line;
+        for (int n = 1; std::getline(in, line); ++n) {
+            if (line.find_first_not_of(" \t\r") == std::string::npos)
+                continue;
+            char *end = nullptr;
+            const long f = std::strtol(line.c_str(), &end, 10);
+            if (end == line.c_str() || f < 0 ||
+                (source.frameCount() > 0 && f >= source.frameCount()))
+                throw core::FormatError(path + ":" + std::to_string(n) + ": '" + line +
+                                        "' is not a frame index of the source");
+            listed.insert(int(f));
+        }
+        for (vision::TruthFrame &f : truth.frames)
+            f.done = listed.count(f.index) > 0;
+        for (int f : listed)
+            truth.ensureFrame(f).done = true;
+    }
+    return truth.doneOnly();
+}
+
+core::Json scoreJson(const vision::DetectorScore &s)
+{
+    core::Json j;
+    j.set("recall", s.recall).set("precision", s.precision).set("f1", s.f1);
+    j.set("ap50", s.ap50).set("ap50_95", s.ap50_95);
+    j.set("truths", s.truths).set("detections", s.detections).set("threshold", double(s.threshold));
+    return j;
+}
+
+std::string scoreLine(const vision::DetectorScore &s)
+{
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  %-10s recall %.3f  precision %.3f  F1 %.3f  AP50 %.3f  AP50:95 %.3f  (%d/%d)",
+                  s.name.c_str(), s.recall, s.precision, s.f1, s.ap50, s.ap50_95, s.true_positives,
+                  s.truths);
+    return line;
+}
+
+int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out,
+                      vision::LabelOptions labelOptions)
+{
+    const int epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 40;
+    const int rounds = int(cli.integer("rounds", 1, 5));
+    const float studentThreshold = float(cli.number("student-threshold", 0.01, 0.99));
+    const std::uint64_t seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
+    vision::FrameDatasetOptions d;
+    d.width = int(cli.integer("width", 64, 1024));
+    d.every = int(cli.integer("sample-every", 0, 10000));
+    d.max_frame = labelOptions.max_frames;
+    d.augmented = int(cli.integer("augment", 0, 10));
+    d.seed = seed;
+    vision::FrameTrainOptions t;
+    t.epochs = epochs;
+    t.lr = cli.number("lr", 1e-5, 1.0);
+    t.batch = cli.integer("batch", 2, 256);
+    t.seed = seed;
+    auto teacher = makeTeacher(cli);
+    auto source = vision::FrameSource::open(sourceSpec);
+    const auto t0 = std::chrono::steady_clock::now();
+
+    vision::LabelResult labels = label(cli, *source, *teacher, labelOptions);
+    labels.save(out);
+    if (labels.cancelled)
+        throw core::Error("cancelled while labelling (the tracks so far are in " + out +
+                          "/labels.json)");
+    core::Json j = labelJson(labels);
+    j.set("command", "viewpoint").set("session", out).set("student", "frames");
+    core::Json roundsJson = core::Json::array();
+    std::shared_ptr<core::Model> model;
+    std::vector<std::string> roundWeights;
+    for (int round = 1; round <= rounds; ++round) {
+        core::Json rj;
+        rj.set("round", round);
+        if (round > 1) {
+            vision::SelfTrainOptions st;
+            st.threshold = float(cli.number("self-threshold", 0.05, 0.99));
+            st.label = labelOptions;
+            const auto added = vision::FrameStudentTrainer::relabel(
+                labels, *source, *model, st,
+                [&](int f, int n, const vision::LabelStats &) {
+                    cli.progress("self-training: frame " + std::to_string(f) + "/" +
+                                 std::to_string(n));
+                },
+                CliContext::stopFlag());
+            cli.progressDone();
+            labels.save(out);
+            char line[200];
+            std::snprintf(line, sizeof line,
+                          "self-training: the student's run found %d tracks; %d new, %d student "
+                          "boxes and %d tracker boxes join the labels (%.1f s)",
+                          added.tracks, added.new_tracks, added.student_boxes,
+                          added.tracker_boxes, added.seconds);
+            cli.message(line);
+            rj.set("student_boxes_added", added.student_boxes)
+                .set("tracker_boxes_added", added.tracker_boxes)
+                .set("tracks_added", added.new_tracks);
+        }
+        const auto stats = vision::FrameDataset::build(
+            out, labels, *source, d,
+            [&](int f, int n) {
+                cli.progress("frame dataset: frame " + std::to_string(f) + "/" + std::to_string(n));
+            },
+            CliContext::stopFlag());
+        cli.progressDone();
+        char line[300];
+        std::snprintf(line, sizeof line,
+                      "frame dataset %dx%d, every %d frames: train %d frames (%d samples, %d "
+                      "objects, %d ignore), validation %d frames (%d objects), %d backgrounds, "
+                      "%.1f s",
+                      stats.input.width, stats.input.height, stats.every, stats.frames[0],
+                      stats.samples[0], stats.objects[0], stats.ignores[0], stats.frames[1],
+                      stats.objects[1], stats.backgrounds, stats.seconds);
+        cli.message(line);
+        core::Json dj;
+        dj.set("width", stats.input.width).set("height", stats.input.height);
+        dj.set("every", stats.every).set("train_frames", stats.frames[0]);
+        dj.set("train_samples", stats.samples[0]).set("train_objects", stats.objects[0]);
+        dj.set("val_frames", stats.frames[1]).set("val_objects", stats.objects[1]);
+        rj.set("dataset", std::move(dj));
+        if (!model)
+            model = std::make_shared<core::Model>(vision::FrameStudentTrainer::spec(stats.input),
+                                                  seed);
+        const int roundEpochs = round == 1 ? epochs : std::max(1, epochs / 2);
+        vision::FrameTrainOptions rt = t;
+        rt.epochs = roundEpochs;
+        if (round > 1)
+            rt.lr = t.lr / 2; // from the first round's weights
+        cli.message("round " + std::to_string(round) + ": training the detector (" +
+                    std::to_string(model->parameterCount()) + " parameters) for " +
+                    std::to_string(roundEpochs) + " epochs");
+        core::Trainer::Callbacks callbacks;
+        callbacks.onEpoch = [&](const core::EpochStats &e) {
+            char l[200];
+            std::snprintf(l, sizeof l,
+                          "round %d epoch %d/%d: loss %.4f, centre recall %.1f%%, validation "
+                          "loss %.4f, centre recall %s (%.1f s)",
+                          round, e.epoch, roundEpochs, e.train_loss, 100 * e.train_accuracy,
+                          e.test_loss,
+                          e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
+                          e.train_seconds);
+            cli.message(l);
+        };
+        const auto trained = vision::FrameStudentTrainer::train(*model, out, rt, callbacks,
+                                                                CliContext::stopFlag());
+        if (trained.cancelled)
+            throw core::Error("cancelled while training the detector");
+        const std::string weights = out + "/detector-round" + std::to_string(round) + ".safetensors";
+        core::Safetensors::saveModel(*model, weights);
+        roundWeights.push_back(weights);
+        if (!trained.epochs.empty()) {
+            rj.set("train_loss", trained.epochs.back().train_loss)
+                .set("train_centre_recall", trained.epochs.back().train_accuracy)
+                .set("validation_centre_recall", trained.epochs.back().test_accuracy);
+        }
+        rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
+        roundsJson.push(std::move(rj));
+    }
+    core::Safetensors::saveModel(*model, vision::StudentTeacher::weightsPath(out));
+    j.set("rounds", roundsJson);
+    j.set("student_weights", vision::StudentTeacher::weightsPath(out));
+
+    // Verified frames: teacher, motion and every round's student, on the same frames.
+    const vision::GroundTruth truth = loadTruth(cli, out, *source);
+    if (!truth.frames.empty()) {
+        std::set<int> frames;
+        for (const vision::TruthFrame &f : truth.frames)
+            frames.insert(f.index);
+        auto evalTeacher = vision::Teacher::create(cli.text("teacher"));
+        evalTeacher->threshold = teacher->threshold;
+        auto motion = vision::Teacher::create("motion");
+        std::vector<std::unique_ptr<vision::StudentTeacher>> students;
+        std::vector<vision::Teacher *> detectors{evalTeacher.get(), motion.get()};
+        for (const std::string &w : roundWeights) {
+            students.push_back(std::make_unique<vision::StudentTeacher>(
+                std::shared_ptr<core::Model>(vision::FrameStudent::loadModel(w))));
+            students.back()->threshold = 0.05f; // the whole curve; scored at studentThreshold
+            detectors.push_back(students.back().get());
+        }
+        cli.message("evaluating teacher, motion and student on " + std::to_string(frames.size()) +
+                    " verified frames");
+        const auto run = vision::DetectionRun::run(
+            *source, detectors, frames,
+            [&](int done, int total) {
+                cli.progress("verified frame " + std::to_string(done) + "/" + std::to_string(total));
+            },
+            CliContext::stopFlag());
+        cli.progressDone();
+        const int split = labelOptions.max_frames;
+        auto scoreAll = [&](int first, int last, const char *what) {
+            vision::MetricsOptions m;
+            m.iou = cli.number("match-iou", 0.1, 0.95);
+            m.first_frame = first;
+            m.last_frame = last;
+            core::Json v;
+            int n = 0;
+            for (const vision::TruthFrame &f : truth.frames)
+                n += f.index >= first && f.index <= last;
+            v.set("frames", n).set("iou", m.iou);
+            if (n == 0)
+                return v;
+            cli.message(std::string("verified frames ") + what + " (" + std::to_string(n) +
+                        " frames, IoU " + std::to_string(m.iou).substr(0, 4) + "):");
+            const auto teacherScore =
+                vision::DetectionMetrics::evaluate("teacher", run.detections[0], truth, m);
+            const auto motionScore =
+                vision::DetectionMetrics::evaluate("motion", run.detections[1], truth, m);
+            cli.message(scoreLine(teacherScore));
+            cli.message(scoreLine(motionScore));
+            v.set("teacher", scoreJson(teacherScore)).set("motion", scoreJson(motionScore));
+            m.threshold = studentThreshold;
+            core::Json perRound = core::Json::array();
+            for (std::size_t r = 0; r < students.size(); ++r) {
+                const auto s = vision::DetectionMetrics::evaluate(
+                    "student r" + std::to_string(r + 1), run.detections[2 + r], truth, m);
+                cli.message(scoreLine(s));
+                perRound.push(scoreJson(s).set("round", int(r + 1)));
+                if (r + 1 == students.size())
+                    v.set("student", scoreJson(s));
+            }
+            v.set("rounds", std::move(perRound));
+            return v;
+        };
+        core::Json verified = split > 0 ? scoreAll(split, INT_MAX, ">= max-frames (held out)")
+                                        : scoreAll(0, INT_MAX, "(all)");
+        if (split > 0)
+            verified.set("seen", scoreAll(0, split - 1, "< max-frames (seen in training)"));
+        core::Json fps;
+        const char *names[] = {"teacher", "motion"};
+        for (std::size_t i = 0; i < run.detect_seconds.size(); ++i)
+            fps.set(i < 2 ? names[i] : "student_r" + std::to_string(i - 1),
+                    run.detect_seconds[i] > 0 ? run.frames / run.detect_seconds[i] : 0.0);
+        verified.set("detect_fps", std::move(fps));
+        j.set("verified", std::move(verified));
+    } else {
+        cli.message("no verified frames (--truth, or truth.json in the session): the student is "
+                    "not evaluated against ground truth");
+    }
+    j.set("seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    writeAtomically(out + "/report.json", j.dump(1) + "\n");
+    cli.message("report written to " + out + "/report.json");
+    if (cli.json())
+        cli.printJson(j);
+    return ExitSuccess;
+}
+
 } // namespace
 
 int LabelCommand::run(const QStringList &arguments)
@@ -259,18 +533,49 @@ int ViewpointCommand::run(const QStringList &arguments)
         arguments);
     addLabelOptions(cli);
     cli.addOption("size", "Crop size WxH (the student's input).", "WxH", "24x48");
-    cli.addOption("epochs", "Student training epochs.", "N", "12");
-    cli.addOption("eval-frames", "Frames with held-out boxes to evaluate on.", "N", "30");
+    cli.addOption("student",
+                  "frames (a full-frame detector, one pass per frame) or crops (the crop "
+                  "classifier slid over the frame).",
+                  "KIND", "frames");
+    cli.addOption("epochs", "Student training epochs (crops: 12, frames: 40).", "N");
+    cli.addOption("eval-frames", "crops: frames with held-out boxes to evaluate on.", "N", "30");
     cli.addOption("seed", "Seed of the split, the negatives and the student.", "N", "1");
+    cli.addOption("rounds", "frames: training rounds (2 or more: self-training).", "N", "2");
+    cli.addOption("lr", "frames: peak learning rate (cosine).", "X", "0.02");
+    cli.addOption("batch", "frames: batch size.", "N", "12");
+    cli.addOption("width", "frames: detector input width (height from the aspect).", "PX", "256");
+    cli.addOption("sample-every", "frames: every K-th frame (0: within the 300 MB budget).", "K",
+                  "0");
+    cli.addOption("augment", "frames: jittered copies per training frame.", "N", "2");
+    cli.addOption("student-threshold", "frames: the student's operating threshold.", "X", "0.3");
+    cli.addOption("self-threshold", "frames: the student's boxes trusted in self-training.", "X",
+                  "0.5");
+    cli.addOption("truth", "Verified boxes (MOT gt.txt) to score teacher, motion and student.",
+                  "FILE");
+    cli.addOption("truth-frames", "The verified frames (one index a line; default: the frames "
+                  "in --truth).", "FILE");
+    cli.addOption("match-iou", "IoU for a detection to match a verified box.", "X", "0.5");
     if (!cli.parse())
         return ExitSuccess;
     const std::string sourceSpec = required(cli, "source");
     const std::string out = required(cli, "out");
+    const std::string kind = cli.text("student");
+    if (kind != "frames" && kind != "crops")
+        throw UsageError("--student must be frames or crops, not '" + kind + "'");
+    if (kind == "frames") {
+        const auto lo = labelOptions(cli);
+        try {
+            (void)vision::createTracker(lo.tracker);
+        } catch (const core::SpecError &e) {
+            throw UsageError(e.what());
+        }
+        return runFrameViewpoint(cli, sourceSpec, out, lo);
+    }
     vision::ViewpointOptions o;
     o.label = labelOptions(cli);
     o.crops.size = parseSize(cli.text("size"));
     o.crops.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
-    o.epochs = int(cli.integer("epochs", 1, 1000));
+    o.epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 12;
     o.eval_frames = int(cli.integer("eval-frames", 1, 100000));
     try {
         (void)vision::createTracker(o.label.tracker);

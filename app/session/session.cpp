@@ -53,6 +53,39 @@ QJsonObject evaluationJson(const vision::ViewpointEvaluation &e)
         {QStringLiteral("gains"), gains}};
 }
 
+QJsonObject scoreJson(const vision::DetectorScore &s)
+{
+    QJsonArray curve;
+    for (const vision::PrPoint &p : s.curve)
+        curve.append(QJsonArray{p.recall, p.precision, double(p.threshold)});
+    return QJsonObject{{QStringLiteral("name"), QString::fromStdString(s.name)},
+                       {QStringLiteral("frames"), s.frames},
+                       {QStringLiteral("truths"), s.truths},
+                       {QStringLiteral("detections"), s.detections},
+                       {QStringLiteral("true_positives"), s.true_positives},
+                       {QStringLiteral("false_positives"), s.false_positives},
+                       {QStringLiteral("recall"), s.recall},
+                       {QStringLiteral("precision"), s.precision},
+                       {QStringLiteral("f1"), s.f1},
+                       {QStringLiteral("ap50"), s.ap50},
+                       {QStringLiteral("ap50_95"), s.ap50_95},
+                       {QStringLiteral("threshold"), double(s.threshold)},
+                       {QStringLiteral("curve"), curve}};
+}
+
+QJsonObject frameStatsJson(const vision::FrameDatasetStats &s)
+{
+    auto pair = [](const int (&c)[2]) { return QJsonArray{c[0], c[1]}; };
+    return QJsonObject{{QStringLiteral("input"), QJsonArray{s.input.width, s.input.height}},
+                       {QStringLiteral("every"), s.every},
+                       {QStringLiteral("frames"), pair(s.frames)},
+                       {QStringLiteral("samples"), pair(s.samples)},
+                       {QStringLiteral("objects"), pair(s.objects)},
+                       {QStringLiteral("ignores"), pair(s.ignores)},
+                       {QStringLiteral("backgrounds"), s.backgrounds},
+                       {QStringLiteral("seconds"), s.seconds}};
+}
+
 /** Reads fields of one JSON object, remembering the first problem with its path. */
 class Reader
 {
@@ -163,6 +196,19 @@ bool Session::hasLabels() const
     return QFileInfo::exists(path(QStringLiteral("labels.json")));
 }
 
+bool Session::hasDataset() const
+{
+    return dataset.kind == QLatin1String("crops") ? datasetStats.has_value() : frameStats.has_value();
+}
+
+const vision::DetectorScore *VerifiedRound::score(const std::string &name) const
+{
+    for (const vision::DetectorScore &s : scores)
+        if (s.name == name)
+            return &s;
+    return nullptr;
+}
+
 QJsonObject Session::toJson() const
 {
     QJsonArray nodeList;
@@ -178,7 +224,9 @@ QJsonObject Session::toJson() const
     QJsonObject budgets;
     for (const auto &[node, bytes] : plan.budgets)
         budgets.insert(node, qint64(bytes));
-    QJsonObject datasetJson{{QStringLiteral("width"), dataset.width},
+    QJsonObject datasetJson{{QStringLiteral("kind"), dataset.kind},
+                            {QStringLiteral("frame_width"), dataset.frameWidth},
+                            {QStringLiteral("width"), dataset.width},
                             {QStringLiteral("height"), dataset.height},
                             {QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive},
                             {QStringLiteral("seed"), dataset.seed}};
@@ -189,6 +237,8 @@ QJsonObject Session::toJson() const
                                        {QStringLiteral("negatives"), counts(datasetStats->negatives)},
                                        {QStringLiteral("tracks"), counts(datasetStats->tracks)}});
     }
+    if (frameStats)
+        datasetJson.insert(QStringLiteral("frames_built"), frameStatsJson(*frameStats));
     QJsonArray epochs, events;
     for (const auto &e : training.epochs)
         epochs.append(epochJson(e));
@@ -235,8 +285,24 @@ QJsonObject Session::toJson() const
                      {QStringLiteral("epochs"), epochs},
                      {QStringLiteral("events"), events}}}};
     json.insert(QStringLiteral("evaluation_frames"), evaluation.frames);
+    json.insert(QStringLiteral("self_training_round"), round);
     if (evaluation.done)
         json.insert(QStringLiteral("evaluation"), evaluationJson(evaluation.result));
+    QJsonArray verified;
+    for (const VerifiedRound &v : evaluation.verified) {
+        QJsonArray scores;
+        for (const vision::DetectorScore &sc : v.scores)
+            scores.append(scoreJson(sc));
+        verified.append(QJsonObject{{QStringLiteral("round"), v.round},
+                                    {QStringLiteral("frames"), v.frames},
+                                    {QStringLiteral("first_frame"), v.first_frame},
+                                    {QStringLiteral("scores"), scores}});
+    }
+    json.insert(QStringLiteral("verified_evaluation"),
+                QJsonObject{{QStringLiteral("rounds"), verified},
+                            {QStringLiteral("student_fps"), evaluation.student_fps},
+                            {QStringLiteral("teacher_fps"), evaluation.teacher_fps},
+                            {QStringLiteral("motion_fps"), evaluation.motion_fps}});
     return json;
 }
 
@@ -286,6 +352,12 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     capture.maxFrames = c.integer(QStringLiteral("max_frames"), 0, 0, 100000000);
 
     const Reader d = r.object(QStringLiteral("dataset"));
+    dataset.kind = d.text(QStringLiteral("kind"), QStringLiteral("crops")); // older sessions: crops
+    if (r.ok() && dataset.kind != QLatin1String("frames") && dataset.kind != QLatin1String("crops"))
+        *error = QStringLiteral("'dataset.kind' must be frames or crops");
+    dataset.frameWidth = d.integer(QStringLiteral("frame_width"), dataset.frameWidth, 64, 2048);
+    if (r.ok() && dataset.frameWidth % 8 != 0)
+        *error = QStringLiteral("'dataset.frame_width' must be a multiple of 8");
     dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);
     dataset.height = d.integer(QStringLiteral("height"), dataset.height, 8, 512);
     dataset.negativesPerPositive =
@@ -305,9 +377,33 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         counts(QStringLiteral("tracks"), s.tracks);
         datasetStats = s;
     }
+    frameStats.reset();
+    if (d.has(QStringLiteral("frames_built"))) {
+        const Reader b = d.object(QStringLiteral("frames_built"));
+        vision::FrameDatasetStats s;
+        const QJsonArray input = b.array(QStringLiteral("input"));
+        s.input = cv::Size(input.size() == 2 ? input[0].toInt() : 0,
+                           input.size() == 2 ? input[1].toInt() : 0);
+        s.every = b.integer(QStringLiteral("every"), 1, 1, 1 << 30);
+        auto pair = [&](const QString &key, int (&out)[2]) {
+            const QJsonArray a = b.array(key);
+            for (int i = 0; i < 2 && i < a.size(); ++i)
+                out[i] = a[i].toInt();
+        };
+        pair(QStringLiteral("frames"), s.frames);
+        pair(QStringLiteral("samples"), s.samples);
+        pair(QStringLiteral("objects"), s.objects);
+        pair(QStringLiteral("ignores"), s.ignores);
+        s.backgrounds = b.integer(QStringLiteral("backgrounds"), 0, 0, 1 << 30);
+        s.seconds = b.number(QStringLiteral("seconds"), 0, 0, 1e9);
+        frameStats = s;
+    }
 
     const Reader p = r.object(QStringLiteral("plan"));
-    plan.model = p.text(QStringLiteral("model"), plan.model);
+    // Older sessions (no dataset kind) trained the crop student.
+    plan.model = p.text(QStringLiteral("model"), dataset.kind == QLatin1String("crops")
+                                                     ? QStringLiteral("student")
+                                                     : plan.model);
     plan.batch = p.integer(QStringLiteral("batch"), plan.batch, 1, 1 << 20);
     plan.epochs = p.integer(QStringLiteral("epochs"), plan.epochs, 1, 100000);
     plan.lr = p.number(QStringLiteral("lr"), plan.lr, 1e-9, 100);
@@ -404,6 +500,46 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
                                readRect(o.value(QStringLiteral("student")))});
         }
         evaluation.done = true;
+    }
+    round = r.integer(QStringLiteral("self_training_round"), 1, 1, 1000);
+    const Reader ve = r.object(QStringLiteral("verified_evaluation"));
+    evaluation.student_fps = ve.number(QStringLiteral("student_fps"), 0, 0, 1e9);
+    evaluation.teacher_fps = ve.number(QStringLiteral("teacher_fps"), 0, 0, 1e9);
+    evaluation.motion_fps = ve.number(QStringLiteral("motion_fps"), 0, 0, 1e9);
+    for (const QJsonValue &rv : ve.array(QStringLiteral("rounds"))) {
+        const Reader vr(rv.toObject(), ve.field(QStringLiteral("rounds")), error);
+        VerifiedRound v;
+        v.round = vr.integer(QStringLiteral("round"), 1, 1, 1000);
+        v.frames = vr.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+        v.first_frame = vr.integer(QStringLiteral("first_frame"), 0, 0, 1 << 30);
+        for (const QJsonValue &sv : vr.array(QStringLiteral("scores"))) {
+            const Reader sr(sv.toObject(), vr.field(QStringLiteral("scores")), error);
+            vision::DetectorScore sc;
+            sc.name = sr.text(QStringLiteral("name")).toStdString();
+            sc.frames = sr.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+            sc.truths = sr.integer(QStringLiteral("truths"), 0, 0, 1 << 30);
+            sc.detections = sr.integer(QStringLiteral("detections"), 0, 0, 1 << 30);
+            sc.true_positives = sr.integer(QStringLiteral("true_positives"), 0, 0, 1 << 30);
+            sc.false_positives = sr.integer(QStringLiteral("false_positives"), 0, 0, 1 << 30);
+            sc.recall = sr.number(QStringLiteral("recall"), 0, 0, 1);
+            sc.precision = sr.number(QStringLiteral("precision"), 0, 0, 1);
+            sc.f1 = sr.number(QStringLiteral("f1"), 0, 0, 1);
+            sc.ap50 = sr.number(QStringLiteral("ap50"), 0, 0, 1);
+            sc.ap50_95 = sr.number(QStringLiteral("ap50_95"), 0, 0, 1);
+            sc.threshold = float(sr.number(QStringLiteral("threshold"), 0, -1e9, 1e9));
+            for (const QJsonValue &pv : sr.array(QStringLiteral("curve"))) {
+                const QJsonArray a = pv.toArray();
+                if (a.size() != 3) {
+                    if (error->isEmpty())
+                        *error = QStringLiteral("'%1' points must be [recall, precision, threshold]")
+                                     .arg(sr.field(QStringLiteral("curve")));
+                    break;
+                }
+                sc.curve.push_back({a[0].toDouble(), a[1].toDouble(), float(a[2].toDouble())});
+            }
+            v.scores.push_back(std::move(sc));
+        }
+        evaluation.verified.push_back(std::move(v));
     }
     return error->isEmpty();
 }

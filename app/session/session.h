@@ -2,6 +2,8 @@
 
 #include "net/trainingcoordinator.h"
 #include "vision/cropdataset.h"
+#include "vision/detectionmetrics.h"
+#include "vision/framedataset.h"
 #include "vision/viewpoint.h"
 
 #include <QDateTime>
@@ -38,14 +40,18 @@ struct CaptureSettings
 
 struct DatasetSettings
 {
-    int width = 24, height = 48;
+    /** "frames": whole frames for the full-frame student (vision's FrameDataset, <session>/frames);
+     *  "crops": crops for the crop classifier (vision's CropDataset, <session>/dataset). */
+    QString kind = QStringLiteral("frames");
+    int frameWidth = 256; // the full-frame student's input width (multiple of 8; height by aspect)
+    int width = 24, height = 48; // the crop student's crop size
     double negativesPerPositive = 2.0;
     int seed = 1;
 };
 
 struct PlanSettings
 {
-    QString model = QStringLiteral("student");
+    QString model = QStringLiteral("detector"); // the zoo's model: "detector" (full frame), "student" (crops)
     int batch = 64;
     int epochs = 8;
     double lr = 0.02;
@@ -86,11 +92,30 @@ struct TrainingRecord
     QString weights; // file in the session folder, once trained
 };
 
+/** One self-training round's figures against the verified frames (truth.json). */
+struct VerifiedRound
+{
+    int round = 1;       // 1 = trained on the teacher/tracker labels; 2.. after self-training
+    int frames = 0;      // verified (done) frames scored
+    int first_frame = 0; // only verified frames >= this count (the held-out span; 0 = all)
+    /** "teacher", "motion" (fixed camera only), "student", in this order; curves included. */
+    std::vector<vision::DetectorScore> scores;
+
+    /** The score named `name`, or nullptr. */
+    const vision::DetectorScore *score(const std::string &name) const;
+};
+
 struct EvaluationRecord
 {
     int frames = 40; // frames with held-out boxes the student and the teacher are compared on
     bool done = false;
+    /** Against the tracker's own labels (held-out tracks): not ground truth. */
     vision::ViewpointEvaluation result;
+    /** Against the verified frames, one entry per self-training round evaluated (by round,
+     *  ascending); the last is the current one. Empty without verified frames. */
+    std::vector<VerifiedRound> verified;
+    /** detect() frames per second during the evaluation, one thread (0: not measured). */
+    double student_fps = 0, teacher_fps = 0, motion_fps = 0;
 };
 
 const char *trainingStateName(TrainingRecord::State state);
@@ -113,13 +138,19 @@ public:
     std::vector<SessionNode> nodes;
     CaptureSettings capture;
     DatasetSettings dataset;
-    std::optional<vision::CropStats> datasetStats; // set once a dataset was built
+    std::optional<vision::CropStats> datasetStats; // set once a crop dataset was built
+    std::optional<vision::FrameDatasetStats> frameStats; // set once a frame dataset was built
+    /** The self-training round the labels are at: 1 = the teacher's and tracker's labels; each
+     *  self-training pass (the student relabels the frames) adds one. */
+    int round = 1;
     PlanSettings plan;
     TrainingRecord training;
     EvaluationRecord evaluation;
 
     QString path(const QString &file) const { return dir + QLatin1Char('/') + file; }
     bool hasLabels() const;
+    /** A dataset of the kind dataset.kind was built. */
+    bool hasDataset() const;
 
     QJsonObject toJson() const;
     /** Reads a manifest; false with a message naming the field otherwise. */

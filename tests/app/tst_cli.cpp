@@ -2,15 +2,18 @@
 
 #include "../net/nodeprocess.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRectF>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 namespace {
@@ -57,6 +60,7 @@ private Q_SLOTS:
     void trainWithinABudget();
     void trainAcrossNodes();
     void viewpointOnVtest();
+    void detectFindsDrawnBoxes();
     void megamindCutsAndFaces();
 
 private:
@@ -177,7 +181,7 @@ void TestCli::runtimeErrors()
 void TestCli::helpForEveryCommand()
 {
     for (const char *command : {"train", "evaluate", "bench", "memory", "nodes", "monitor", "label",
-                                "dataset", "viewpoint"}) {
+                                "dataset", "viewpoint", "detect"}) {
         const Run r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains(QLatin1String("--json")));
@@ -414,7 +418,8 @@ void TestCli::viewpointOnVtest()
     const QString session = m_dir.path() + QStringLiteral("/vtest");
     const Run r =
         cli({"viewpoint", "--source", video, "--out", session, "--max-frames", "250", "--every",
-             "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2", "--json"});
+             "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2", "--student", "crops",
+             "--json"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     for (const char *field :
          {"teacher_boxes", "tracker_only_boxes", "tracks", "label_fps",
@@ -435,6 +440,113 @@ void TestCli::viewpointOnVtest()
     QVERIFY(
         d.json.value(QLatin1String("train")).toObject().value(QLatin1String("positives")).toInt() >
         0);
+}
+
+namespace {
+
+/** A 24-bit BMP (what FrameSource reads from a folder), written without an image library. */
+void writeBmp(const QString &path, int width, int height,
+              const std::function<void(int x, int y, unsigned char *bgr)> &pixel)
+{
+    const int row = (width * 3 + 3) / 4 * 4;
+    QByteArray data(54 + row * height, '\0');
+    auto put32 = [&](int at, std::uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+            data[at + i] = char((v >> (8 * i)) & 0xff);
+    };
+    data[0] = 'B';
+    data[1] = 'M';
+    put32(2, std::uint32_t(data.size()));
+    put32(10, 54);
+    put32(14, 40);
+    put32(18, std::uint32_t(width));
+    put32(22, std::uint32_t(height));
+    data[26] = 1;
+    data[28] = 24;
+    put32(34, std::uint32_t(row * height));
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            pixel(x, y,
+                  reinterpret_cast<unsigned char *>(data.data()) + 54 + (height - 1 - y) * row +
+                      x * 3);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(data);
+}
+
+double iouOf(const QRectF &a, const QRectF &b)
+{
+    const QRectF i = a.intersected(b);
+    const double inter = i.isEmpty() ? 0.0 : i.width() * i.height();
+    return inter / (a.width() * a.height() + b.width() * b.height() - inter);
+}
+
+} // namespace
+
+void TestCli::detectFindsDrawnBoxes()
+{
+    // Two striped rectangles cross a still, textured background: motion must find exactly them.
+    const QString dir = m_dir.path() + QStringLiteral("/drawn");
+    QVERIFY(QDir().mkpath(dir));
+    auto boxes = [](int f) {
+        return std::vector<QRectF>{QRectF(10 + 4.0 * f, 20, 20, 40),
+                                   QRectF(200 - 3.0 * f, 70, 24, 44)};
+    };
+    for (int f = 0; f < 45; ++f) {
+        const auto b = boxes(f);
+        writeBmp(dir + QStringLiteral("/%1.bmp").arg(f, 4, 10, QLatin1Char('0')), 240, 140,
+                 [&](int x, int y, unsigned char *p) {
+                     const int v = 100 + int(30 * std::sin(x * 0.1) * std::cos(y * 0.08));
+                     p[0] = p[1] = p[2] = (unsigned char)v;
+                     // striped, like clothes: a uniform blob's inside would look still
+                     const bool stripe = (y / 4) % 2 == 0;
+                     if (b[0].contains(x + 0.5, y + 0.5)) {
+                         p[0] = 20, p[1] = stripe ? 20 : 160, p[2] = 230;
+                     } else if (b[1].contains(x + 0.5, y + 0.5)) {
+                         p[0] = 220, p[1] = stripe ? 40 : 200, p[2] = 20;
+                     }
+                 });
+    }
+    const QString mot = m_dir.path() + QStringLiteral("/drawn.mot");
+    const Run r = cli({"detect", "--source", dir, "--detector", "motion", "--frames", "20,30,40",
+                       "--mot", mot, "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonArray frames = r.json.value(QLatin1String("frames")).toArray();
+    QCOMPARE(frames.size(), 3);
+    QVERIFY(r.json.value(QLatin1String("fps")).toDouble() > 0);
+    int rows = 0;
+    for (const QJsonValue &fv : frames) {
+        const int index = fv.toObject().value(QLatin1String("index")).toInt();
+        const QJsonArray found = fv.toObject().value(QLatin1String("boxes")).toArray();
+        QCOMPARE(found.size(), 2);
+        rows += int(found.size());
+        for (const QRectF &want : boxes(index)) {
+            double best = 0;
+            for (const QJsonValue &bv : found) {
+                const QJsonObject b = bv.toObject();
+                best = std::max(best, iouOf(want, QRectF(b.value(QLatin1String("x")).toDouble(),
+                                                         b.value(QLatin1String("y")).toDouble(),
+                                                         b.value(QLatin1String("w")).toDouble(),
+                                                         b.value(QLatin1String("h")).toDouble())));
+            }
+            QVERIFY2(best >= 0.5, qPrintable(QStringLiteral("frame %1: the drawn box (%2, %3) %4x%5 "
+                                                            "was not found (best IoU %6): %7")
+                                                 .arg(index)
+                                                 .arg(want.x())
+                                                 .arg(want.y())
+                                                 .arg(want.width())
+                                                 .arg(want.height())
+                                                 .arg(best)
+                                                 .arg(QString::fromUtf8(
+                                                     QJsonDocument(found).toJson(
+                                                         QJsonDocument::Compact)))));
+        }
+    }
+    QFile rowsFile(mot);
+    QVERIFY(rowsFile.open(QIODevice::ReadOnly));
+    QCOMPARE(rowsFile.readAll().trimmed().split('\n').size(), rows);
+    // a bad frame list is a usage error
+    QCOMPARE(cli({"detect", "--source", dir, "--detector", "motion", "--frames", "3,x"}).status, 2);
 }
 
 void TestCli::megamindCutsAndFaces()

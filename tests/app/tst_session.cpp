@@ -20,6 +20,7 @@ class TstSession : public QObject
 private Q_SLOTS:
     void roundTrip();
     void runningBecomesStopped();
+    void olderSessionReadsWithDefaults();
     void damagedManifest_data();
     void damagedManifest();
     void failedLabelSaveIsSaid();
@@ -69,6 +70,46 @@ void TstSession::roundTrip()
     s.evaluation.result.tracker_only_boxes = 9;
     s.evaluation.result.student_recall_tracker_only = 0.5;
     s.evaluation.result.gains.push_back({42, cv::Rect2d(1, 2, 30, 60), cv::Rect2d(2, 3, 29, 58)});
+    s.dataset.frameWidth = 320;
+    vision::FrameDatasetStats fs;
+    fs.input = cv::Size(320, 240);
+    fs.every = 4;
+    fs.frames[0] = 100;
+    fs.frames[1] = 20;
+    fs.samples[0] = 306;
+    fs.objects[0] = 812;
+    fs.ignores[1] = 3;
+    fs.backgrounds = 6;
+    fs.seconds = 12.25;
+    s.frameStats = fs;
+    s.round = 2;
+    for (int round = 1; round <= 2; ++round) {
+        app::VerifiedRound v;
+        v.round = round;
+        v.frames = 13;
+        v.first_frame = 480;
+        for (const char *name : {"teacher", "motion", "student"}) {
+            vision::DetectorScore sc;
+            sc.name = name;
+            sc.frames = 13;
+            sc.truths = 82;
+            sc.detections = 70 + round;
+            sc.true_positives = 61;
+            sc.false_positives = 9 + round;
+            sc.recall = 61.0 / 82.0;
+            sc.precision = 61.0 / (70.0 + round);
+            sc.f1 = 0.1 * round;
+            sc.ap50 = 0.7123456789;
+            sc.ap50_95 = 0.31;
+            sc.threshold = 0.3f;
+            sc.curve = {{0.0121951, 1.0, 0.97f}, {0.5, 0.875, 0.41f}, {61.0 / 82.0, 0.8, 0.05f}};
+            v.scores.push_back(sc);
+        }
+        s.evaluation.verified.push_back(v);
+    }
+    s.evaluation.student_fps = 61.5;
+    s.evaluation.teacher_fps = 4.25;
+    s.evaluation.motion_fps = 140.0;
     QString error;
     QVERIFY2(s.save(&error), qPrintable(error));
 
@@ -82,6 +123,54 @@ void TstSession::roundTrip()
     QCOMPARE(back->training.metrics[0].cpuPercent, 97.0);
     QCOMPARE(back->evaluation.result.gains[0].frame, 42);
     QCOMPARE(back->evaluation.frames, 12);
+    // The verified figures, curves and all, come back exactly (Qt's JSON is locale-free).
+    QCOMPARE(back->dataset.kind, QStringLiteral("frames"));
+    QCOMPARE(back->dataset.frameWidth, 320);
+    QCOMPARE(back->plan.model, QStringLiteral("detector"));
+    QVERIFY(back->frameStats);
+    QCOMPARE(back->frameStats->input, cv::Size(320, 240));
+    QCOMPARE(back->frameStats->objects[0], 812);
+    QCOMPARE(back->round, 2);
+    QCOMPARE(int(back->evaluation.verified.size()), 2);
+    const app::VerifiedRound &v = back->evaluation.verified.back();
+    QCOMPARE(v.round, 2);
+    QCOMPARE(v.first_frame, 480);
+    QCOMPARE(int(v.scores.size()), 3);
+    QCOMPARE(v.scores[2].name, std::string("student"));
+    QCOMPARE(v.score("motion")->false_positives, 11);
+    QCOMPARE(v.scores[0].precision, 61.0 / 72.0);
+    QCOMPARE(v.scores[1].ap50, 0.7123456789);
+    QCOMPARE(v.scores[2].threshold, 0.3f);
+    QCOMPARE(int(v.scores[2].curve.size()), 3);
+    QCOMPARE(v.scores[2].curve[2].recall, 61.0 / 82.0);
+    QCOMPARE(v.scores[2].curve[1].threshold, 0.41f);
+    QCOMPARE(back->evaluation.teacher_fps, 4.25);
+}
+
+void TstSession::olderSessionReadsWithDefaults()
+{
+    // A session written before the full-frame student: crops, the crop student, no verified
+    // figures, round 1.
+    QTemporaryDir dir;
+    QFile f(dir.filePath(QStringLiteral("session.json")));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"width\": 24, "
+            "\"height\": 48, \"built\": {\"positives\": [1, 2, 3]}}}");
+    f.close();
+    QString error;
+    const auto s = app::Session::open(dir.path(), &error);
+    QVERIFY2(s, qPrintable(error));
+    QCOMPARE(s->dataset.kind, QStringLiteral("crops"));
+    QCOMPARE(s->plan.model, QStringLiteral("student"));
+    QVERIFY(s->hasDataset());
+    QVERIFY(!s->frameStats);
+    QVERIFY(s->evaluation.verified.empty());
+    QCOMPARE(s->round, 1);
+    // A new session builds frames for the detector.
+    const app::Session fresh;
+    QCOMPARE(fresh.dataset.kind, QStringLiteral("frames"));
+    QCOMPARE(fresh.plan.model, QStringLiteral("detector"));
+    QVERIFY(!fresh.hasDataset());
 }
 
 void TstSession::runningBecomesStopped()
@@ -116,6 +205,13 @@ void TstSession::damagedManifest_data()
     QTest::newRow("bad device budget")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"budgets\": {\"pi-1\": \"lots\"}}}")
         << QStringLiteral("'plan.budgets.pi-1'");
+    QTest::newRow("bad dataset kind")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"kind\": \"tiles\"}}")
+        << QStringLiteral("'dataset.kind'");
+    QTest::newRow("bad verified score")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"verified_evaluation\": "
+                      "{\"rounds\": [{\"scores\": [{\"recall\": 2}]}]}}")
+        << QStringLiteral("'verified_evaluation.rounds.scores.recall'");
     QTest::newRow("unknown state")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": {\"state\": \"dancing\"}}")
         << QStringLiteral("'training.state'");

@@ -1,0 +1,582 @@
+// The Report step and the PDF, from a session built in memory: figures against verified frames
+// (headline, table, precision-recall chart, PDF results page, chart files), the same without
+// verified frames (named "against the tracker's labels", the Verify step offered), the verified
+// gallery drawn on a small drawn video, and the Capture page's teacher choices and student
+// preview. No nodes. QT_QPA_PLATFORM=offscreen.
+// With EDGETRAIN_SCREENSHOTS=DIR set, look() scores HOG+motion, motion and (with
+// EDGETRAIN_STUDENT=detector.safetensors) a trained student on tests/data/vtest's verified frames
+// from 480 on, and saves the Report page, the PDF's results page and the PR chart as PNGs in DIR.
+#include "app/session/workflow.h"
+#include "core/safetensors.h"
+#include "core/zoo.h"
+#include "ui/capturepage.h"
+#include "ui/charts.h"
+#include "ui/gallery.h"
+#include "ui/mainwindow.h"
+#include "ui/reportpage.h"
+#include "ui/reporttext.h"
+#include "ui/reportwriter.h"
+#include "ui/videoview.h"
+#include "vision/detectionrun.h"
+#include "vision/framestudenttrainer.h"
+#include "vision/framesource.h"
+#include "vision/studentteacher.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <opencv2/imgproc.hpp>
+
+#include <set>
+#include <opencv2/videoio.hpp>
+
+using namespace edgetrain;
+
+namespace {
+
+vision::DetectorScore score(const std::string &name, double recall, double precision, int truths,
+                            std::vector<vision::PrPoint> curve)
+{
+    vision::DetectorScore s;
+    s.name = name;
+    s.frames = 13;
+    s.truths = truths;
+    s.true_positives = int(std::lround(recall * truths));
+    s.detections = int(std::lround(s.true_positives / precision));
+    s.false_positives = s.detections - s.true_positives;
+    s.recall = recall;
+    s.precision = precision;
+    s.f1 = 2 * recall * precision / (recall + precision);
+    s.ap50 = recall * precision;
+    s.ap50_95 = 0.5 * s.ap50;
+    s.threshold = name == "student" ? 0.3f : 0.0f;
+    s.curve = std::move(curve);
+    return s;
+}
+
+/** Two self-training rounds on 13 verified frames from frame 480 on; the current round's
+ *  student finds 87 % at 93 %, the teacher 41 % at 80 %, motion 90 % at 95 %. */
+std::vector<app::VerifiedRound> verifiedRounds()
+{
+    app::VerifiedRound r1;
+    r1.round = 1;
+    r1.frames = 13;
+    r1.first_frame = 480;
+    r1.scores = {score("teacher", 0.41, 0.80, 82, {{0.2, 0.9f, 2.0f}, {0.41, 0.80, 0.0f}}),
+                 score("motion", 0.90, 0.95, 82, {{0.5, 1.0, 1.0f}, {0.90, 0.95, 0.0f}}),
+                 score("student", 0.70, 0.88, 82, {{0.3, 0.97, 0.8f}, {0.70, 0.88, 0.3f}})};
+    app::VerifiedRound r2 = r1;
+    r2.round = 2;
+    r2.scores[2] = score("student", 0.87, 0.93, 82,
+                         {{0.1, 1.0, 0.9f}, {0.5, 0.96, 0.6f}, {0.87, 0.93, 0.3f}, {0.92, 0.71, 0.1f}});
+    return {r1, r2};
+}
+
+/** An evaluation against the tracker's labels, as the app records it. */
+void trackerEvaluation(app::Session &s)
+{
+    s.evaluation.done = true;
+    auto &e = s.evaluation.result;
+    e.frames = 40;
+    e.teacher_found_boxes = 120;
+    e.tracker_only_boxes = 310;
+    e.teacher_recall_teacher_found = 1.0;
+    e.student_recall_teacher_found = 0.87;
+    e.teacher_recall_tracker_only = 0.0;
+    e.student_recall_tracker_only = 0.44;
+    e.teacher_precision = 0.99;
+    e.student_precision = 0.48;
+    e.teacher_detections = 121;
+    e.student_detections = 512;
+}
+
+QString pdfText(const QString &pdf, int page)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdftotext"), {QStringLiteral("-f"), QString::number(page), QStringLiteral("-l"),
+                                          QString::number(page), QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+    if (!p.waitForFinished(20000) || p.exitCode() != 0)
+        return QString();
+    // pdftotext writes the fonts' ligatures as they are: "veriﬁed".
+    return QString::fromUtf8(p.readAllStandardOutput())
+        .replace(QChar(0xfb01), QStringLiteral("fi"))
+        .replace(QChar(0xfb02), QStringLiteral("fl"))
+        .simplified();
+}
+
+int pdfPages(const QString &pdf)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdfinfo"), {pdf});
+    if (!p.waitForFinished(20000) || p.exitCode() != 0)
+        return -1;
+    const auto m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(QString::fromUtf8(p.readAllStandardOutput()));
+    return m.hasMatch() ? m.captured(1).toInt() : -1;
+}
+
+constexpr int kFrames = 60;
+const cv::Size kSize(320, 240);
+
+/** A grey scene where a white "person" (20 x 50 px) walks right by 3 px a frame. */
+cv::Rect2d personAt(int frame)
+{
+    return {20.0 + 3 * frame, 100.0, 20.0, 50.0};
+}
+
+void writeVideo(const QString &path)
+{
+    cv::VideoWriter writer(path.toStdString(), cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 25, kSize);
+    QVERIFY2(writer.isOpened(), "cannot write the test video");
+    for (int i = 0; i < kFrames; ++i) {
+        cv::Mat frame(kSize, CV_8UC3, cv::Scalar(90, 90, 90));
+        cv::rectangle(frame, cv::Rect(personAt(i)), cv::Scalar(240, 240, 240), cv::FILLED);
+        writer.write(frame);
+    }
+}
+
+/** Pixels of `img` close to `colour` (each channel within 40). */
+int pixelsLike(const QImage &img, const QColor &colour)
+{
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) {
+            const QColor c = img.pixelColor(x, y);
+            n += std::abs(c.red() - colour.red()) < 40 && std::abs(c.green() - colour.green()) < 40 &&
+                 std::abs(c.blue() - colour.blue()) < 40;
+        }
+    return n;
+}
+
+} // namespace
+
+class TestReport : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void headline_data();
+    void headline();
+    void verifiedPage();
+    void withoutVerifiedFrames();
+    void verifyButtonGoesToVerify();
+    void prChart();
+    void pdfAndCharts_data();
+    void pdfAndCharts();
+    void verifiedGallery();
+    void captureTeachersAndPreview();
+    void look();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestReport::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+}
+
+void TestReport::headline_data()
+{
+    QTest::addColumn<QString>("category");
+    QTest::addColumn<int>("maxFrames");
+    QTest::addColumn<QString>("expected");
+    const QString rest = QStringLiteral(" the student finds 87 % of the %1 at 93 % precision; the teacher 41 % at 80 %; "
+                                        "motion 90 % at 95 %. Before self-training (round 1) the student found 70 % at 88 %.");
+    QTest::newRow("people, held out") << "person" << 480
+                                      << QStringLiteral("On 13 verified frames (from frame 480 on, never seen in training)") +
+                                             rest.arg(QStringLiteral("people"));
+    // Trained on the whole video: the verified frames may have been seen, and it must not say otherwise.
+    QTest::newRow("faces, whole video") << "face" << 0
+                                        << QStringLiteral("On 13 verified frames (from frame 480 on)") +
+                                               rest.arg(QStringLiteral("objects"));
+}
+
+void TestReport::headline()
+{
+    QFETCH(QString, category);
+    QFETCH(int, maxFrames);
+    QFETCH(QString, expected);
+    app::Session s;
+    s.capture.maxFrames = maxFrames;
+    trackerEvaluation(s);
+    s.evaluation.verified = verifiedRounds();
+    QCOMPARE(ui::ReportText::headline(s, category.toStdString()), expected);
+}
+
+void TestReport::verifiedPage()
+{
+    app::Workflow workflow;
+    QString error;
+    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("verified")), &error), qPrintable(error));
+    app::Session &s = workflow.session();
+    s.capture.maxFrames = 480;
+    trackerEvaluation(s);
+    s.evaluation.verified = verifiedRounds();
+    s.evaluation.student_fps = 41.5;
+    s.evaluation.teacher_fps = 4.8;
+    s.evaluation.motion_fps = 144;
+    ui::ReportPage page(&workflow, {});
+    Q_EMIT workflow.evaluationChanged();
+
+    const QString head = page.headline()->text();
+    QVERIFY2(head.contains(QStringLiteral("On 13 verified frames")), qPrintable(head));
+    QVERIFY2(head.contains(QStringLiteral("the student finds 87 % of the people at 93 % precision")), qPrintable(head));
+    QVERIFY2(head.contains(QStringLiteral("the teacher 41 % at 80 %; motion 90 % at 95 %")), qPrintable(head));
+    QVERIFY(!page.verifyButton()->isVisibleTo(&page));
+
+    // Both rounds, student first in each; the current round with its speeds.
+    QTableWidget *t = page.verifiedTable();
+    QCOMPARE(t->rowCount(), 6);
+    QCOMPARE(t->columnCount(), 9);
+    QStringList header;
+    for (int c = 0; c < t->columnCount(); ++c)
+        header << t->horizontalHeaderItem(c)->text();
+    QCOMPARE(header, QStringList({"Round", "Detector", "Recall", "Precision", "F1", "AP@0.5", "AP@[.5:.95]",
+                                  "TP / FP", "Frames/s"}));
+    auto row = [t](int r) {
+        QStringList cells;
+        for (int c = 0; c < t->columnCount(); ++c)
+            cells << t->item(r, c)->text();
+        return cells;
+    };
+    QCOMPARE(row(0).mid(0, 4), QStringList({"1", "student", "70.0 %", "88.0 %"}));
+    QCOMPARE(row(0).last(), QStringLiteral("–")); // an earlier round's speed was not measured
+    QCOMPARE(row(3), QStringList({"2", "student", "87.0 %", "93.0 %", "0.899", "0.809", "0.405", "71 / 5", "41.5"}));
+    QCOMPARE(row(4).mid(1, 3), QStringList({"teacher", "41.0 %", "80.0 %"}));
+    QCOMPARE(row(4).last(), QStringLiteral("4.8"));
+    QCOMPARE(row(5).last(), QStringLiteral("144"));
+
+    // The tracker's figures stay, named for what they are.
+    QCOMPARE(page.trackerTable()->item(1, 2)->text(), QStringLiteral("44.0 %"));
+    QCOMPARE(page.prChart()->curveCount(), 3);
+}
+
+void TestReport::withoutVerifiedFrames()
+{
+    app::Workflow workflow;
+    QString error;
+    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("tracker")), &error), qPrintable(error));
+    trackerEvaluation(workflow.session());
+    ui::ReportPage page(&workflow, {});
+    Q_EMIT workflow.evaluationChanged();
+    const QString head = page.headline()->text();
+    QVERIFY2(head.contains(QStringLiteral("against the tracker's own labels")), qPrintable(head));
+    QVERIFY2(head.contains(QStringLiteral("44.0 %")), qPrintable(head));
+    QVERIFY2(head.contains(QStringLiteral("Verify frames")), qPrintable(head));
+    QVERIFY(page.verifyButton()->isVisibleTo(&page));
+    QCOMPARE(page.verifiedTable()->rowCount(), 0);
+    QCOMPARE(page.prChart()->curveCount(), 0);
+    QSignalSpy verify(&page, &ui::ReportPage::verifyRequested);
+    QTest::mouseClick(page.verifyButton(), Qt::LeftButton);
+    QCOMPARE(verify.count(), 1);
+    // The plain-text headline (the PDF's) says the same.
+    const QString plain = ui::ReportText::headline(workflow.session(), "person");
+    QVERIFY2(plain.startsWith(QStringLiteral("Against the tracker's labels: on 310 held-out boxes")), qPrintable(plain));
+    QVERIFY2(plain.contains(QStringLiteral("Verify frames in step 4")), qPrintable(plain));
+}
+
+void TestReport::verifyButtonGoesToVerify()
+{
+    app::Workflow workflow;
+    QString error;
+    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("window")), &error), qPrintable(error));
+    trackerEvaluation(workflow.session());
+    ui::MainWindow window(&workflow);
+    window.showStep(ui::MainWindow::Report);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    Q_EMIT workflow.evaluationChanged();
+    QVERIFY(window.reportPage()->verifyButton()->isVisible());
+    QTest::mouseClick(window.reportPage()->verifyButton(), Qt::LeftButton);
+    QCOMPARE(window.currentStep(), ui::MainWindow::Verify);
+}
+
+void TestReport::prChart()
+{
+    ui::PrChart chart;
+    const auto rounds = verifiedRounds();
+    chart.show(rounds.back().scores);
+    QCOMPARE(chart.curveCount(), 3);
+    for (const vision::DetectorScore &d : rounds.back().scores) {
+        const QString name = QString::fromStdString(d.name);
+        QLineSeries *curve = chart.curve(name);
+        QVERIFY2(curve, qPrintable(name));
+        QCOMPARE(curve->count(), int(d.curve.size()));
+        for (int i = 0; i < curve->count(); ++i)
+            QCOMPARE(curve->at(i), QPointF(d.curve[std::size_t(i)].recall, d.curve[std::size_t(i)].precision));
+        QCOMPARE(curve->pen().color(), ui::detectorColor(name));
+        QScatterSeries *point = chart.operatingPoint(name);
+        QCOMPARE(point->count(), 1);
+        QCOMPARE(point->at(0), QPointF(d.recall, d.precision));
+        QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP50 ")), qPrintable(curve->name()));
+    }
+    QCOMPARE(ui::detectorColor(QStringLiteral("student")), QColor(60, 140, 255)); // as the video views
+    QCOMPARE(ui::detectorColor(QStringLiteral("teacher")), QColor(40, 200, 80));
+    // Again with fewer detectors: the old curves go.
+    chart.show({rounds.back().scores[0]});
+    QCOMPARE(chart.curveCount(), 1);
+    QCOMPARE(chart.chart()->series().size(), 2);
+}
+
+void TestReport::pdfAndCharts_data()
+{
+    QTest::addColumn<bool>("verified");
+    QTest::addColumn<QString>("results"); // on page 6
+    QTest::newRow("verified") << true << QStringLiteral("the student finds 87 % of the people at 93 % precision");
+    QTest::newRow("none verified") << false << QStringLiteral("No frame is verified yet");
+}
+
+void TestReport::pdfAndCharts()
+{
+    QFETCH(bool, verified);
+    QFETCH(QString, results);
+    app::Session s;
+    s.dir = m_dir.filePath(QStringLiteral("pdf"));
+    s.capture.source = QStringLiteral("vtest.avi");
+    s.capture.maxFrames = 480;
+    trackerEvaluation(s);
+    if (verified)
+        s.evaluation.verified = verifiedRounds();
+    ui::ReportContent content;
+    content.session = &s;
+    const QString out = m_dir.filePath(verified ? QStringLiteral("out-verified") : QStringLiteral("out-none"));
+    QStringList written;
+    QString error;
+    QVERIFY2(ui::ReportWriter::exportAll(out, content, &written, &error), qPrintable(error));
+    for (const char *f : {"report.pdf", "charts/pr.png", "charts/pr.svg", "verified.csv"}) {
+        const QString path = out + QLatin1Char('/') + QLatin1String(f);
+        QVERIFY2(written.contains(path), f);
+        QVERIFY2(QFileInfo(path).size() > 0, f);
+    }
+    const QImage png(out + QStringLiteral("/charts/pr.png"));
+    QVERIFY(!png.isNull());
+    QFile svg(out + QStringLiteral("/charts/pr.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QByteArray svgText = svg.readAll();
+    QCOMPARE(svgText.contains("student (AP50"), verified);
+    QFile csv(out + QStringLiteral("/verified.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll().count('\n'), verified ? 7 : 1); // header + 2 rounds x 3 detectors
+
+    const QString pdf = out + QStringLiteral("/report.pdf");
+    const int pages = pdfPages(pdf);
+    if (pages < 0)
+        QSKIP("pdfinfo (poppler-utils) is not installed");
+    QCOMPARE(pages, ui::ReportWriter::kPages);
+    const QString page6 = pdfText(pdf, 6);
+    QVERIFY2(page6.contains(QStringLiteral("Results against verified frames")), qPrintable(page6));
+    QVERIFY2(page6.contains(results), qPrintable(page6));
+    if (verified) {
+        QVERIFY2(page6.contains(QStringLiteral("AP@[.5:.95]")), qPrintable(page6));
+        // The PR chart is drawn on the page (as an image: see ReportWriter's Page::widget).
+        QProcess images;
+        images.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("6"),
+                                                   QStringLiteral("-l"), QStringLiteral("6"), pdf});
+        QVERIFY(images.waitForFinished(20000));
+        const QStringList lines = QString::fromUtf8(images.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() >= 3 && lines[2].trimmed().startsWith(QLatin1String("6 ")), qPrintable(lines.join(QLatin1Char('\n'))));
+    }
+    const QString title = pdfText(pdf, 1);
+    QVERIFY2(title.contains(verified ? QStringLiteral("On 13 verified frames")
+                                     : QStringLiteral("Against the tracker's labels")),
+             qPrintable(title));
+    const QString page7 = pdfText(pdf, 7);
+    QVERIFY2(page7.contains(QStringLiteral("Results against the tracker's labels")), qPrintable(page7));
+    QVERIFY2(page7.contains(QStringLiteral("44.0 %")), qPrintable(page7));
+}
+
+void TestReport::verifiedGallery()
+{
+    const QString dir = m_dir.filePath(QStringLiteral("gallery"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString video = dir + QStringLiteral("/walk.avi");
+    writeVideo(video);
+    app::Session s;
+    s.dir = dir; // no student weights: the teacher only
+    s.capture.source = video;
+    s.capture.teacher = QStringLiteral("motion");
+    vision::GroundTruth truth;
+    truth.source = video.toStdString();
+    truth.frame_size = kSize;
+    for (int f : {20, 40, 50}) {
+        vision::TruthFrame &tf = truth.ensureFrame(f);
+        const cv::Rect2d p = personAt(f); // 4 px loose: the teacher's box shows inside it
+        tf.boxes.push_back({cv::Rect2d(p.x - 4, p.y - 4, p.width + 8, p.height + 8), false, 1});
+        tf.done = f != 50; // not done: not drawn
+    }
+    const QList<QImage> images = ui::Gallery::renderVerified(s, truth, 30, {}, 6, 300);
+    QCOMPARE(images.size(), 1); // 20 is before the first frame, 50 is not done
+    const QImage &img = images.first();
+    QCOMPARE(img.height(), 300);
+    QCOMPARE(img.width(), 400);
+    // The verified box in magenta where the person is (x 140 at scale 1.25), the motion teacher's
+    // box in green inside it.
+    const double k = 300.0 / kSize.height;
+    const cv::Rect2d p = personAt(40);
+    QCOMPARE(img.pixelColor(int((p.x - 4) * k), int((p.y + p.height / 2) * k)), ui::detectorColor(QStringLiteral("truth")));
+    QVERIFY2(pixelsLike(img, ui::detectorColor(QStringLiteral("teacher"))) > 100, "no teacher box drawn");
+    QCOMPARE(pixelsLike(img, ui::detectorColor(QStringLiteral("student"))), 0);
+}
+
+void TestReport::captureTeachersAndPreview()
+{
+    const QString dir = m_dir.filePath(QStringLiteral("capture"));
+    app::Workflow workflow;
+    QString error;
+    QVERIFY2(workflow.newSession(dir, &error), qPrintable(error));
+    const QString video = dir + QStringLiteral("/walk.avi");
+    writeVideo(video);
+    workflow.session().capture.source = video;
+    workflow.session().capture.teacher = QStringLiteral("hog+motion");
+    ui::CapturePage page(&workflow);
+    Q_EMIT workflow.sessionChanged();
+    QComboBox *teachers = page.teacherBox();
+    QVERIFY(teachers->findData(QStringLiteral("motion")) >= 0);
+    QCOMPARE(teachers->currentData().toString(), QStringLiteral("hog+motion"));
+    for (const QString &spec : {QStringLiteral("motion"), QStringLiteral("hog+motion")})
+        QVERIFY(vision::Teacher::create(spec.toStdString())); // what the box offers, Teacher takes
+
+    // No student yet: the preview cannot be switched on.
+    QVERIFY(!page.studentToggle()->isEnabled());
+    // A full-frame student (untrained weights: the boxes do not matter here, that they come does).
+    const auto spec = vision::FrameStudentTrainer::spec(cv::Size(128, 96));
+    core::Model model(spec, 1);
+    core::Safetensors::saveModel(model, vision::StudentTeacher::weightsPath(dir.toStdString()));
+    Q_EMIT workflow.sessionChanged();
+    QVERIFY(page.studentToggle()->isEnabled());
+    QTRY_COMPARE(page.view()->frame(), 0);
+    page.studentToggle()->setChecked(true);
+    QTRY_COMPARE(page.view()->studentFrame(), 0);
+    QTRY_VERIFY(page.studentSpeed()->text().contains(QStringLiteral("frames/s")));
+    page.studentToggle()->setChecked(false);
+    QCOMPARE(page.view()->studentFrame(), -1);
+    QVERIFY(page.studentSpeed()->text().isEmpty());
+}
+
+void TestReport::look()
+{
+    const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS");
+    if (shots.isEmpty())
+        QSKIP("EDGETRAIN_SCREENSHOTS not set");
+    const QString vtest = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    const QString dir = m_dir.filePath(QStringLiteral("look"));
+    QVERIFY(QDir().mkpath(dir));
+    // The verified frames made by hand (tests/data/vtest), scored from frame 480 on.
+    vision::GroundTruth truth = vision::GroundTruth::importFile(
+        EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt", vision::AnnotationFormat::Mot, cv::Size(768, 576), 795);
+    truth.source = vtest.toStdString();
+    truth.save(dir.toStdString());
+    // Students: EDGETRAIN_STUDENT (current) and EDGETRAIN_STUDENT_ROUND1 (before self-training).
+    QStringList students;
+    for (const char *var : {"EDGETRAIN_STUDENT_ROUND1", "EDGETRAIN_STUDENT"})
+        if (qEnvironmentVariableIsSet(var))
+            students << qEnvironmentVariable(var);
+    if (!students.isEmpty())
+        QVERIFY(QFile::copy(students.last(), QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString()))));
+
+    std::vector<std::unique_ptr<vision::Teacher>> detectors;
+    detectors.push_back(vision::Teacher::create("hog"));
+    detectors.push_back(vision::Teacher::create("motion"));
+    for (const QString &w : students) {
+        auto student = std::make_unique<vision::StudentTeacher>(vision::FrameStudent::loadModel(w.toStdString()));
+        student->threshold = 0.05f; // the whole curve; the operating point is at 0.3
+        detectors.push_back(std::move(student));
+    }
+    std::vector<vision::Teacher *> run;
+    for (auto &d : detectors)
+        run.push_back(d.get());
+    std::set<int> frames;
+    for (const vision::TruthFrame &f : truth.frames)
+        if (f.done && f.index >= 480)
+            frames.insert(f.index);
+    auto source = vision::FrameSource::open(vtest.toStdString());
+    const vision::DetectionRunResult found = vision::DetectionRun::run(*source, run, frames);
+
+    app::Session s;
+    s.dir = dir;
+    s.title = QStringLiteral("vtest, HOG teacher");
+    s.capture.source = vtest;
+    s.capture.teacher = QStringLiteral("hog");
+    s.capture.maxFrames = 480;
+    vision::MetricsOptions options;
+    options.first_frame = 480;
+    for (std::size_t r = 0; r < std::max<std::size_t>(1, std::size_t(students.size())); ++r) {
+        app::VerifiedRound round;
+        round.round = int(r) + 1;
+        round.first_frame = 480;
+        round.frames = int(frames.size());
+        options.threshold = 0.0f;
+        round.scores.push_back(vision::DetectionMetrics::evaluate("teacher", found.detections[0], truth, options));
+        round.scores.push_back(vision::DetectionMetrics::evaluate("motion", found.detections[1], truth, options));
+        if (!students.isEmpty()) {
+            options.threshold = 0.3f;
+            round.scores.push_back(vision::DetectionMetrics::evaluate("student", found.detections[2 + r], truth, options));
+        }
+        s.evaluation.verified.push_back(round);
+    }
+    const double n = double(frames.size());
+    s.evaluation.teacher_fps = n / found.detect_seconds[0];
+    s.evaluation.motion_fps = n / found.detect_seconds[1];
+    if (!students.isEmpty())
+        s.evaluation.student_fps = n / found.detect_seconds.back();
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+
+    app::Workflow workflow;
+    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    ui::MainWindow window(&workflow);
+    window.resize(1400, 900);
+    window.showStep(ui::MainWindow::Report);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    ui::ReportPage *page = window.reportPage();
+    QTRY_VERIFY_WITH_TIMEOUT(!page->galleryLoading(), 180000);
+    QTest::qWait(200);
+    qInfo().noquote() << page->headline()->text();
+    QVERIFY(window.grab().save(shots + QStringLiteral("/report-page.png")));
+
+    const QString out = dir + QStringLiteral("/export");
+    QStringList written;
+    QVERIFY2(page->exportTo(out, &written, &error), qPrintable(error));
+    QFile::remove(shots + QStringLiteral("/pr-chart.png"));
+    QVERIFY(QFile::copy(out + QStringLiteral("/charts/pr.png"), shots + QStringLiteral("/pr-chart.png")));
+    QFile::copy(out + QStringLiteral("/report.pdf"), shots + QStringLiteral("/report.pdf"));
+    for (const auto &[first, name] : {std::pair{6, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
+                                      std::pair{8, "report-pdf-gallery"}}) {
+        QProcess ppm;
+        ppm.start(QStringLiteral("pdftoppm"), {QStringLiteral("-f"), QString::number(first), QStringLiteral("-l"),
+                                              QString::number(first), QStringLiteral("-png"), QStringLiteral("-r"),
+                                              QStringLiteral("60"), QStringLiteral("-singlefile"),
+                                              out + QStringLiteral("/report.pdf"), shots + QLatin1Char('/') + QLatin1String(name)});
+        QVERIFY(ppm.waitForFinished(60000));
+        QCOMPARE(ppm.exitCode(), 0);
+    }
+    if (students.isEmpty())
+        return;
+    // The Capture page's live preview of the student.
+    window.showStep(ui::MainWindow::Capture);
+    ui::CapturePage *capture = window.capturePage();
+    QTRY_VERIFY(capture->studentToggle()->isEnabled());
+    capture->studentToggle()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(capture->view()->studentFrame() == capture->view()->frame() &&
+                                 capture->studentSpeed()->text().contains(QStringLiteral("frames/s")),
+                             20000);
+    QTest::qWait(200);
+    QVERIFY(window.grab().save(shots + QStringLiteral("/capture-student.png")));
+}
+
+QTEST_MAIN(TestReport)
+#include "tst_report.moc"

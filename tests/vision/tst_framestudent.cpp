@@ -1,0 +1,386 @@
+// The full-frame student on a video the test draws itself, with known boxes: moving coloured
+// rectangles on a fixed textured background. The frame dataset (boxes scaled, ignore regions,
+// time-block split, the max_frame bound, augmentation that moves boxes with the pixels), a
+// student trained for a few epochs that finds the rectangles on later frames, and boxes mapped
+// back to source pixels.
+
+#include "core/detectionloss.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "vision/framedataset.h"
+#include "vision/framesource.h"
+#include "vision/framestudent.h"
+#include "vision/framestudenttrainer.h"
+#include "vision/labeling.h"
+#include "vision/studentteacher.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+using namespace edgetrain;
+using namespace edgetrain::vision;
+
+namespace {
+
+/** A rectangle crossing the frame: x = x0 + vx * f (wrapping), fixed y and size. */
+struct Mover
+{
+    double x0, y, vx, w, h;
+    cv::Scalar colour; // saturated red, green or blue: recognisable after colour jitter
+
+    cv::Rect2d box(int f, cv::Size frame) const
+    {
+        const double span = frame.width + w;
+        double x = std::fmod(x0 + vx * f, span);
+        if (x < 0)
+            x += span;
+        return {x - w, y, w, h};
+    }
+};
+
+struct Scene
+{
+    cv::Size size{160, 120};
+    int frames = 160;
+    std::vector<Mover> movers{{10, 20, 1.3, 18, 36, cv::Scalar(0, 0, 230)},
+                              {90, 60, -1.1, 22, 44, cv::Scalar(0, 220, 0)},
+                              {50, 8, 0.8, 16, 30, cv::Scalar(230, 0, 0)}};
+
+    /** Boxes wholly inside the frame (the ones a test asks the student to find). */
+    std::vector<cv::Rect2d> boxes(int f) const
+    {
+        std::vector<cv::Rect2d> out;
+        for (const Mover &m : movers) {
+            const cv::Rect2d b = m.box(f, size);
+            if (b.x >= 0 && b.x + b.width <= size.width)
+                out.push_back(b);
+        }
+        return out;
+    }
+
+    cv::Mat draw(int f) const
+    {
+        cv::Mat img(size, CV_8UC3);
+        for (int y = 0; y < size.height; ++y)
+            for (int x = 0; x < size.width; ++x) {
+                const int v = 100 + int(35 * std::sin(x * 0.11) * std::cos(y * 0.07)) +
+                              ((x * 7 + y * 13) % 11);
+                img.at<cv::Vec3b>(y, x) = cv::Vec3b(uchar(v), uchar(v), uchar(v + 8));
+            }
+        for (const Mover &m : movers) {
+            const cv::Rect2d b = m.box(f, size);
+            cv::rectangle(img, cv::Rect(b), m.colour, cv::FILLED);
+        }
+        return img;
+    }
+
+    std::string write(const QString &dir) const
+    {
+        const std::string path = (dir + QStringLiteral("/scene")).toStdString();
+        std::filesystem::create_directories(path);
+        for (int f = 0; f < frames; ++f) {
+            char name[64];
+            std::snprintf(name, sizeof name, "/%05d.png", f);
+            cv::imwrite(path + name, draw(f));
+        }
+        return path;
+    }
+
+    /** Labels as the Labeler would make them: one accepted track per mover (teacher boxes),
+     *  so the dataset sees exactly the drawn boxes. */
+    LabelResult labels(int upTo) const
+    {
+        LabelResult r;
+        r.frame_size = size;
+        r.stats.frames = upTo;
+        for (std::size_t i = 0; i < movers.size(); ++i) {
+            Track t;
+            t.id = int(i);
+            for (int f = 0; f < upTo; ++f) {
+                const cv::Rect2d b = movers[i].box(f, size);
+                const cv::Rect2d visible = b & cv::Rect2d(0, 0, size.width, size.height);
+                if (visible.area() > 0)
+                    t.boxes.push_back({f, visible, BoxSource::Teacher, 1.0f});
+            }
+            r.tracks.push_back(std::move(t));
+        }
+        return r;
+    }
+};
+
+double bestIou(const cv::Rect2d &b, const std::vector<Detection> &found)
+{
+    double best = 0;
+    for (const Detection &d : found)
+        best = std::max(best, iou(b, d.box));
+    return best;
+}
+
+} // namespace
+
+class TestFrameStudent : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void datasetScalesBoxesAndSplitsByTime();
+    void datasetIgnoresUncertainBoxes();
+    void augmentationMovesBoxesWithPixels();
+    void loadsAsDetectionTensors();
+    void studentFindsRectanglesOnLaterFrames();
+    void boxesMapBackToSourcePixels();
+    void labelsKeepStudentBoxes();
+
+private:
+    QTemporaryDir m_dir;
+    Scene m_scene;
+    std::string m_source;
+    std::shared_ptr<core::Model> m_model; // trained by studentFindsRectanglesOnLaterFrames
+};
+
+void TestFrameStudent::initTestCase()
+{
+    core::setThreadCount(2);
+    m_source = m_scene.write(m_dir.path());
+}
+
+void TestFrameStudent::datasetScalesBoxesAndSplitsByTime()
+{
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/plain").toStdString();
+    FrameDatasetOptions o;
+    o.width = 128; // 160x120 -> 128x96: boxes scale by 0.8
+    o.every = 1;
+    o.augmented = 0;
+    o.block_frames = 20;
+    o.validation_period = 4;
+    o.max_frame = 120;
+    const FrameDatasetStats s = FrameDataset::build(session, m_scene.labels(140), *source, o);
+    QCOMPARE(s.input, cv::Size(128, 96));
+    QCOMPARE(s.frames[0] + s.frames[1], 120); // never past max_frame
+    QVERIFY(s.backgrounds > 0);
+    cv::Size input;
+    const auto samples = FrameDataset::index(session, &input);
+    QCOMPARE(input, cv::Size(128, 96));
+    int validation = 0;
+    for (const FrameSample &x : samples) {
+        QVERIFY(x.frame < 120);
+        if (x.frame < 0) {
+            QVERIFY(x.boxes.empty()); // the background: a sample with no objects
+            QCOMPARE(x.split, Split::Train);
+            continue;
+        }
+        // blocks of 20 frames, the third of every four is validation: frames 40-59, 120-...
+        const bool val = (x.frame / 20) % 4 == 2;
+        QCOMPARE(x.split, val ? Split::Validation : Split::Train);
+        validation += val;
+        std::vector<cv::Rect2d> want;
+        for (const Track &t : m_scene.labels(140).tracks)
+            if (const TrackBox *b = t.at(x.frame); b && b->box.width * 0.8 >= 1.0)
+                want.push_back(b->box); // a sliver under a pixel at the input is dropped
+        QCOMPARE(x.boxes.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            const core::LabelBox &b = x.boxes[i];
+            QVERIFY(std::abs(b.x0 - 0.8 * want[i].x) < 1e-3);
+            QVERIFY(std::abs(b.y1 - 0.8 * (want[i].y + want[i].height)) < 1e-3);
+        }
+        // the sample's pixels are the frame's, resized
+        if (x.frame == 7) {
+            const cv::Mat png = cv::imread((session + "/frames/" + x.file));
+            cv::Mat expect;
+            cv::resize(m_scene.draw(7), expect, input, 0, 0, cv::INTER_AREA);
+            QCOMPARE(cv::norm(png, expect, cv::NORM_INF), 0.0);
+        }
+    }
+    QCOMPARE(validation, 20);
+}
+
+void TestFrameStudent::datasetIgnoresUncertainBoxes()
+{
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/ignore").toStdString();
+    LabelResult labels = m_scene.labels(60);
+    labels.tracks[1].state = Track::State::Rejected;
+    for (TrackBox &b : labels.tracks[2].boxes)
+        if (b.frame % 2)
+            b = {b.frame, b.box, BoxSource::Tracker, 0.1f}; // an unsure tracker box
+    labels.cuts = {30};
+    FrameDatasetOptions o;
+    o.width = 128;
+    o.every = 1;
+    o.augmented = 0;
+    o.validation_period = 0;
+    o.cut_margin = 2;
+    FrameDataset::build(session, labels, *source, o);
+    int checked = 0;
+    for (const FrameSample &x : FrameDataset::index(session)) {
+        if (x.frame < 0)
+            continue;
+        QVERIFY2(std::abs(x.frame - 30) > 2, "a frame next to a scene cut was used");
+        for (std::size_t i = 0; i < labels.tracks.size(); ++i) {
+            const TrackBox *b = labels.tracks[i].at(x.frame);
+            if (!b)
+                continue;
+            const float x0 = float(0.8 * b->box.x);
+            const auto it = std::find_if(x.boxes.begin(), x.boxes.end(), [&](const auto &l) {
+                return std::abs(l.x0 - x0) < 1e-3 && std::abs(l.y0 - 0.8 * b->box.y) < 1e-3;
+            });
+            QVERIFY(it != x.boxes.end());
+            const bool ignore = i == 1 || (i == 2 && x.frame % 2);
+            QCOMPARE(it->ignore, ignore);
+            ++checked;
+        }
+    }
+    QVERIFY(checked > 100);
+}
+
+void TestFrameStudent::augmentationMovesBoxesWithPixels()
+{
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/augmented").toStdString();
+    FrameDatasetOptions o;
+    o.width = 128;
+    o.every = 4;
+    o.augmented = 3;
+    o.validation_period = 0;
+    const auto s = FrameDataset::build(session, m_scene.labels(80), *source, o);
+    QCOMPARE(s.samples[0], 20 * 4 + s.backgrounds);
+    int objects = 0;
+    for (const FrameSample &x : FrameDataset::index(session)) {
+        const cv::Mat image = cv::imread(session + "/frames/" + x.file);
+        for (const core::LabelBox &b : x.boxes) {
+            if (b.ignore)
+                continue;
+            // the box's centre shows a saturated rectangle: one channel far above the others
+            const cv::Vec3b p = image.at<cv::Vec3b>(int((b.y0 + b.y1) / 2), int((b.x0 + b.x1) / 2));
+            const int hi = std::max({p[0], p[1], p[2]});
+            const int lo = std::min({p[0], p[1], p[2]});
+            QVERIFY2(hi - lo > 100, qPrintable(QStringLiteral("sample %1: box centre (%2, %3) "
+                                                              "is not on a rectangle")
+                                                   .arg(QString::fromStdString(x.file))
+                                                   .arg(double(b.x0 + b.x1) / 2)
+                                                   .arg(double(b.y0 + b.y1) / 2)));
+            ++objects;
+        }
+    }
+    QVERIFY(objects > 100);
+}
+
+void TestFrameStudent::loadsAsDetectionTensors()
+{
+    const std::string session = (m_dir.path() + "/plain").toStdString();
+    const core::TensorDataset train = FrameDataset::load(session, Split::Train, 32);
+    const core::TensorDataset val = FrameDataset::load(session, Split::Validation, 32);
+    QCOMPARE(train.labelWidth(), core::DetectionLoss::labelWidth(32));
+    QCOMPARE(val.size(), std::int64_t(20));
+    QCOMPARE(train.sampleShape(), (core::Shape{3, 96, 128}));
+    const auto samples = FrameDataset::index(session);
+    std::int64_t i = 0;
+    for (const FrameSample &x : samples) {
+        if (x.split != Split::Train)
+            continue;
+        const auto boxes =
+            core::DetectionLoss::decodeLabels(train.labels().data() + i * train.labelWidth(), 32);
+        QCOMPARE(boxes.size(), x.boxes.size()); // (in the label, objects by size first)
+        for (const core::LabelBox &b : boxes)
+            QVERIFY(std::any_of(x.boxes.begin(), x.boxes.end(), [&](const core::LabelBox &s) {
+                const float eps = 1.0f / core::DetectionLoss::kSubpixel;
+                return std::abs(b.x0 - s.x0) <= eps && std::abs(b.x1 - s.x1) <= eps &&
+                       std::abs(b.y0 - s.y0) <= eps && std::abs(b.y1 - s.y1) <= eps &&
+                       b.ignore == s.ignore;
+            }));
+        ++i;
+    }
+    QCOMPARE(i, train.size());
+    QVERIFY_THROWS_EXCEPTION(core::IoError, FrameDataset::load((m_dir.path() + "/none").toStdString(),
+                                               Split::Train, 32));
+}
+
+void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
+{
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/train").toStdString();
+    FrameDatasetOptions o;
+    o.width = 128;
+    o.every = 2;
+    o.augmented = 1;
+    o.validation_period = 0;
+    o.max_frame = 120;
+    const auto s = FrameDataset::build(session, m_scene.labels(120), *source, o);
+    m_model = std::make_shared<core::Model>(FrameStudentTrainer::spec(s.input), 7);
+    FrameTrainOptions t;
+    t.epochs = 6;
+    t.batch = 8;
+    t.lr = 0.03;
+    const auto r = FrameStudentTrainer::train(*m_model, session, t);
+    QCOMPARE(int(r.epochs.size()), 6);
+    QVERIFY(r.epochs.back().train_loss < r.epochs.front().train_loss);
+
+    FrameStudent student(*m_model);
+    int truths = 0, found = 0, detections = 0, correct = 0;
+    for (int f = 120; f < m_scene.frames; f += 2) {
+        const auto dets = student.detect(m_scene.draw(f), 0.3f);
+        const auto want = m_scene.boxes(f);
+        truths += int(want.size());
+        for (const cv::Rect2d &b : want)
+            found += bestIou(b, dets) >= 0.5;
+        const cv::Rect2d frame(0, 0, m_scene.size.width, m_scene.size.height);
+        for (const Detection &d : dets) {
+            ++detections;
+            bool ok = false;
+            for (const Mover &m : m_scene.movers) // a box cut by the border is fine too
+                ok = ok || iou(d.box, m.box(f, m_scene.size) & frame) >= 0.5;
+            correct += ok;
+        }
+    }
+    const double recall = double(found) / truths, precision = double(correct) / detections;
+    qInfo("student on frames 120-159: recall %.3f (%d/%d), precision %.3f (%d/%d)", recall,
+          found, truths, precision, correct, detections);
+    QVERIFY(recall >= 0.8);
+    QVERIFY(precision >= 0.8);
+}
+
+void TestFrameStudent::boxesMapBackToSourcePixels()
+{
+    QVERIFY(m_model);
+    FrameStudent student(*m_model);
+    const cv::Mat frame = m_scene.draw(131);
+    cv::Mat big;
+    cv::resize(frame, big, cv::Size(), 3.0, 3.0, cv::INTER_NEAREST);
+    const auto small = student.detect(frame, 0.3f);
+    const auto large = student.detect(big, 0.3f);
+    QVERIFY(!small.empty());
+    QCOMPARE(large.size(), small.size());
+    for (std::size_t i = 0; i < small.size(); ++i) {
+        const cv::Rect2d &a = small[i].box;
+        const cv::Rect2d scaled(a.x * 3, a.y * 3, a.width * 3, a.height * 3);
+        QVERIFY2(iou(scaled, large[i].box) > 0.9, "boxes do not scale with the source");
+    }
+    // the same student as a teacher (what `detect --detector session:DIR` runs)
+    StudentTeacher teacher(m_model);
+    teacher.threshold = 0.3f;
+    QCOMPARE(teacher.detect(frame).size(), small.size());
+    QVERIFY_THROWS_EXCEPTION(core::IoError, StudentTeacher::fromSession((m_dir.path() + "/none").toStdString()));
+}
+
+void TestFrameStudent::labelsKeepStudentBoxes()
+{
+    LabelResult r = m_scene.labels(10);
+    r.tracks[0].boxes[3].source = BoxSource::Student;
+    const std::string dir = (m_dir.path() + "/labels").toStdString();
+    r.save(dir);
+    const LabelResult back = LabelResult::load(dir);
+    QCOMPARE(back.tracks[0].boxes[3].source, BoxSource::Student);
+    QCOMPARE(back.tracks[0].boxes[2].source, BoxSource::Teacher);
+}
+
+QTEST_GUILESS_MAIN(TestFrameStudent)
+#include "tst_framestudent.moc"

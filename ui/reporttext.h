@@ -1,0 +1,58 @@
+#pragma once
+
+#include "app/session/session.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <string>
+
+namespace edgetrain::ui {
+
+/**
+ * The report's words and tables, composed from a session's evaluation: one source for the
+ * Report page and the PDF, so the window and the paper say the same thing. Figures against
+ * verified frames (boxes a person checked) come first when there are any; the figures against
+ * the tracker's own labels are always named for what they are. Pure functions of their
+ * arguments; GUI-free.
+ */
+class ReportText
+{
+public:
+    /** How the headline names what the truth holds: "people" for "person", else "objects". */
+    static QString objectsWord(const std::string &category);
+    /** The current verified round (the last), or nullptr when no round has scores. */
+    static const app::VerifiedRound *currentRound(const app::Session &session);
+
+    /**
+     * The headline, plain text. With verified frames: recall and precision of each detector on
+     * them, student first ("On 13 verified frames (from frame 480 on, never seen in training)
+     * the student finds 87 % of the people at 93 % precision; the teacher 41 % at 80 %; motion
+     * 90 % at 95 %."), and the first round's student when self-training ran more rounds.
+     * Without: the figures against the tracker's labels, said to be that, and an invitation to
+     * verify frames.
+     */
+    static QString headline(const app::Session &session, const std::string &category);
+    /** The headline against the tracker's labels only (whether or not frames are verified). */
+    static QString trackerHeadline(const app::Session &session);
+    /** What to do when no frame is verified (names the Verify step). */
+    static QString verifyInvitation();
+
+    /** Header + one row per detector of the current round: recall, precision, F1, AP@0.5,
+     *  AP@[.5:.95], TP / FP, frames/s. With more than one round, every round's rows, the
+     *  first column naming the round. Only the header without verified figures. */
+    static QList<QStringList> verifiedRows(const app::Session &session);
+    /** Header + the three rows against the tracker's labels ("–" where nothing was measured). */
+    static QList<QStringList> trackerRows(const app::Session &session);
+    /** What the verified figures were measured on, one sentence ("" without them). */
+    static QString verifiedMethod(const app::Session &session);
+
+    /** "the student", "the teacher", "motion", or the name itself. */
+    static QString detectorPhrase(const std::string &name);
+    /** Detections per second of a detector in the current round (0: not measured). */
+    static double framesPerSecond(const app::Session &session, const std::string &name);
+    static QString percent(double fraction, int decimals = 1);
+};
+
+} // namespace edgetrain::ui

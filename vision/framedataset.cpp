@@ -1,0 +1,396 @@
+#include "framedataset.h"
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/random.h"
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace edgetrain::vision {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int roundTo8(double v)
+{
+    return std::max(8, int(std::lround(v / 8.0)) * 8);
+}
+
+/** Boxes scaled from source pixels to input pixels. */
+std::vector<core::LabelBox> scaled(const std::vector<core::LabelBox> &boxes, double kx, double ky,
+                                   double minHeight)
+{
+    std::vector<core::LabelBox> out;
+    for (core::LabelBox b : boxes) {
+        b.x0 = float(b.x0 * kx);
+        b.x1 = float(b.x1 * kx);
+        b.y0 = float(b.y0 * ky);
+        b.y1 = float(b.y1 * ky);
+        if (b.y1 - b.y0 < minHeight)
+            b.ignore = true;
+        out.push_back(b);
+    }
+    return out;
+}
+
+/** Clips boxes to the input; a box mostly cut becomes an ignore region, one nearly gone is
+ *  dropped. */
+std::vector<core::LabelBox> clipped(const std::vector<core::LabelBox> &boxes, cv::Size input)
+{
+    std::vector<core::LabelBox> out;
+    for (core::LabelBox b : boxes) {
+        const double area = double(b.x1 - b.x0) * double(b.y1 - b.y0);
+        core::LabelBox c = b;
+        c.x0 = std::clamp(b.x0, 0.0f, float(input.width));
+        c.x1 = std::clamp(b.x1, 0.0f, float(input.width));
+        c.y0 = std::clamp(b.y0, 0.0f, float(input.height));
+        c.y1 = std::clamp(b.y1, 0.0f, float(input.height));
+        const double visible = std::max(0.0f, c.x1 - c.x0) * double(std::max(0.0f, c.y1 - c.y0));
+        if (area <= 0 || visible < 0.05 * area || c.x1 - c.x0 < 1 || c.y1 - c.y0 < 1)
+            continue;
+        if (visible < 0.6 * area)
+            c.ignore = true;
+        out.push_back(c);
+    }
+    return out;
+}
+
+/** A jittered copy: flip, scale about a random centre, brightness and contrast. */
+cv::Mat augment(const cv::Mat &image, const std::vector<core::LabelBox> &boxes, core::Rng &rng,
+                std::vector<core::LabelBox> *outBoxes)
+{
+    const double W = image.cols, H = image.rows;
+    const bool flip = rng.uniform() < 0.5f;
+    const double s = rng.uniform(0.85f, 1.2f);
+    const double cx = rng.uniform(0.25f, 0.75f) * W, cy = rng.uniform(0.25f, 0.75f) * H;
+    // Continuous coordinates (pixel i spans [i, i+1]): x' = a x + b, y' = s y + d.
+    const double a = flip ? -s : s;
+    const double b = flip ? W - cx * (1 - s) : cx * (1 - s);
+    const double d = cy * (1 - s);
+    // warpAffine maps pixel centres: i' + 0.5 = a (i + 0.5) + b.
+    const cv::Matx23d m(a, 0, b + 0.5 * a - 0.5, 0, s, d + 0.5 * s - 0.5);
+    cv::Mat warped;
+    cv::warpAffine(image, warped, m, image.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+    const double alpha = rng.uniform(0.75f, 1.25f), beta = rng.uniform(-25.0f, 25.0f);
+    cv::Mat out;
+    warped.convertTo(out, -1, alpha, beta);
+    std::vector<core::LabelBox> moved;
+    for (core::LabelBox box : boxes) {
+        float x0 = float(a * box.x0 + b), x1 = float(a * box.x1 + b);
+        if (x0 > x1)
+            std::swap(x0, x1);
+        box.x0 = x0;
+        box.x1 = x1;
+        box.y0 = float(s * box.y0 + d);
+        box.y1 = float(s * box.y1 + d);
+        moved.push_back(box);
+    }
+    *outBoxes = clipped(moved, image.size());
+    return out;
+}
+
+cv::Mat medianImage(const std::vector<cv::Mat> &images)
+{
+    cv::Mat out(images.front().size(), images.front().type());
+    std::vector<uchar> values(images.size());
+    const std::size_t mid = values.size() / 2;
+    const int bytes = images.front().cols * images.front().channels();
+    for (int y = 0; y < out.rows; ++y) {
+        uchar *o = out.ptr<uchar>(y);
+        for (int x = 0; x < bytes; ++x) {
+            for (std::size_t i = 0; i < images.size(); ++i)
+                values[i] = images[i].ptr<uchar>(y)[x];
+            std::nth_element(values.begin(), values.begin() + std::ptrdiff_t(mid), values.end());
+            o[x] = values[mid];
+        }
+    }
+    return out;
+}
+
+core::Json boxesJson(const std::vector<core::LabelBox> &boxes)
+{
+    core::Json list = core::Json::array();
+    for (const core::LabelBox &b : boxes) {
+        core::Json row = core::Json::array();
+        row.push(double(b.x0)).push(double(b.y0)).push(double(b.x1)).push(double(b.y1));
+        row.push(b.ignore ? 1 : 0);
+        list.push(std::move(row));
+    }
+    return list;
+}
+
+} // namespace
+
+cv::Size FrameDataset::inputSize(cv::Size frame, int width)
+{
+    const int w = roundTo8(width);
+    if (frame.width <= 0 || frame.height <= 0)
+        return {w, roundTo8(w * 0.75)};
+    return {w, roundTo8(double(w) * frame.height / frame.width)};
+}
+
+std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, int frame,
+                                                     const FrameDatasetOptions &o)
+{
+    std::vector<core::LabelBox> out;
+    for (const Track &t : labels.tracks) {
+        const TrackBox *b = t.at(frame);
+        if (!b)
+            continue;
+        core::LabelBox box;
+        box.x0 = float(b->box.x);
+        box.y0 = float(b->box.y);
+        box.x1 = float(b->box.x + b->box.width);
+        box.y1 = float(b->box.y + b->box.height);
+        box.ignore = t.state == Track::State::Rejected ||
+                     (b->source == BoxSource::Tracker && b->confidence < o.min_tracker_confidence);
+        out.push_back(box);
+    }
+    return out;
+}
+
+FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const LabelResult &labels,
+                                      FrameSource &source, const FrameDatasetOptions &o,
+                                      const Progress &progress, const std::atomic<bool> *stop)
+{
+    const auto start = std::chrono::steady_clock::now();
+    FrameDatasetStats stats;
+    const cv::Size frameSize = source.frameSize();
+    stats.input = o.input.area() > 0 ? o.input : inputSize(frameSize, o.width);
+    if (stats.input.width % 8 || stats.input.height % 8)
+        throw core::SpecError("frame dataset: the input size must be multiples of 8, not " +
+                              std::to_string(stats.input.width) + "x" +
+                              std::to_string(stats.input.height));
+    int total = source.frameCount() > 0 ? source.frameCount() : labels.stats.frames;
+    if (labels.stats.frames > 0)
+        total = std::min(total, labels.stats.frames); // frames past labelling have no labels
+    if (o.max_frame > 0)
+        total = std::min(total, o.max_frame);
+    const std::int64_t sampleBytes = std::int64_t(3) * stats.input.area() * 4;
+    if (o.every > 0) {
+        stats.every = o.every;
+    } else {
+        const double perFrame = 1.0 + o.augmented * 0.8;
+        const double room = std::max<double>(
+            1.0, double(o.budget_bytes / sampleBytes) - std::max(0, o.backgrounds));
+        stats.every = std::max(1, int(std::ceil(total * perFrame / room)));
+    }
+    auto nearCut = [&](int f) {
+        return std::any_of(labels.cuts.begin(), labels.cuts.end(),
+                           [&](int c) { return std::abs(f - c) <= o.cut_margin; });
+    };
+    auto splitOf = [&](int f) {
+        if (o.validation_period <= 0)
+            return Split::Train;
+        const int block = f / std::max(1, o.block_frames);
+        return block % o.validation_period == o.validation_period / 2 ? Split::Validation
+                                                                       : Split::Train;
+    };
+
+    const fs::path root = fs::path(sessionDir) / "frames";
+    const fs::path tmp = fs::path(sessionDir) / "frames.tmp";
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    core::Rng rng(o.seed ^ 0x4652414d45ull);
+    core::Json samples = core::Json::array();
+    int written = 0;
+    auto write = [&](const cv::Mat &image, const std::vector<core::LabelBox> &boxes, Split split,
+                     int frame) {
+        char name[32];
+        std::snprintf(name, sizeof name, "%06d.png", written++);
+        if (!cv::imwrite((tmp / name).string(), image, {cv::IMWRITE_PNG_COMPRESSION, 1}))
+            throw core::IoError("cannot write '" + (tmp / name).string() + "'");
+        core::Json j;
+        j.set("file", name).set("split", splitName(split)).set("frame", frame);
+        j.set("boxes", boxesJson(boxes));
+        samples.push(std::move(j));
+        const int s = split == Split::Train ? 0 : 1;
+        ++stats.samples[s];
+        for (const core::LabelBox &b : boxes)
+            ++(b.ignore ? stats.ignores[s] : stats.objects[s]);
+    };
+
+    const int medianStep = std::max(stats.every, total / 25);
+    std::vector<cv::Mat> forMedian;
+    if (!source.seek(0))
+        throw SourceError("cannot seek to the start of '" + source.description() + "'");
+    Frame frame;
+    const double kx = double(stats.input.width) / std::max(1, frameSize.width);
+    const double ky = double(stats.input.height) / std::max(1, frameSize.height);
+    while (source.read(frame)) {
+        if (stop && stop->load())
+            break;
+        const int f = frame.index;
+        if (f >= total)
+            break;
+        if (progress && f % 25 == 0)
+            progress(f, total);
+        const bool sampled = f % stats.every == 0 && !nearCut(f);
+        const bool median = f % medianStep == 0;
+        if (!sampled && !median)
+            continue;
+        cv::Mat base;
+        cv::resize(frame.image, base, stats.input, 0, 0, cv::INTER_AREA);
+        if (median)
+            forMedian.push_back(base);
+        if (!sampled)
+            continue;
+        const Split split = splitOf(f);
+        const auto boxes = clipped(scaled(frameBoxes(labels, f, o), kx, ky, o.min_height_px),
+                                   stats.input);
+        ++stats.frames[split == Split::Train ? 0 : 1];
+        write(base, boxes, split, f);
+        if (split != Split::Train)
+            continue;
+        for (int k = 0; k < o.augmented; ++k) {
+            std::vector<core::LabelBox> moved;
+            const cv::Mat jittered = augment(base, boxes, rng, &moved);
+            write(jittered, moved, split, f);
+        }
+    }
+    if (stop && stop->load()) {
+        fs::remove_all(tmp);
+        stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                            .count();
+        return stats;
+    }
+    if (forMedian.size() >= 3) {
+        const cv::Mat background = medianImage(forMedian);
+        for (int k = 0; k < o.backgrounds; ++k) {
+            std::vector<core::LabelBox> none;
+            write(k == 0 ? background : augment(background, {}, rng, &none), {}, Split::Train, -1);
+            ++stats.backgrounds;
+        }
+    }
+    core::Json index;
+    index.set("format", "edgetrain-frames-1").set("source", labels.source);
+    index.set("input_width", stats.input.width).set("input_height", stats.input.height);
+    index.set("frame_width", frameSize.width).set("frame_height", frameSize.height);
+    index.set("every", stats.every).set("max_frame", total);
+    index.set("samples", std::move(samples));
+    {
+        std::ofstream out(tmp / "index.json", std::ios::binary | std::ios::trunc);
+        out << index.dump(1) << '\n';
+        if (!out)
+            throw core::IoError("cannot write '" + (tmp / "index.json").string() + "'");
+    }
+    fs::remove_all(root);
+    fs::rename(tmp, root);
+    if (progress)
+        progress(total, total);
+    stats.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return stats;
+}
+
+std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::Size *input)
+{
+    const std::string path = (fs::path(sessionDir) / "frames" / "index.json").string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw core::IoError("cannot read '" + path + "' (build the frame dataset first)");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const core::Json j = core::Json::parse(text, path);
+    auto fail = [&](const std::string &what) { throw core::FormatError(path + ": " + what); };
+    const core::Json *format = j.find("format");
+    if (!format || !format->isString() || format->toString() != "edgetrain-frames-1")
+        fail("not an EdgeTrain frame dataset (format edgetrain-frames-1)");
+    auto integer = [&](const core::Json &o, const char *key) {
+        const core::Json *v = o.find(key);
+        if (!v || !v->isNumber())
+            fail(std::string("field '") + key + "' missing or not a number");
+        return int(v->toDouble());
+    };
+    if (input)
+        *input = cv::Size(integer(j, "input_width"), integer(j, "input_height"));
+    const core::Json *list = j.find("samples");
+    if (!list || !list->isArray())
+        fail("no 'samples' array");
+    std::vector<FrameSample> out;
+    const auto &rows = list->toArray();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const core::Json &row = rows[i];
+        const std::string where = "sample " + std::to_string(i);
+        const core::Json *file = row.find("file");
+        const core::Json *split = row.find("split");
+        const core::Json *boxes = row.find("boxes");
+        if (!file || !file->isString() || !split || !split->isString() || !boxes ||
+            !boxes->isArray())
+            fail(where + ": needs 'file', 'split' and 'boxes'");
+        FrameSample s;
+        s.file = file->toString();
+        s.frame = integer(row, "frame");
+        if (split->toString() == "train")
+            s.split = Split::Train;
+        else if (split->toString() == "val")
+            s.split = Split::Validation;
+        else
+            fail(where + ": split '" + split->toString() + "' is neither train nor val");
+        for (const core::Json &b : boxes->toArray()) {
+            if (!b.isArray() || b.toArray().size() != 5)
+                fail(where + ": a box must be [x0, y0, x1, y1, ignore]");
+            const auto &v = b.toArray();
+            core::LabelBox box;
+            box.x0 = float(v[0].toDouble());
+            box.y0 = float(v[1].toDouble());
+            box.x1 = float(v[2].toDouble());
+            box.y1 = float(v[3].toDouble());
+            box.ignore = v[4].toDouble() != 0;
+            if (!(box.x1 > box.x0 && box.y1 > box.y0))
+                fail(where + ": a box has no area");
+            s.boxes.push_back(box);
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+core::TensorDataset FrameDataset::load(const std::string &sessionDir, Split split, int maxObjects)
+{
+    cv::Size input;
+    const auto samples = index(sessionDir, &input);
+    const fs::path root = fs::path(sessionDir) / "frames";
+    const int width = core::DetectionLoss::labelWidth(maxObjects);
+    const std::size_t plane = std::size_t(3 * input.area());
+    std::vector<float> images;
+    std::vector<std::int32_t> labels;
+    std::size_t n = 0;
+    for (const FrameSample &s : samples)
+        n += s.split == split;
+    images.resize(n * plane);
+    labels.resize(n * std::size_t(width));
+    std::size_t at = 0;
+    for (const FrameSample &s : samples) {
+        if (s.split != split)
+            continue;
+        const std::string path = (root / s.file).string();
+        const cv::Mat image = cv::imread(path, cv::IMREAD_COLOR);
+        if (image.empty())
+            throw core::FormatError(path + ": not a readable image");
+        if (image.size() != input)
+            throw core::FormatError(path + ": " + std::to_string(image.cols) + "x" +
+                                    std::to_string(image.rows) + ", the index says " +
+                                    std::to_string(input.width) + "x" +
+                                    std::to_string(input.height));
+        CropDataset::toTensor(image, images.data() + at * plane);
+        core::DetectionLoss::encode(s.boxes, maxObjects, labels.data() + at * std::size_t(width));
+        ++at;
+    }
+    if (n == 0)
+        throw core::FormatError((root / "index.json").string() + ": the " +
+                                std::string(splitName(split)) + " split is empty");
+    return core::TensorDataset(root.string() + " (" + splitName(split) + ")",
+                               core::Shape{3, input.height, input.width}, 1, std::move(images),
+                               std::move(labels), width);
+}
+
+} // namespace edgetrain::vision

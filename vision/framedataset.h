@@ -1,0 +1,98 @@
+#pragma once
+
+#include "core/detectionloss.h"
+#include "core/tensordataset.h"
+#include "cropdataset.h"
+#include "framesource.h"
+#include "labeling.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace edgetrain::vision {
+
+struct FrameDatasetOptions
+{
+    /** The detector's input (multiples of 8). {0, 0}: `width` wide, the frame's aspect. */
+    cv::Size input{0, 0};
+    int width = 256;
+    /** Frames sampled: every k-th. 0: chosen so the float dataset stays under budget_bytes. */
+    int every = 0;
+    std::int64_t budget_bytes = std::int64_t(300) << 20;
+    /** Frames >= max_frame are never read (0: no bound): `viewpoint --max-frames`. */
+    int max_frame = 0;
+    /** Train / validation by time blocks of block_frames (one in `validation_period` blocks is
+     *  validation), never by single frames: neighbouring frames are near copies. */
+    int block_frames = 60;
+    int validation_period = 5; // 0: no validation split
+    int augmented = 2;         // extra jittered copies of each sampled training frame
+    int backgrounds = 6;       // hard negatives: the scene's background, jittered, no objects
+    float min_tracker_confidence = 0.45f; // tracker boxes below: ignore regions, not objects
+    double min_height_px = 6.0;           // smaller objects (input pixels) become ignore regions
+    int cut_margin = 3;                   // frames either side of a scene cut are skipped
+    int max_objects = 32;
+    std::uint64_t seed = 1;
+};
+
+struct FrameDatasetStats
+{
+    cv::Size input;
+    int every = 1;
+    int frames[2] = {0, 0};  // sampled source frames, by split (train, validation)
+    int samples[2] = {0, 0}; // with augmented copies and backgrounds
+    int objects[2] = {0, 0};
+    int ignores[2] = {0, 0};
+    int backgrounds = 0;
+    double seconds = 0.0;
+};
+
+/** One stored sample: its image file and boxes in input pixels. */
+struct FrameSample
+{
+    std::string file; // relative to <session>/frames
+    Split split = Split::Train;
+    int frame = -1; // source frame; -1 for a background sample
+    std::vector<core::LabelBox> boxes;
+};
+
+/**
+ * The full-frame detector's dataset: whole frames of the session's labels, resized to the
+ * detector's input (aspect kept), boxes scaled to input pixels. Objects: teacher boxes, student
+ * boxes (self-training) and accepted tracker boxes with confidence >= min_tracker_confidence;
+ * ignore regions: the boxes of rejected tracks and less confident tracker boxes. Frames next to
+ * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.85-1.2
+ * about a random centre with boxes cut at the border clipped, or made ignore regions when
+ * mostly cut, brightness and contrast), and the scene's background (median of sampled frames)
+ * gives `backgrounds` samples with no objects. Stored as PNG files under <session>/frames with an
+ * index.json (boxes, split, frame); replaces an earlier dataset only once complete.
+ */
+class FrameDataset
+{
+public:
+    using Progress = std::function<void(int frame, int frames)>;
+    /** Throws SourceError if the source cannot seek, IoError if the folder cannot be written. */
+    static FrameDatasetStats build(const std::string &sessionDir, const LabelResult &labels,
+                                   FrameSource &source, const FrameDatasetOptions &options,
+                                   const Progress &progress = {},
+                                   const std::atomic<bool> *stop = nullptr);
+
+    /** The input size for a frame: `width` wide (multiple of 8), height from the aspect. */
+    static cv::Size inputSize(cv::Size frame, int width = 256);
+
+    /** A frame's label boxes in source pixels (ignore set for uncertain ones). */
+    static std::vector<core::LabelBox> frameBoxes(const LabelResult &labels, int frame,
+                                                  const FrameDatasetOptions &options);
+
+    /** The index of <session>/frames. Throws IoError / FormatError naming the file. */
+    static std::vector<FrameSample> index(const std::string &sessionDir, cv::Size *input = nullptr);
+
+    /** One split as tensors [3, H, W] (CropDataset's normalisation) with DetectionLoss labels
+     *  of labelWidth(maxObjects). Throws FormatError naming the file for a bad index or image,
+     *  or an empty split. */
+    static core::TensorDataset load(const std::string &sessionDir, Split split, int maxObjects);
+};
+
+} // namespace edgetrain::vision
