@@ -264,7 +264,12 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
 {
     const int epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 40;
     const int rounds = int(cli.integer("rounds", 1, 5));
-    const float studentThreshold = float(cli.number("student-threshold", 0.01, 0.99));
+    const bool autoThreshold = cli.text("student-threshold") == "auto";
+    float studentThreshold =
+        autoThreshold ? 0.3f : float(cli.number("student-threshold", 0.01, 0.99));
+    const std::string evalSpan = cli.text("eval");
+    if (evalSpan != "all" && evalSpan != "seen")
+        throw UsageError("--eval must be all or seen, not '" + evalSpan + "'");
     const std::uint64_t seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
     vision::FrameDatasetOptions d;
     d.width = int(cli.integer("width", 64, 1024));
@@ -281,7 +286,20 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     auto source = vision::FrameSource::open(sourceSpec);
     const auto t0 = std::chrono::steady_clock::now();
 
-    vision::LabelResult labels = label(cli, *source, *teacher, labelOptions);
+    vision::LabelResult labels;
+    if (cli.isSet("labels")) {
+        // Experiments on one labelling: the teacher's tracks of an earlier session, as they were.
+        labels = vision::LabelResult::load(cli.text("labels"));
+        if (labelOptions.max_frames > 0 && labels.stats.frames > labelOptions.max_frames)
+            throw UsageError("--labels " + cli.text("labels") + " labelled " +
+                             std::to_string(labels.stats.frames) + " frames, more than --max-frames " +
+                             std::to_string(labelOptions.max_frames));
+        labels.options.max_frames = labelOptions.max_frames; // self-training stays within
+        cli.message("labels of " + cli.text("labels") + ": " + std::to_string(labels.stats.tracks) +
+                    " tracks, " + std::to_string(labels.stats.teacher_boxes) + " teacher boxes");
+    } else {
+        labels = label(cli, *source, *teacher, labelOptions);
+    }
     labels.save(out);
     if (labels.cancelled)
         throw core::Error("cancelled while labelling (the tracks so far are in " + out +
@@ -375,6 +393,11 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                 .set("train_centre_recall", trained.epochs.back().train_accuracy)
                 .set("validation_centre_recall", trained.epochs.back().test_accuracy);
         }
+        const int best = vision::FrameStudentTrainer::bestEpoch(trained);
+        if (best > 0)
+            cli.message("round " + std::to_string(round) + ": kept the weights of epoch " +
+                        std::to_string(best) + " (lowest validation loss)");
+        rj.set("best_epoch", best);
         rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
         roundsJson.push(std::move(rj));
     }
@@ -383,7 +406,15 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     j.set("student_weights", vision::StudentTeacher::weightsPath(out));
 
     // Verified frames: teacher, motion and every round's student, on the same frames.
-    const vision::GroundTruth truth = loadTruth(cli, out, *source);
+    vision::GroundTruth truth = loadTruth(cli, out, *source);
+    if (evalSpan == "seen" && labelOptions.max_frames > 0) {
+        // Tuning: the frames >= max-frames are neither run nor scored.
+        std::vector<vision::TruthFrame> seen;
+        for (const vision::TruthFrame &f : truth.frames)
+            if (f.index < labelOptions.max_frames)
+                seen.push_back(f);
+        truth.frames = std::move(seen);
+    }
     if (!truth.frames.empty()) {
         std::set<int> frames;
         for (const vision::TruthFrame &f : truth.frames)
@@ -409,6 +440,32 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
             CliContext::stopFlag());
         cli.progressDone();
         const int split = labelOptions.max_frames;
+        if (autoThreshold) {
+            // The operating point of the last round: the best F1 on the verified frames the
+            // student saw (< max-frames), never on the held-out ones.
+            vision::MetricsOptions m;
+            m.iou = cli.number("match-iou", 0.1, 0.95);
+            m.last_frame = split > 0 ? split - 1 : INT_MAX;
+            const auto s = vision::DetectionMetrics::evaluate("student", run.detections.back(),
+                                                              truth, m);
+            double bestF1 = 0;
+            for (const vision::PrPoint &p : s.curve) {
+                const double f1 = p.recall + p.precision > 0
+                                      ? 2 * p.recall * p.precision / (p.recall + p.precision)
+                                      : 0.0;
+                if (f1 > bestF1 + 1e-9) {
+                    bestF1 = f1;
+                    studentThreshold = p.threshold;
+                }
+            }
+            char line[160];
+            std::snprintf(line, sizeof line,
+                          "student threshold %.3f: the best F1 (%.3f) on the verified frames < "
+                          "max-frames",
+                          double(studentThreshold), bestF1);
+            cli.message(line);
+            j.set("student_threshold", double(studentThreshold));
+        }
         auto scoreAll = [&](int first, int last, const char *what) {
             vision::MetricsOptions m;
             m.iou = cli.number("match-iou", 0.1, 0.95);
@@ -443,8 +500,10 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
             v.set("rounds", std::move(perRound));
             return v;
         };
-        core::Json verified = split > 0 ? scoreAll(split, INT_MAX, ">= max-frames (held out)")
-                                        : scoreAll(0, INT_MAX, "(all)");
+        core::Json verified = split <= 0         ? scoreAll(0, INT_MAX, "(all)")
+                              : evalSpan == "seen" ? core::Json::object()
+                                                   : scoreAll(split, INT_MAX,
+                                                              ">= max-frames (held out)");
         if (split > 0)
             verified.set("seen", scoreAll(0, split - 1, "< max-frames (seen in training)"));
         core::Json fps;
@@ -547,7 +606,14 @@ int ViewpointCommand::run(const QStringList &arguments)
     cli.addOption("sample-every", "frames: every K-th frame (0: within the 300 MB budget).", "K",
                   "0");
     cli.addOption("augment", "frames: jittered copies per training frame.", "N", "2");
-    cli.addOption("student-threshold", "frames: the student's operating threshold.", "X", "0.3");
+    cli.addOption("student-threshold",
+                  "frames: the student's operating threshold, or auto: the best F1 on the "
+                  "verified frames < max-frames.",
+                  "X", "auto");
+    cli.addOption("labels", "frames: reuse the labels.json of this session instead of labelling "
+                  "(it must have the same --max-frames).", "DIR");
+    cli.addOption("eval", "frames: verified frames scored: all, or seen (only those < "
+                  "max-frames, for tuning).", "SPAN", "all");
     cli.addOption("self-threshold", "frames: the student's boxes trusted in self-training.", "X",
                   "0.5");
     cli.addOption("truth", "Verified boxes (MOT gt.txt) to score teacher, motion and student.",
