@@ -21,14 +21,14 @@ namespace edgetrain::gui {
 namespace {
 
 const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
-constexpr int kLabelledFrames = 480;
-// Chosen so that the headless demo fits in 4 minutes on a quiet 2-core machine (see the report).
+constexpr int kLabelledFrames = 480; // the student never sees vtest's frames from 480 on
+// Chosen so that the headless demo fits in 4 minutes on a quiet 2-core machine.
 constexpr int kDemoEvery = 5;        // the teacher on every 5th frame, the tracker between
 constexpr int kDemoFrameWidth = 256; // the detector's input: 256x192
-constexpr int kDemoFrameEvery = 4;   // every 4th labelled frame: 276 samples, 160 MB shipped to each node
+constexpr int kDemoFrameEvery = 4;   // every 4th labelled frame: 276 samples, 160 MB per node
 constexpr int kDemoEpochs = 30;
 constexpr int kDemoBatch = 12;
-constexpr double kDemoLr = 0.02; // the student never sees vtest's frames from 480 on
+constexpr double kDemoLr = 0.02;
 
 /** The verified frames of `truthFile` (+ the frames.txt next to it) into the session's
  *  truth.json. */
@@ -359,7 +359,7 @@ void HeadlessDemo::headline()
                  .arg(sc.false_positives)
                  .arg(fps, 0, 'f', 1));
     }
-    step(QStringLiteral("  against the tracker's labels: ") + app::EvaluationTask::summary(e.result));
+    step(QStringLiteral("  ") + app::EvaluationTask::summary(e.result));
 }
 
 void HeadlessDemo::writeReport()

@@ -6,6 +6,7 @@
 #include "labeltask.h"
 #include "selftrainingtask.h"
 #include "trainingrun.h"
+#include "vision/framestudenttrainer.h"
 #include "vision/studentteacher.h"
 
 #include <QDir>
@@ -460,7 +461,7 @@ void Workflow::startTraining()
     job.collective_timeout_ms = 5000;
     if (frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
         job.schedule = QStringLiteral("cosine");
-        job.weight_decay = 1e-4;
+        job.weight_decay = vision::FrameTrainOptions().weight_decay;
     }
     job.dataset = QStringLiteral("shipped");
     s.key = m_nodes.key();
