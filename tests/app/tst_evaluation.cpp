@@ -121,6 +121,7 @@ private Q_SLOTS:
     void heldOutSpan();
     void scoresTeacherMotionStudent();
     void figuresFollowTheTruth();
+    void selfTrainingKeepsEachRound();
 
 private:
     void evaluate(app::Workflow &w, app::VerifiedRound *round);
@@ -280,6 +281,36 @@ void TstEvaluation::figuresFollowTheTruth()
     QCOMPARE(motion2.truths, motion1.truths - 1);
     QVERIFY(motion2.false_positives <= motion1.false_positives);
     QVERIFY(ignored.score("student")->truths == motion2.truths);
+}
+
+void TstEvaluation::selfTrainingKeepsEachRound()
+{
+    app::Workflow w;
+    QString error;
+    QVERIFY2(w.openSession(m_session, &error), qPrintable(error));
+    app::VerifiedRound first;
+    evaluate(w, &first);
+    QSignalSpy finished(&w, &app::Workflow::taskFinished);
+    w.startSelfTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 120000);
+    QVERIFY2(finished[0][1].toBool(), qPrintable(finished[0][2].toString()));
+    QCOMPARE(w.session().round, 2);
+    QVERIFY(w.session().frameStats.has_value());
+    // labels.json was rewritten and still covers the labelled frames only.
+    const LabelResult saved = LabelResult::load(m_session.toStdString());
+    QCOMPARE(saved.options.max_frames, m_scene.labelled);
+    for (const Track &t : saved.tracks)
+        for (const TrackBox &b : t.boxes)
+            QVERIFY(b.frame < m_scene.labelled);
+    // Round 2's figures join round 1's.
+    finished.clear();
+    w.startEvaluation();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 120000);
+    QVERIFY2(finished[0][1].toBool(), qPrintable(finished[0][2].toString()));
+    const auto &verified = w.session().evaluation.verified;
+    QCOMPARE(int(verified.size()), 2);
+    QCOMPARE(verified[0].round, 1);
+    QCOMPARE(verified[1].round, 2);
 }
 
 QTEST_GUILESS_MAIN(TstEvaluation)
