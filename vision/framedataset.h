@@ -20,7 +20,7 @@ struct FrameDatasetOptions
     cv::Size input{0, 0};
     int width = 256;
     /** Frames sampled: every k-th. 0: chosen so the float dataset stays under budget_bytes. */
-    int every = 0;
+    int every = 2;
     std::int64_t budget_bytes = std::int64_t(300) << 20;
     /** Frames >= max_frame are never read (0: no bound): `viewpoint --max-frames`. */
     int max_frame = 0;

@@ -12,7 +12,7 @@ namespace edgetrain::vision {
 
 struct FrameTrainOptions
 {
-    int epochs = 40;
+    int epochs = 20;
     std::int64_t batch = 12;
     double lr = 0.02;          // peak, reached after the warmup; cosine down to 0 after
     int warmup_epochs = 1;     // at lr / 10 first (the heatmap head starts at prior 0.1)
