@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "core/flatstate.h"
+#include "core/memoryplanner.h"
+#include "core/model.h"
 #include "core/safetensors.h"
 
 #include "parameterserver.h"
@@ -130,6 +132,61 @@ void TrainingCoordinator::sendJob(Member *m)
     m->client->send(QStringLiteral("job"), job.toCbor());
 }
 
+std::int64_t TrainingCoordinator::largestBatchWithin(std::int64_t budget)
+{
+    if (const auto known = m_batchWithin.find(budget); known != m_batchWithin.end())
+        return known->second;
+    core::Model model(core::ModelSpec::fromJson(m_job.model, "the job's model"), m_job.seed);
+    std::int64_t lo = 0, hi = m_job.batch + 1; // lo fits (0 trivially), find the largest
+    while (lo < hi) {
+        const std::int64_t mid = (lo + hi + 1) / 2;
+        if (core::MemoryPlanner(model, mid).plan(budget).fits)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return m_batchWithin[budget] = lo;
+}
+
+std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &members,
+                                                   std::vector<double> shares)
+{
+    // A worker plans its memory for its part of (batch + 1) split by the shares: at most
+    // 2 + (total - n) * share (one each first, then a rounded-up remainder).
+    const double total = double(m_job.batch + 1), n = double(members.size());
+    std::vector<double> cap(members.size(), 1.0);
+    bool any = false;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const auto b = m_budgets.find(members[i]->client->node().name);
+        if (b == m_budgets.end() || b->second < 0)
+            continue;
+        try {
+            const std::int64_t fit = largestBatchWithin(b->second);
+            cap[i] = std::max(0.0, double(fit - 2) / std::max(1.0, total - n));
+            any = true;
+        } catch (const std::exception &) {
+            // The model is refused when the job starts: nothing to cap.
+        }
+    }
+    for (std::size_t round = 0; any && round < members.size(); ++round) {
+        double excess = 0.0, open = 0.0;
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] > cap[i]) {
+                excess += shares[i] - cap[i];
+                shares[i] = cap[i];
+            }
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] < cap[i])
+                open += shares[i];
+        if (excess <= 1e-12 || open <= 0.0)
+            break; // all fit, or nobody has room: the workers say what does not fit
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] < cap[i])
+                shares[i] += excess * shares[i] / open;
+    }
+    return shares;
+}
+
 void TrainingCoordinator::note(Member *m, const QString &kind, const QString &message)
 {
     ClusterEvent e;
@@ -184,7 +241,7 @@ void TrainingCoordinator::formGroup()
     std::vector<double> speeds;
     for (Member *m : members)
         speeds.push_back(m->speed);
-    m_shares = sharesFromSpeeds(speeds);
+    m_shares = fitShares(members, sharesFromSpeeds(speeds));
     for (std::size_t i = 0; i < members.size(); ++i)
         members[i]->rank = int(i);
     // Keys of earlier generations are of no use to anyone now.
@@ -379,7 +436,7 @@ void TrainingCoordinator::maybeEpochEval()
     std::vector<double> speeds;
     for (Member *m : members)
         speeds.push_back(m->speed);
-    const auto shares = sharesFromSpeeds(speeds);
+    const auto shares = fitShares(members, sharesFromSpeeds(speeds));
     bool rebalance = false;
     for (std::size_t i = 0; i < shares.size() && i < m_shares.size(); ++i)
         rebalance = rebalance || std::abs(shares[i] - m_shares[i]) > 0.10 * m_shares[i];

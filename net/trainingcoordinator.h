@@ -129,12 +129,18 @@ private:
     void serveWaiters();
     void reconnect();
     void finish(const QString &error);
+    /** The speed-based shares, capped so that each member's part of a step fits its memory
+     *  budget (the excess goes to the others by their shares). */
+    std::vector<double> fitShares(const std::vector<Member *> &members, std::vector<double> shares);
+    /** The largest local batch (<= the job's batch + 1) the model trains in `budget` bytes. */
+    std::int64_t largestBatchWithin(std::int64_t budget);
 
     JobSpec m_job;
     QByteArray m_key;
     std::shared_ptr<const core::TensorDataset> m_train, m_test;
     QList<QCborMap> m_chunks; // the shipments' frames, made on first use
     std::map<QString, std::int64_t> m_budgets;
+    std::map<std::int64_t, std::int64_t> m_batchWithin; // largestBatchWithin's answers
     bool m_rejoin = true;
     Phase m_phase = Phase::Starting;
     bool m_stopping = false;

@@ -64,25 +64,30 @@ std::vector<core::LabelBox> clipped(const std::vector<core::LabelBox> &boxes, cv
     return out;
 }
 
-/** A jittered copy: flip, scale about a random centre, brightness and contrast. */
+/** A jittered copy: flip, scale 0.7-1.4 about a random centre, a shift of up to 15 % of the
+ *  frame, brightness, contrast and a gain per colour channel. */
 cv::Mat augment(const cv::Mat &image, const std::vector<core::LabelBox> &boxes, core::Rng &rng,
                 std::vector<core::LabelBox> *outBoxes)
 {
     const double W = image.cols, H = image.rows;
     const bool flip = rng.uniform() < 0.5f;
-    const double s = rng.uniform(0.85f, 1.2f);
-    const double cx = rng.uniform(0.25f, 0.75f) * W, cy = rng.uniform(0.25f, 0.75f) * H;
+    const double s = rng.uniform(0.7f, 1.4f);
+    const double cx = rng.uniform(0.1f, 0.9f) * W, cy = rng.uniform(0.1f, 0.9f) * H;
+    const double tx = rng.uniform(-0.15f, 0.15f) * W, ty = rng.uniform(-0.15f, 0.15f) * H;
     // Continuous coordinates (pixel i spans [i, i+1]): x' = a x + b, y' = s y + d.
     const double a = flip ? -s : s;
-    const double b = flip ? W - cx * (1 - s) : cx * (1 - s);
-    const double d = cy * (1 - s);
+    const double b = (flip ? W - cx * (1 - s) : cx * (1 - s)) + tx;
+    const double d = cy * (1 - s) + ty;
     // warpAffine maps pixel centres: i' + 0.5 = a (i + 0.5) + b.
     const cv::Matx23d m(a, 0, b + 0.5 * a - 0.5, 0, s, d + 0.5 * s - 0.5);
     cv::Mat warped;
     cv::warpAffine(image, warped, m, image.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
-    const double alpha = rng.uniform(0.75f, 1.25f), beta = rng.uniform(-25.0f, 25.0f);
+    const double alpha = rng.uniform(0.7f, 1.3f), beta = rng.uniform(-30.0f, 30.0f);
+    const cv::Scalar gain(alpha * rng.uniform(0.85f, 1.15f), alpha * rng.uniform(0.85f, 1.15f),
+                          alpha * rng.uniform(0.85f, 1.15f));
     cv::Mat out;
-    warped.convertTo(out, -1, alpha, beta);
+    cv::multiply(warped, gain, out);
+    out.convertTo(out, -1, 1.0, beta);
     std::vector<core::LabelBox> moved;
     for (core::LabelBox box : boxes) {
         float x0 = float(a * box.x0 + b), x1 = float(a * box.x1 + b);

@@ -20,7 +20,7 @@ struct FrameDatasetOptions
     cv::Size input{0, 0};
     int width = 256;
     /** Frames sampled: every k-th. 0: chosen so the float dataset stays under budget_bytes. */
-    int every = 0;
+    int every = 2;
     std::int64_t budget_bytes = std::int64_t(300) << 20;
     /** Frames >= max_frame are never read (0: no bound): `viewpoint --max-frames`. */
     int max_frame = 0;
@@ -63,9 +63,10 @@ struct FrameSample
  * detector's input (aspect kept), boxes scaled to input pixels. Objects: teacher boxes, student
  * boxes (self-training) and accepted tracker boxes with confidence >= min_tracker_confidence;
  * ignore regions: the boxes of rejected tracks and less confident tracker boxes. Frames next to
- * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.85-1.2
- * about a random centre with boxes cut at the border clipped, or made ignore regions when
- * mostly cut, brightness and contrast), and the scene's background (median of sampled frames)
+ * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.7-1.4
+ * about a random centre and a shift of up to 15 % of the frame, with boxes cut at the border
+ * clipped, or made ignore regions when mostly cut; brightness, contrast and a gain per colour
+ * channel), and the scene's background (median of sampled frames)
  * gives `backgrounds` samples with no objects. Stored as PNG files under <session>/frames with an
  * index.json (boxes, split, frame); replaces an earlier dataset only once complete.
  */

@@ -5,6 +5,7 @@
 #include "studentteacher.h"
 
 #include <chrono>
+#include <limits>
 #include <memory>
 
 namespace edgetrain::vision {
@@ -35,6 +36,17 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
     t.eval_batch = 16;
     core::TrainResult all;
     int done = 0;
+    // keep_best: a copy of the parameters and buffers of the best validation epoch so far.
+    std::vector<core::Tensor> best;
+    double bestLoss = std::numeric_limits<double>::infinity();
+    auto snapshot = [&] {
+        best.clear();
+        for (const core::NamedParameter &p : model.parameters())
+            best.push_back(p.parameter->value.clone(core::MemoryCategory::Weights));
+        for (const core::NamedBuffer &b : model.buffers())
+            if (b.buffer.tensor)
+                best.push_back(b.buffer.tensor->clone(core::MemoryCategory::Weights));
+    };
     auto phase = [&](int epochs, double lr, const char *schedule) {
         if (epochs <= 0 || all.cancelled)
             return;
@@ -46,6 +58,10 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
         c.onEpoch = [&](const core::EpochStats &e) {
             core::EpochStats shifted = e;
             shifted.epoch += done;
+            if (o.keep_best && validation && e.test_loss < bestLoss) {
+                bestLoss = e.test_loss;
+                snapshot();
+            }
             if (callbacks.onEpoch)
                 callbacks.onEpoch(shifted);
         };
@@ -69,7 +85,27 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
     const int warmup = std::min(o.warmup_epochs, o.epochs - 1);
     phase(warmup, o.lr / 10, "constant");
     phase(o.epochs - std::max(0, warmup), o.lr, "cosine");
+    if (!best.empty() && !all.cancelled) {
+        std::size_t i = 0;
+        for (const core::NamedParameter &p : model.parameters())
+            p.parameter->value.copyFrom(best[i++]);
+        for (const core::NamedBuffer &b : model.buffers())
+            if (b.buffer.tensor)
+                b.buffer.tensor->copyFrom(best[i++]);
+    }
     return all;
+}
+
+int FrameStudentTrainer::bestEpoch(const core::TrainResult &result)
+{
+    int best = 0;
+    double loss = std::numeric_limits<double>::infinity();
+    for (const core::EpochStats &e : result.epochs)
+        if (e.test_accuracy >= 0 && e.test_loss < loss) {
+            loss = e.test_loss;
+            best = e.epoch;
+        }
+    return best;
 }
 
 SelfTrainStats FrameStudentTrainer::relabel(LabelResult &labels, FrameSource &source,

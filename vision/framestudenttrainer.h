@@ -12,11 +12,14 @@ namespace edgetrain::vision {
 
 struct FrameTrainOptions
 {
-    int epochs = 40;
+    int epochs = 20;
     std::int64_t batch = 12;
     double lr = 0.02;          // peak, reached after the warmup; cosine down to 0 after
     int warmup_epochs = 1;     // at lr / 10 first (the heatmap head starts at prior 0.1)
-    double weight_decay = 1e-4;
+    double weight_decay = 5e-4;
+    /** Early stop: the weights (and batch-norm statistics) of the epoch with the lowest
+     *  validation loss are restored at the end (without a validation split: the last epoch's). */
+    bool keep_best = true;
     int max_objects = 32;
     std::uint64_t seed = 1;
 };
@@ -44,11 +47,16 @@ struct SelfTrainStats
 class FrameStudentTrainer
 {
 public:
+    /** The 1-based epoch of the lowest validation loss in a result (0 without validation). */
+    static int bestEpoch(const core::TrainResult &result);
+
     /** The zoo's `detector` spec at this input size (multiples of 8). */
     static core::ModelSpec spec(cv::Size input);
 
     /** Warmup epochs at lr / 10, then cosine from lr; SGD momentum 0.9. The validation split
-     *  (when there is one) is evaluated every epoch. Callbacks see epochs numbered over both. */
+     *  (when there is one) is evaluated every epoch; with keep_best the model ends with the
+     *  weights of the lowest validation loss (bestEpoch() of the result names it). Callbacks see
+     *  epochs numbered over both phases. */
     static core::TrainResult train(core::Model &model, const std::string &sessionDir,
                                    const FrameTrainOptions &options,
                                    const core::Trainer::Callbacks &callbacks = {},

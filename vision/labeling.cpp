@@ -410,6 +410,7 @@ core::Json LabelResult::toJson() const
     core::Json j;
     j.set("format", "edgetrain-labels-1").set("source", source).set("teacher", teacher);
     j.set("tracker", options.tracker).set("every", options.every);
+    j.set("max_frames", options.max_frames); // the frames the labels cover: the rest is held out
     j.set("frame_width", frame_size.width)
         .set("frame_height", frame_size.height)
         .set("fps", source_fps);
@@ -460,6 +461,8 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
     r.teacher = text("teacher");
     r.options.tracker = text("tracker");
     r.options.every = int(number(j, "every"));
+    if (j.find("max_frames")) // older files: the whole source
+        r.options.max_frames = int(number(j, "max_frames"));
     r.frame_size = cv::Size(int(number(j, "frame_width")), int(number(j, "frame_height")));
     r.source_fps = number(j, "fps");
     r.stats.frames = int(number(j, "frames"));

@@ -48,11 +48,14 @@ core::TrainResult Viewpoint::trainStudent(core::Model &student, const std::strin
     return core::Trainer::run(student, train, validation.get(), t, callbacks, stop);
 }
 
-ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
-                                        StudentDetector &student, const LabelResult &labels,
-                                        const std::map<int, Split> &splits,
-                                        const ViewpointOptions &o, const std::atomic<bool> *stop,
-                                        const std::function<void(int, int)> &progress)
+namespace {
+
+using StudentDetect = std::function<std::vector<Detection>(const cv::Mat &bgr)>;
+
+ViewpointEvaluation evaluateWith(FrameSource &source, Teacher &teacher, const StudentDetect &detect,
+                                 const LabelResult &labels, const std::map<int, Split> &splits,
+                                 const ViewpointOptions &o, const std::atomic<bool> *stop,
+                                 const std::function<void(int, int)> &progress)
 {
     ViewpointEvaluation e;
     e.match_iou = o.match_iou;
@@ -72,9 +75,6 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
             spread.push_back(chosen[std::size_t(i) * chosen.size() / std::size_t(o.eval_frames)]);
         chosen = spread;
     }
-    DetectorOptions d = o.detector;
-    fitDetector(labels, &d);
-    d.context = o.crops.context;
     int teacherFoundHit[2] = {0, 0}, trackerOnlyHit[2] = {0, 0}; // [teacher, student]
     int studentCorrect = 0, teacherCorrect = 0;
     for (int f : chosen) {
@@ -88,7 +88,7 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
                               source.description() + "'");
         ++e.frames;
         const std::vector<Detection> byTeacher = teacher.detect(frame.image);
-        const std::vector<Detection> byStudent = student.detect(frame.image, d);
+        const std::vector<Detection> byStudent = detect(frame.image);
         e.teacher_detections += int(byTeacher.size());
         e.student_detections += int(byStudent.size());
         std::vector<cv::Rect2d> labelled;
@@ -140,6 +140,33 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
     e.student_precision = ratio(studentCorrect, e.student_detections);
     e.teacher_precision = ratio(teacherCorrect, e.teacher_detections);
     return e;
+}
+
+} // namespace
+
+ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
+                                        StudentDetector &student, const LabelResult &labels,
+                                        const std::map<int, Split> &splits,
+                                        const ViewpointOptions &o, const std::atomic<bool> *stop,
+                                        const std::function<void(int, int)> &progress)
+{
+    DetectorOptions d = o.detector;
+    fitDetector(labels, &d);
+    d.context = o.crops.context;
+    return evaluateWith(
+        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr, d); }, labels,
+        splits, o, stop, progress);
+}
+
+ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher, Teacher &student,
+                                        const LabelResult &labels,
+                                        const std::map<int, Split> &splits,
+                                        const ViewpointOptions &o, const std::atomic<bool> *stop,
+                                        const std::function<void(int, int)> &progress)
+{
+    return evaluateWith(
+        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr); }, labels, splits,
+        o, stop, progress);
 }
 
 } // namespace edgetrain::vision

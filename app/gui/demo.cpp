@@ -1,6 +1,9 @@
 #include "demo.h"
 
+#include "app/session/evaluationtask.h"
 #include "ui/gallery.h"
+#include "vision/framesource.h"
+#include "vision/groundtruth.h"
 #include "ui/reportwriter.h"
 
 #include <QCoreApplication>
@@ -18,6 +21,57 @@ namespace edgetrain::gui {
 namespace {
 
 const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+constexpr int kLabelledFrames = 480; // the student never sees vtest's frames from 480 on
+// Chosen so that the headless demo fits in 4 minutes on a quiet 2-core machine.
+constexpr int kDemoEvery = 2;        // the teacher on every 2nd frame (wp/detector: labels ~0.73 of the people, not ~0.45)
+constexpr int kDemoFrameWidth = 256; // the detector's input: 256x192
+constexpr int kDemoFrameEvery = 4;   // every 4th labelled frame: 276 samples, 160 MB per node
+constexpr int kDemoEpochs = 20;
+constexpr int kDemoBatch = 12;
+constexpr double kDemoLr = 0.02;
+
+/** The verified frames of `truthFile` (+ the frames.txt next to it) into the session's
+ *  truth.json. */
+bool importDemoTruth(const QString &truthFile, const QString &sessionDir, QString *error)
+{
+    try {
+        auto source = vision::FrameSource::open(kVideo.toStdString());
+        vision::GroundTruth truth = vision::GroundTruth::importFile(
+            truthFile.toStdString(), vision::AnnotationFormat::Mot, source->frameSize(),
+            source->frameCount());
+        const QString listPath = QFileInfo(truthFile).dir().filePath(QStringLiteral("frames.txt"));
+        QFile list(listPath);
+        if (!list.open(QIODevice::ReadOnly)) {
+            *error = QStringLiteral("cannot read '%1' (the verified frames' list)").arg(listPath);
+            return false;
+        }
+        for (vision::TruthFrame &f : truth.frames)
+            f.done = false; // only the listed frames were checked whole
+        for (int line = 1; !list.atEnd(); ++line) {
+            const QByteArray text = list.readLine().trimmed();
+            if (text.isEmpty())
+                continue;
+            bool ok = false;
+            const int frame = text.toInt(&ok);
+            if (!ok || frame < 0 || frame >= source->frameCount()) {
+                *error = QStringLiteral("%1:%2: '%3' is not a frame of %4")
+                             .arg(listPath)
+                             .arg(line)
+                             .arg(QString::fromUtf8(text), kVideo);
+                return false;
+            }
+            truth.ensureFrame(frame).done = true;
+        }
+        truth.source = kVideo.toStdString();
+        truth.note = "imported by the demo from " + truthFile.toStdString() +
+                     " (boxes made by hand, see tests/data/README.md)";
+        truth.save(sessionDir.toStdString());
+    } catch (const std::exception &e) {
+        *error = QStringLiteral("the demo's verified frames: %1").arg(QString::fromStdString(e.what()));
+        return false;
+    }
+    return true;
+}
 
 quint16 freeUdpPort()
 {
@@ -79,8 +133,13 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
     return true;
 }
 
+QString demoTruthFile()
+{
+    return QStringLiteral(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt");
+}
+
 bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
-                        QString *error)
+                        const QString &truthFile, QString *error)
 {
     if (!QFileInfo::exists(kVideo)) {
         *error = QStringLiteral("'%1' is missing (Debian package opencv-doc)").arg(kVideo);
@@ -101,18 +160,27 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
     app::Session &s = workflow.session();
     s.title = QStringLiteral("EdgeTrain demo");
     s.capture.source = kVideo;
-    s.capture.teacher = QStringLiteral("hog");
+    s.capture.teacher = QStringLiteral("hog+motion"); // HOG's people, motion's tight extents
     s.capture.tracker = QStringLiteral("kcf");
-    s.capture.every = 1; // "tracker-only" then means exactly "the teacher missed it"
-    s.plan.epochs = 8;
-    s.plan.batch = 64;
-    s.plan.lr = 0.02;
+    s.capture.every = kDemoEvery;
+    s.capture.maxFrames = kLabelledFrames;
+    s.dataset.kind = QStringLiteral("frames");
+    s.dataset.frameWidth = kDemoFrameWidth;
+    s.dataset.frameEvery = kDemoFrameEvery;
+    s.plan.model = QStringLiteral("detector");
+    s.plan.epochs = kDemoEpochs;
+    s.plan.batch = kDemoBatch;
+    s.plan.lr = kDemoLr;
+    if (!truthFile.isEmpty() && !importDemoTruth(truthFile, s.dir, error))
+        return false;
     if (!workflow.nodes().setKeyFile(cluster.keyFile(), error))
         return false;
     for (const QString &p : cluster.probes())
         if (!workflow.nodes().addProbe(p, error))
             return false;
     if (!workflow.save(error))
+        return false;
+    if (!workflow.verification()->open(s.dir, error))
         return false;
     // The demo's nodes are ours: pair each as soon as discovery finds it.
     QObject::connect(&workflow.nodes(), &app::NodeRegistry::nodesChanged, &workflow, [&workflow] {
@@ -235,7 +303,8 @@ void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &messag
     switch (task) {
     case app::Task::Labelling:
         hook(1, true);
-        step(QStringLiteral("== 3. Cutting the dataset"));
+        step(QStringLiteral("== 3. Building the frame dataset (frames 0-%1 only)")
+                 .arg(m_workflow.session().capture.maxFrames - 1));
         hook(2, false);
         m_workflow.startDataset();
         break;
@@ -247,16 +316,50 @@ void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &messag
         break;
     case app::Task::Training:
         hook(4, true);
-        step(QStringLiteral("== 6. Evaluating student against teacher"));
+        step(QStringLiteral("== 6. Evaluating student, teacher and motion against %1 verified frames")
+                 .arg(m_workflow.verification()->truth().doneFrames()));
         hook(5, false);
         break; // the workflow evaluates a finished run by itself
     case app::Task::Evaluation:
+        headline();
         writeReport();
         hook(5, true);
         break;
     default:
         break;
     }
+}
+
+void HeadlessDemo::headline()
+{
+    const app::EvaluationRecord &e = m_workflow.session().evaluation;
+    if (e.verified.empty()) {
+        step(QStringLiteral("HEADLINE (against the tracker's labels, no verified frames): ") +
+             app::EvaluationTask::summary(e.result));
+        return;
+    }
+    const app::VerifiedRound &v = e.verified.back();
+    step(QStringLiteral("HEADLINE: on %1 verified frames the student never saw (from frame %2 on, "
+                        "IoU 0.5):")
+             .arg(v.frames)
+             .arg(v.first_frame));
+    for (const vision::DetectorScore &sc : v.scores) {
+        const double fps = sc.name == "student" ? e.student_fps
+                           : sc.name == "teacher" ? e.teacher_fps
+                                                  : e.motion_fps;
+        step(QStringLiteral("  %1 finds %2 % of the people at %3 % precision (F1 %4, AP50 %5, "
+                            "%6 of %7 boxes, %8 false; %9 frames/s on one core)")
+                 .arg(QString::fromStdString(sc.name), -8)
+                 .arg(100 * sc.recall, 0, 'f', 1)
+                 .arg(100 * sc.precision, 0, 'f', 1)
+                 .arg(sc.f1, 0, 'f', 3)
+                 .arg(sc.ap50, 0, 'f', 3)
+                 .arg(sc.true_positives)
+                 .arg(sc.truths)
+                 .arg(sc.false_positives)
+                 .arg(fps, 0, 'f', 1));
+    }
+    step(QStringLiteral("  ") + app::EvaluationTask::summary(e.result));
 }
 
 void HeadlessDemo::writeReport()

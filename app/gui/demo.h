@@ -28,13 +28,23 @@ private:
     QStringList m_probes;
 };
 
-/** The demo session: vtest.avi with the HOG teacher, the local nodes, ready to click through. */
+/**
+ * The demo session, ready to click through: vtest.avi labelled on frames 0-479 only (the student
+ * never sees the later frames) by the HOG teacher fused with motion, the frame dataset for the
+ * full-frame student, the local nodes, and the verified frames of `truthFile` (MOT gt.txt; the
+ * frames.txt next to it lists every verified frame, all done) in truth.json. An empty truthFile
+ * leaves the session without verified frames.
+ */
 bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
-                        QString *error);
+                        const QString &truthFile, QString *error);
+
+/** The verified frames the demo ships (tests/data/vtest/gt.txt of the source tree). */
+QString demoTruthFile();
 
 /**
- * The same session without a window: pair the nodes, label, cut the dataset, plan, train,
- * evaluate, and write the report (PDF, charts as PNG and SVG, CSV) to <out>/report. Prints
+ * The same session without a window: pair the nodes, label, build the dataset, plan, train,
+ * evaluate (against the verified frames too; the log's headline is that comparison), and write
+ * the report (PDF, charts as PNG and SVG, CSV) to <out>/report. Prints
  * what it does on stderr; finished() carries the exit status.
  */
 class HeadlessDemo : public QObject
@@ -56,6 +66,7 @@ private:
     void fail(const QString &text);
     void onTaskFinished(app::Task task, bool ok, const QString &message);
     void writeReport();
+    void headline();
     void hook(int step, bool done)
     {
         if (m_hook)

@@ -66,6 +66,10 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("screenshots"),
                       QStringLiteral("With --autorun: save the window after each step as DIR/<n>-<step>.png, then quit."),
                       QStringLiteral("DIR")});
+    parser.addOption({QStringLiteral("truth"),
+                      QStringLiteral("With --demo: the verified frames (MOT gt.txt with frames.txt next to "
+                                     "it; \"\" for none)."),
+                      QStringLiteral("FILE"), edgetrain::gui::demoTruthFile()});
     parser.addOption({QStringLiteral("nodes"), QStringLiteral("With --demo: how many local nodes (1-8)."),
                       QStringLiteral("N"), QStringLiteral("3")});
     parser.process(app);
@@ -91,7 +95,8 @@ int main(int argc, char **argv)
     if (demo) {
         QString error;
         if (!cluster.start(out, nodes, &error) ||
-            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"), cluster, &error)) {
+            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"), cluster,
+                                                parser.value(QStringLiteral("truth")), &error)) {
             std::fprintf(stderr, "edgetrain: %s\n", qPrintable(error));
             return 1;
         }

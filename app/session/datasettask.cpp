@@ -1,6 +1,7 @@
 #include "datasettask.h"
 
 #include "vision/cropdataset.h"
+#include "vision/framedataset.h"
 #include "vision/framesource.h"
 
 namespace edgetrain::app {
@@ -16,16 +17,26 @@ DatasetOutcome DatasetTask::run(const TaskRunner::Report &report, const std::ato
     DatasetOutcome out;
     try {
         auto source = vision::FrameSource::open(m_labels->source);
+        auto progress = [&](int frame, int frames) {
+            report(frame, frames, QStringLiteral("frame %1 of %2").arg(frame).arg(frames));
+        };
+        if (m_settings.kind == QLatin1String("frames")) {
+            const auto stats = vision::FrameDataset::build(m_sessionDir.toStdString(), *m_labels,
+                                                           *source,
+                                                           frameOptions(m_settings, *m_labels),
+                                                           progress, stop);
+            if (!(stop && stop->load()))
+                out.frameStats = stats;
+            else
+                out.error = QStringLiteral("cancelled (the previous dataset is unchanged)");
+            return out;
+        }
         vision::CropOptions o;
         o.size = cv::Size(m_settings.width, m_settings.height);
         o.negatives_per_positive = m_settings.negativesPerPositive;
         o.seed = std::uint64_t(m_settings.seed);
         const auto stats = vision::CropDataset::build(
-            m_sessionDir.toStdString(), *m_labels, *source, o,
-            [&](int frame, int frames) {
-                report(frame, frames, QStringLiteral("frame %1 of %2").arg(frame).arg(frames));
-            },
-            stop);
+            m_sessionDir.toStdString(), *m_labels, *source, o, progress, stop);
         if (!(stop && stop->load()))
             out.stats = stats;
         else
@@ -34,6 +45,32 @@ DatasetOutcome DatasetTask::run(const TaskRunner::Report &report, const std::ato
         out.error = QString::fromStdString(e.what());
     }
     return out;
+}
+
+vision::FrameDatasetOptions DatasetTask::frameOptions(const DatasetSettings &settings,
+                                                      const vision::LabelResult &labels)
+{
+    vision::FrameDatasetOptions o;
+    o.width = settings.frameWidth;
+    o.every = settings.frameEvery;
+    o.max_frame = labels.options.max_frames; // never a frame the labels did not cover
+    o.seed = std::uint64_t(settings.seed);
+    return o;
+}
+
+QString DatasetTask::summary(const vision::FrameDatasetStats &st)
+{
+    return QStringLiteral("dataset: %1 frames at %2x%3 (every %4th) with %5 objects for "
+                          "training (%6 samples with jittered copies and backgrounds), %7 frames "
+                          "with %8 objects for validation")
+        .arg(st.frames[0])
+        .arg(st.input.width)
+        .arg(st.input.height)
+        .arg(st.every)
+        .arg(st.objects[0])
+        .arg(st.samples[0])
+        .arg(st.frames[1])
+        .arg(st.objects[1]);
 }
 
 QString DatasetTask::summary(const vision::CropStats &st)

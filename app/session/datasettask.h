@@ -15,14 +15,20 @@ namespace edgetrain::app {
 /** What cutting the dataset gives: its figures, or why there are none. */
 struct DatasetOutcome
 {
-    std::optional<vision::CropStats> stats; // empty on failure or cancel
+    std::optional<vision::CropStats> stats; // kind "crops": empty on failure or cancel
+    std::optional<vision::FrameDatasetStats> frameStats; // kind "frames": the same
     QString error;
+    bool ok() const { return stats || frameStats; }
 };
 
 /**
- * What "Cut dataset" does (step 3): cuts the labelled boxes (and negatives around them) out of
- * the source into the session's dataset/ folder, split by track into train, validation and
- * test. Cancelled, the previous dataset stays. Runs on a TaskRunner thread; holds its inputs.
+ * What "Build dataset" does (step 3), by DatasetSettings::kind:
+ *  - "frames": whole labelled frames at the full-frame student's input (frameWidth wide) into
+ *    the session's frames/ folder (vision's FrameDataset), train and validation by time block;
+ *    only frames the labels cover (their max_frames) are read;
+ *  - "crops": cuts the labelled boxes (and negatives around them) out of the source into the
+ *    session's dataset/ folder, split by track into train, validation and test.
+ * Cancelled, the previous dataset stays. Runs on a TaskRunner thread; holds its inputs.
  */
 class DatasetTask
 {
@@ -35,6 +41,10 @@ public:
 
     /** The status line for a dataset just cut. */
     static QString summary(const vision::CropStats &stats);
+    static QString summary(const vision::FrameDatasetStats &stats);
+    /** The frame dataset's options for these settings and labels. */
+    static vision::FrameDatasetOptions frameOptions(const DatasetSettings &settings,
+                                                    const vision::LabelResult &labels);
 
 private:
     DatasetSettings m_settings;

@@ -2,6 +2,7 @@
 
 #include "session.h"
 #include "taskrunner.h"
+#include "vision/groundtruth.h"
 #include "vision/labeling.h"
 #include "vision/viewpoint.h"
 
@@ -10,37 +11,68 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace edgetrain::app {
 
-/** What the evaluation gives: the comparison of student and teacher, or why there is none. */
+/** What the evaluation gives: the figures, or why there are none. */
 struct EvaluationOutcome
 {
-    std::optional<vision::ViewpointEvaluation> result; // empty on failure or cancel
+    /** Against the tracker's own labels (held-out tracks); empty on failure or cancel. */
+    std::optional<vision::ViewpointEvaluation> result;
+    /** Against the verified frames (full-frame student only), when the session has done ones. */
+    std::optional<VerifiedRound> verified;
+    double student_fps = 0, teacher_fps = 0, motion_fps = 0; // detect() only, one thread
     QString error;
 };
 
 /**
- * What "Evaluate" does (step 6, also run after a finished training): loads the trained student
- * from the session folder and compares it with the teacher on held-out frames of the source
- * (the test split's tracks). Runs on a TaskRunner thread, leaving one core to the GUI; holds a
- * copy of the session it evaluates.
+ * What "Evaluate" does (step 6, also run after a finished training). Runs on a TaskRunner
+ * thread with one compute thread (the frames/s are one core's); holds copies of what it reads.
+ *
+ * 1. Against the tracker's labels: the trained student and the capture teacher's detector on
+ *    frames of held-out tracks (crops: the test split's tracks; frames: tracks that start in a
+ *    validation time block of the frame dataset), each at its operating threshold.
+ * 2. Against the verified frames (kind "frames", when `truth` has done frames): a DetectionRun
+ *    from the source's start to the last verified frame with the teacher's detector part (the
+ *    "hog" of "hog+motion", at its own threshold), `motion` (when the source is a video file:
+ *    a fixed camera) and the student detecting down to kCurveScore so the precision-recall curve
+ *    reaches low scores; DetectionMetrics scores the done frames >= heldOutFrom(labels) at IoU
+ *    0.5, each detector at its operating point (teacher and motion: every box they give; the
+ *    student: StudentTeacher's threshold). The round is the session's.
  */
 class EvaluationTask
 {
 public:
-    EvaluationTask(const Session &session, std::shared_ptr<const vision::LabelResult> labels);
+    static constexpr float kCurveScore = 0.05f;
+
+    EvaluationTask(const Session &session, std::shared_ptr<const vision::LabelResult> labels,
+                   vision::GroundTruth truth = {});
 
     /** Never throws: missing weights, a model that does not match them, or an unreadable
      *  source is the outcome's error. */
     EvaluationOutcome run(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
 
-    /** The status line for a finished evaluation. */
+    /** The status line for a finished evaluation (the verified figures when there are any). */
+    static QString summary(const EvaluationOutcome &outcome);
     static QString summary(const vision::ViewpointEvaluation &result);
+    static QString summary(const VerifiedRound &round);
+
+    /** The detector in a teacher spec: "hog+motion" -> "hog"; "motion" -> "motion". */
+    static std::string detectorPart(const QString &teacher);
+    /** A video file: a fixed camera, where the motion baseline applies. */
+    static bool fixedCamera(const QString &source);
+    /** The first frame the student never saw: the labels' max_frames when labelling stopped
+     *  before the source's end, else 0 (every verified frame is scored). */
+    static int heldOutFrom(const vision::LabelResult &labels, int sourceFrames);
 
 private:
+    EvaluationOutcome runFrames(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
+    EvaluationOutcome runCrops(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
+
     Session m_session;
     std::shared_ptr<const vision::LabelResult> m_labels;
+    vision::GroundTruth m_truth;
 };
 
 } // namespace edgetrain::app

@@ -2,8 +2,16 @@
 
 #include "core/parallel.h"
 #include "core/zoo.h"
+#include "vision/framestudenttrainer.h"
 
 namespace edgetrain::app {
+
+core::ModelSpec PlanRequest::spec() const
+{
+    if (model == QLatin1String("detector"))
+        return vision::FrameStudentTrainer::spec(cv::Size(width, height));
+    return core::Zoo::resolve(model.toStdString()).withInputShape(core::Shape{3, height, width});
+}
 
 void PlannerWorker::plan(const PlanRequest &r)
 {
@@ -16,10 +24,7 @@ void PlannerWorker::plan(const PlanRequest &r)
             m_planner.reset();
             m_model.reset();
             core::setThreadCount(1); // the demo's nodes and small devices run one thread
-            m_model = std::make_unique<core::Model>(
-                core::Zoo::resolve(r.model.toStdString())
-                    .withInputShape(core::Shape{3, r.height, r.width}),
-                1);
+            m_model = std::make_unique<core::Model>(r.spec(), 1);
             m_planner = std::make_unique<core::MemoryPlanner>(*m_model, r.deviceBatch);
             m_sweep.clear();
             for (const core::MemoryPlan &p : m_planner->sweep())

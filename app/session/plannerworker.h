@@ -2,6 +2,7 @@
 
 #include "core/memoryplanner.h"
 #include "core/model.h"
+#include "core/modelspec.h"
 
 #include <QMetaType>
 #include <QObject>
@@ -16,11 +17,15 @@ namespace edgetrain::app {
 /** What the Plan step asks for: a model at a per-device batch under a budget. */
 struct PlanRequest
 {
-    QString model = QStringLiteral("student");
-    int width = 24, height = 48; // the student's input, in pixels
+    QString model = QStringLiteral("detector");
+    int width = 256, height = 192; // the student's input, in pixels (the frame dataset's, or the crops')
     std::int64_t deviceBatch = 32;
     std::int64_t budget = -1; // bytes; -1: no budget (store every activation)
     bool operator==(const PlanRequest &) const = default;
+
+    /** The zoo's model at this input ("detector": FrameStudentTrainer's spec). Throws
+     *  core::SpecError for a model the zoo does not know. */
+    core::ModelSpec spec() const;
 };
 
 /** One point of the budget sweep: a schedule's recompute factor against its peak. */

@@ -226,6 +226,7 @@ QJsonObject Session::toJson() const
         budgets.insert(node, qint64(bytes));
     QJsonObject datasetJson{{QStringLiteral("kind"), dataset.kind},
                             {QStringLiteral("frame_width"), dataset.frameWidth},
+                            {QStringLiteral("frame_every"), dataset.frameEvery},
                             {QStringLiteral("width"), dataset.width},
                             {QStringLiteral("height"), dataset.height},
                             {QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive},
@@ -356,6 +357,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     if (r.ok() && dataset.kind != QLatin1String("frames") && dataset.kind != QLatin1String("crops"))
         *error = QStringLiteral("'dataset.kind' must be frames or crops");
     dataset.frameWidth = d.integer(QStringLiteral("frame_width"), dataset.frameWidth, 64, 2048);
+    dataset.frameEvery = d.integer(QStringLiteral("frame_every"), 0, 0, 100000);
     if (r.ok() && dataset.frameWidth % 8 != 0)
         *error = QStringLiteral("'dataset.frame_width' must be a multiple of 8");
     dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);

@@ -44,6 +44,7 @@ struct DatasetSettings
      *  "crops": crops for the crop classifier (vision's CropDataset, <session>/dataset). */
     QString kind = QStringLiteral("frames");
     int frameWidth = 256; // the full-frame student's input width (multiple of 8; height by aspect)
+    int frameEvery = 0;   // frames: every k-th labelled frame (0: as many as 300 MB hold)
     int width = 24, height = 48; // the crop student's crop size
     double negativesPerPositive = 2.0;
     int seed = 1;

@@ -13,7 +13,7 @@
 namespace edgetrain::app {
 
 /** The workflow's long tasks; one runs at a time. */
-enum class Task { None, Labelling, Dataset, Training, Evaluation, Export };
+enum class Task { None, Labelling, Dataset, Training, Evaluation, Export, SelfTraining };
 QString taskName(Task task);
 
 /**

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "vision/cropdataset.h"
+#include "vision/framedataset.h"
 
 namespace edgetrain::app {
 
@@ -12,17 +13,30 @@ void TrainingRun::start(const TrainingSetup &s)
     std::shared_ptr<core::TensorDataset> train, validation;
     try {
         Q_EMIT status(QStringLiteral("loading the dataset"));
-        train = std::make_shared<core::TensorDataset>(
-            vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Train));
-        validation = std::make_shared<core::TensorDataset>(
-            vision::CropDataset::load(s.sessionDir.toStdString(), vision::Split::Validation));
+        const std::string dir = s.sessionDir.toStdString();
+        if (s.frames) {
+            // Labels of the spec's width (DetectionLoss), shipped like the crops.
+            train = std::make_shared<core::TensorDataset>(
+                vision::FrameDataset::load(dir, vision::Split::Train, s.maxObjects));
+            bool anyValidation = false;
+            for (const vision::FrameSample &f : vision::FrameDataset::index(dir))
+                anyValidation |= f.split == vision::Split::Validation;
+            if (anyValidation)
+                validation = std::make_shared<core::TensorDataset>(
+                    vision::FrameDataset::load(dir, vision::Split::Validation, s.maxObjects));
+        } else {
+            train = std::make_shared<core::TensorDataset>(
+                vision::CropDataset::load(dir, vision::Split::Train));
+            validation = std::make_shared<core::TensorDataset>(
+                vision::CropDataset::load(dir, vision::Split::Validation));
+        }
         if (train->size() == 0)
             throw core::Error("the dataset's train split is empty");
     } catch (const std::exception &e) {
         return end({false, false, QString::fromStdString(e.what())});
     }
     m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
-    m_coordinator->setData(train, validation->size() > 0 ? validation : nullptr);
+    m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
     m_coordinator->setMemoryBudgets(s.budgets);
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);

@@ -23,7 +23,9 @@ struct TrainingSetup
     QByteArray key;                          // the cluster key
     QList<QPair<QString, quint16>> nodes;    // control addresses of the nodes taking part
     std::map<QString, std::int64_t> budgets; // memory budget in bytes, by node name
-    QString sessionDir;                      // holds the cut dataset
+    QString sessionDir;                      // holds the built dataset
+    bool frames = false;                     // frames/ (FrameDataset) rather than dataset/ (crops)
+    int maxObjects = 32;                     // frames: label boxes per sample (the spec's loss)
     QString weightsPath;                     // where the trained weights are written
     core::ModelSpec spec;
 };
@@ -53,6 +55,7 @@ public:
     void start(const TrainingSetup &setup);
     /** Stops the run: the nodes finish their step; done() reports it as cancelled. */
     void stop();
+    QString weightsPath() const { return m_setup.weightsPath; }
 
 Q_SIGNALS:
     void status(const QString &text);

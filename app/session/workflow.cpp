@@ -4,7 +4,10 @@
 #include "datasettask.h"
 #include "evaluationtask.h"
 #include "labeltask.h"
+#include "selftrainingtask.h"
 #include "trainingrun.h"
+#include "vision/framestudenttrainer.h"
+#include "vision/studentteacher.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -346,11 +349,16 @@ void Workflow::startDataset()
             return task.run(report, stop);
         },
         [this](const DatasetOutcome &out) {
-            if (!out.stats)
+            if (!out.ok())
                 return finishTask(Task::Dataset, false, QStringLiteral("dataset: ") + out.error);
-            m_session.datasetStats = out.stats;
+            if (out.frameStats)
+                m_session.frameStats = out.frameStats;
+            else
+                m_session.datasetStats = out.stats;
             Q_EMIT datasetChanged();
-            finishTask(Task::Dataset, true, DatasetTask::summary(*out.stats));
+            finishTask(Task::Dataset, true,
+                       out.frameStats ? DatasetTask::summary(*out.frameStats)
+                                      : DatasetTask::summary(*out.stats));
         });
 }
 
@@ -368,8 +376,20 @@ PlanRequest Workflow::planRequestFor(std::int64_t budget) const
 {
     PlanRequest r;
     r.model = m_session.plan.model;
-    r.width = m_session.dataset.width;
-    r.height = m_session.dataset.height;
+    if (m_session.plan.model == QLatin1String("detector")) {
+        // The frame dataset's input; before one is built, the source's aspect (4:3 if unknown).
+        cv::Size input = m_session.frameStats ? m_session.frameStats->input : cv::Size();
+        if (input.area() == 0)
+            input = vision::FrameDataset::inputSize(
+                m_labels && m_labels->frame_size.area() > 0 ? m_labels->frame_size
+                                                            : cv::Size(640, 480),
+                m_session.dataset.frameWidth);
+        r.width = input.width;
+        r.height = input.height;
+    } else {
+        r.width = m_session.dataset.width;
+        r.height = m_session.dataset.height;
+    }
     r.deviceBatch = deviceBatch();
     r.budget = budget;
     return r;
@@ -395,8 +415,14 @@ void Workflow::startTraining()
     auto refuse = [this](const QString &why) {
         Q_EMIT taskFinished(Task::Training, false, why);
     };
-    if (!m_session.datasetStats)
-        return refuse(QStringLiteral("cut the dataset first (step 3)"));
+    const bool frames = m_session.dataset.kind != QLatin1String("crops");
+    if (!m_session.hasDataset())
+        return refuse(QStringLiteral("build the dataset first (step 3)"));
+    if (frames != (m_session.plan.model == QLatin1String("detector")))
+        return refuse(frames ? QStringLiteral("the frame dataset trains the full-frame student: "
+                                              "choose the model 'detector' (step 4)")
+                             : QStringLiteral("crops train a crop student: build a frame dataset "
+                                              "for the detector (step 3)"));
     if (!m_nodes.hasKey())
         return refuse(QStringLiteral("load the cluster key first (step 1)"));
     const auto mode = net::parseMode(m_session.plan.mode);
@@ -417,8 +443,7 @@ void Workflow::startTraining()
         return refuse(QStringLiteral("no paired node takes part: pair nodes in step 1 and choose "
                                      "them in step 4"));
     try {
-        s.spec = core::Zoo::resolve(m_session.plan.model.toStdString())
-                     .withInputShape(core::Shape{3, m_session.dataset.height, m_session.dataset.width});
+        s.spec = planRequestFor(-1).spec();
     } catch (const std::exception &e) {
         return refuse(QString::fromStdString(e.what()));
     }
@@ -434,10 +459,18 @@ void Workflow::startTraining()
     job.staleness = m_session.plan.staleness;
     job.local_steps = m_session.plan.localSteps;
     job.collective_timeout_ms = 5000;
+    if (frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
+        job.schedule = QStringLiteral("cosine");
+        job.weight_decay = vision::FrameTrainOptions().weight_decay;
+    }
     job.dataset = QStringLiteral("shipped");
     s.key = m_nodes.key();
     s.sessionDir = m_session.dir;
-    s.weightsPath = m_session.path(QStringLiteral("student.safetensors"));
+    s.frames = frames;
+    s.maxObjects = s.spec.loss().centernet.max_objects;
+    s.weightsPath = frames ? QString::fromStdString(
+                                 vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
+                           : m_session.path(QStringLiteral("student.safetensors"));
 
     m_session.training = TrainingRecord();
     m_session.training.state = TrainingRecord::State::Running;
@@ -446,6 +479,9 @@ void Workflow::startTraining()
     m_session.training.nodes = names;
     m_session.evaluation.done = false;
     m_session.evaluation.result = {};
+    // Earlier rounds' verified figures stay; this round's are measured again.
+    std::erase_if(m_session.evaluation.verified,
+                  [&](const VerifiedRound &v) { return v.round >= m_session.round; });
     m_trainClock.start();
     m_runner.begin(Task::Training);
     saveQuietly();
@@ -509,7 +545,7 @@ void Workflow::connectTrainingRun()
                   : o.cancelled ? TrainingRecord::State::Stopped
                                 : TrainingRecord::State::Failed;
         if (o.weightsSaved)
-            t.weights = QStringLiteral("student.safetensors");
+            t.weights = QFileInfo(m_run->weightsPath()).fileName();
         m_run->deleteLater();
         m_run = nullptr;
         const QString text =
@@ -544,18 +580,63 @@ void Workflow::startEvaluation()
     }
     m_runner.run(
         Task::Evaluation,
-        [task = EvaluationTask(m_session, m_labels)](const TaskRunner::Report &report,
-                                                     const std::atomic<bool> *stop) {
+        [task = EvaluationTask(m_session, m_labels, m_verification.truth())](
+            const TaskRunner::Report &report, const std::atomic<bool> *stop) {
             return task.run(report, stop);
         },
         [this](const EvaluationOutcome &out) {
             if (!out.result)
                 return finishTask(Task::Evaluation, false,
                                   QStringLiteral("evaluation: ") + out.error);
-            m_session.evaluation.done = true;
-            m_session.evaluation.result = *out.result;
+            EvaluationRecord &e = m_session.evaluation;
+            e.done = true;
+            e.result = *out.result;
+            if (out.verified) {
+                std::erase_if(e.verified,
+                              [&](const VerifiedRound &v) { return v.round == out.verified->round; });
+                const auto at = std::find_if(e.verified.begin(), e.verified.end(),
+                                             [&](const VerifiedRound &v) {
+                                                 return v.round > out.verified->round;
+                                             });
+                e.verified.insert(at, *out.verified);
+                e.student_fps = out.student_fps;
+                e.teacher_fps = out.teacher_fps;
+                e.motion_fps = out.motion_fps;
+            }
             Q_EMIT evaluationChanged();
-            finishTask(Task::Evaluation, true, EvaluationTask::summary(*out.result));
+            finishTask(Task::Evaluation, true, EvaluationTask::summary(out));
+        });
+}
+
+void Workflow::startSelfTraining()
+{
+    if (busy() != Task::None)
+        return;
+    if (m_session.dataset.kind == QLatin1String("crops") || !m_labels ||
+        m_session.training.weights.isEmpty() ||
+        m_session.training.state != TrainingRecord::State::Finished) {
+        Q_EMIT taskFinished(Task::SelfTraining, false,
+                            QStringLiteral("self-training needs a trained full-frame student "
+                                           "(frame dataset, model 'detector', step 5)"));
+        return;
+    }
+    m_runner.run(
+        Task::SelfTraining,
+        [task = SelfTrainingTask(m_session, m_labels)](const TaskRunner::Report &report,
+                                                       const std::atomic<bool> *stop) {
+            return task.run(report, stop);
+        },
+        [this](const SelfTrainingOutcome &out) {
+            if (!out.labels)
+                return finishTask(Task::SelfTraining, false,
+                                  QStringLiteral("self-training: ") + out.error);
+            m_labels = out.labels;
+            m_session.frameStats = out.frameStats;
+            m_session.round += 1;
+            Q_EMIT labelsChanged();
+            Q_EMIT datasetChanged();
+            Q_EMIT roundChanged(m_session.round);
+            finishTask(Task::SelfTraining, true, SelfTrainingTask::summary(out, m_session.round));
         });
 }
 

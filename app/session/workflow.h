@@ -63,7 +63,7 @@ public:
     void setTrackAccepted(int track, bool accepted);
     void trimTrack(int track, int first, int last);
 
-    // Dataset
+    // Dataset (session().dataset.kind: frames for the full-frame student, or crops)
     void startDataset();
 
     // Verify: the session's ground truth (truth.json), read when a session opens
@@ -82,7 +82,13 @@ public:
     bool isTraining() const { return busy() == Task::Training; }
 
     // Evaluate & report
+    /** Scores the trained student against the tracker's labels and, for the full-frame student
+     *  with verified frames, against them too (the round's VerifiedRound replaces an earlier one
+     *  of the same round). */
     void startEvaluation();
+    /** Self-training (full-frame student, trained): the student relabels the frames, the dataset
+     *  is rebuilt and the session's round goes up by one; the user then trains again. */
+    void startSelfTraining();
 
     void cancel(); // the running task (not training: stopTraining())
 
@@ -98,6 +104,7 @@ Q_SIGNALS:
     void epochFinished(const net::ClusterEpoch &epoch);
     void clusterEvent(const net::ClusterEvent &event);
     void evaluationChanged();
+    void roundChanged(int round);
     void message(const QString &text); // for the status bar
 
 private:

@@ -317,6 +317,7 @@ void TstGui::labelReviewAndDataset()
     s.capture.source = kVideo;
     s.capture.every = 3;
     s.capture.maxFrames = 240;
+    s.dataset.kind = QStringLiteral("crops"); // this run trains the crop student (the demo: frames)
     Q_EMIT m_workflow->sessionChanged();
     Watchdog watchdog;
     watchdog.start();
