@@ -60,6 +60,7 @@ private Q_SLOTS:
     void trainWithinABudget();
     void trainAcrossNodes();
     void viewpointOnVtest();
+    void frameViewpointTunesOnSeenFramesOnly();
     void detectFindsDrawnBoxes();
     void megamindCutsAndFaces();
 
@@ -440,6 +441,52 @@ void TestCli::viewpointOnVtest()
     QVERIFY(
         d.json.value(QLatin1String("train")).toObject().value(QLatin1String("positives")).toInt() >
         0);
+}
+
+void TestCli::frameViewpointTunesOnSeenFramesOnly()
+{
+    const QString video = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    if (!QFile::exists(video))
+        QSKIP("opencv-doc is not installed");
+    const QString data = QStringLiteral(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/");
+    const QString labelled = m_dir.path() + QStringLiteral("/vtest-labels");
+    const Run l = cli({"label", "--source", video, "--teacher", "hog+motion", "--every", "5",
+                       "--max-frames", "180", "--out", labelled, "--threads", "2", "--json"});
+    QVERIFY2(l.status == 0, qPrintable(l.err));
+    // more frames than the labels cover: refused before anything is trained
+    const Run wrong = cli({"viewpoint", "--source", video, "--labels", labelled, "--max-frames",
+                           "120", "--out", m_dir.path() + QStringLiteral("/vtest-wrong")});
+    QCOMPARE(wrong.status, 2);
+    QVERIFY2(wrong.err.contains(QLatin1String("more than --max-frames")), qPrintable(wrong.err));
+
+    const QString session = m_dir.path() + QStringLiteral("/vtest-frames");
+    const Run r = cli({"viewpoint", "--source", video, "--teacher", "hog+motion", "--labels",
+                       labelled, "--max-frames", "180", "--out", session, "--epochs", "2",
+                       "--sample-every", "6", "--augment", "1", "--truth", data + "gt.txt",
+                       "--truth-frames", data + "frames.txt", "--eval", "seen", "--threads", "2",
+                       "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    // the labels were not made again: the session holds the same tracks
+    QVERIFY(l.json.value(QLatin1String("tracks")).toInt() > 0);
+    QCOMPARE(r.json.value(QLatin1String("tracks")).toInt(),
+             l.json.value(QLatin1String("tracks")).toInt());
+    QVERIFY(!r.err.contains(QLatin1String("labelling ")));
+    const QJsonObject verified = r.json.value(QLatin1String("verified")).toObject();
+    // only the verified frames < 180 (60, 110, 160) were run and scored; none held out
+    QVERIFY2(!verified.contains(QLatin1String("teacher")), "held-out frames were scored");
+    const QJsonObject seen = verified.value(QLatin1String("seen")).toObject();
+    QCOMPARE(seen.value(QLatin1String("frames")).toInt(), 3);
+    QVERIFY(seen.value(QLatin1String("student")).isObject());
+    // the operating threshold is the student's best F1 on those frames, reported and used
+    const double threshold = r.json.value(QLatin1String("student_threshold")).toDouble(-1);
+    QVERIFY2(threshold >= 0.05 && threshold < 1, qPrintable(QString::number(threshold)));
+    QCOMPARE(seen.value(QLatin1String("student")).toObject().value(QLatin1String("threshold"))
+                 .toDouble(),
+             threshold);
+    const QJsonArray rounds = r.json.value(QLatin1String("rounds")).toArray();
+    QCOMPARE(rounds.size(), 1);
+    const int best = rounds[0].toObject().value(QLatin1String("best_epoch")).toInt();
+    QVERIFY2(best >= 1 && best <= 2, qPrintable(QString::number(best)));
 }
 
 namespace {
