@@ -38,8 +38,11 @@ for round in $(seq "$ROUNDS"); do
         [ "$d" = session ] && spec="session:$SESSION"
         taskset -c 0 "$BUILD/bin/edgetrain-cli" detect --source "$VIDEO" --detector "$spec" \
             --every "$EVERY" --threads 1 --json 2>/dev/null | tail -1 >"$OUT/$d-$round.json"
-        python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"round {sys.argv[2]} {sys.argv[3]:<8} {r[\"fps\"]:8.1f} frames/s over {len(r[\"frames\"])} frames")' \
-            "$OUT/$d-$round.json" "$round" "$d"
+        python3 - "$OUT/$d-$round.json" "$round" "$d" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"round {sys.argv[2]} {sys.argv[3]:<8} {r['fps']:8.1f} frames/s over {len(r['frames'])} frames")
+PY
     done
 done
 python3 - "$OUT" "$ROUNDS" $DETECTORS <<'PY'
