@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace edgetrain::net {
 
@@ -162,7 +163,9 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
             continue;
         try {
             const std::int64_t fit = largestBatchWithin(b->second);
-            cap[i] = std::max(0.0, double(fit - 2) / std::max(1.0, total - n));
+            // Never 0: a group's shares must all be positive. A node that cannot take even
+            // its one sample refuses the job itself and says what would fit.
+            cap[i] = std::max(1e-3, double(fit - 2) / std::max(1.0, total - n));
             any = true;
         } catch (const std::exception &) {
             // The model is refused when the job starts: nothing to cap.
@@ -184,6 +187,11 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
             if (shares[i] < cap[i])
                 shares[i] += excess * shares[i] / open;
     }
+    // When nobody had room the excess went nowhere: shares must still sum to 1.
+    const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    if (sum > 0.0)
+        for (double &share : shares)
+            share /= sum;
     return shares;
 }
 
