@@ -162,9 +162,13 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         m_sourceSize = size;
         if (m_current >= 0)
             m_frames.request(m_current);
+        refresh();
     });
-    connect(&m_frames, &FrameLoader::failed, this,
-            [this](const QString &text) { Q_EMIT m_workflow->message(text); });
+    connect(&m_frames, &FrameLoader::failed, this, [this](const QString &text) {
+        m_sourceFailed = true;
+        Q_EMIT m_workflow->message(text);
+        refresh();
+    });
     connect(m_verification, &app::Verification::truthChanged, this, [this](int frame) {
         // An undo or redo elsewhere shows the frame it changed.
         if (frame >= 0 && frame != m_current && m_verification->truth().frame(frame))
@@ -181,6 +185,7 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
 void VerifyPage::onSession()
 {
     m_sourceFrames = 0;
+    m_sourceFailed = false;
     m_sourceSize = QSize();
     m_current = -1;
     m_view->setFrame(-1, QImage());
@@ -273,7 +278,11 @@ void VerifyPage::refresh()
     m_done->setEnabled(m_current >= 0);
     m_done->setText(f && f->done ? tr("Reopen (D)") : tr("Done (D)"));
     m_acceptAll->setEnabled(m_current >= 0);
-    m_pick->setEnabled(!m_workflow->session().capture.source.isEmpty() || m_workflow->labels());
+    // Picking waits for the source's length (the held-out span runs to its end); without a
+    // source that opens, the labelled frames are all there is.
+    m_pick->setEnabled(m_sourceFrames > 0 ||
+                       (m_workflow->labels() &&
+                        (m_workflow->session().capture.source.isEmpty() || m_sourceFailed)));
     const std::vector<int> picked = m_verification->frames();
     m_prev->setEnabled(!picked.empty() && m_current > picked.front());
     m_next->setEnabled(!picked.empty() && m_current < picked.back());

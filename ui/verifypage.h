@@ -48,6 +48,7 @@ private:
     app::Verification *m_verification;
     FrameLoader m_frames;
     int m_sourceFrames = 0;
+    bool m_sourceFailed = false; // the source did not open: pick from the labels' frames
     QSize m_sourceSize;
     int m_current = -1;
     QSpinBox *m_count;
