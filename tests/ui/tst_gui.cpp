@@ -20,6 +20,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QProcess>
+#include <QSet>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
@@ -400,9 +401,17 @@ void TstGui::trainingFillsChartsAndPdf()
     QVERIFY2(pdfinfo.exitCode() == 0, qPrintable(QString::fromUtf8(pdfinfo.readAllStandardError())));
     QVERIFY2(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+%1\\n").arg(ui::ReportWriter::kPages))),
              qPrintable(info));
+    // The CSV holds every device reading of the run (one a second per device, so how many
+    // depends on how long the run took): a header and one line per reading, from both devices.
     QFile csv(out + QStringLiteral("/metrics.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
-    QVERIFY(csv.readAll().count('\n') > 4);
+    const QList<QByteArray> lines = csv.readAll().trimmed().split('\n');
+    const auto &readings = m_workflow->session().training.metrics;
+    QCOMPARE(qsizetype(lines.size()), qsizetype(readings.size()) + 1);
+    QSet<QString> devices;
+    for (const auto &r : readings)
+        devices.insert(r.node);
+    QCOMPARE(devices.size(), 2);
 }
 
 bool TstGui::nodesIdle(int timeoutMs)
@@ -439,6 +448,14 @@ void TstGui::closingMidTrainingStopsTheJob()
     QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
     QVERIFY(epochs.wait(120000));
     QVERIFY(m_workflow->isTraining());
+    const QString lost = QStringLiteral("gui-node-2");
+    auto seriesNamed = [this](const QString &name) {
+        const auto all = m_window->trainPage()->charts().cpu->chart()->series();
+        return std::any_of(all.begin(), all.end(), [&](QAbstractSeries *x) { return x->name() == name; });
+    };
+    // Both devices' readings are on the charts before one of them is lost (a first epoch can
+    // end before the first reading of a device arrives: readings come once a second).
+    QTRY_VERIFY_WITH_TIMEOUT(seriesNamed(lost), 10000);
     // A device drops out: the other goes on, and the window shows the lost one as such.
     QSignalSpy events(m_workflow.get(), &app::Workflow::clusterEvent);
     m_nodes[1]->kill();
@@ -448,11 +465,7 @@ void TstGui::closingMidTrainingStopsTheJob()
                                          }),
                              15000);
     QVERIFY(m_workflow->isTraining());
-    const QString lost = QStringLiteral("gui-node-2");
-    bool marked = false;
-    for (QAbstractSeries *series : m_window->trainPage()->charts().cpu->chart()->series())
-        marked |= series->name() == lost + QStringLiteral(" (lost)");
-    QVERIFY(marked);
+    QTRY_VERIFY_WITH_TIMEOUT(seriesNamed(lost + QStringLiteral(" (lost)")), 5000);
     const int before = int(epochs.size());
     QVERIFY(epochs.wait(60000)); // the survivor trains on alone
     QVERIFY(int(epochs.size()) > before);
