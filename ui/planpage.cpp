@@ -40,7 +40,13 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     auto *training = new QGroupBox(tr("Training"), this);
     auto *form = new QFormLayout(training);
     m_model = new QComboBox(training);
+    // The full-frame detector trains on a frame dataset, the others on crops (step 3's kind).
+    m_model->addItem(QStringLiteral("detector"));
+    m_model->setItemData(0, tr("The full-frame student: one pass per frame (frame dataset)"),
+                         Qt::ToolTipRole);
     m_model->addItem(QStringLiteral("student"));
+    m_model->setItemData(1, tr("The crop classifier slid over the frame (crop dataset)"),
+                         Qt::ToolTipRole);
     // Deeper students: residual chains trade memory for recompute under a budget.
     for (const char *name : {"resnet20", "resnet32", "resnet56"})
         m_model->addItem(QString::fromLatin1(name));
