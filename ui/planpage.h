@@ -25,6 +25,7 @@ class PlanPage : public QWidget
 public:
     explicit PlanPage(app::Workflow *workflow, QWidget *parent = nullptr);
     QSlider *slider() const { return m_slider; }
+    QComboBox *modelBox() const { return m_model; }
     QLabel *scheduleLabel() const { return m_schedule; }
     QTableWidget *memoryTable() const { return m_memory; }
     const std::optional<app::PlanView> &lastPlan() const { return m_last; }

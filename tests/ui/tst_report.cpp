@@ -13,6 +13,7 @@
 #include "ui/charts.h"
 #include "ui/gallery.h"
 #include "ui/mainwindow.h"
+#include "ui/planpage.h"
 #include "ui/reportpage.h"
 #include "ui/reporttext.h"
 #include "ui/reportwriter.h"
@@ -302,6 +303,11 @@ void TestReport::verifyButtonGoesToVerify()
     QVERIFY(window.reportPage()->verifyButton()->isVisible());
     QTest::mouseClick(window.reportPage()->verifyButton(), Qt::LeftButton);
     QCOMPARE(window.currentStep(), ui::MainWindow::Verify);
+    // A new session trains the full-frame student: the Plan step shows it (the list once
+    // lacked it, so the page wrote the crop student back and training refused the frames).
+    window.showStep(ui::MainWindow::Plan);
+    QCOMPARE(workflow.session().plan.model, QStringLiteral("detector"));
+    QCOMPARE(window.planPage()->modelBox()->currentText(), QStringLiteral("detector"));
 }
 
 void TestReport::prChart()
