@@ -1,6 +1,7 @@
 // edgetrain-cli as a user or a script runs it: exit statuses, messages, --json, save/evaluate.
 
 #include "../net/nodeprocess.h"
+#include "../support/clirun.h"
 
 #include <QDir>
 #include <QFile>
@@ -18,27 +19,11 @@
 
 namespace {
 
-struct Run
-{
-    int status = -1;
-    QString out;
-    QString err;
-    QJsonObject json; // the last stdout line, when it is a JSON object
-};
+using Run = edgetrain::tests::CliRun;
 
 Run cli(const QStringList &args)
 {
-    QProcess p;
-    p.start(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-cli"), args);
-    Run r;
-    if (!p.waitForFinished(300000))
-        return r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    const QStringList lines = r.out.trimmed().split(QLatin1Char('\n'));
-    r.json = QJsonDocument::fromJson(lines.last().toUtf8()).object();
-    return r;
+    return edgetrain::tests::runCli(args);
 }
 
 } // namespace

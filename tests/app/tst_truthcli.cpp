@@ -2,6 +2,8 @@
 // writes, a labels.json written by hand, annotations in and out, bad files refused with the
 // file, line and field, and truth.json untouched by a refused import.
 
+#include "../support/clirun.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -14,27 +16,11 @@
 
 namespace {
 
-struct Run
-{
-    int status = -1;
-    QString out;
-    QString err;
-    QJsonObject json; // the last stdout line, when it is a JSON object
-};
+using Run = edgetrain::tests::CliRun;
 
 Run cli(const QStringList &args)
 {
-    QProcess p;
-    p.start(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-cli"), args);
-    Run r;
-    if (!p.waitForFinished(60000))
-        return r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    const QStringList lines = r.out.trimmed().split(QLatin1Char('\n'));
-    r.json = QJsonDocument::fromJson(lines.last().toUtf8()).object();
-    return r;
+    return edgetrain::tests::runCli(args, 60000);
 }
 
 void writeFile(const QString &path, const QByteArray &content)

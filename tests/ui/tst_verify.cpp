@@ -10,6 +10,7 @@
 #include "ui/verifypage.h"
 #include "vision/framesource.h"
 #include "vision/teacher.h"
+#include "../support/walkingvideo.h"
 
 #include <QApplication>
 #include <QLabel>
@@ -29,25 +30,10 @@ using namespace edgetrain;
 
 namespace {
 
-constexpr int kFrames = 60;
-const cv::Size kSize(320, 240);
-
-/** A grey scene where a white "person" (20 x 50 px) walks right by 3 px a frame. */
-cv::Rect2d personAt(int frame)
-{
-    return {20.0 + 3 * frame, 100.0, 20.0, 50.0};
-}
-
-void writeVideo(const QString &path)
-{
-    cv::VideoWriter writer(path.toStdString(), cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 25, kSize);
-    QVERIFY2(writer.isOpened(), "cannot write the test video");
-    for (int i = 0; i < kFrames; ++i) {
-        cv::Mat frame(kSize, CV_8UC3, cv::Scalar(90, 90, 90));
-        cv::rectangle(frame, cv::Rect(personAt(i)), cv::Scalar(240, 240, 240), cv::FILLED);
-        writer.write(frame);
-    }
-}
+constexpr int kFrames = tests::kWalkingFrames;
+const cv::Size kSize = tests::kWalkingSize;
+cv::Rect2d personAt(int frame) { return tests::walkingPersonAt(frame); }
+void writeVideo(const QString &path) { tests::writeWalkingVideo(path); }
 
 /** The labels a teacher every 10 frames and a tracker in between would give the person, in the
  *  first 40 frames (the labelling stopped there). */
