@@ -454,6 +454,9 @@ struct TrainingWorker::Run
     QCborMap finishEpoch(int epoch, bool global)
     {
         const double wall = secondsSince(epochStart);
+        // Every epoch's end reaches the training charts, however short the epoch was.
+        lastProgress = Clock::now();
+        link.post(QStringLiteral("progress"), w.status().toCbor());
         QCborMap done{{QStringLiteral("epoch"), epoch},
                       {QStringLiteral("loss_sum"), global ? lossSum : pendingLoss},
                       {QStringLiteral("correct"), global ? correct : pendingCorrect},

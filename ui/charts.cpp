@@ -209,11 +209,13 @@ void TrainingCharts::add(const app::MetricRow &m)
     memory->append(m.node, m.seconds, m.memoryUsedBytes / (1024.0 * 1024.0));
     network->append(m.node, m.seconds, m.rxBytesPerSecond / 1024.0, 0);
     network->append(m.node, m.seconds, m.txBytesPerSecond / 1024.0, 1);
-    if (m.phase == QLatin1String("training") && m.epoch > 0) {
-        loss->append(m.node, m.seconds, m.loss);
-        accuracy->append(m.node, m.seconds, 100 * m.accuracy);
-        speed->append(m.node, m.seconds, m.imagesPerSecond);
-    }
+}
+
+void TrainingCharts::add(const app::ProgressRow &p)
+{
+    loss->append(p.node, p.seconds, p.loss);
+    accuracy->append(p.node, p.seconds, 100 * p.accuracy);
+    speed->append(p.node, p.seconds, p.imagesPerSecond);
 }
 
 void TrainingCharts::flush()
@@ -231,8 +233,14 @@ void TrainingCharts::clear()
 void TrainingCharts::load(const app::Session &session)
 {
     clear();
-    for (const app::MetricRow &m : session.training.metrics)
+    for (const app::MetricRow &m : session.training.metrics) {
         add(m);
+        // Sessions from before progress.csv: the training curves from the device readings.
+        if (session.training.progress.empty() && m.phase == QLatin1String("training") && m.epoch > 0)
+            add(app::ProgressRow{m.seconds, m.node, m.epoch, 0, m.loss, m.accuracy, m.imagesPerSecond});
+    }
+    for (const app::ProgressRow &p : session.training.progress)
+        add(p);
     for (const auto &e : session.training.events)
         if (e.kind == QLatin1String("lost")) {
             const QString name = e.node.section(QStringLiteral(" ("), 0, 0);

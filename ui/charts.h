@@ -62,7 +62,8 @@ struct TrainingCharts
     DeviceChart *cpu, *memory, *network, *loss, *accuracy, *speed;
     std::vector<DeviceChart *> all() const { return {cpu, memory, network, loss, accuracy, speed}; }
     static TrainingCharts create(QWidget *parent);
-    void add(const app::MetricRow &row);
+    void add(const app::MetricRow &row);   // CPU, memory, network
+    void add(const app::ProgressRow &row); // loss, accuracy, throughput
     void flush();
     void clear();
     /** Fills the charts from a session's recorded readings (reports, reopened sessions). */

@@ -512,6 +512,7 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
                         ',' + QByteArray::number(d.f1, 'g', 6) + ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
                         QByteArray::number(d.ap50_95, 'g', 6) + ',' + QByteArray::number(d.threshold, 'g', 6) + '\n';
     const std::pair<QString, QByteArray> files[] = {{QStringLiteral("metrics.csv"), s.metricsCsv()},
+                                                    {QStringLiteral("progress.csv"), s.progressCsv()},
                                                     {QStringLiteral("epochs.csv"), s.epochsCsv()},
                                                     {QStringLiteral("evaluation.csv"), evaluation},
                                                     {QStringLiteral("verified.csv"), verified}};

@@ -36,8 +36,9 @@ public:
     /** <dir>/<name>.png and .svg for each chart; the files written are appended to `written`. */
     static bool writeCharts(const QString &dir, const ReportContent &content, QStringList *written,
                             QString *error);
-    /** metrics.csv (device readings), epochs.csv, evaluation.csv (against the tracker's labels),
-     *  verified.csv (per round and detector, against verified frames; header only without). */
+    /** metrics.csv (device readings), progress.csv (training progress per device), epochs.csv,
+     *  evaluation.csv (against the tracker's labels), verified.csv (per round and detector,
+     *  against verified frames; header only without). */
     static bool writeCsv(const QString &dir, const app::Session &session, QStringList *written,
                          QString *error);
     /** All of it under `dir`: report.pdf, charts/, the CSV files, session.json and the trained

@@ -79,6 +79,8 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
     });
     connect(m_stop, &QPushButton::clicked, m_workflow, &app::Workflow::stopTraining);
     connect(m_workflow, &app::Workflow::metricsAdded, this, &TrainPage::onMetrics);
+    connect(m_workflow, &app::Workflow::progressAdded, this,
+            [this](const app::ProgressRow &p) { m_charts.add(p); });
     connect(m_workflow, &app::Workflow::clusterEvent, this, [this](const net::ClusterEvent &e) {
         const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
         m_events->addItem(QStringLiteral("%1 s  %2 %3: %4")

@@ -171,11 +171,61 @@ const char *const kStates[] = {"none", "running", "finished", "stopped", "failed
 
 QByteArray csvField(const QString &s)
 {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')))
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
         return s.toUtf8();
     QString q = s;
     q.replace(QLatin1String("\""), QLatin1String("\"\""));
     return '"' + q.toUtf8() + '"';
+}
+
+/** One CSV record's fields (RFC 4180: quoted fields may hold commas and doubled quotes). */
+QList<QByteArray> csvFields(const QByteArray &line)
+{
+    QList<QByteArray> fields;
+    QByteArray field;
+    bool quoted = false;
+    for (qsizetype i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+                field += line[++i];
+            else if (c == '"')
+                quoted = false;
+            else
+                field += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            fields.append(field);
+            field.clear();
+        } else {
+            field += c;
+        }
+    }
+    fields.append(field);
+    return fields;
+}
+
+/** The records of a CSV file after its header; none if the file is missing. A damaged file loses
+ *  its charts, never the session, so nothing here fails. */
+QList<QList<QByteArray>> csvRecords(const QString &path)
+{
+    QList<QList<QByteArray>> records;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return records;
+    f.readLine(); // header
+    while (!f.atEnd()) {
+        QByteArray line = f.readLine();
+        while (line.count('"') % 2 == 1 && !f.atEnd()) // a quoted field holding a line break
+            line += f.readLine();
+        const QByteArray trimmed = line.endsWith("\r\n") ? line.chopped(2)
+                                   : line.endsWith('\n')  ? line.chopped(1)
+                                                           : line;
+        if (!trimmed.isEmpty())
+            records.append(csvFields(trimmed));
+    }
+    return records;
 }
 
 } // namespace
@@ -563,6 +613,7 @@ bool Session::save(QString *error) const
         return false;
     }
     return writeFileAtomically(path(QStringLiteral("metrics.csv")), metricsCsv(), error) &&
+           writeFileAtomically(path(QStringLiteral("progress.csv")), progressCsv(), error) &&
            writeFileAtomically(path(QStringLiteral("session.json")),
                                QJsonDocument(toJson()).toJson(QJsonDocument::Indented), error);
 }
@@ -589,28 +640,37 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
         *error = QStringLiteral("'%1': %2").arg(manifest, *error);
         return std::nullopt;
     }
-    // The device readings; a damaged file loses the charts, not the session.
-    QFile csv(s.path(QStringLiteral("metrics.csv")));
-    if (csv.open(QIODevice::ReadOnly)) {
-        csv.readLine(); // header
-        while (!csv.atEnd()) {
-            const QList<QByteArray> f = csv.readLine().trimmed().split(',');
-            if (f.size() < 11)
-                continue;
-            MetricRow m;
-            m.seconds = f[0].toDouble();
-            m.node = QString::fromUtf8(f[1]);
-            m.cpuPercent = f[2].toDouble();
-            m.memoryUsedBytes = f[3].toDouble();
-            m.rxBytesPerSecond = f[4].toDouble();
-            m.txBytesPerSecond = f[5].toDouble();
-            m.phase = QString::fromUtf8(f[6]);
-            m.epoch = f[7].toInt();
-            m.loss = f[8].toDouble();
-            m.accuracy = f[9].toDouble();
-            m.imagesPerSecond = f[10].toDouble();
-            s.training.metrics.push_back(m);
-        }
+    // The device readings and the training progress; a damaged file loses the charts, not the
+    // session. Numbers are read as they were written: locale-free.
+    for (const QList<QByteArray> &f : csvRecords(s.path(QStringLiteral("metrics.csv")))) {
+        if (f.size() < 11)
+            continue;
+        MetricRow m;
+        m.seconds = f[0].toDouble();
+        m.node = QString::fromUtf8(f[1]);
+        m.cpuPercent = f[2].toDouble();
+        m.memoryUsedBytes = f[3].toDouble();
+        m.rxBytesPerSecond = f[4].toDouble();
+        m.txBytesPerSecond = f[5].toDouble();
+        m.phase = QString::fromUtf8(f[6]);
+        m.epoch = f[7].toInt();
+        m.loss = f[8].toDouble();
+        m.accuracy = f[9].toDouble();
+        m.imagesPerSecond = f[10].toDouble();
+        s.training.metrics.push_back(m);
+    }
+    for (const QList<QByteArray> &f : csvRecords(s.path(QStringLiteral("progress.csv")))) {
+        if (f.size() < 7)
+            continue;
+        ProgressRow p;
+        p.seconds = f[0].toDouble();
+        p.node = QString::fromUtf8(f[1]);
+        p.epoch = f[2].toInt();
+        p.step = f[3].toLongLong();
+        p.loss = f[4].toDouble();
+        p.accuracy = f[5].toDouble();
+        p.imagesPerSecond = f[6].toDouble();
+        s.training.progress.push_back(p);
     }
     return s;
 }
@@ -629,6 +689,17 @@ QByteArray Session::metricsCsv() const
                QByteArray::number(m.accuracy, 'g', 6) + ',' +
                QByteArray::number(m.imagesPerSecond, 'f', 1) + '\n';
     }
+    return out;
+}
+
+QByteArray Session::progressCsv() const
+{
+    QByteArray out = "seconds,node,epoch,step,loss,accuracy,images_per_second\n";
+    for (const ProgressRow &p : training.progress)
+        out += QByteArray::number(p.seconds, 'f', 3) + ',' + csvField(p.node) + ',' +
+               QByteArray::number(p.epoch) + ',' + QByteArray::number(qint64(p.step)) + ',' +
+               QByteArray::number(p.loss, 'g', 6) + ',' + QByteArray::number(p.accuracy, 'g', 6) + ',' +
+               QByteArray::number(p.imagesPerSecond, 'f', 1) + '\n';
     return out;
 }
 

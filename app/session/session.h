@@ -78,6 +78,18 @@ struct MetricRow
     double loss = 0.0, accuracy = 0.0, imagesPerSecond = 0.0;
 };
 
+/** One node's training progress (from the node's progress messages: twice a second at most and at
+ *  the end of every epoch), so the loss, accuracy and throughput curves have a point per epoch
+ *  however short the run. Under sync SGD the loss and accuracy are the whole batch's. */
+struct ProgressRow
+{
+    double seconds = 0.0; // since the run started
+    QString node;
+    int epoch = 0;
+    std::int64_t step = 0;
+    double loss = 0.0, accuracy = 0.0, imagesPerSecond = 0.0;
+};
+
 struct TrainingRecord
 {
     enum class State { None, Running, Finished, Stopped, Failed };
@@ -89,6 +101,7 @@ struct TrainingRecord
     std::vector<net::ClusterEpoch> epochs;
     std::vector<net::ClusterEvent> events;
     std::vector<MetricRow> metrics;
+    std::vector<ProgressRow> progress;
     double seconds = 0.0;
     QString weights; // file in the session folder, once trained
 };
@@ -157,13 +170,15 @@ public:
     /** Reads a manifest; false with a message naming the field otherwise. */
     bool fromJson(const QJsonObject &json, QString *error);
 
-    /** Writes session.json and metrics.csv atomically. */
+    /** Writes session.json, metrics.csv and progress.csv atomically. */
     bool save(QString *error) const;
-    /** Reads <dir>/session.json (and metrics.csv); nothing with a message otherwise. */
+    /** Reads <dir>/session.json (and metrics.csv, progress.csv); nothing with a message otherwise. */
     static std::optional<Session> open(const QString &dir, QString *error);
 
     /** The training metrics as CSV (one row per device reading). */
     QByteArray metricsCsv() const;
+    /** The training progress as CSV (one row per progress message). */
+    QByteArray progressCsv() const;
     /** The epochs as CSV. */
     QByteArray epochsCsv() const;
 };

@@ -39,6 +39,7 @@ void TrainingRun::start(const TrainingSetup &s)
     m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
     m_coordinator->setMemoryBudgets(s.budgets);
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
+    connect(m_coordinator, &net::TrainingCoordinator::nodeProgress, this, &TrainingRun::progress);
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
     connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this, &TrainingRun::event);
     connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);

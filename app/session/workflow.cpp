@@ -46,6 +46,8 @@ Workflow::Workflow(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PlanView>();
     qRegisterMetaType<MetricRow>();
+    qRegisterMetaType<ProgressRow>();
+    qRegisterMetaType<net::TrainingStatus>();
     m_saver.setMaxThreadCount(1);
 
     connect(&m_runner, &TaskRunner::started, this, &Workflow::taskStarted);
@@ -516,6 +518,21 @@ void Workflow::connectTrainingRun()
                 m.imagesPerSecond = st.images_per_second;
                 m_session.training.metrics.push_back(m);
                 Q_EMIT metricsAdded(m);
+            });
+    connect(m_run, &TrainingRun::progress, this,
+            [this](const QString &node, const net::TrainingStatus &st) {
+                if (st.phase != QLatin1String("training") || st.epoch <= 0)
+                    return;
+                ProgressRow p;
+                p.seconds = double(m_trainClock.elapsed()) / 1000.0;
+                p.node = nodeName(node);
+                p.epoch = st.epoch;
+                p.step = st.step;
+                p.loss = st.loss;
+                p.accuracy = st.accuracy;
+                p.imagesPerSecond = st.images_per_second;
+                m_session.training.progress.push_back(p);
+                Q_EMIT progressAdded(p);
             });
     connect(m_run, &TrainingRun::epoch, this, [this](const net::ClusterEpoch &e) {
         m_session.training.epochs.push_back(e);

@@ -101,6 +101,7 @@ Q_SIGNALS:
     void datasetChanged();
     void planReady(const edgetrain::app::PlanView &plan);
     void metricsAdded(const edgetrain::app::MetricRow &row);
+    void progressAdded(const edgetrain::app::ProgressRow &row);
     void epochFinished(const net::ClusterEpoch &epoch);
     void clusterEvent(const net::ClusterEvent &event);
     void evaluationChanged();
@@ -137,3 +138,4 @@ private:
 } // namespace edgetrain::app
 
 Q_DECLARE_METATYPE(edgetrain::app::MetricRow)
+Q_DECLARE_METATYPE(edgetrain::app::ProgressRow)

@@ -64,6 +64,12 @@ void TstSession::roundTrip()
     m.epoch = 1;
     m.loss = 0.5;
     s.training.metrics.push_back(m);
+    // A name CSV must quote: a comma, a quote and a line break.
+    m.node = QStringLiteral("lab, \"bench\"\nPi 4");
+    m.cpuPercent = 12.5;
+    s.training.metrics.push_back(m);
+    s.training.progress.push_back({0.75, QStringLiteral("pi-1"), 1, 17, 0.625, 0.5, 88.5});
+    s.training.progress.push_back({1.25, QStringLiteral("lab, \"bench\"\nPi 4"), 2, 34, 0.25, 0.75, 90.0});
     s.training.weights = QStringLiteral("student.safetensors");
     s.evaluation.done = true;
     s.evaluation.frames = 12;
@@ -119,8 +125,18 @@ void TstSession::roundTrip()
     QCOMPARE(back->nodes[0].ramBytes, 4LL << 30);
     QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-1")), 200LL << 20);
     QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-2")), 300LL << 20);
-    QCOMPARE(int(back->training.metrics.size()), 1);
+    QCOMPARE(int(back->training.metrics.size()), 2);
     QCOMPARE(back->training.metrics[0].cpuPercent, 97.0);
+    QCOMPARE(back->training.metrics[1].node, QStringLiteral("lab, \"bench\"\nPi 4"));
+    QCOMPARE(back->training.metrics[1].cpuPercent, 12.5);
+    QCOMPARE(back->training.metrics[1].phase, QStringLiteral("training"));
+    QCOMPARE(int(back->training.progress.size()), 2);
+    QCOMPARE(back->training.progress[0].step, std::int64_t(17));
+    QCOMPARE(back->training.progress[0].loss, 0.625);
+    QCOMPARE(back->training.progress[1].node, QStringLiteral("lab, \"bench\"\nPi 4"));
+    QCOMPARE(back->training.progress[1].epoch, 2);
+    QCOMPARE(back->training.progress[1].accuracy, 0.75);
+    QCOMPARE(back->training.progress[1].imagesPerSecond, 90.0);
     QCOMPARE(back->evaluation.result.gains[0].frame, 42);
     QCOMPARE(back->evaluation.frames, 12);
     // The verified figures, curves and all, come back exactly (Qt's JSON is locale-free).

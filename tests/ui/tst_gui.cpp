@@ -373,9 +373,16 @@ void TstGui::trainingFillsChartsAndPdf()
     QCOMPARE(int(s.training.epochs.size()), 3);
     QCOMPARE(s.training.state, app::TrainingRecord::State::Finished);
     QTest::qWait(600); // the next chart flush
-    // Every chart has a line per device with points.
+    // Every chart has a line per device with points; the training curves a point per device and
+    // epoch at least, however fast the run (every epoch's end is reported).
     for (ui::DeviceChart *c : train->charts().all())
         QVERIFY2(c->pointCount() >= 2, qPrintable(c->title()));
+    for (ui::DeviceChart *c : {train->charts().loss, train->charts().accuracy, train->charts().speed})
+        QVERIFY2(c->pointCount() >= 2 * 3, qPrintable(QStringLiteral("%1: %2 points").arg(c->title()).arg(c->pointCount())));
+    QSet<QString> reporting;
+    for (const auto &p : s.training.progress)
+        reporting.insert(p.node);
+    QCOMPARE(reporting.size(), 2);
     QVERIFY(train->charts().cpu->chart()->series().size() == 2);
     screenshot(QStringLiteral("train"));
 
@@ -390,7 +397,7 @@ void TstGui::trainingFillsChartsAndPdf()
     exportClock.start();
     QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
     qInfo("export: %lld files in %lld ms", qint64(written.size()), exportClock.elapsed());
-    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv",
+    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv", "progress.csv",
                           "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
         QVERIFY2(QFileInfo(out + QLatin1Char('/') + QLatin1String(f)).size() > 0, f);
     QProcess pdfinfo;
