@@ -205,7 +205,8 @@ const Safetensors::Entry *Safetensors::find(const std::string &name) const
     return it == m_entries.end() ? nullptr : &it->second;
 }
 
-void Safetensors::saveModel(Model &model, const std::string &path)
+void Safetensors::saveModel(Model &model, const std::string &path,
+                            const std::map<std::string, std::string> &extra)
 {
     Safetensors st;
     for (const auto &p : model.parameters())
@@ -218,6 +219,8 @@ void Safetensors::saveModel(Model &model, const std::string &path)
     }
     st.metadata()["format"] = "pt";
     st.metadata()["edgetrain.model_spec"] = model.spec().toJson().dump();
+    for (const auto &[key, value] : extra)
+        st.metadata()[key] = value;
     st.write(path);
 }
 

@@ -41,8 +41,10 @@ public:
     std::map<std::string, std::string> &metadata() { return m_metadata; }
     const std::map<std::string, std::string> &metadata() const { return m_metadata; }
 
-    /** Saves every parameter and buffer of the model (metadata: the ModelSpec as JSON). */
-    static void saveModel(Model &model, const std::string &path);
+    /** Saves every parameter and buffer of the model (metadata: the ModelSpec as JSON, and
+     *  `extra`, e.g. a detector's operating threshold). */
+    static void saveModel(Model &model, const std::string &path,
+                          const std::map<std::string, std::string> &extra = {});
     /**
      * Loads every parameter and buffer of the model by name. Throws FormatError if a tensor is
      * missing, has another shape or dtype, or if the file holds tensors the model does not have.

@@ -432,6 +432,25 @@ void TrainingCoordinator::maybeEpochEval()
         e.test_accuracy = testCorrect / double(e.test_count);
     }
     e.images_per_second = e.seconds > 0 ? seen / e.seconds : 0.0;
+    // Keep-best: a new lowest validation loss asks for this epoch's model (every member at the
+    // barrier holds the same one; the parameter server holds it in async mode).
+    Member *sendsBest = nullptr;
+    if (m_keepBest && e.test_count > 0 && (m_bestEpoch == 0 || e.test_loss < m_bestLoss)) {
+        m_bestLoss = e.test_loss;
+        m_bestEpoch = e.epoch;
+        m_bestWeights.clear();
+        if (m_ps) {
+            const std::vector<float> w = m_ps->weights();
+            m_bestWeights = QByteArray(reinterpret_cast<const char *>(w.data()),
+                                       qsizetype(w.size() * sizeof(float)));
+            m_bestAsked = e.epoch;
+            m_bestComplete = true;
+        } else {
+            sendsBest = members.front();
+            m_bestAsked = e.epoch;
+            m_bestComplete = false;
+        }
+    }
     m_result.epochs.push_back(e);
     Q_EMIT epochFinished(e);
     ++m_epoch;
@@ -465,6 +484,8 @@ void TrainingCoordinator::maybeEpochEval()
             GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
             body.insert(QStringLiteral("next_group"), g.toCbor());
         }
+        if (m == sendsBest)
+            body.insert(QStringLiteral("send_weights"), e.epoch);
         reply(m, m->evalRequest, body);
         m->evalRequest = -1;
         m->doneBody = {};
@@ -528,6 +549,14 @@ void TrainingCoordinator::finish(const QString &error)
     } else if (!m_weights.isEmpty() && m_weights.size() % qsizetype(sizeof(float)) == 0) {
         m_result.weights.resize(std::size_t(m_weights.size()) / sizeof(float));
         std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
+    }
+    // The best epoch's model instead of the last, when it arrived whole and has the same size.
+    if (m_keepBest && m_bestComplete && m_bestEpoch > 0 && m_bestAsked == m_bestEpoch &&
+        !m_result.weights.empty() &&
+        m_bestWeights.size() == qsizetype(m_result.weights.size() * sizeof(float))) {
+        std::memcpy(m_result.weights.data(), m_bestWeights.constData(),
+                    std::size_t(m_bestWeights.size()));
+        m_result.best_epoch = m_bestEpoch;
     }
     for (const auto &m : m_members)
         if (m->client &&
@@ -747,6 +776,15 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         if (body.value(QStringLiteral("index")).toInteger() == 0)
             m_weights.clear();
         m_weights.append(body.value(QStringLiteral("data")).toByteArray());
+    } else if (type == QLatin1String("best_weights")) {
+        // Chunks of the model of the epoch asked for; a late answer for an older best is dropped.
+        if (body.value(QStringLiteral("epoch")).toInteger() != m_bestAsked)
+            return;
+        const qint64 index = body.value(QStringLiteral("index")).toInteger();
+        if (index == 0)
+            m_bestWeights.clear();
+        m_bestWeights.append(body.value(QStringLiteral("data")).toByteArray());
+        m_bestComplete = index + 1 == body.value(QStringLiteral("total")).toInteger();
     } else if (type == QLatin1String("job_done")) {
         m->state = Member::State::Done;
         m_result.fingerprints[m->label()] = body.value(QStringLiteral("fingerprint")).toString();

@@ -57,6 +57,9 @@ struct ClusterResult
     int max_staleness = 0;                    // async
     std::int64_t pushes = 0, held_pushes = 0; // async
     double seconds = 0.0;
+    /** With setKeepBest: the epoch whose weights `weights` holds (lowest validation loss), 0 when
+     *  they are the last epoch's (no validation set, or no epoch finished). */
+    int best_epoch = 0;
 };
 
 /** Saves a run's final weights (ClusterResult::weights) as a safetensors file of `spec`'s model;
@@ -88,6 +91,10 @@ public:
     void setRejoin(bool rejoin) { m_rejoin = rejoin; }
     /** Per-node memory budgets (bytes, by node name) replacing the job's for those nodes. */
     void setMemoryBudgets(std::map<QString, std::int64_t> byNode) { m_budgets = std::move(byNode); }
+    /** Whether the run's result keeps the weights of the epoch with the lowest validation loss
+     *  rather than the last epoch's (after each new best, one node that holds the synchronised
+     *  model sends it; async: the parameter server's). Default off. */
+    void setKeepBest(bool keep) { m_keepBest = keep; }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
     /** Asks every node to stop after its current step; finished() follows. */
@@ -156,6 +163,12 @@ private:
     QElapsedTimer m_clock;
     std::unique_ptr<ParameterServer> m_ps;
     QByteArray m_weights;   // assembled from rank 0's chunks
+    bool m_keepBest = false;
+    double m_bestLoss = 0.0;
+    int m_bestEpoch = 0;         // the best epoch so far (0: none)
+    int m_bestAsked = 0;         // the epoch whose weights were asked for
+    QByteArray m_bestWeights;    // that epoch's weights, as they arrive in chunks
+    bool m_bestComplete = false; // every chunk of m_bestAsked's weights arrived
     QString m_firstFailure; // a node's own words, for a run that ends with nobody left
     ClusterResult m_result;
 };

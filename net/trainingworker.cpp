@@ -484,12 +484,33 @@ struct TrainingWorker::Run
                                          link.stopFlag());
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         }
-        return link.request(QStringLiteral("epoch_eval"),
-                            QCborMap{{QStringLiteral("epoch"), epoch},
-                                     {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
-                                     {QStringLiteral("correct"),
-                                      qint64(std::llround(ev.accuracy * double(ev.count)))},
-                                     {QStringLiteral("count"), qint64(ev.count)}});
+        QCborMap answer =
+            link.request(QStringLiteral("epoch_eval"),
+                         QCborMap{{QStringLiteral("epoch"), epoch},
+                                  {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
+                                  {QStringLiteral("correct"),
+                                   qint64(std::llround(ev.accuracy * double(ev.count)))},
+                                  {QStringLiteral("count"), qint64(ev.count)}});
+        if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
+            postWeights(QStringLiteral("best_weights"),
+                        answer.value(QStringLiteral("send_weights")).toInteger());
+        return answer;
+    }
+
+    /** The synchronised model (FlatState's averaged layout) as `type` messages of at most
+     *  4 MiB each: "weights" at the end of a run, "best_weights" of an epoch when asked. */
+    void postWeights(const QString &type, qint64 epoch = 0)
+    {
+        std::vector<float> state(flat->averagedSize());
+        flat->copyAveraged(state.data());
+        const QByteArray bytes = floatBytes(state.data(), state.size());
+        constexpr qsizetype chunk = 4 << 20;
+        const int total = std::max(1, int((bytes.size() + chunk - 1) / chunk));
+        for (int i = 0; i < total; ++i)
+            link.post(type, QCborMap{{QStringLiteral("index"), i},
+                                     {QStringLiteral("total"), total},
+                                     {QStringLiteral("epoch"), epoch},
+                                     {QStringLiteral("data"), bytes.mid(i * chunk, chunk)}});
     }
 
     float *scratch(std::size_t n)
@@ -713,18 +734,8 @@ void TrainingWorker::run()
             m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);
         // The final weights: from rank 0 of the collective modes (all ranks hold them);
         // in async mode the coordinator's parameter server has them already.
-        if (m_job.mode != TrainingMode::Async && run.group.rank == 0) {
-            std::vector<float> state(run.flat->averagedSize());
-            run.flat->copyAveraged(state.data());
-            const QByteArray bytes = floatBytes(state.data(), state.size());
-            constexpr qsizetype chunk = 4 << 20;
-            const int total = int((bytes.size() + chunk - 1) / chunk);
-            for (int i = 0; i < std::max(total, 1); ++i)
-                m_link->post(QStringLiteral("weights"),
-                             QCborMap{{QStringLiteral("index"), i},
-                                      {QStringLiteral("total"), std::max(total, 1)},
-                                      {QStringLiteral("data"), bytes.mid(i * chunk, chunk)}});
-        }
+        if (m_job.mode != TrainingMode::Async && run.group.rank == 0)
+            run.postWeights(QStringLiteral("weights"));
         m_link->post(QStringLiteral("job_done"),
                      QCborMap{{QStringLiteral("cancelled"), cancelled},
                               {QStringLiteral("steps"), qint64(run.step)},

@@ -187,7 +187,21 @@ QString ReportText::verifiedMethod(const app::Session &s)
                        "by IoU ≥ 0.5 (greedy by score, as COCO); one on an ignore box counts "
                        "neither way. AP averages precision over recall (101 points); AP@[.5:.95] "
                        "also over IoU 0.5–0.95. Frames/s: each detector's speed in the same evaluation.")
-               .arg(count(truths, QObject::tr("box"), QObject::tr("boxes")));
+               .arg(count(truths, QObject::tr("box"), QObject::tr("boxes"))) +
+           operatingPoint(s);
+}
+
+QString ReportText::operatingPoint(const app::Session &s)
+{
+    const auto &p = s.evaluation.operatingPoint;
+    if (!p)
+        return QString();
+    return QObject::tr(" The student reports boxes scoring ≥ %1: the best F1 (%2) against the "
+                       "session's own labels on %3 it trained on, chosen before "
+                       "and without the verified frames.")
+        .arg(p->threshold, 0, 'f', 2)
+        .arg(p->f1, 0, 'f', 2)
+        .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")));
 }
 
 QList<QStringList> ReportText::trackerRows(const app::Session &s)

@@ -47,6 +47,8 @@ public:
     static QList<QStringList> trackerRows(const app::Session &session);
     /** What the verified figures were measured on, one sentence ("" without them). */
     static QString verifiedMethod(const app::Session &session);
+    /** How the student's operating threshold was chosen (" ..." to append; empty if unknown). */
+    static QString operatingPoint(const app::Session &session);
 
     /** "the student", "the teacher", "motion", or the name itself. */
     static QString detectorPhrase(const std::string &name);

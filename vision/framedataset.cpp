@@ -64,14 +64,14 @@ std::vector<core::LabelBox> clipped(const std::vector<core::LabelBox> &boxes, cv
     return out;
 }
 
-/** A jittered copy: flip, scale 0.7-1.4 about a random centre, a shift of up to 15 % of the
- *  frame, brightness, contrast and a gain per colour channel. */
+/** A jittered copy: flip, scale 0.7-2.4 (log-uniform) about a random centre, a shift of up to
+ *  15 % of the frame, brightness, contrast and a gain per colour channel. */
 cv::Mat augment(const cv::Mat &image, const std::vector<core::LabelBox> &boxes, core::Rng &rng,
                 std::vector<core::LabelBox> *outBoxes)
 {
     const double W = image.cols, H = image.rows;
     const bool flip = rng.uniform() < 0.5f;
-    const double s = rng.uniform(0.7f, 1.4f);
+    const double s = std::exp(rng.uniform(std::log(0.7f), std::log(2.4f)));
     const double cx = rng.uniform(0.1f, 0.9f) * W, cy = rng.uniform(0.1f, 0.9f) * H;
     const double tx = rng.uniform(-0.15f, 0.15f) * W, ty = rng.uniform(-0.15f, 0.15f) * H;
     // Continuous coordinates (pixel i spans [i, i+1]): x' = a x + b, y' = s y + d.

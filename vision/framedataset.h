@@ -28,7 +28,7 @@ struct FrameDatasetOptions
      *  validation), never by single frames: neighbouring frames are near copies. */
     int block_frames = 60;
     int validation_period = 5; // 0: no validation split
-    int augmented = 2;         // extra jittered copies of each sampled training frame
+    int augmented = 4;         // extra jittered copies of each sampled training frame
     int backgrounds = 6;       // hard negatives: the scene's background, jittered, no objects
     float min_tracker_confidence = 0.45f; // tracker boxes below: ignore regions, not objects
     double min_height_px = 6.0;           // smaller objects (input pixels) become ignore regions
@@ -63,8 +63,9 @@ struct FrameSample
  * detector's input (aspect kept), boxes scaled to input pixels. Objects: teacher boxes, student
  * boxes (self-training) and accepted tracker boxes with confidence >= min_tracker_confidence;
  * ignore regions: the boxes of rejected tracks and less confident tracker boxes. Frames next to
- * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.7-1.4
- * about a random centre and a shift of up to 15 % of the frame, with boxes cut at the border
+ * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.7-2.4,
+ * log-uniform, about a random centre: people nearer the camera than any in the training span
+ * are seen at their size; and a shift of up to 15 % of the frame, with boxes cut at the border
  * clipped, or made ignore regions when mostly cut; brightness, contrast and a gain per colour
  * channel), and the scene's background (median of sampled frames)
  * gives `backgrounds` samples with no objects. Stored as PNG files under <session>/frames with an

@@ -15,8 +15,12 @@ std::string StudentTeacher::weightsPath(const std::string &sessionDir)
 
 std::unique_ptr<StudentTeacher> StudentTeacher::fromSession(const std::string &sessionDir)
 {
-    std::shared_ptr<core::Model> model = FrameStudent::loadModel(weightsPath(sessionDir));
-    return std::make_unique<StudentTeacher>(std::move(model), "session:" + sessionDir);
+    const std::string path = weightsPath(sessionDir);
+    std::shared_ptr<core::Model> model = FrameStudent::loadModel(path);
+    auto student = std::make_unique<StudentTeacher>(std::move(model), "session:" + sessionDir);
+    if (const float saved = FrameStudent::savedThreshold(path); saved > 0)
+        student->threshold = saved; // its calibrated operating point
+    return student;
 }
 
 std::vector<Detection> StudentTeacher::detect(const cv::Mat &bgr)

@@ -10,7 +10,8 @@ namespace edgetrain::vision {
 /**
  * A trained full-frame student used as a teacher: by the Labeler (self-training), by
  * `edgetrain-cli detect --detector session:DIR` and by the app. Owns its model (shared with
- * whoever trained it). Scores are probabilities; `threshold` starts at 0.3.
+ * whoever trained it). Scores are probabilities; `threshold` starts at 0.3 (fromSession: the
+ * operating threshold saved with the weights, when there is one).
  */
 class StudentTeacher : public Teacher
 {

@@ -12,6 +12,7 @@
 #include "vision/groundtruth.h"
 #include "vision/studentteacher.h"
 #include "vision/labeling.h"
+#include "vision/operatingpoint.h"
 #include "vision/studentdetector.h"
 #include "vision/tracking.h"
 #include "vision/viewpoint.h"
@@ -263,7 +264,7 @@ std::string scoreLine(const vision::DetectorScore &s)
 int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out,
                       vision::LabelOptions labelOptions)
 {
-    const int epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 20;
+    const int epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 40;
     const int rounds = int(cli.integer("rounds", 1, 5));
     const bool autoThreshold = cli.text("student-threshold") == "auto";
     float studentThreshold =
@@ -402,7 +403,37 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
         roundsJson.push(std::move(rj));
     }
-    core::Safetensors::saveModel(*model, vision::StudentTeacher::weightsPath(out));
+    if (autoThreshold) {
+        // The operating point: the best F1 against the session's labels on the frames it
+        // trained on (never the held-out ones, never the verified ones).
+        vision::StudentTeacher student(model);
+        vision::OperatingPointCalibration::Options o;
+        o.last_frame = labelOptions.max_frames > 0 ? labelOptions.max_frames - 1 : -1;
+        o.iou = cli.number("match-iou", 0.1, 0.95);
+        const vision::OperatingPoint p = vision::OperatingPointCalibration::calibrate(
+            *source, student, labels, o,
+            [&](int done, int total) {
+                cli.progress("operating point: frame " + std::to_string(done) + "/" +
+                             std::to_string(total));
+            },
+            CliContext::stopFlag());
+        cli.progressDone();
+        studentThreshold = p.threshold;
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
+                      "against the session's labels on %d training frames (%d boxes)",
+                      double(p.threshold), p.f1, p.recall, p.precision, p.frames, p.boxes);
+        cli.message(line);
+        core::Json pj;
+        pj.set("threshold", double(p.threshold)).set("f1", p.f1).set("recall", p.recall);
+        pj.set("precision", p.precision).set("frames", p.frames).set("boxes", p.boxes);
+        pj.set("against", "labels");
+        j.set("operating_point", std::move(pj));
+    }
+    j.set("student_threshold", double(studentThreshold));
+    vision::FrameStudent::saveModel(*model, vision::StudentTeacher::weightsPath(out),
+                                    studentThreshold);
     j.set("rounds", roundsJson);
     j.set("student_weights", vision::StudentTeacher::weightsPath(out));
 
@@ -441,32 +472,6 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
             CliContext::stopFlag());
         cli.progressDone();
         const int split = labelOptions.max_frames;
-        if (autoThreshold) {
-            // The operating point of the last round: the best F1 on the verified frames the
-            // student saw (< max-frames), never on the held-out ones.
-            vision::MetricsOptions m;
-            m.iou = cli.number("match-iou", 0.1, 0.95);
-            m.last_frame = split > 0 ? split - 1 : INT_MAX;
-            const auto s = vision::DetectionMetrics::evaluate("student", run.detections.back(),
-                                                              truth, m);
-            double bestF1 = 0;
-            for (const vision::PrPoint &p : s.curve) {
-                const double f1 = p.recall + p.precision > 0
-                                      ? 2 * p.recall * p.precision / (p.recall + p.precision)
-                                      : 0.0;
-                if (f1 > bestF1 + 1e-9) {
-                    bestF1 = f1;
-                    studentThreshold = p.threshold;
-                }
-            }
-            char line[160];
-            std::snprintf(line, sizeof line,
-                          "student threshold %.3f: the best F1 (%.3f) on the verified frames < "
-                          "max-frames",
-                          double(studentThreshold), bestF1);
-            cli.message(line);
-            j.set("student_threshold", double(studentThreshold));
-        }
         auto scoreAll = [&](int first, int last, const char *what) {
             vision::MetricsOptions m;
             m.iou = cli.number("match-iou", 0.1, 0.95);
@@ -597,7 +602,7 @@ int ViewpointCommand::run(const QStringList &arguments)
                   "frames (a full-frame detector, one pass per frame) or crops (the crop "
                   "classifier slid over the frame).",
                   "KIND", "frames");
-    cli.addOption("epochs", "Student training epochs (crops: 12, frames: 20).", "N");
+    cli.addOption("epochs", "Student training epochs (crops: 12, frames: 40).", "N");
     cli.addOption("eval-frames", "crops: frames with held-out boxes to evaluate on.", "N", "30");
     cli.addOption("seed", "Seed of the split, the negatives and the student.", "N", "1");
     cli.addOption("rounds",
@@ -609,10 +614,11 @@ int ViewpointCommand::run(const QStringList &arguments)
     cli.addOption("width", "frames: detector input width (height from the aspect).", "PX", "256");
     cli.addOption("sample-every", "frames: every K-th frame (0: within the 300 MB budget).", "K",
                   "2");
-    cli.addOption("augment", "frames: jittered copies per training frame.", "N", "2");
+    cli.addOption("augment", "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
+                  "shift, colour).", "N", "4");
     cli.addOption("student-threshold",
-                  "frames: the student's operating threshold, or auto: the best F1 on the "
-                  "verified frames < max-frames.",
+                  "frames: the student's operating threshold, or auto: the best F1 against "
+                  "the session's labels on the training frames.",
                   "X", "auto");
     cli.addOption("labels", "frames: reuse the labels.json of this session instead of labelling "
                   "(it must have the same --max-frames).", "DIR");

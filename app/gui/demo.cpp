@@ -26,7 +26,7 @@ constexpr int kLabelledFrames = 480; // the student never sees vtest's frames fr
 constexpr int kDemoEvery = 2;        // the teacher on every 2nd frame (wp/detector: labels ~0.73 of the people, not ~0.45)
 constexpr int kDemoFrameWidth = 256; // the detector's input: 256x192
 constexpr int kDemoFrameEvery = 4;   // every 4th labelled frame: 276 samples, 160 MB per node
-constexpr int kDemoEpochs = 20;
+constexpr int kDemoEpochs = 40;
 constexpr int kDemoBatch = 12;
 constexpr double kDemoLr = 0.02;
 

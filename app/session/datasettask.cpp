@@ -53,6 +53,7 @@ vision::FrameDatasetOptions DatasetTask::frameOptions(const DatasetSettings &set
     vision::FrameDatasetOptions o;
     o.width = settings.frameWidth;
     o.every = settings.frameEvery;
+    o.augmented = settings.frameAugment;
     o.max_frame = labels.options.max_frames; // never a frame the labels did not cover
     o.seed = std::uint64_t(settings.seed);
     return o;

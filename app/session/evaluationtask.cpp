@@ -122,10 +122,27 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     const Session &s = m_session;
     EvaluationOutcome out;
     const std::string weights = s.path(s.training.weights).toStdString();
-    vision::StudentTeacher student(std::shared_ptr<core::Model>(vision::FrameStudent::loadModel(weights)));
-    const float studentThreshold = student.threshold; // its operating point
+    const std::shared_ptr<core::Model> model(vision::FrameStudent::loadModel(weights));
+    vision::StudentTeacher student(model);
     auto teacher = vision::Teacher::create(detectorPart(s.capture.teacher));
     auto source = vision::FrameSource::open(m_labels->source);
+
+    // 0. The operating point, on the frames the student trained on; kept with its weights so
+    //    every later user of the student (detect, the live preview) runs it there.
+    vision::OperatingPointCalibration::Options c;
+    c.last_frame = m_labels->options.max_frames > 0 ? m_labels->options.max_frames - 1 : -1;
+    const vision::OperatingPoint point = vision::OperatingPointCalibration::calibrate(
+        *source, student, *m_labels, c,
+        [&](int d, int n) {
+            report(d, n, QStringLiteral("operating point against the labels: frame %1 of %2").arg(d).arg(n));
+        },
+        stop);
+    if (stop && stop->load())
+        return out;
+    out.operating_point = point;
+    student.threshold = point.threshold;
+    vision::FrameStudent::saveModel(*model, weights, point.threshold);
+    const float studentThreshold = student.threshold; // its operating point
 
     // 1. Against the tracker's labels, each detector at its operating point.
     vision::ViewpointOptions o;
@@ -150,7 +167,7 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     std::unique_ptr<vision::Teacher> motion;
     if (fixedCamera(QString::fromStdString(m_labels->source)))
         motion = vision::Teacher::create("motion");
-    student.threshold = kCurveScore; // the whole curve; scored at studentThreshold
+    student.threshold = std::min(kCurveScore, studentThreshold); // the whole curve; scored at studentThreshold
     std::vector<vision::Teacher *> detectors{verifiedTeacher.get()};
     if (motion)
         detectors.push_back(motion.get());

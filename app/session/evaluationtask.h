@@ -4,6 +4,7 @@
 #include "taskrunner.h"
 #include "vision/groundtruth.h"
 #include "vision/labeling.h"
+#include "vision/operatingpoint.h"
 #include "vision/viewpoint.h"
 
 #include <QString>
@@ -23,6 +24,8 @@ struct EvaluationOutcome
     /** Against the verified frames (full-frame student only), when the session has done ones. */
     std::optional<VerifiedRound> verified;
     double student_fps = 0, teacher_fps = 0, motion_fps = 0; // detect() only, one thread
+    /** The full-frame student's operating threshold, calibrated against the labels. */
+    std::optional<vision::OperatingPoint> operating_point;
     QString error;
 };
 
@@ -30,13 +33,16 @@ struct EvaluationOutcome
  * What "Evaluate" does (step 6, also run after a finished training). Runs on a TaskRunner
  * thread with one compute thread (the frames/s are one core's); holds copies of what it reads.
  *
+ * 0. Full-frame student: its operating threshold, the best F1 against the session's labels on
+ *    60 training frames (OperatingPointCalibration), saved with its weights.
  * 1. Against the tracker's labels: the trained student and the capture teacher's detector on
  *    frames of held-out tracks (crops: the test split's tracks; frames: tracks that start in a
  *    validation time block of the frame dataset), each at its operating threshold.
  * 2. Against the verified frames (kind "frames", when `truth` has done frames): a DetectionRun
  *    from the source's start to the last verified frame with the teacher's detector part (the
  *    "hog" of "hog+motion", at its own threshold), `motion` (when the source is a video file:
- *    a fixed camera) and the student detecting down to kCurveScore so the precision-recall curve
+ *    a fixed camera) and the student detecting down to kCurveScore (or its operating threshold,
+ *    if lower) so the precision-recall curve
  *    reaches low scores; DetectionMetrics scores the done frames >= heldOutFrom(labels) at IoU
  *    0.5, each detector at its operating point (teacher and motion: every box they give; the
  *    student: StudentTeacher's threshold). The round is the session's.

@@ -277,6 +277,7 @@ QJsonObject Session::toJson() const
     QJsonObject datasetJson{{QStringLiteral("kind"), dataset.kind},
                             {QStringLiteral("frame_width"), dataset.frameWidth},
                             {QStringLiteral("frame_every"), dataset.frameEvery},
+                            {QStringLiteral("frame_augment"), dataset.frameAugment},
                             {QStringLiteral("width"), dataset.width},
                             {QStringLiteral("height"), dataset.height},
                             {QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive},
@@ -333,6 +334,7 @@ QJsonObject Session::toJson() const
                      {QStringLiteral("nodes"), QJsonArray::fromStringList(training.nodes)},
                      {QStringLiteral("seconds"), training.seconds},
                      {QStringLiteral("weights"), training.weights},
+                     {QStringLiteral("kept_epoch"), training.keptEpoch},
                      {QStringLiteral("epochs"), epochs},
                      {QStringLiteral("events"), events}}}};
     json.insert(QStringLiteral("evaluation_frames"), evaluation.frames);
@@ -349,6 +351,15 @@ QJsonObject Session::toJson() const
                                     {QStringLiteral("first_frame"), v.first_frame},
                                     {QStringLiteral("scores"), scores}});
     }
+    if (const auto &p = evaluation.operatingPoint)
+        json.insert(QStringLiteral("operating_point"),
+                    QJsonObject{{QStringLiteral("threshold"), double(p->threshold)},
+                                {QStringLiteral("against"), QStringLiteral("labels")},
+                                {QStringLiteral("f1"), p->f1},
+                                {QStringLiteral("recall"), p->recall},
+                                {QStringLiteral("precision"), p->precision},
+                                {QStringLiteral("frames"), p->frames},
+                                {QStringLiteral("boxes"), p->boxes}});
     json.insert(QStringLiteral("verified_evaluation"),
                 QJsonObject{{QStringLiteral("rounds"), verified},
                             {QStringLiteral("student_fps"), evaluation.student_fps},
@@ -408,6 +419,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         *error = QStringLiteral("'dataset.kind' must be frames or crops");
     dataset.frameWidth = d.integer(QStringLiteral("frame_width"), dataset.frameWidth, 64, 2048);
     dataset.frameEvery = d.integer(QStringLiteral("frame_every"), 0, 0, 100000);
+    dataset.frameAugment = d.integer(QStringLiteral("frame_augment"), dataset.frameAugment, 0, 10);
     if (r.ok() && dataset.frameWidth % 8 != 0)
         *error = QStringLiteral("'dataset.frame_width' must be a multiple of 8");
     dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);
@@ -501,6 +513,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         training.nodes.append(v.toString());
     training.seconds = t.number(QStringLiteral("seconds"), 0, 0, 1e9);
     training.weights = t.text(QStringLiteral("weights"));
+    training.keptEpoch = t.integer(QStringLiteral("kept_epoch"), 0, 0, 1000000);
     for (const QJsonValue &v : t.array(QStringLiteral("epochs"))) {
         const Reader e(v.toObject(), t.field(QStringLiteral("epochs")), error);
         net::ClusterEpoch ep;
@@ -554,6 +567,17 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         evaluation.done = true;
     }
     round = r.integer(QStringLiteral("self_training_round"), 1, 1, 1000);
+    if (json.contains(QStringLiteral("operating_point"))) {
+        const Reader op = r.object(QStringLiteral("operating_point"));
+        vision::OperatingPoint point;
+        point.threshold = float(op.number(QStringLiteral("threshold"), 0.3, 0, 1));
+        point.f1 = op.number(QStringLiteral("f1"), 0, 0, 1);
+        point.recall = op.number(QStringLiteral("recall"), 0, 0, 1);
+        point.precision = op.number(QStringLiteral("precision"), 0, 0, 1);
+        point.frames = op.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+        point.boxes = op.integer(QStringLiteral("boxes"), 0, 0, 1 << 30);
+        evaluation.operatingPoint = point;
+    }
     const Reader ve = r.object(QStringLiteral("verified_evaluation"));
     evaluation.student_fps = ve.number(QStringLiteral("student_fps"), 0, 0, 1e9);
     evaluation.teacher_fps = ve.number(QStringLiteral("teacher_fps"), 0, 0, 1e9);

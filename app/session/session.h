@@ -4,6 +4,7 @@
 #include "vision/cropdataset.h"
 #include "vision/detectionmetrics.h"
 #include "vision/framedataset.h"
+#include "vision/operatingpoint.h"
 #include "vision/viewpoint.h"
 
 #include <QDateTime>
@@ -45,6 +46,7 @@ struct DatasetSettings
     QString kind = QStringLiteral("frames");
     int frameWidth = 256; // the full-frame student's input width (multiple of 8; height by aspect)
     int frameEvery = 0;   // frames: every k-th labelled frame (0: as many as 300 MB hold)
+    int frameAugment = 4; // frames: jittered copies of each training frame
     int width = 24, height = 48; // the crop student's crop size
     double negativesPerPositive = 2.0;
     int seed = 1;
@@ -104,6 +106,7 @@ struct TrainingRecord
     std::vector<ProgressRow> progress;
     double seconds = 0.0;
     QString weights; // file in the session folder, once trained
+    int keptEpoch = 0; // the epoch whose weights `weights` holds when not the last (keep-best)
 };
 
 /** One self-training round's figures against the verified frames (truth.json). */
@@ -130,6 +133,9 @@ struct EvaluationRecord
     std::vector<VerifiedRound> verified;
     /** detect() frames per second during the evaluation, one thread (0: not measured). */
     double student_fps = 0, teacher_fps = 0, motion_fps = 0;
+    /** The full-frame student's operating threshold and how it was chosen (against the labels on
+     *  its training frames); none before the first evaluation. */
+    std::optional<vision::OperatingPoint> operatingPoint;
 };
 
 const char *trainingStateName(TrainingRecord::State state);

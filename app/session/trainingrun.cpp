@@ -38,6 +38,7 @@ void TrainingRun::start(const TrainingSetup &s)
     m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
     m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
     m_coordinator->setMemoryBudgets(s.budgets);
+    m_coordinator->setKeepBest(s.keepBest);
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
     connect(m_coordinator, &net::TrainingCoordinator::nodeProgress, this, &TrainingRun::progress);
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
@@ -96,6 +97,7 @@ void TrainingRun::onFinished()
             net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
                                     m_setup.weightsPath.toStdString());
             o.weightsSaved = true;
+            o.keptEpoch = r.best_epoch;
         } catch (const std::exception &e) {
             o.ok = false;
             o.error = QStringLiteral("the trained weights could not be saved: %1")

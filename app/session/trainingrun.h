@@ -27,6 +27,7 @@ struct TrainingSetup
     bool frames = false;                     // frames/ (FrameDataset) rather than dataset/ (crops)
     int maxObjects = 32;                     // frames: label boxes per sample (the spec's loss)
     QString weightsPath;                     // where the trained weights are written
+    bool keepBest = false;                   // the lowest-validation-loss epoch's weights, not the last's
     core::ModelSpec spec;
 };
 
@@ -38,6 +39,7 @@ struct TrainingOutcome
     QString error;
     double seconds = 0.0;
     bool weightsSaved = false;
+    int keptEpoch = 0; // keepBest: the epoch whose weights were saved (0: the last)
 };
 
 /**

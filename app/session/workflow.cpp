@@ -470,6 +470,10 @@ void Workflow::startTraining()
     s.sessionDir = m_session.dir;
     s.frames = frames;
     s.maxObjects = s.spec.loss().centernet.max_objects;
+    // The detector overfits a few hundred frames within tens of epochs: keep its best epoch by
+    // the frame dataset's validation loss (time blocks it does not train on). The crop and
+    // Fashion-MNIST models keep their last: their validation set is the test set.
+    s.keepBest = frames;
     s.weightsPath = frames ? QString::fromStdString(
                                  vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
                            : m_session.path(QStringLiteral("student.safetensors"));
@@ -480,6 +484,7 @@ void Workflow::startTraining()
     m_session.training.started = QDateTime::currentDateTimeUtc();
     m_session.training.nodes = names;
     m_session.evaluation.done = false;
+    m_session.evaluation.operatingPoint.reset(); // new weights: calibrated again after training
     m_session.evaluation.result = {};
     // Earlier rounds' verified figures stay; this round's are measured again.
     std::erase_if(m_session.evaluation.verified,
@@ -561,14 +566,20 @@ void Workflow::connectTrainingRun()
         t.state = o.ok ? TrainingRecord::State::Finished
                   : o.cancelled ? TrainingRecord::State::Stopped
                                 : TrainingRecord::State::Failed;
-        if (o.weightsSaved)
+        if (o.weightsSaved) {
             t.weights = QFileInfo(m_run->weightsPath()).fileName();
+            t.keptEpoch = o.keptEpoch;
+        }
         m_run->deleteLater();
         m_run = nullptr;
         const QString text =
-            o.ok ? QStringLiteral("training finished: %1 epochs in %2 s")
+            o.ok ? QStringLiteral("training finished: %1 epochs in %2 s%3")
                        .arg(t.epochs.size())
                        .arg(o.seconds, 0, 'f', 1)
+                       .arg(t.keptEpoch > 0 ? QStringLiteral("; kept the weights of epoch %1 (the "
+                                                             "lowest validation loss)")
+                                                  .arg(t.keptEpoch)
+                                            : QString())
             : o.cancelled ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())
                           : QStringLiteral("training failed: %1").arg(o.error);
         finishTask(Task::Training, o.ok, text);
@@ -608,6 +619,8 @@ void Workflow::startEvaluation()
             EvaluationRecord &e = m_session.evaluation;
             e.done = true;
             e.result = *out.result;
+            if (out.operating_point)
+                e.operatingPoint = out.operating_point;
             if (out.verified) {
                 std::erase_if(e.verified,
                               [&](const VerifiedRound &v) { return v.round == out.verified->round; });

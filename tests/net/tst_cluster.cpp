@@ -5,6 +5,7 @@
 
 #include "core/fashionmnist.h"
 #include "core/flatstate.h"
+#include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
 #include "net/controlclient.h"
@@ -76,6 +77,7 @@ private Q_SLOTS:
     void asyncLearnsWithoutCollapse();
     void localSgdAverages();
     void shippedDataTrains();
+    void keepBestReturnsTheLowestValidationLoss();
     void killedNodeLeavesTheOthersTraining();
     void frozenNodeIsDroppedWithinSeconds();
     void lostNodeRejoinsAtNextEpoch();
@@ -100,6 +102,7 @@ private:
     QByteArray m_key = "cluster test key 0123456789";
     std::vector<std::unique_ptr<NodeProcess>> m_nodes;
     std::map<QString, std::int64_t> m_budgets; // per node, for run()
+    bool m_keepBest = false;                    // for run()
 };
 
 void TestCluster::initTestCase()
@@ -116,6 +119,7 @@ void TestCluster::cleanup()
 {
     m_nodes.clear();
     m_budgets.clear();
+    m_keepBest = false;
 }
 
 void TestCluster::startNodes(int n, QStringList extra)
@@ -136,6 +140,7 @@ net::ClusterResult TestCluster::run(
 {
     net::TrainingCoordinator coordinator(job, m_key);
     coordinator.setMemoryBudgets(m_budgets);
+    coordinator.setKeepBest(m_keepBest);
     if (shipTrain)
         coordinator.setData(shipTrain, shipTest);
     QList<net::ControlClient *> clients;
@@ -439,6 +444,51 @@ void TestCluster::shippedDataTrains()
     QVERIFY(!none.finished);
     QVERIFY2(none.error.contains(QLatin1String("train-images-idx3-ubyte.gz")),
              qPrintable(none.error));
+}
+
+void TestCluster::keepBestReturnsTheLowestValidationLoss()
+{
+    if (!haveFashionMnist())
+        QSKIP("dataset-fashion-mnist is not installed");
+    startNodes(2, {"--data-dir", m_dir.path()});
+    auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
+        core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
+    // A validation set with every label moved to the next class: the better the model learns,
+    // the worse its validation loss, so the best epoch is an early one, never the last.
+    const auto real = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
+                                               core::FashionMnist::Split::Test, 400);
+    std::vector<std::int64_t> all(std::size_t(real.size()));
+    std::iota(all.begin(), all.end(), std::int64_t(0));
+    std::vector<float> images(std::size_t(real.size() * real.sampleShape().numel()));
+    std::vector<std::int32_t> labels(std::size_t(real.size()));
+    real.gather(all.data(), real.size(), images.data(), labels.data());
+    for (std::int32_t &l : labels)
+        l = (l + 1) % 10;
+    auto wrong = std::make_shared<core::TensorDataset>("fashion-mnist, labels moved by one",
+                                                       real.sampleShape(), 10, images, labels);
+    m_keepBest = true;
+    const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 0, 4);
+    const net::ClusterResult r = run(job, {}, train, wrong);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.epochs.size(), std::size_t(4));
+    int argmin = 1;
+    for (const auto &e : r.epochs)
+        if (e.test_loss < r.epochs[std::size_t(argmin - 1)].test_loss)
+            argmin = e.epoch;
+    QCOMPARE(r.best_epoch, argmin);
+    QVERIFY2(r.best_epoch < 4, qPrintable(QStringLiteral("best epoch %1").arg(r.best_epoch)));
+    // The weights returned are that epoch's: they score its validation loss, not the last's.
+    const std::string path = (m_dir.path() + QStringLiteral("/best.safetensors")).toStdString();
+    const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "job");
+    net::saveClusterWeights(spec, job.seed, r.weights, path);
+    core::Model model(spec, job.seed);
+    core::Safetensors::loadModel(model, path);
+    const core::EvalResult ev = core::Trainer::evaluate(model, *wrong, 100);
+    const double best = r.epochs[std::size_t(r.best_epoch - 1)].test_loss;
+    const double last = r.epochs.back().test_loss;
+    QVERIFY2(std::abs(ev.loss - best) < 1e-3 * std::max(1.0, best),
+             qPrintable(QStringLiteral("loss %1, best epoch's %2, last epoch's %3").arg(ev.loss).arg(best).arg(last)));
+    QVERIFY(std::abs(ev.loss - last) > 1e-3);
 }
 
 void TestCluster::killedNodeLeavesTheOthersTraining()

@@ -7,13 +7,16 @@
 #include "core/detectionloss.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/safetensors.h"
 #include "vision/framedataset.h"
 #include "vision/framesource.h"
 #include "vision/framestudent.h"
 #include "vision/framestudenttrainer.h"
 #include "vision/labeling.h"
+#include "vision/operatingpoint.h"
 #include "vision/studentteacher.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 #include <opencv2/imgcodecs.hpp>
@@ -123,6 +126,38 @@ double bestIou(const cv::Rect2d &b, const std::vector<Detection> &found)
     return best;
 }
 
+/** A detector with known scores on the scene: each labelled box of the first two movers at 0.6,
+ *  the third mover's at 0.25, a false box at 0.4 in an empty corner, and one at 0.9 on the rejected
+ *  track's region (which must count neither way). Knows the frame by its pixels (PNG: exact). */
+class ScriptedDetector : public Teacher
+{
+public:
+    ScriptedDetector(const Scene &scene, const LabelResult &labels) : m_scene(scene), m_labels(labels) {}
+    std::string name() const override { return "scripted"; }
+    std::vector<Detection> detect(const cv::Mat &bgr) override
+    {
+        int frame = -1;
+        for (int f = 0; f < m_scene.frames && frame < 0; ++f)
+            if (cv::norm(bgr, m_scene.draw(f), cv::NORM_INF) == 0)
+                frame = f;
+        std::vector<Detection> out;
+        if (frame < 0)
+            return out;
+        seen.push_back(frame);
+        for (std::size_t i = 0; i < m_labels.tracks.size(); ++i)
+            if (const TrackBox *b = m_labels.tracks[i].at(frame))
+                out.push_back({b->box, i < 2 ? 0.6f : i == 2 ? 0.25f : 0.9f, 0});
+        out.push_back({cv::Rect2d(140, 100, 12, 12), 0.4f, 0});
+        std::erase_if(out, [&](const Detection &d) { return d.score < threshold; });
+        return out;
+    }
+    std::vector<int> seen;
+
+private:
+    const Scene &m_scene;
+    const LabelResult &m_labels;
+};
+
 } // namespace
 
 class TestFrameStudent : public QObject
@@ -138,6 +173,8 @@ private Q_SLOTS:
     void studentFindsRectanglesOnLaterFrames();
     void boxesMapBackToSourcePixels();
     void labelsKeepStudentBoxes();
+    void operatingPointIsTheBestF1AgainstTheLabels();
+    void operatingThresholdTravelsWithTheWeights();
 
 private:
     QTemporaryDir m_dir;
@@ -394,6 +431,63 @@ void TestFrameStudent::labelsKeepStudentBoxes()
     const LabelResult back = LabelResult::load(dir);
     QCOMPARE(back.tracks[0].boxes[3].source, BoxSource::Student);
     QCOMPARE(back.tracks[0].boxes[2].source, BoxSource::Teacher);
+}
+
+void TestFrameStudent::operatingPointIsTheBestF1AgainstTheLabels()
+{
+    // The curve by hand (per frame: movers 0 and 1 at 0.6, mover 2 at 0.25, a false box at 0.4,
+    // the rejected track's box at 0.9 neither way): >= 0.6 recall 2/3 at precision 1 (F1 0.8);
+    // >= 0.4 recall 2/3 at 2/3 (0.667); >= 0.25 recall 1 at 3/4 (F1 0.857): the best is 0.25.
+    LabelResult labels = m_scene.labels(100);
+    Track rejected;
+    rejected.id = 9;
+    rejected.state = Track::State::Rejected;
+    for (int f = 0; f < 100; ++f)
+        rejected.boxes.push_back({f, cv::Rect2d(4, 96, 14, 20), BoxSource::Tracker, 0.9f});
+    labels.tracks.push_back(rejected);
+    // Only frames where every mover is wholly inside the frame count the same way; keep those.
+    ScriptedDetector detector(m_scene, labels);
+    detector.threshold = 0.5f;
+    auto source = FrameSource::open(m_source);
+    OperatingPointCalibration::Options o;
+    o.frames = 8;
+    o.last_frame = 79; // the frames the student "trained on"; 80-99 stay unseen
+    const OperatingPoint p = OperatingPointCalibration::calibrate(*source, detector, labels, o);
+    QCOMPARE(int(detector.seen.size()), 8);
+    for (int f : detector.seen)
+        QVERIFY2(f <= 79, "a frame after last_frame was used");
+    QCOMPARE(detector.threshold, 0.5f); // restored
+    QCOMPARE(p.frames, 8);
+    QCOMPARE(p.threshold, 0.25f);
+    QVERIFY2(std::abs(p.recall - 1.0) < 1e-9, qPrintable(QString::number(p.recall)));
+    QVERIFY2(std::abs(p.precision - 0.75) < 1e-9, qPrintable(QString::number(p.precision)));
+    QVERIFY(std::abs(p.f1 - 6.0 / 7.0) < 1e-9);
+    QCOMPARE(p.boxes, 3 * 8);
+    // Without the third mover's hits, 0.6 is best (recall 2/3 at precision 1).
+    for (Track &t : labels.tracks)
+        if (t.id == 2)
+            t.state = Track::State::Rejected;
+    ScriptedDetector again(m_scene, labels);
+    const OperatingPoint q = OperatingPointCalibration::calibrate(*source, again, labels, o);
+    QCOMPARE(q.threshold, 0.6f);
+    QVERIFY(std::abs(q.precision - 1.0) < 1e-9);
+}
+
+void TestFrameStudent::operatingThresholdTravelsWithTheWeights()
+{
+    QVERIFY(m_model);
+    const QString dir = m_dir.path() + QStringLiteral("/threshold");
+    QVERIFY(QDir().mkpath(dir));
+    const std::string weights = StudentTeacher::weightsPath(dir.toStdString());
+    core::Safetensors::saveModel(*m_model, weights);
+    QCOMPARE(FrameStudent::savedThreshold(weights), -1.0f);
+    QCOMPARE(StudentTeacher::fromSession(dir.toStdString())->threshold, 0.3f);
+    FrameStudent::saveModel(*m_model, weights, 0.37f);
+    QCOMPARE(FrameStudent::savedThreshold(weights), 0.37f);
+    QCOMPARE(StudentTeacher::fromSession(dir.toStdString())->threshold, 0.37f);
+    // A damaged value is named, not taken.
+    core::Safetensors::saveModel(*m_model, weights, {{FrameStudent::kThresholdKey, "0,37"}});
+    QVERIFY_THROWS_EXCEPTION(core::FormatError, FrameStudent::savedThreshold(weights));
 }
 
 QTEST_GUILESS_MAIN(TestFrameStudent)

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "detectionmetrics.h"
+#include "labeling.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace edgetrain::vision {
+
+class FrameSource;
+class Teacher;
+
+/** A detector's operating threshold and what it achieves where it was chosen. */
+struct OperatingPoint
+{
+    float threshold = 0.3f;
+    double recall = 0, precision = 0, f1 = 0; // against the boxes it was chosen on
+    int frames = 0, boxes = 0;                // frames and non-ignore boxes it was chosen on
+};
+
+/**
+ * Chooses a full-frame student's operating threshold on the frames it trained on, against the
+ * session's own labels there (the boxes and ignore regions FrameDataset trained it with): the
+ * threshold of the best F1 at IoU `iou`. Thousands of label boxes make a steadier choice than
+ * the handful of verified frames a user has before the held-out span (on vtest.avi: 44 people on
+ * 8 frames picked 0.54, the labels 0.40). This is a calibration, not a quality claim: the
+ * student's quality is what it achieves on verified frames.
+ */
+class OperatingPointCalibration
+{
+public:
+    struct Options
+    {
+        int frames = 60;      // labelled frames used, spread evenly over [0, last_frame]
+        int last_frame = -1;  // inclusive; -1: every labelled frame
+        double iou = 0.5;
+        float min_tracker_confidence = 0.45f; // as the frame dataset (FrameDatasetOptions)
+    };
+
+    /** The best F1 point of a score's curve (threshold 0.3 and zeros when it has no curve). */
+    static OperatingPoint bestF1(const DetectorScore &score);
+
+    /** Runs `student` (its threshold lowered to see the whole curve, then restored) over the
+     *  chosen frames of `source` and returns the best-F1 point against `labels`. Throws
+     *  SourceError if the source cannot be read; stops early (what it has) when `stop` is set. */
+    static OperatingPoint calibrate(FrameSource &source, Teacher &student,
+                                    const LabelResult &labels, const Options &options,
+                                    const std::function<void(int done, int total)> &progress = {},
+                                    const std::atomic<bool> *stop = nullptr);
+};
+
+} // namespace edgetrain::vision
