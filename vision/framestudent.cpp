@@ -24,39 +24,28 @@ FrameStudent::FrameStudent(core::Model &model) : m_model(model)
 
 std::vector<Detection> FrameStudent::detect(const cv::Mat &bgr, float threshold)
 {
+    cv::Mat resized;
+    cv::resize(bgr, resized, m_input, 0, 0, cv::INTER_AREA);
+    core::Tensor x(m_model.batchShape(1), core::MemoryCategory::Activations);
+    CropDataset::toTensor(resized, x.data());
+    core::PassContext ctx;
+    ctx.training = false;
+    const core::Tensor out = m_model.forward(x, ctx);
+    const int h = int(out.shape()[2]), w = int(out.shape()[3]);
+    core::DecodeOptions d;
+    d.stride = m_stride;
+    d.threshold = threshold;
+    d.top_k = m_maxDetections;
+    const auto boxes = core::DetectionLoss::decode(out.data(), h, w, d);
+    const double kx = double(bgr.cols) / m_input.width, ky = double(bgr.rows) / m_input.height;
     std::vector<Detection> found;
-    for (const double scale : scales) {
-        // The frame at `scale` of the input, centred on a canvas of the input's size whose
-        // border repeats the frame's edge (so a pass below 1 sees near, large objects at the
-        // sizes the student learned, away from the canvas border).
-        const cv::Size inner(std::max(1, int(std::lround(m_input.width * scale))),
-                             std::max(1, int(std::lround(m_input.height * scale))));
-        cv::Mat resized;
-        cv::resize(bgr, resized, inner, 0, 0, cv::INTER_AREA);
-        const int left = (m_input.width - inner.width) / 2, top = (m_input.height - inner.height) / 2;
-        if (inner != m_input)
-            cv::copyMakeBorder(resized, resized, top, m_input.height - inner.height - top, left,
-                               m_input.width - inner.width - left, cv::BORDER_REPLICATE);
-        core::Tensor x(m_model.batchShape(1), core::MemoryCategory::Activations);
-        CropDataset::toTensor(resized, x.data());
-        core::PassContext ctx;
-        ctx.training = false;
-        const core::Tensor out = m_model.forward(x, ctx);
-        const int h = int(out.shape()[2]), w = int(out.shape()[3]);
-        core::DecodeOptions d;
-        d.stride = m_stride;
-        d.threshold = threshold;
-        d.top_k = m_maxDetections;
-        const auto boxes = core::DetectionLoss::decode(out.data(), h, w, d);
-        const double kx = double(bgr.cols) / inner.width, ky = double(bgr.rows) / inner.height;
-        for (const auto &b : boxes) {
-            const double x0 = std::max(0.0, (b.x0 - left) * kx), y0 = std::max(0.0, (b.y0 - top) * ky);
-            const double x1 = std::min(double(bgr.cols), (b.x1 - left) * kx);
-            const double y1 = std::min(double(bgr.rows), (b.y1 - top) * ky);
-            if (x1 - x0 < 1 || y1 - y0 < 1)
-                continue;
-            found.push_back({cv::Rect2d(x0, y0, x1 - x0, y1 - y0), b.score, 0});
-        }
+    for (const auto &b : boxes) {
+        const double x0 = std::max(0.0, b.x0 * kx), y0 = std::max(0.0, b.y0 * ky);
+        const double x1 = std::min(double(bgr.cols), b.x1 * kx);
+        const double y1 = std::min(double(bgr.rows), b.y1 * ky);
+        if (x1 - x0 < 1 || y1 - y0 < 1)
+            continue;
+        found.push_back({cv::Rect2d(x0, y0, x1 - x0, y1 - y0), b.score, 0});
     }
     return nms_iou < 1.0 ? nonMaximumSuppression(std::move(found), nms_iou) : found;
 }

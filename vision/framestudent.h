@@ -27,10 +27,6 @@ public:
     int stride() const { return m_stride; }
     /** Duplicates left by the heatmap's 3x3 peak test (neighbouring peaks of one object). */
     double nms_iou = 0.6;
-    /** The passes, as fractions of the input size: 1 is the whole input; 0.5 adds a pass at half
-     *  size for objects nearer the camera than the student was trained on. Boxes of all passes
-     *  go through one NMS. */
-    std::vector<double> scales = {1.0};
 
     /** A model rebuilt from a safetensors file written by Safetensors::saveModel (its spec is
      *  in the metadata). Throws IoError / FormatError naming the file. */

@@ -61,7 +61,7 @@ vision::FrameDatasetOptions DatasetTask::frameOptions(const DatasetSettings &set
 
 QString DatasetTask::summary(const vision::FrameDatasetStats &st)
 {
-    return QStringLiteral("dataset: %1 frames at %2x%3 (every %4th) with %5 objects for "
+    return QStringLiteral("dataset: %1 frames at %2x%3 (one in %4) with %5 objects for "
                           "training (%6 samples with jittered copies and backgrounds), %7 frames "
                           "with %8 objects for validation")
         .arg(st.frames[0])
