@@ -400,7 +400,7 @@ void TrainingCoordinator::maybeEpochEval()
     e.epoch = m_epoch;
     e.nodes = int(members.size());
     e.shares = m_shares;
-    double lossSum = 0, correct = 0, seen = 0, testLoss = 0, testCorrect = 0;
+    double lossSum = 0, correct = 0, seen = 0, targets = 0, testLoss = 0, testCorrect = 0;
     bool global = false;
     for (Member *m : members) {
         const QCborMap &d = m->doneBody;
@@ -410,12 +410,14 @@ void TrainingCoordinator::maybeEpochEval()
                 lossSum = d.value(QStringLiteral("loss_sum")).toDouble();
                 correct = d.value(QStringLiteral("correct")).toDouble();
                 seen = d.value(QStringLiteral("seen")).toDouble();
+                targets = d.value(QStringLiteral("targets")).toDouble();
                 global = true;
             }
         } else {
             lossSum += d.value(QStringLiteral("loss_sum")).toDouble();
             correct += d.value(QStringLiteral("correct")).toDouble();
             seen += d.value(QStringLiteral("seen")).toDouble();
+            targets += d.value(QStringLiteral("targets")).toDouble();
         }
         const double speed = d.value(QStringLiteral("compute_images_per_second")).toDouble();
         if (speed > 0)
@@ -426,7 +428,8 @@ void TrainingCoordinator::maybeEpochEval()
     }
     e.samples = std::int64_t(std::llround(seen));
     e.train_loss = seen > 0 ? lossSum / seen : 0.0;
-    e.train_accuracy = seen > 0 ? correct / seen : 0.0;
+    // Accuracy over what it counts (samples; a detector's objects), as a local Trainer does.
+    e.train_accuracy = targets > 0 ? correct / targets : 0.0;
     if (e.test_count > 0) {
         e.test_loss = testLoss / double(e.test_count);
         e.test_accuracy = testCorrect / double(e.test_count);

@@ -113,10 +113,11 @@ struct TrainingWorker::Run
     std::int64_t epochsDone = 0;
     std::int64_t batches = 0;
     std::int64_t totalSteps = 0;
-    double lossSum = 0.0, correct = 0.0, seen = 0.0;
+    // `targets`: what accuracy divides by (samples for a classifier, objects for a detector).
+    double lossSum = 0.0, correct = 0.0, seen = 0.0, targets = 0.0;
     // This node's own sums: compute speed, and (local-sgd, async) what is not yet shared.
     double computeSeconds = 0.0, computed = 0.0;
-    double pendingLoss = 0.0, pendingCorrect = 0.0, pendingSeen = 0.0;
+    double pendingLoss = 0.0, pendingCorrect = 0.0, pendingSeen = 0.0, pendingTargets = 0.0;
     Clock::time_point epochStart = Clock::now();
     Clock::time_point lastProgress = Clock::now();
     std::vector<float> buffer;
@@ -267,11 +268,11 @@ struct TrainingWorker::Run
         steps[std::size_t(group.rank)] = float(step + 1);
         collectives->allreduceSum(steps.data(), steps.size());
         const int root = int(std::max_element(steps.begin(), steps.end()) - steps.begin());
-        constexpr std::size_t header = 5;
+        constexpr std::size_t header = 6;
         std::vector<float> state(header + flat->fullSize());
         if (group.rank == root) {
-            const float h[header] = {float(step), float(epochsDone), float(lossSum), float(correct),
-                                     float(seen)};
+            const float h[header] = {float(step),    float(epochsDone), float(lossSum),
+                                     float(correct), float(seen),       float(targets)};
             std::copy(h, h + header, state.begin());
             flat->copyFull(state.data() + header);
         }
@@ -282,8 +283,9 @@ struct TrainingWorker::Run
             lossSum = state[2];
             correct = state[3];
             seen = state[4];
+            targets = state[5];
             flat->setFull(state.data() + header);
-            pendingLoss = pendingCorrect = pendingSeen = 0.0;
+            pendingLoss = pendingCorrect = pendingSeen = pendingTargets = 0.0;
         }
         qCInfo(lcWorker).noquote()
             << QStringLiteral("group %1: rank %2 of %3, continuing at step %4 (state from rank %5)")
@@ -356,7 +358,7 @@ struct TrainingWorker::Run
     {
         const auto [total, offset, mine] = part(b);
         const std::size_t g = flat->gradientSize();
-        buffer.assign(g + 4, 0.0f);
+        buffer.assign(g + 5, 0.0f);
         if (mine > 0) {
             const core::StepResult r = compute(order->indices(b) + offset, mine);
             flat->copyGradients(buffer.data());
@@ -366,17 +368,19 @@ struct TrainingWorker::Run
             buffer[g] = float(r.loss * double(mine));
             buffer[g + 1] = float(r.correct);
             buffer[g + 2] = float(mine);
+            buffer[g + 3] = float(r.count);
         }
-        buffer[g + 3] = link.stopRequested() ? 1.0f : 0.0f;
+        buffer[g + 4] = link.stopRequested() ? 1.0f : 0.0f;
         collectives->allreduceSum(buffer.data(), buffer.size());
         flat->setGradients(buffer.data());
         optimizer->step(rate());
         lossSum += buffer[g];
         correct += buffer[g + 1];
         seen += buffer[g + 2];
+        targets += buffer[g + 3];
         report(buffer[g] / std::max(buffer[g + 2], 1.0f),
-               buffer[g + 1] / std::max(buffer[g + 2], 1.0f));
-        return buffer[g + 3] > 0.0f;
+               buffer[g + 1] / std::max(buffer[g + 3], 1.0f));
+        return buffer[g + 4] > 0.0f;
     }
 
     /** local-sgd: a step on this rank's part of the batch; every local_steps steps (and at the
@@ -390,14 +394,15 @@ struct TrainingWorker::Run
             pendingLoss += r.loss * double(mine);
             pendingCorrect += double(r.correct);
             pendingSeen += double(mine);
-            report(r.loss, double(r.correct) / double(mine));
+            pendingTargets += double(r.count);
+            report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
         }
         const bool lastOfEpoch = b + 1 == batches;
         averaged = false;
         if ((step + 1) % job.local_steps != 0 && !lastOfEpoch)
             return false;
         const std::size_t n = flat->averagedSize();
-        buffer.assign(n + 4, 0.0f);
+        buffer.assign(n + 5, 0.0f);
         flat->copyAveraged(buffer.data());
         const auto weight = float(group.shares[std::size_t(group.rank)]);
         for (std::size_t i = 0; i < n; ++i)
@@ -405,15 +410,17 @@ struct TrainingWorker::Run
         buffer[n] = float(pendingLoss);
         buffer[n + 1] = float(pendingCorrect);
         buffer[n + 2] = float(pendingSeen);
-        buffer[n + 3] = link.stopRequested() ? 1.0f : 0.0f;
+        buffer[n + 3] = float(pendingTargets);
+        buffer[n + 4] = link.stopRequested() ? 1.0f : 0.0f;
         collectives->allreduceSum(buffer.data(), buffer.size());
         flat->setAveraged(buffer.data());
         lossSum += buffer[n];
         correct += buffer[n + 1];
         seen += buffer[n + 2];
-        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        targets += buffer[n + 3];
+        pendingLoss = pendingCorrect = pendingSeen = pendingTargets = 0.0;
         averaged = true;
-        return buffer[n + 3] > 0.0f;
+        return buffer[n + 4] > 0.0f;
     }
 
     /** sync: batch-norm statistics were computed on each rank's part; average them. */
@@ -461,6 +468,7 @@ struct TrainingWorker::Run
                       {QStringLiteral("loss_sum"), global ? lossSum : pendingLoss},
                       {QStringLiteral("correct"), global ? correct : pendingCorrect},
                       {QStringLiteral("seen"), global ? seen : pendingSeen},
+                      {QStringLiteral("targets"), global ? targets : pendingTargets},
                       {QStringLiteral("global"), global},
                       {QStringLiteral("seconds"), wall},
                       {QStringLiteral("compute_images_per_second"),
@@ -521,8 +529,8 @@ struct TrainingWorker::Run
 
     void startEpochCounters()
     {
-        lossSum = correct = seen = 0.0;
-        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        lossSum = correct = seen = targets = 0.0;
+        pendingLoss = pendingCorrect = pendingSeen = pendingTargets = 0.0;
         computeSeconds = computed = 0.0;
         epochStart = Clock::now();
     }
@@ -584,7 +592,7 @@ struct TrainingWorker::Run
     // steps since then exist on one node only; sync mode's state is always synchronised).
     std::vector<float> snapshot;
     std::int64_t snapshotStep = 0, snapshotEpochs = 0;
-    double snapshotSums[3] = {0, 0, 0};
+    double snapshotSums[4] = {0, 0, 0, 0};
     bool averaged = false;
 
     void takeSnapshot()
@@ -598,6 +606,7 @@ struct TrainingWorker::Run
         snapshotSums[0] = lossSum;
         snapshotSums[1] = correct;
         snapshotSums[2] = seen;
+        snapshotSums[3] = targets;
     }
 
     void restoreSnapshot()
@@ -610,7 +619,8 @@ struct TrainingWorker::Run
         lossSum = snapshotSums[0];
         correct = snapshotSums[1];
         seen = snapshotSums[2];
-        pendingLoss = pendingCorrect = pendingSeen = 0.0;
+        targets = snapshotSums[3];
+        pendingLoss = pendingCorrect = pendingSeen = pendingTargets = 0.0;
     }
 
     /** async: pull, compute, push; the parameter server answers with fresh weights. */
@@ -653,6 +663,7 @@ struct TrainingWorker::Run
                 pendingLoss += r.loss * double(count);
                 pendingCorrect += double(r.correct);
                 pendingSeen += double(count);
+                pendingTargets += double(r.count);
                 // the step this batch stands for, in units of global batches (for the schedule)
                 step = std::int64_t(epoch - 1) * batches +
                        std::min(batches - 1, first * batches / std::max<std::int64_t>(mine, 1));
@@ -665,7 +676,7 @@ struct TrainingWorker::Run
                 if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
                     return true;
                 version = adopt(reply);
-                report(r.loss, double(r.correct) / double(count));
+                report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
             }
             step = std::int64_t(epoch) * batches;
             reply = finishEpoch(epoch, false);
