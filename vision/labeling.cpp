@@ -518,7 +518,10 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
 
 void LabelResult::save(const std::string &dir) const
 {
-    std::filesystem::create_directories(dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        throw core::IoError("cannot create the session folder '" + dir + "': " + ec.message());
     const std::string path = dir + "/labels.json";
     const std::string tmp = path + ".tmp";
     {
@@ -527,7 +530,9 @@ void LabelResult::save(const std::string &dir) const
         if (!out)
             throw core::IoError("cannot write '" + tmp + "'");
     }
-    std::filesystem::rename(tmp, path);
+    std::filesystem::rename(tmp, path, ec);
+    if (ec)
+        throw core::IoError("cannot replace '" + path + "': " + ec.message());
 }
 
 LabelResult LabelResult::load(const std::string &dir)

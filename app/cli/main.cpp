@@ -98,5 +98,11 @@ int main(int argc, char **argv)
     } catch (const std::bad_alloc &) {
         std::fprintf(stderr, "edgetrain-cli %s: error: out of memory\n", qPrintable(command));
         return ExitFailure;
+    } catch (const std::exception &e) { // a library's own (std::filesystem, OpenCV, ...)
+        std::fprintf(stderr, "edgetrain-cli %s: error: %s\n", qPrintable(command), e.what());
+        return ExitFailure;
+    } catch (...) {
+        std::fprintf(stderr, "edgetrain-cli %s: error: an unknown exception\n", qPrintable(command));
+        return ExitFailure;
     }
 }

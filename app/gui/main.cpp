@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 namespace {
 
@@ -26,7 +27,8 @@ bool hasDisplay()
 
 } // namespace
 
-int main(int argc, char **argv)
+/** The program; main() is its boundary for errors nothing below handled. */
+static int run(int argc, char **argv)
 {
     // Decide before Qt starts: without a display, run offscreen.
     bool headless = false;
@@ -169,4 +171,17 @@ int main(int argc, char **argv)
         QTimer::singleShot(500, autorun.get(), &edgetrain::gui::HeadlessDemo::start);
     }
     return app.exec();
+}
+
+int main(int argc, char **argv)
+{
+    // Every error ends here with its message and exit status 1, never an abort.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "edgetrain: error: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "edgetrain: error: an unknown exception\n");
+    }
+    return 1;
 }

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <exception>
 
 using namespace edgetrain;
 
@@ -34,7 +35,8 @@ extern "C" void onSignal(int)
 
 } // namespace
 
-int main(int argc, char **argv)
+/** The program; main() is its boundary for errors nothing below handled. */
+static int run(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("edgetrain-node"));
@@ -114,4 +116,17 @@ int main(int argc, char **argv)
         std::fflush(stdout);
     }
     return QCoreApplication::exec();
+}
+
+int main(int argc, char **argv)
+{
+    // Every error ends here with its message and exit status 1, never an abort.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "edgetrain-node: error: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "edgetrain-node: error: an unknown exception\n");
+    }
+    return 1;
 }

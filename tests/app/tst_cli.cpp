@@ -130,6 +130,10 @@ void TestCli::runtimeErrors_data()
     QTest::newRow("unreadable video")
         << QStringList{"label", "--source", video.fileName(), "--out", dir + "/s1"}
         << "notavideo.avi";
+    // A session folder that cannot be made: said before any labelling, exit 1, no abort.
+    QTest::newRow("session folder under a file")
+        << QStringList{"label", "--source", QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi"), "--out", video.fileName() + "/s"}
+        << "cannot create the session folder";
     QTest::newRow("missing video")
         << QStringList{"label", "--source", dir + "/none.avi", "--out", dir + "/s1"}
         << "does not exist";
