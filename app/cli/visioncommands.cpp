@@ -74,6 +74,17 @@ std::string required(const CliContext &cli, const char *option)
     return cli.text(option);
 }
 
+/** --out, created now: a folder that cannot be made is said before the labelling, not after. */
+std::string sessionFolder(const CliContext &cli)
+{
+    const std::string out = required(cli, "out");
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec)
+        throw core::IoError("cannot create the session folder '" + out + "': " + ec.message());
+    return out;
+}
+
 cv::Size parseSize(const std::string &text)
 {
     int w = 0, h = 0;
@@ -284,6 +295,10 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     t.lr = cli.number("lr", 1e-5, 1.0);
     t.batch = cli.integer("batch", 2, 256);
     t.seed = seed;
+    const std::string keep = cli.text("keep");
+    if (keep != "best" && keep != "last")
+        throw UsageError("--keep must be best or last, not '" + keep + "'");
+    t.keep_best = keep == "best";
     auto teacher = makeTeacher(cli);
     auto source = vision::FrameSource::open(sourceSpec);
     const auto t0 = std::chrono::steady_clock::now();
@@ -545,7 +560,7 @@ int LabelCommand::run(const QStringList &arguments)
     if (!cli.parse())
         return ExitSuccess;
     const std::string sourceSpec = required(cli, "source");
-    const std::string out = required(cli, "out");
+    const std::string out = sessionFolder(cli);
     const auto options = labelOptions(cli);
     try {
         (void)vision::createTracker(options.tracker);
@@ -614,6 +629,8 @@ int ViewpointCommand::run(const QStringList &arguments)
     cli.addOption("width", "frames: detector input width (height from the aspect).", "PX", "256");
     cli.addOption("sample-every", "frames: every K-th frame (0: within the 300 MB budget).", "K",
                   "2");
+    cli.addOption("keep", "frames: the weights kept, best (the epoch with the lowest validation "
+                  "loss) or last.", "WHICH", "best");
     cli.addOption("augment", "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
                   "shift, colour).", "N", "4");
     cli.addOption("student-threshold",
@@ -634,7 +651,7 @@ int ViewpointCommand::run(const QStringList &arguments)
     if (!cli.parse())
         return ExitSuccess;
     const std::string sourceSpec = required(cli, "source");
-    const std::string out = required(cli, "out");
+    const std::string out = sessionFolder(cli);
     const std::string kind = cli.text("student");
     if (kind != "frames" && kind != "crops")
         throw UsageError("--student must be frames or crops, not '" + kind + "'");
