@@ -195,14 +195,37 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
     return shares;
 }
 
-void TrainingCoordinator::note(Member *m, const QString &kind, const QString &message)
+QString eventKindName(ClusterEventKind kind)
+{
+    switch (kind) {
+    case ClusterEventKind::Lost: return QStringLiteral("lost");
+    case ClusterEventKind::Failed: return QStringLiteral("failed");
+    case ClusterEventKind::Rejoined: return QStringLiteral("rejoined");
+    case ClusterEventKind::Regrouped: return QStringLiteral("regrouped");
+    case ClusterEventKind::Rebalanced: return QStringLiteral("rebalanced");
+    case ClusterEventKind::CollectiveFailed: return QStringLiteral("collective failed");
+    }
+    return QStringLiteral("unknown");
+}
+
+std::optional<ClusterEventKind> eventKindFromName(const QString &name)
+{
+    for (const ClusterEventKind k : {ClusterEventKind::Lost, ClusterEventKind::Failed,
+                                     ClusterEventKind::Rejoined, ClusterEventKind::Regrouped,
+                                     ClusterEventKind::Rebalanced, ClusterEventKind::CollectiveFailed})
+        if (eventKindName(k) == name)
+            return k;
+    return std::nullopt;
+}
+
+void TrainingCoordinator::note(Member *m, ClusterEventKind kind, const QString &message)
 {
     ClusterEvent e;
     e.seconds = double(m_clock.elapsed()) / 1000.0;
     e.node = m ? m->label() : QString();
     e.kind = kind;
     e.message = message;
-    qCInfo(lcCoordinator).noquote() << e.node << kind << "-" << message;
+    qCInfo(lcCoordinator).noquote() << e.node << eventKindName(kind) << "-" << message;
     m_result.events.push_back(e);
     Q_EMIT clusterEvent(e);
 }
@@ -261,7 +284,7 @@ void TrainingCoordinator::formGroup()
     for (std::size_t i = 0; i < members.size(); ++i)
         names << QStringLiteral("%1 %2%").arg(members[i]->name).arg(100.0 * m_shares[i], 0, 'f', 1);
     if (m_generation > 0)
-        note(nullptr, QStringLiteral("regrouped"),
+        note(nullptr, ClusterEventKind::Regrouped,
              QStringLiteral("group %1 of %2 node(s): %3")
                  .arg(m_generation)
                  .arg(members.size())
@@ -476,7 +499,7 @@ void TrainingCoordinator::maybeEpochEval()
     const bool regroup = !last && !m_stopping && (m_groupBroken || joiners || rebalance);
     if (regroup) {
         if (rebalance && !m_groupBroken && !joiners)
-            note(nullptr, QStringLiteral("rebalanced"),
+            note(nullptr, ClusterEventKind::Rebalanced,
                  QStringLiteral("batch shares follow the measured speeds"));
         formGroup();
     }
@@ -610,7 +633,7 @@ void TrainingCoordinator::onLost(Member *m, const QString &reason)
     m->state = done ? m->state : Member::State::Lost;
     if (done)
         return;
-    note(m, QStringLiteral("lost"), reason);
+    note(m, ClusterEventKind::Lost, reason);
     m_waiters.erase(std::remove_if(m_waiters.begin(), m_waiters.end(),
                                    [m](const auto &w) { return w->member == m; }),
                     m_waiters.end());
@@ -646,7 +669,7 @@ void TrainingCoordinator::reconnect()
                 client->deleteLater();
                 return;
             }
-            note(m, QStringLiteral("rejoined"),
+            note(m, ClusterEventKind::Rejoined,
                  QStringLiteral("answering again: sent the job, joins at the next epoch"));
             m->name = client->node().name;
             attach(m, client);
@@ -731,7 +754,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
                            data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
                            body.value(QStringLiteral("count")).toInteger());
             if (!p.applied) {
-                note(m, QStringLiteral("failed"), QStringLiteral("sent a malformed gradient push"));
+                note(m, ClusterEventKind::Failed, QStringLiteral("sent a malformed gradient push"));
                 return reply(m, request, stopReply());
             }
             if (!m_ps->mayProceed(m->id)) {
@@ -757,7 +780,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         maybeStart(); // a joiner in a running job waits for the next epoch
     } else if (type == QLatin1String("collective_failed")) {
         if (!m_groupBroken)
-            note(m, QStringLiteral("collective failed"),
+            note(m, ClusterEventKind::CollectiveFailed,
                  body.value(QStringLiteral("message")).toString());
         m_groupBroken = true;
         m->failedRequest = request;
@@ -796,7 +819,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     } else if (type == QLatin1String("job_failed") || type == QLatin1String("job_refused") ||
                type == QLatin1String("data_refused")) {
         const QString message = body.value(QStringLiteral("message")).toString();
-        note(m, QStringLiteral("failed"), message);
+        note(m, ClusterEventKind::Failed, message);
         const bool wasActive = isActive(m);
         m->state = Member::State::Failed;
         if (wasActive) {

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace edgetrain::net {
@@ -19,12 +20,32 @@ class ParameterServer;
 
 Q_DECLARE_LOGGING_CATEGORY(lcCoordinator)
 
+/** What happened to a node, or to the group, during a run. */
+enum class ClusterEventKind {
+    Lost,       // stopped answering or disconnected: dropped from the group
+    Failed,     // reported a failure of its own (a refused job, bad data): out of the run
+    Rejoined,   // came back and trains again from the next epoch
+    Regrouped,  // a new group formed (no node: the group's event)
+    Rebalanced, // batch shares moved to follow the measured speeds (the group's event)
+    CollectiveFailed, // a node saw the group's collective fail (timeout, a peer gone): regroup
+};
+/** Its name in logs, reports and session files: "lost", "failed", ... */
+QString eventKindName(ClusterEventKind kind);
+/** The kind a name stands for; nothing for a name this version does not know. */
+std::optional<ClusterEventKind> eventKindFromName(const QString &name);
+/** Whether the node is out of the run after this event (lost or failed), or back in it. */
+inline bool takesNodeOut(ClusterEventKind kind)
+{
+    return kind == ClusterEventKind::Lost || kind == ClusterEventKind::Failed;
+}
+inline bool bringsNodeBack(ClusterEventKind kind) { return kind == ClusterEventKind::Rejoined; }
+
 /** Something that happened to a node during a run, for the report. */
 struct ClusterEvent
 {
     double seconds = 0.0; // since the run started
-    QString node;         // name (address)
-    QString kind; // "joined", "lost", "regrouped", "rejoined", "refused", "failed", "rebalanced"
+    QString node;         // name (address); empty for the group's events
+    ClusterEventKind kind = ClusterEventKind::Lost;
     QString message;
 };
 
@@ -119,7 +140,7 @@ private:
     void onMessage(Member *m, const Frame &frame);
     void onLost(Member *m, const QString &reason);
     void reply(Member *m, qint64 request, QCborMap body);
-    void note(Member *m, const QString &kind, const QString &message);
+    void note(Member *m, ClusterEventKind kind, const QString &message);
 
     std::vector<Member *> participants() const; // alive, in the job, in rank order
     bool isActive(const Member *m) const;

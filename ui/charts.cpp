@@ -241,12 +241,12 @@ void TrainingCharts::load(const app::Session &session)
     }
     for (const app::ProgressRow &p : session.training.progress)
         add(p);
-    for (const auto &e : session.training.events)
-        if (e.kind == QLatin1String("lost")) {
-            const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+    for (const auto &e : session.training.events) {
+        const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+        if (net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind))
             for (DeviceChart *c : all())
-                c->setLost(name, true);
-        }
+                c->setLost(name, net::takesNodeOut(e.kind));
+    }
     flush();
 }
 

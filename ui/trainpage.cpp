@@ -85,11 +85,11 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
         const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
         m_events->addItem(QStringLiteral("%1 s  %2 %3: %4")
                               .arg(e.seconds, 0, 'f', 1)
-                              .arg(name, e.kind, e.message));
+                              .arg(name, net::eventKindName(e.kind), e.message));
         m_events->scrollToBottom();
-        if (e.kind == QLatin1String("lost") || e.kind == QLatin1String("failed"))
+        if (net::takesNodeOut(e.kind))
             m_lost.insert(name);
-        else if (e.kind == QLatin1String("rejoined") || e.kind == QLatin1String("joined"))
+        else if (net::bringsNodeBack(e.kind))
             m_lost.erase(name);
         for (DeviceChart *c : m_charts.all())
             c->setLost(name, m_lost.count(name) > 0);
@@ -117,10 +117,16 @@ void TrainPage::reload()
     for (const auto &e : s.training.events)
         m_events->addItem(QStringLiteral("%1 s  %2 %3: %4")
                               .arg(e.seconds, 0, 'f', 1)
-                              .arg(e.node.section(QStringLiteral(" ("), 0, 0), e.kind, e.message));
-    for (const auto &e : s.training.events)
-        if (e.kind == QLatin1String("lost"))
-            m_lost.insert(e.node.section(QStringLiteral(" ("), 0, 0));
+                              .arg(e.node.section(QStringLiteral(" ("), 0, 0), net::eventKindName(e.kind),
+                                   e.message));
+    // The same rule as live: lost or failed takes a device out, rejoining brings it back.
+    for (const auto &e : s.training.events) {
+        const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+        if (net::takesNodeOut(e.kind))
+            m_lost.insert(name);
+        else if (net::bringsNodeBack(e.kind))
+            m_lost.erase(name);
+    }
     for (const app::MetricRow &m : s.training.metrics)
         m_latest[m.node] = m;
     showDevices();

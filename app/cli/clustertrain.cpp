@@ -227,7 +227,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         [&](const net::ClusterEvent &e) {
             cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() +
                         " s: " + (e.node.isEmpty() ? std::string() : e.node.toStdString() + " ") +
-                        e.kind.toStdString() + ": " + e.message.toStdString());
+                        net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
         });
     QEventLoop running;
     QObject::connect(&coordinator, &net::TrainingCoordinator::finished, &running,
@@ -298,7 +298,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         core::Json j;
         j.set("seconds", e.seconds)
             .set("node", e.node.toStdString())
-            .set("kind", e.kind.toStdString())
+            .set("kind", net::eventKindName(e.kind).toStdString())
             .set("message", e.message.toStdString());
         events.push(std::move(j));
     }

@@ -297,7 +297,7 @@ QJsonObject Session::toJson() const
     for (const auto &e : training.events)
         events.append(QJsonObject{{QStringLiteral("seconds"), e.seconds},
                                   {QStringLiteral("node"), e.node},
-                                  {QStringLiteral("kind"), e.kind},
+                                  {QStringLiteral("kind"), net::eventKindName(e.kind)},
                                   {QStringLiteral("message"), e.message}});
     QJsonObject json{
         {QStringLiteral("format"), QStringLiteral("edgetrain-session")},
@@ -536,9 +536,13 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         net::ClusterEvent ev;
         ev.seconds = e.number(QStringLiteral("seconds"), 0, 0, 1e9);
         ev.node = e.text(QStringLiteral("node"));
-        ev.kind = e.text(QStringLiteral("kind"));
         ev.message = e.text(QStringLiteral("message"));
-        training.events.push_back(ev);
+        // A kind a later version added is left out: events annotate the report, they carry no
+        // state the session needs.
+        if (const auto kind = net::eventKindFromName(e.text(QStringLiteral("kind")))) {
+            ev.kind = *kind;
+            training.events.push_back(ev);
+        }
     }
 
     evaluation = EvaluationRecord();

@@ -557,7 +557,7 @@ void Workflow::connectTrainingRun()
     connect(m_run, &TrainingRun::event, this, [this](const net::ClusterEvent &e) {
         m_session.training.events.push_back(e);
         Q_EMIT clusterEvent(e);
-        Q_EMIT message(QStringLiteral("%1 %2: %3").arg(nodeName(e.node), e.kind, e.message));
+        Q_EMIT message(QStringLiteral("%1 %2: %3").arg(nodeName(e.node), net::eventKindName(e.kind), e.message));
     });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         auto &t = m_session.training;

@@ -54,6 +54,9 @@ public:
         m_log += QString::fromUtf8(process.readAllStandardError());
         return m_log;
     }
+    /** Where the log ends now: what a step logs is logSince(mark), not what earlier ones did. */
+    qsizetype logMark() { return log().size(); }
+    QString logSince(qsizetype mark) { return log().mid(mark); }
 
     QProcess process;
     quint16 port = 0;

@@ -79,7 +79,7 @@ private Q_SLOTS:
     void shippedDataTrains();
     void keepBestReturnsTheLowestValidationLoss();
     void killedNodeLeavesTheOthersTraining();
-    void frozenNodeIsDroppedWithinSeconds();
+    void frozenNodeIsDroppedWithinItsEpoch();
     void lostNodeRejoinsAtNextEpoch();
     void malformedJobsAreRefused();
     void stopEndsCleanly();
@@ -383,8 +383,11 @@ void TestCluster::syncEqualsOneNode()
     }
     qInfo("3 nodes vs 1 node: max |w difference| %.3g (max |w| %.3g); train loss %.5f vs %.5f",
           maxDiff, maxAbs, r.epochs[0].train_loss, local.epochs[0].train_loss);
-    QVERIFY(maxDiff < 2e-4 * maxAbs);
+    QVERIFY2(maxDiff < 1e-5 * maxAbs, "more than float rounding apart"); // seen: ~1e-6 of max |w|
     QVERIFY(std::abs(r.epochs[0].train_loss - local.epochs[0].train_loss) < 1e-4);
+    // accuracy over what the loss counts (here samples), as the local trainer computes it
+    QVERIFY2(std::abs(r.epochs[0].train_accuracy - local.epochs[0].train_accuracy) < 2e-3,
+             qPrintable(QStringLiteral("%1 vs %2").arg(r.epochs[0].train_accuracy).arg(local.epochs[0].train_accuracy)));
 }
 
 void TestCluster::asyncLearnsWithoutCollapse()
@@ -513,8 +516,8 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
     bool lost = false, regrouped = false;
     for (const auto &e : r.events) {
         lost =
-            lost || (e.kind == QLatin1String("lost") && e.node.startsWith(QLatin1String("node-2")));
-        regrouped = regrouped || e.kind == QLatin1String("regrouped");
+            lost || (e.kind == net::ClusterEventKind::Lost && e.node.startsWith(QLatin1String("node-2")));
+        regrouped = regrouped || e.kind == net::ClusterEventKind::Regrouped;
     }
     QVERIFY(lost);
     QVERIFY(regrouped);
@@ -523,7 +526,7 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
     QVERIFY(r.epochs.back().test_accuracy > 0.7);
 }
 
-void TestCluster::frozenNodeIsDroppedWithinSeconds()
+void TestCluster::frozenNodeIsDroppedWithinItsEpoch()
 {
     if (!haveFashionMnist())
         QSKIP("dataset-fashion-mnist is not installed");
@@ -543,18 +546,21 @@ void TestCluster::frozenNodeIsDroppedWithinSeconds()
     ::kill(pid_t(m_nodes[2]->process.processId()), SIGCONT);
     QVERIFY(frozen);
     QVERIFY2(r.finished, qPrintable(r.error));
-    double lostAt = -1, regroupedAt = -1, frozenAt = -1;
+    // Dropped in the epoch it froze in (frozen at step 30 of 200: the others did not wait for
+    // the epoch's end, nor for the node), and the group re-formed after it was lost.
+    double lostAt = -1, regroupedAt = -1;
     for (const auto &e : r.events) {
-        if (e.kind == QLatin1String("lost") && lostAt < 0)
+        if (e.kind == net::ClusterEventKind::Lost && lostAt < 0) {
+            QVERIFY2(e.node.startsWith(QLatin1String("node-2")), qPrintable(e.node));
             lostAt = e.seconds;
-        if (e.kind == QLatin1String("regrouped") && lostAt >= 0 && regroupedAt < 0)
+        }
+        if (e.kind == net::ClusterEventKind::Regrouped && lostAt >= 0 && regroupedAt < 0)
             regroupedAt = e.seconds;
-        if (e.kind == QLatin1String("collective failed") && frozenAt < 0)
-            frozenAt = e.seconds;
     }
     QVERIFY(lostAt > 0);
     QVERIFY(regroupedAt >= lostAt);
     qInfo("frozen node: dropped at %.1f s, group re-formed at %.1f s", lostAt, regroupedAt);
+    QCOMPARE(r.epochs[0].nodes, 2);
     QCOMPARE(r.epochs.back().nodes, 2);
     QCOMPARE(r.epochs[0].samples, std::int64_t(12800));
 }
@@ -595,13 +601,15 @@ void TestCluster::malformedJobsAreRefused()
                    {QStringLiteral("data"), QByteArray(64, 'y')},
                    {QStringLiteral("header"), QCborMap{{QStringLiteral("bytes"), 64}}}};
     messages.clear();
+    const qsizetype mark = m_nodes[0]->logMark(); // the job refusals above logged too
     client.send(QStringLiteral("data_chunk"), chunk);
     QVERIFY(messages.wait(5000));
     const auto f = messages.takeFirst().at(0).value<net::Frame>();
     QCOMPARE(f.type, QStringLiteral("data_refused"));
     QVERIFY(f.body.value(QStringLiteral("message")).toString().contains(QLatin1String("checksum")));
     QVERIFY(client.isReady());
-    QVERIFY(m_nodes[0]->log().contains(QLatin1String("refused")));
+    QTRY_VERIFY2_WITH_TIMEOUT(m_nodes[0]->logSince(mark).contains(QLatin1String("checksum")),
+                              qPrintable(m_nodes[0]->logSince(mark)), 3000);
 }
 
 void TestCluster::lostNodeRejoinsAtNextEpoch()
@@ -624,7 +632,7 @@ void TestCluster::lostNodeRejoinsAtNextEpoch()
     QVERIFY2(r.finished, qPrintable(r.error));
     bool rejoined = false;
     for (const auto &e : r.events)
-        rejoined = rejoined || e.kind == QLatin1String("rejoined");
+        rejoined = rejoined || e.kind == net::ClusterEventKind::Rejoined;
     QVERIFY(rejoined);
     QCOMPARE(r.epochs.back().nodes, 3);
     QCOMPARE(r.fingerprints.size(), std::size_t(3));
@@ -689,7 +697,7 @@ void TestCluster::perNodeBudgetsReachEachNode()
     QVERIFY2(r.finished, qPrintable(r.error));
     bool refused = false;
     for (const net::ClusterEvent &e : r.events)
-        refused |= e.node.startsWith(QLatin1String("node-0")) && e.kind == QLatin1String("failed") &&
+        refused |= e.node.startsWith(QLatin1String("node-0")) && e.kind == net::ClusterEventKind::Failed &&
                    e.message.contains(QLatin1String("does not fit the 64.0 KiB"));
     QVERIFY(refused);
     QCOMPARE(r.epochs.back().nodes, 1);

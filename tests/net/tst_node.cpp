@@ -273,6 +273,7 @@ void TestNode::refusals()
 {
     QFETCH(QString, kind);
     QFETCH(QString, logged);
+    const qsizetype mark = m_node->logMark(); // the rows share the node: this row's lines only
     RawPeer peer(m_node->port);
     if (kind == QLatin1String("no-key")) {
         peer.send(QStringLiteral("subscribe"), {});
@@ -306,8 +307,8 @@ void TestNode::refusals()
         peer.write(f.encode("guessed session key"));
     }
     QVERIFY(peer.closedByNode());
-    QTRY_VERIFY2_WITH_TIMEOUT(m_node->log().contains(logged), qPrintable(m_node->log().right(600)),
-                              3000);
+    QTRY_VERIFY2_WITH_TIMEOUT(m_node->logSince(mark).contains(logged),
+                              qPrintable(m_node->logSince(mark).right(600)), 3000);
     // The node goes on serving everybody else.
     RawPeer good(m_node->port);
     QVERIFY(!good.handshake(m_secret).isEmpty());
@@ -318,13 +319,15 @@ void TestNode::replayedHandshakeAndFrames()
     // A recorded handshake (same client nonce, same proof) on a new connection: the node's fresh
     // nonce makes the old proof worthless.
     QByteArray nonce = randomBytes(32), proof;
+    qsizetype mark = m_node->logMark();
     RawPeer first(m_node->port);
     QVERIFY(!first.handshake(m_secret, nonce, &proof).isEmpty());
     RawPeer replay(m_node->port);
     QVERIFY(replay.handshake(m_secret, nonce, nullptr, proof).isEmpty());
     QVERIFY(replay.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("did not prove the cluster key")),
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->logSince(mark).contains(QLatin1String("did not prove the cluster key")),
                              3000);
+    mark = m_node->logMark();
 
     // Inside a session: a frame sent twice (same sequence number) is a replay.
     RawPeer peer(m_node->port);
@@ -340,12 +343,13 @@ void TestNode::replayedHandshakeAndFrames()
     QVERIFY(pong && pong->type == QLatin1String("pong"));
     peer.write(bytes);
     QVERIFY(peer.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->log().contains(QLatin1String("replayed or out of order")),
+    QTRY_VERIFY_WITH_TIMEOUT(m_node->logSince(mark).contains(QLatin1String("replayed or out of order")),
                              3000);
 }
 
 void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
 {
+    const qsizetype mark = m_node->logMark();
     RawPeer peer(m_node->port);
     const QByteArray session = peer.handshake(m_secret);
     QVERIFY(!session.isEmpty());
@@ -356,7 +360,7 @@ void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
                 .toString()
                 .contains(QLatin1String("unknown message type")));
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_node->log().contains(QLatin1String("unknown message type format-disk")), 3000);
+        m_node->logSince(mark).contains(QLatin1String("unknown message type format-disk")), 3000);
     peer.send(QStringLiteral("ping"), {}, 2, session);
     const auto pong = peer.receive();
     QVERIFY(pong && pong->type == QLatin1String("pong"));

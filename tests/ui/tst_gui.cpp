@@ -468,7 +468,7 @@ void TstGui::closingMidTrainingStopsTheJob()
     m_nodes[1]->kill();
     QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
                                          [](const QList<QVariant> &e) {
-                                             return e.at(0).value<net::ClusterEvent>().kind == QLatin1String("lost");
+                                             return e.at(0).value<net::ClusterEvent>().kind == net::ClusterEventKind::Lost;
                                          }),
                              15000);
     QVERIFY(m_workflow->isTraining());
