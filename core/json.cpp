@@ -3,8 +3,10 @@
 #include "error.h"
 #include "numbertext.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 
 namespace edgetrain::core {
@@ -267,8 +269,16 @@ private:
             if (!digits())
                 fail("expected digits in exponent");
         }
+        const std::string_view token = m_text.substr(start, m_pos - start);
+        if (token.find_first_of(".eE") == std::string_view::npos) {
+            // An integer: exact in int64 (a double would round above 2^53).
+            std::int64_t i = 0;
+            const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), i);
+            if (ec == std::errc() && end == token.data() + token.size())
+                return Json(i);
+        }
         // Locale-free: strtod would read "0.05" as 0 under a comma-decimal locale.
-        const auto value = NumberText::parse(m_text.substr(start, m_pos - start));
+        const auto value = NumberText::parse(token);
         if (!value)
             fail("number out of range");
         return Json(*value);
@@ -326,8 +336,18 @@ bool Json::toBool() const
     return std::get<bool>(m_value);
 }
 
+Json::Json(std::uint64_t i)
+{
+    if (i <= std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+        m_value = std::int64_t(i);
+    else
+        m_value = double(i);
+}
+
 double Json::toDouble() const
 {
+    if (isInteger())
+        return double(std::get<std::int64_t>(m_value));
     if (!isNumber())
         typeError("number");
     return std::get<double>(m_value);
@@ -335,8 +355,10 @@ double Json::toDouble() const
 
 std::int64_t Json::toInt() const
 {
+    if (isInteger())
+        return std::get<std::int64_t>(m_value);
     const double d = toDouble();
-    if (d != std::floor(d) || std::fabs(d) > 9.0e15)
+    if (d != std::floor(d) || std::fabs(d) > 9007199254740992.0) // 2^53: beyond, not exact
         typeError("integer");
     return static_cast<std::int64_t>(d);
 }
@@ -427,6 +449,10 @@ void Json::dumpTo(std::string &out, int indent, int depth) const
         out += "null";
     } else if (isBool()) {
         out += std::get<bool>(m_value) ? "true" : "false";
+    } else if (isInteger()) {
+        char text[24];
+        const auto [end, ec] = std::to_chars(text, text + sizeof text, std::get<std::int64_t>(m_value));
+        out.append(text, ec == std::errc() ? end : text);
     } else if (isNumber()) {
         const double d = std::get<double>(m_value);
         if (!std::isfinite(d)) {

@@ -14,7 +14,9 @@ namespace edgetrain::core {
 /**
  * A JSON value, for the few JSON documents core reads and writes itself (ModelSpec files,
  * safetensors headers, CLI results). Objects keep their keys in insertion order so that written
- * files are stable. parse() throws FormatError naming the source, line and column.
+ * files are stable. Integers (written without fraction or exponent, within int64) are held
+ * exactly, other numbers as doubles; both are written locale-free, doubles in their shortest
+ * round-trip form. parse() throws FormatError naming the source, line and column.
  */
 class Json
 {
@@ -26,9 +28,9 @@ public:
     Json(std::nullptr_t) {}
     Json(bool b) : m_value(b) {}
     Json(double d) : m_value(d) {}
-    Json(int i) : m_value(static_cast<double>(i)) {}
-    Json(std::int64_t i) : m_value(static_cast<double>(i)) {}
-    Json(std::uint64_t i) : m_value(static_cast<double>(i)) {}
+    Json(int i) : m_value(static_cast<std::int64_t>(i)) {}
+    Json(std::int64_t i) : m_value(i) {}
+    Json(std::uint64_t i); // exact up to INT64_MAX, a double above
     Json(const char *s) : m_value(std::string(s)) {}
     Json(std::string s) : m_value(std::move(s)) {}
     Json(Array a) : m_value(std::move(a)) {}
@@ -39,7 +41,12 @@ public:
 
     bool isNull() const { return std::holds_alternative<std::monostate>(m_value); }
     bool isBool() const { return std::holds_alternative<bool>(m_value); }
-    bool isNumber() const { return std::holds_alternative<double>(m_value); }
+    bool isNumber() const
+    {
+        return std::holds_alternative<double>(m_value) || std::holds_alternative<std::int64_t>(m_value);
+    }
+    /** A number written without fraction or exponent that fits int64 (kept exactly). */
+    bool isInteger() const { return std::holds_alternative<std::int64_t>(m_value); }
     bool isString() const { return std::holds_alternative<std::string>(m_value); }
     bool isArray() const { return std::holds_alternative<Array>(m_value); }
     bool isObject() const { return std::holds_alternative<Object>(m_value); }
@@ -47,7 +54,7 @@ public:
     // Accessors throw FormatError("expected ...") when the type does not match.
     bool toBool() const;
     double toDouble() const;
-    std::int64_t toInt() const; // also checks that the number is integral
+    std::int64_t toInt() const; // exact for integers; a double must be integral and within 2^53
     const std::string &toString() const;
     const Array &toArray() const;
     const Object &toObject() const;
@@ -67,7 +74,7 @@ public:
     static Json parse(std::string_view text, std::string_view source = "JSON");
 
 private:
-    std::variant<std::monostate, bool, double, std::string, Array, Object> m_value;
+    std::variant<std::monostate, bool, double, std::int64_t, std::string, Array, Object> m_value;
     void dumpTo(std::string &out, int indent, int depth) const;
 };
 

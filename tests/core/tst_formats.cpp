@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <clocale>
+#include <limits>
 #include <zlib.h>
 
 using namespace edgetrain::core;
@@ -78,6 +79,7 @@ private Q_SLOTS:
     void fashionMnistMismatch();
     void jsonErrorsNameLineAndColumn();
     void jsonRoundTrip();
+    void jsonIntegersAreExact();
     void numbersIgnoreTheLocale();
     void modelSpecErrors_data();
     void modelSpecErrors();
@@ -162,6 +164,38 @@ void TestFormats::jsonRoundTrip()
     QCOMPARE(j.find("n")->toDouble(), -1500.0);
     QCOMPARE(j.find("s")->toString(), std::string("a\"b\\c\xc3\xa9\n"));
     QCOMPARE(j.find("i")->toInt(), std::int64_t(42));
+}
+
+void TestFormats::jsonIntegersAreExact()
+{
+    // Above 2^53 a double cannot hold every integer: byte counts, seeds and offsets must not move.
+    const std::int64_t big = 9007199254740993; // 2^53 + 1
+    const Json parsed = Json::parse("[9007199254740993, -9223372036854775808, 9223372036854775807, "
+                                    "9223372036854775808, 2.5, 1e3, 0]");
+    const auto &a = parsed.toArray();
+    QVERIFY(a[0].isInteger());
+    QCOMPARE(a[0].toInt(), big);
+    QCOMPARE(a[1].toInt(), std::numeric_limits<std::int64_t>::min());
+    QCOMPARE(a[2].toInt(), std::numeric_limits<std::int64_t>::max());
+    QVERIFY(!a[3].isInteger()); // beyond int64: a double
+    QVERIFY_THROWS_EXCEPTION(FormatError, a[3].toInt());
+    QVERIFY(!a[4].isInteger());
+    QVERIFY_THROWS_EXCEPTION(FormatError, a[4].toInt());
+    QVERIFY(!a[5].isInteger()); // written with an exponent: a double, integral
+    QCOMPARE(a[5].toInt(), std::int64_t(1000));
+    QCOMPARE(a[6].toDouble(), 0.0);
+    QCOMPARE(parsed.dump(), std::string("[9007199254740993,-9223372036854775808,9223372036854775807,"
+                                        "9223372036854775808,2.5,1000,0]"));
+    // Written exactly, read back exactly, whichever constructor made them.
+    Json j = Json::object();
+    j.set("bytes", big).set("seed", std::uint64_t(1) << 60).set("huge", std::numeric_limits<std::uint64_t>::max());
+    const Json back = Json::parse(j.dump());
+    QCOMPARE(back.find("bytes")->toInt(), big);
+    QCOMPARE(back.find("seed")->toInt(), std::int64_t(1) << 60);
+    QVERIFY(!back.find("huge")->isInteger());
+    QCOMPARE(back.find("huge")->toDouble(), 18446744073709551616.0);
+    // A double that is integral but beyond 2^53 is not taken as an integer.
+    QVERIFY_THROWS_EXCEPTION(FormatError, Json(1e17).toInt());
 }
 
 void TestFormats::numbersIgnoreTheLocale()
