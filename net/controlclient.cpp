@@ -1,5 +1,7 @@
 #include "controlclient.h"
 
+#include "nodeid.h"
+
 #include <QCborValue>
 #include <QEventLoop>
 #include <QHostInfo>
@@ -28,7 +30,7 @@ ControlClient::ControlClient(QString host, quint16 port, QByteArray clusterKey, 
 
 QString ControlClient::address() const
 {
-    return QStringLiteral("%1:%2").arg(m_host).arg(m_port);
+    return hostPort(m_host, m_port);
 }
 
 void ControlClient::connectToNode(std::chrono::milliseconds timeout)

@@ -29,7 +29,9 @@ public:
     void subscribeMetrics(std::chrono::milliseconds silence = std::chrono::milliseconds(3500));
     void send(const QString &type, const QCborMap &body = {});
     void close();
-    QString address() const;
+    QString address() const; // host:port, an IPv6 host in brackets
+    const QString &host() const { return m_host; }
+    quint16 port() const { return m_port; }
     const NodeInfo &node() const { return m_node; }
     bool isReady() const { return m_ready; }
 

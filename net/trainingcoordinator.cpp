@@ -24,9 +24,7 @@ Q_LOGGING_CATEGORY(lcCoordinator, "edgetrain.coordinator")
 struct TrainingCoordinator::Member
 {
     enum class State { Starting, Ready, Training, Done, Failed, Lost };
-    QString host;
-    quint16 port = 0;
-    QString name;
+    NodeId node;
     ControlClient *client = nullptr;
     bool connecting = false;
     State state = State::Starting;
@@ -38,7 +36,7 @@ struct TrainingCoordinator::Member
            pushRequest = -1;
     QCborMap doneBody, evalBody;
 
-    QString label() const { return QStringLiteral("%1 (%2:%3)").arg(name).arg(host).arg(port); }
+    QString label() const { return node.label(); }
 };
 
 struct TrainingCoordinator::Waiter
@@ -89,10 +87,7 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
     for (ControlClient *client : clients) {
         auto m = std::make_unique<Member>();
         m->id = int(m_members.size());
-        const int colon = client->address().lastIndexOf(QLatin1Char(':'));
-        m->host = client->address().left(colon);
-        m->port = quint16(client->address().mid(colon + 1).toUInt());
-        m->name = client->node().name;
+        m->node = NodeId{client->node().name, client->host(), client->port()};
         Member *raw = m.get();
         m_members.push_back(std::move(m));
         attach(raw, client);
@@ -111,7 +106,7 @@ void TrainingCoordinator::attach(Member *m, ControlClient *client)
     connect(client, &ControlClient::failed, this,
             [this, m](const QString &reason) { onLost(m, reason); });
     connect(client, &ControlClient::metrics, this,
-            [this, m](const SystemSample &s) { Q_EMIT nodeMetrics(m->label(), s); });
+            [this, m](const SystemSample &s) { Q_EMIT nodeMetrics(m->node, s); });
     client->subscribeMetrics();
 }
 
@@ -222,10 +217,10 @@ void TrainingCoordinator::note(Member *m, ClusterEventKind kind, const QString &
 {
     ClusterEvent e;
     e.seconds = double(m_clock.elapsed()) / 1000.0;
-    e.node = m ? m->label() : QString();
+    e.node = m ? m->node : NodeId();
     e.kind = kind;
     e.message = message;
-    qCInfo(lcCoordinator).noquote() << e.node << eventKindName(kind) << "-" << message;
+    qCInfo(lcCoordinator).noquote() << e.node.label() << eventKindName(kind) << "-" << message;
     m_result.events.push_back(e);
     Q_EMIT clusterEvent(e);
 }
@@ -282,7 +277,7 @@ void TrainingCoordinator::formGroup()
     m_groupBroken = false;
     QStringList names;
     for (std::size_t i = 0; i < members.size(); ++i)
-        names << QStringLiteral("%1 %2%").arg(members[i]->name).arg(100.0 * m_shares[i], 0, 'f', 1);
+        names << QStringLiteral("%1 %2%").arg(members[i]->node.name).arg(100.0 * m_shares[i], 0, 'f', 1);
     if (m_generation > 0)
         note(nullptr, ClusterEventKind::Regrouped,
              QStringLiteral("group %1 of %2 node(s): %3")
@@ -661,7 +656,7 @@ void TrainingCoordinator::reconnect()
         if (m->state != Member::State::Lost || m->connecting)
             continue;
         m->connecting = true;
-        auto *client = new ControlClient(m->host, m->port, m_key, this);
+        auto *client = new ControlClient(m->node.host, m->node.port, m_key, this);
         connect(client, &ControlClient::ready, this, [this, m, client] {
             client->disconnect(this);
             m->connecting = false;
@@ -671,7 +666,7 @@ void TrainingCoordinator::reconnect()
             }
             note(m, ClusterEventKind::Rejoined,
                  QStringLiteral("answering again: sent the job, joins at the next epoch"));
-            m->name = client->node().name;
+            m->node.name = client->node().name;
             attach(m, client);
             sendJob(m);
         });
@@ -741,7 +736,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     if (type.startsWith(QLatin1String("store_"))) {
         storeRequest(m, frame);
     } else if (type == QLatin1String("progress")) {
-        Q_EMIT nodeProgress(m->label(), TrainingStatus::fromCbor(body));
+        Q_EMIT nodeProgress(m->node, TrainingStatus::fromCbor(body));
     } else if (type == QLatin1String("ps_pull") || type == QLatin1String("ps_push")) {
         if (!m_ps || m_stopping || !isActive(m))
             return reply(m, request, stopReply());

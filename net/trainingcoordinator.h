@@ -3,6 +3,7 @@
 #include "controlclient.h"
 #include "core/tensordataset.h"
 #include "job.h"
+#include "nodeid.h"
 #include "trainingworker.h"
 
 #include <QElapsedTimer>
@@ -44,7 +45,7 @@ inline bool bringsNodeBack(ClusterEventKind kind) { return kind == ClusterEventK
 struct ClusterEvent
 {
     double seconds = 0.0; // since the run started
-    QString node;         // name (address); empty for the group's events
+    NodeId node;          // none for the group's events
     ClusterEventKind kind = ClusterEventKind::Lost;
     QString message;
 };
@@ -124,8 +125,8 @@ public:
     const JobSpec &job() const { return m_job; }
 
 Q_SIGNALS:
-    void nodeMetrics(const QString &node, const edgetrain::net::SystemSample &sample);
-    void nodeProgress(const QString &node, const edgetrain::net::TrainingStatus &status);
+    void nodeMetrics(const edgetrain::net::NodeId &node, const edgetrain::net::SystemSample &sample);
+    void nodeProgress(const edgetrain::net::NodeId &node, const edgetrain::net::TrainingStatus &status);
     void epochFinished(const edgetrain::net::ClusterEpoch &epoch);
     void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void finished();

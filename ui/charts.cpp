@@ -242,7 +242,7 @@ void TrainingCharts::load(const app::Session &session)
     for (const app::ProgressRow &p : session.training.progress)
         add(p);
     for (const auto &e : session.training.events) {
-        const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+        const QString &name = e.node.name;
         if (net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind))
             for (DeviceChart *c : all())
                 c->setLost(name, net::takesNodeOut(e.kind));

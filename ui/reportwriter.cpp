@@ -257,7 +257,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         QList<QStringList> events{{QObject::tr("Time"), QObject::tr("Node"), QObject::tr("Event"), QObject::tr("Details")}};
         for (const auto &e : s.training.events)
             events.append({QStringLiteral("%1 s").arg(e.seconds, 0, 'f', 1),
-                           e.node.section(QStringLiteral(" ("), 0, 0), net::eventKindName(e.kind), e.message});
+                           e.node.name, net::eventKindName(e.kind), e.message});
         if (events.size() == 1)
             page.paragraph(QObject::tr("No events recorded."));
         else

@@ -82,7 +82,7 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent)
     connect(m_workflow, &app::Workflow::progressAdded, this,
             [this](const app::ProgressRow &p) { m_charts.add(p); });
     connect(m_workflow, &app::Workflow::clusterEvent, this, [this](const net::ClusterEvent &e) {
-        const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+        const QString name = e.node.name;
         m_events->addItem(QStringLiteral("%1 s  %2 %3: %4")
                               .arg(e.seconds, 0, 'f', 1)
                               .arg(name, net::eventKindName(e.kind), e.message));
@@ -117,11 +117,10 @@ void TrainPage::reload()
     for (const auto &e : s.training.events)
         m_events->addItem(QStringLiteral("%1 s  %2 %3: %4")
                               .arg(e.seconds, 0, 'f', 1)
-                              .arg(e.node.section(QStringLiteral(" ("), 0, 0), net::eventKindName(e.kind),
-                                   e.message));
+                              .arg(e.node.name, net::eventKindName(e.kind), e.message));
     // The same rule as live: lost or failed takes a device out, rejoining brings it back.
     for (const auto &e : s.training.events) {
-        const QString name = e.node.section(QStringLiteral(" ("), 0, 0);
+        const QString &name = e.node.name;
         if (net::takesNodeOut(e.kind))
             m_lost.insert(name);
         else if (net::bringsNodeBack(e.kind))

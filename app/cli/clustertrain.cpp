@@ -194,13 +194,13 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
 
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
-        [&](const QString &node, const net::SystemSample &m) {
+        [&](const net::NodeId &node, const net::SystemSample &m) {
             const auto t = net::TrainingStatus::fromCbor(m.training);
             char line[320];
             std::snprintf(line, sizeof line,
                           "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
                           "cpu %5.1f%% rss %s rx %s/s tx %s/s",
-                          qPrintable(node),
+                          qPrintable(node.label()),
                           qPrintable(t.phase.isEmpty() ? QStringLiteral("idle") : t.phase), t.epoch,
                           (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
                           groupDigits(t.images_per_second).c_str(), m.cpu_percent,
@@ -226,7 +226,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         &coordinator, &net::TrainingCoordinator::clusterEvent, &coordinator,
         [&](const net::ClusterEvent &e) {
             cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() +
-                        " s: " + (e.node.isEmpty() ? std::string() : e.node.toStdString() + " ") +
+                        " s: " + (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
                         net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
         });
     QEventLoop running;
@@ -297,7 +297,9 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     for (const auto &e : r.events) {
         core::Json j;
         j.set("seconds", e.seconds)
-            .set("node", e.node.toStdString())
+            .set("node", e.node.label().toStdString()) // "name (host:port)", as before
+            .set("name", e.node.name.toStdString())
+            .set("address", e.node.isNone() ? std::string() : e.node.address().toStdString())
             .set("kind", net::eventKindName(e.kind).toStdString())
             .set("message", e.message.toStdString());
         events.push(std::move(j));

@@ -296,7 +296,9 @@ QJsonObject Session::toJson() const
         epochs.append(epochJson(e));
     for (const auto &e : training.events)
         events.append(QJsonObject{{QStringLiteral("seconds"), e.seconds},
-                                  {QStringLiteral("node"), e.node},
+                                  {QStringLiteral("node"), e.node.name},
+                                  {QStringLiteral("host"), e.node.host},
+                                  {QStringLiteral("port"), int(e.node.port)},
                                   {QStringLiteral("kind"), net::eventKindName(e.kind)},
                                   {QStringLiteral("message"), e.message}});
     QJsonObject json{
@@ -535,7 +537,14 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         const Reader e(v.toObject(), t.field(QStringLiteral("events")), error);
         net::ClusterEvent ev;
         ev.seconds = e.number(QStringLiteral("seconds"), 0, 0, 1e9);
-        ev.node = e.text(QStringLiteral("node"));
+        ev.node.name = e.text(QStringLiteral("node"));
+        if (e.has(QStringLiteral("host"))) {
+            ev.node.host = e.text(QStringLiteral("host"));
+            ev.node.port = quint16(e.integer(QStringLiteral("port"), 0, 0, 65535));
+        } else if (const qsizetype paren = ev.node.name.indexOf(QLatin1String(" (")); paren > 0) {
+            // Sessions written before events kept host and port apart: "name (host:port)".
+            ev.node.name.truncate(paren);
+        }
         ev.message = e.text(QStringLiteral("message"));
         // A kind a later version added is left out: events annotate the report, they carry no
         // state the session needs.

@@ -61,9 +61,9 @@ public:
 
 Q_SIGNALS:
     void status(const QString &text);
-    void metrics(const QString &node, const edgetrain::net::SystemSample &sample);
+    void metrics(const edgetrain::net::NodeId &node, const edgetrain::net::SystemSample &sample);
     /** A node's training progress: twice a second at most, and at the end of every epoch. */
-    void progress(const QString &node, const edgetrain::net::TrainingStatus &status);
+    void progress(const edgetrain::net::NodeId &node, const edgetrain::net::TrainingStatus &status);
     void epoch(const edgetrain::net::ClusterEpoch &epoch);
     void event(const edgetrain::net::ClusterEvent &event);
     void done(const edgetrain::app::TrainingOutcome &outcome);

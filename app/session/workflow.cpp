@@ -18,12 +18,6 @@ namespace edgetrain::app {
 
 namespace {
 
-QString nodeName(const QString &coordinatorLabel)
-{
-    const int paren = coordinatorLabel.indexOf(QLatin1String(" ("));
-    return paren > 0 ? coordinatorLabel.left(paren) : coordinatorLabel;
-}
-
 bool copyTree(const QString &from, const QString &to, QString *error)
 {
     QDirIterator it(from, QDir::Files | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
@@ -48,6 +42,7 @@ Workflow::Workflow(QObject *parent) : QObject(parent)
     qRegisterMetaType<MetricRow>();
     qRegisterMetaType<ProgressRow>();
     qRegisterMetaType<net::TrainingStatus>();
+    qRegisterMetaType<net::NodeId>();
     m_saver.setMaxThreadCount(1);
 
     connect(&m_runner, &TaskRunner::started, this, &Workflow::taskStarted);
@@ -506,11 +501,11 @@ void Workflow::connectTrainingRun()
         Q_EMIT taskProgress(Task::Training, 0, 0, text);
     });
     connect(m_run, &TrainingRun::metrics, this,
-            [this](const QString &node, const net::SystemSample &sample) {
+            [this](const net::NodeId &node, const net::SystemSample &sample) {
                 const net::TrainingStatus st = net::TrainingStatus::fromCbor(sample.training);
                 MetricRow m;
                 m.seconds = double(m_trainClock.elapsed()) / 1000.0;
-                m.node = nodeName(node);
+                m.node = node.name;
                 m.cpuPercent = sample.cpu_percent;
                 m.memoryUsedBytes =
                     double(sample.memory_total_bytes - sample.memory_available_bytes);
@@ -525,12 +520,12 @@ void Workflow::connectTrainingRun()
                 Q_EMIT metricsAdded(m);
             });
     connect(m_run, &TrainingRun::progress, this,
-            [this](const QString &node, const net::TrainingStatus &st) {
+            [this](const net::NodeId &node, const net::TrainingStatus &st) {
                 if (st.phase != QLatin1String("training") || st.epoch <= 0)
                     return;
                 ProgressRow p;
                 p.seconds = double(m_trainClock.elapsed()) / 1000.0;
-                p.node = nodeName(node);
+                p.node = node.name;
                 p.epoch = st.epoch;
                 p.step = st.step;
                 p.loss = st.loss;
@@ -557,7 +552,7 @@ void Workflow::connectTrainingRun()
     connect(m_run, &TrainingRun::event, this, [this](const net::ClusterEvent &e) {
         m_session.training.events.push_back(e);
         Q_EMIT clusterEvent(e);
-        Q_EMIT message(QStringLiteral("%1 %2: %3").arg(nodeName(e.node), net::eventKindName(e.kind), e.message));
+        Q_EMIT message(QStringLiteral("%1 %2: %3").arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name, net::eventKindName(e.kind), e.message));
     });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         auto &t = m_session.training;

@@ -54,11 +54,11 @@ void TstSession::roundTrip()
     e.test_accuracy = 0.9;
     e.shares = {1.0};
     s.training.epochs.push_back(e);
-    s.training.events.push_back({2.5, QStringLiteral("pi-1 (192.0.2.7:47700)"), net::ClusterEventKind::Lost,
+    s.training.events.push_back({2.5, net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700}, net::ClusterEventKind::Lost,
                                  QStringLiteral("stopped answering")});
-    s.training.events.push_back({3.0, QStringLiteral("pi-2 (192.0.2.8:47700)"),
+    s.training.events.push_back({3.0, net::NodeId{QStringLiteral("pi-2"), QStringLiteral("fe80::1"), 47701},
                                  net::ClusterEventKind::CollectiveFailed, QStringLiteral("timed out")});
-    s.training.events.push_back({4.0, QString(), net::ClusterEventKind::Regrouped, QStringLiteral("group 1")});
+    s.training.events.push_back({4.0, net::NodeId(), net::ClusterEventKind::Regrouped, QStringLiteral("group 1")});
     app::MetricRow m;
     m.seconds = 1.5;
     m.node = QStringLiteral("pi-1");
@@ -132,6 +132,9 @@ void TstSession::roundTrip()
     QCOMPARE(back->training.events[0].kind, net::ClusterEventKind::Lost);
     QCOMPARE(back->training.events[1].kind, net::ClusterEventKind::CollectiveFailed);
     QCOMPARE(back->training.events[2].kind, net::ClusterEventKind::Regrouped);
+    QCOMPARE(back->training.events[0].node, (net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700}));
+    QCOMPARE(back->training.events[1].node.address(), QStringLiteral("[fe80::1]:47701"));
+    QVERIFY(back->training.events[2].node.isNone());
     QCOMPARE(int(back->training.metrics.size()), 2);
     QCOMPARE(back->training.metrics[0].cpuPercent, 97.0);
     QCOMPARE(back->training.metrics[1].node, QStringLiteral("lab, \"bench\"\nPi 4"));

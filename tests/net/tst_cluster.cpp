@@ -168,7 +168,7 @@ net::ClusterResult TestCluster::run(
     if (during)
         QObject::connect(
             &coordinator, &net::TrainingCoordinator::nodeProgress, &coordinator,
-            [&](const QString &, const net::TrainingStatus &s) { during(coordinator, s); });
+            [&](const net::NodeId &, const net::TrainingStatus &s) { during(coordinator, s); });
     QEventLoop running;
     QObject::connect(&coordinator, &net::TrainingCoordinator::finished, &running,
                      &QEventLoop::quit);
@@ -516,7 +516,7 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
     bool lost = false, regrouped = false;
     for (const auto &e : r.events) {
         lost =
-            lost || (e.kind == net::ClusterEventKind::Lost && e.node.startsWith(QLatin1String("node-2")));
+            lost || (e.kind == net::ClusterEventKind::Lost && e.node.name == QLatin1String("node-2"));
         regrouped = regrouped || e.kind == net::ClusterEventKind::Regrouped;
     }
     QVERIFY(lost);
@@ -551,7 +551,7 @@ void TestCluster::frozenNodeIsDroppedWithinItsEpoch()
     double lostAt = -1, regroupedAt = -1;
     for (const auto &e : r.events) {
         if (e.kind == net::ClusterEventKind::Lost && lostAt < 0) {
-            QVERIFY2(e.node.startsWith(QLatin1String("node-2")), qPrintable(e.node));
+            QVERIFY2(e.node.name == QLatin1String("node-2"), qPrintable(e.node.label()));
             lostAt = e.seconds;
         }
         if (e.kind == net::ClusterEventKind::Regrouped && lostAt >= 0 && regroupedAt < 0)
@@ -697,7 +697,7 @@ void TestCluster::perNodeBudgetsReachEachNode()
     QVERIFY2(r.finished, qPrintable(r.error));
     bool refused = false;
     for (const net::ClusterEvent &e : r.events)
-        refused |= e.node.startsWith(QLatin1String("node-0")) && e.kind == net::ClusterEventKind::Failed &&
+        refused |= e.node.name == QLatin1String("node-0") && e.kind == net::ClusterEventKind::Failed &&
                    e.message.contains(QLatin1String("does not fit the 64.0 KiB"));
     QVERIFY(refused);
     QCOMPARE(r.epochs.back().nodes, 1);
