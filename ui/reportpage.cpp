@@ -113,10 +113,15 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_frames->setSuffix(tr(" held-out frames"));
     connect(m_frames, &QSpinBox::valueChanged, this,
             [this](int n) { m_workflow->session().evaluation.frames = n; });
+    m_selfTrain = new QPushButton(tr("Self-train a round"), this);
+    m_selfTrain->setToolTip(tr("The student and the tracker relabel the training frames; confident "
+                               "new boxes join the labels (source: student), the student trains "
+                               "again on the cluster, and the report adds the round's figures."));
     m_exportPdf = new QPushButton(tr("Export PDF report…"), this);
     m_exportAll = new QPushButton(tr("Export report, charts and CSV…"), this);
     buttons->addWidget(m_evaluate);
     buttons->addWidget(m_frames);
+    buttons->addWidget(m_selfTrain);
     buttons->addStretch(1);
     buttons->addWidget(m_exportPdf);
     buttons->addWidget(m_exportAll);
@@ -138,6 +143,7 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     connect(m_verify, &QPushButton::clicked, this, &ReportPage::verifyRequested);
     connect(m_headline, &QLabel::linkActivated, this, [this] { Q_EMIT verifyRequested(); });
     connect(m_evaluate, &QPushButton::clicked, m_workflow, &app::Workflow::startEvaluation);
+    connect(m_selfTrain, &QPushButton::clicked, m_workflow, &app::Workflow::startSelfTrainingRound);
     connect(m_exportPdf, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(
             this, tr("Export PDF report"), m_workflow->session().path(QStringLiteral("report.pdf")),
@@ -167,9 +173,14 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     });
     connect(m_workflow, &app::Workflow::evaluationChanged, this, &ReportPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &ReportPage::refresh);
-    connect(m_workflow, &app::Workflow::taskStarted, this, [this] { m_evaluate->setEnabled(false); });
-    connect(m_workflow, &app::Workflow::taskFinished, this,
-            [this] { m_evaluate->setEnabled(m_workflow->busy() == app::Task::None); });
+    connect(m_workflow, &app::Workflow::taskStarted, this, [this] {
+        m_evaluate->setEnabled(false);
+        m_selfTrain->setEnabled(false);
+    });
+    connect(m_workflow, &app::Workflow::taskFinished, this, [this] {
+        m_evaluate->setEnabled(m_workflow->busy() == app::Task::None);
+        m_selfTrain->setEnabled(m_workflow->canSelfTrain());
+    });
     refresh();
 }
 
@@ -196,6 +207,8 @@ bool ReportPage::exportTo(const QString &dir, QStringList *written, QString *err
 void ReportPage::refresh()
 {
     const app::Session &s = m_workflow->session();
+    m_selfTrain->setEnabled(m_workflow->canSelfTrain());
+    m_selfTrain->setText(tr("Self-train round %1").arg(s.round + 1));
     {
         const QSignalBlocker block(m_frames);
         m_frames->setValue(s.evaluation.frames);

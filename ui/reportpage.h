@@ -37,6 +37,7 @@ public:
 
     QLabel *headline() const { return m_headline; }
     QPushButton *verifyButton() const { return m_verify; }
+    QPushButton *selfTrainButton() const { return m_selfTrain; }
     QTableWidget *verifiedTable() const { return m_verified; }
     QTableWidget *trackerTable() const { return m_results; }
     PrChart *prChart() const { return m_pr; }
@@ -58,7 +59,7 @@ private:
     QTableWidget *m_verified, *m_results;
     PrChart *m_pr;
     QListWidget *m_gallery;
-    QPushButton *m_verify, *m_evaluate, *m_exportAll, *m_exportPdf;
+    QPushButton *m_verify, *m_evaluate, *m_selfTrain, *m_exportAll, *m_exportPdf;
     QSpinBox *m_frames;
     QList<QImage> m_images;
     bool m_imagesVerified = false;

@@ -13,6 +13,7 @@
 #include <QDirIterator>
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
+#include <utility>
 
 namespace edgetrain::app {
 
@@ -633,13 +634,27 @@ void Workflow::startEvaluation()
         });
 }
 
+bool Workflow::canSelfTrain() const
+{
+    return busy() == Task::None && m_session.dataset.kind != QLatin1String("crops") && m_labels &&
+           !m_session.training.weights.isEmpty() &&
+           m_session.training.state == TrainingRecord::State::Finished;
+}
+
+void Workflow::startSelfTrainingRound()
+{
+    if (busy() != Task::None)
+        return;
+    m_trainAfterSelfTraining = true;
+    startSelfTraining();
+}
+
 void Workflow::startSelfTraining()
 {
     if (busy() != Task::None)
         return;
-    if (m_session.dataset.kind == QLatin1String("crops") || !m_labels ||
-        m_session.training.weights.isEmpty() ||
-        m_session.training.state != TrainingRecord::State::Finished) {
+    const bool chain = std::exchange(m_trainAfterSelfTraining, false);
+    if (!canSelfTrain()) {
         Q_EMIT taskFinished(Task::SelfTraining, false,
                             QStringLiteral("self-training needs a trained full-frame student "
                                            "(frame dataset, model 'detector', step 5)"));
@@ -651,7 +666,7 @@ void Workflow::startSelfTraining()
                                                        const std::atomic<bool> *stop) {
             return task.run(report, stop);
         },
-        [this](const SelfTrainingOutcome &out) {
+        [this, chain](const SelfTrainingOutcome &out) {
             if (!out.labels)
                 return finishTask(Task::SelfTraining, false,
                                   QStringLiteral("self-training: ") + out.error);
@@ -662,6 +677,8 @@ void Workflow::startSelfTraining()
             Q_EMIT datasetChanged();
             Q_EMIT roundChanged(m_session.round);
             finishTask(Task::SelfTraining, true, SelfTrainingTask::summary(out, m_session.round));
+            if (chain)
+                startTraining(); // round N trains on the renewed labels; evaluated when done
         });
 }
 

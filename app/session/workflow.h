@@ -89,6 +89,13 @@ public:
     /** Self-training (full-frame student, trained): the student relabels the frames, the dataset
      *  is rebuilt and the session's round goes up by one; the user then trains again. */
     void startSelfTraining();
+    /** A whole self-training round: startSelfTraining(), then, when the labels and the dataset
+     *  are renewed, training on the cluster and (as after every training) the evaluation, which
+     *  adds the round's verified figures. */
+    void startSelfTrainingRound();
+    /** Whether a self-training round can start now: a trained full-frame student, its labels,
+     *  nothing running. */
+    bool canSelfTrain() const;
 
     void cancel(); // the running task (not training: stopTraining())
 
@@ -132,6 +139,7 @@ private:
 
     QThread m_trainThread;
     TrainingRun *m_run = nullptr; // lives on m_trainThread while a run goes
+    bool m_trainAfterSelfTraining = false; // startSelfTrainingRound: train when the labels are new
     QElapsedTimer m_trainClock;
 };
 

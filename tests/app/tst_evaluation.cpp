@@ -320,6 +320,26 @@ void TstEvaluation::selfTrainingKeepsEachRound()
     QCOMPARE(int(verified.size()), 2);
     QCOMPARE(verified[0].round, 1);
     QCOMPARE(verified[1].round, 2);
+
+    // The window's "Self-train round N": relabel, then train on the renewed labels at once (here
+    // there is no cluster key, so the training is refused with what is missing; the chain is
+    // what this checks).
+    QVERIFY(w.canSelfTrain());
+    finished.clear();
+    w.startSelfTrainingRound();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 120000);
+    QCOMPARE(finished[0][0].value<app::Task>(), app::Task::SelfTraining);
+    QVERIFY2(finished[0][1].toBool(), qPrintable(finished[0][2].toString()));
+    QCOMPARE(w.session().round, 3);
+    QCOMPARE(finished[1][0].value<app::Task>(), app::Task::Training);
+    QVERIFY2(finished[1][2].toString().contains(QLatin1String("cluster key")),
+             qPrintable(finished[1][2].toString()));
+    // A plain self-training pass does not train afterwards.
+    finished.clear();
+    w.startSelfTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 120000);
+    QVERIFY(w.busy() == app::Task::None); // nothing chained after it
+    QCOMPARE(finished[0][0].value<app::Task>(), app::Task::SelfTraining);
 }
 
 QTEST_GUILESS_MAIN(TstEvaluation)
