@@ -24,6 +24,19 @@ std::string NumberText::fixed(double value, int decimals)
     return std::string(buf, r.ptr);
 }
 
+std::string NumberText::bytes(std::int64_t bytes)
+{
+    constexpr std::int64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
+    const std::int64_t size = bytes < 0 ? -bytes : bytes;
+    if (size >= GiB)
+        return fixed(double(bytes) / double(GiB), 2) + " GiB";
+    if (size >= MiB)
+        return fixed(double(bytes) / double(MiB), 1) + " MiB";
+    if (size >= KiB)
+        return fixed(double(bytes) / double(KiB), 1) + " KiB";
+    return std::to_string(bytes) + " B";
+}
+
 std::optional<double> NumberText::parsePrefix(std::string_view text, std::size_t *used)
 {
     double value = 0.0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,10 @@ namespace NumberText {
 std::string format(double value);
 /** Fixed notation with `decimals` digits after the point ("1.5"). */
 std::string fixed(double value, int decimals);
+/** A size in binary units for people to read, locale-free: "512 B", "12.3 KiB", "300.0 MiB",
+ *  "1.50 GiB". The one formatter below Qt (the CLI, the node's logs); the window uses
+ *  QLocale::formattedDataSize, in the user's locale. */
+std::string bytes(std::int64_t bytes);
 /** The whole of `text` as a number in JSON's syntax (optional sign, digits, '.', exponent);
  *  nothing if any character is left over or the text is not a number. */
 std::optional<double> parse(std::string_view text);

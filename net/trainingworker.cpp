@@ -33,13 +33,6 @@ double secondsSince(Clock::time_point t)
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string bytesText(std::int64_t bytes)
-{
-    if (bytes >= (std::int64_t(1) << 20))
-        return core::NumberText::fixed(double(bytes) / double(1 << 20), 1) + " MiB";
-    return core::NumberText::fixed(double(bytes) / 1024.0, 1) + " KiB";
-}
-
 QByteArray floatBytes(const float *data, std::size_t count)
 {
     return QByteArray(reinterpret_cast<const char *>(data), qsizetype(count * sizeof(float)));
@@ -212,9 +205,9 @@ struct TrainingWorker::Run
         const core::MemoryPlan p = core::MemoryPlanner(*model, localBatch).plan(budget);
         if (!p.fits)
             throw core::Error("a batch of " + std::to_string(localBatch) + " does not fit the " +
-                              bytesText(budget) +
+                              core::NumberText::bytes(budget) +
                               " this node may use (the smallest budget that fits is " +
-                              bytesText(p.min_budget_bytes) + ")");
+                              core::NumberText::bytes(p.min_budget_bytes) + ")");
         if (p.schedule.name() != "store-all")
             checkpointing = p.schedule;
         qCInfo(lcWorker).noquote() << "memory plan for a local batch of" << localBatch << ":"

@@ -1,5 +1,7 @@
 #include "charts.h"
 
+#include <QLocale>
+
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -62,13 +64,7 @@ double niceCeil(double v)
 
 QString formatBytes(double bytes)
 {
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (std::abs(bytes) >= 1024 && u < 4) {
-        bytes /= 1024;
-        ++u;
-    }
-    return QStringLiteral("%1 %2").arg(bytes, 0, 'f', u == 0 ? 0 : 1).arg(QLatin1String(units[u]));
+    return QLocale().formattedDataSize(qint64(bytes), 1, QLocale::DataSizeIecFormat);
 }
 
 DeviceChart::DeviceChart(const QString &title, const QString &unit, QWidget *parent)

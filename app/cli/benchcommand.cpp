@@ -7,6 +7,7 @@
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
 #include "net/collectives.h"
+#include "core/numbertext.h"
 
 #include <QStringList>
 #include <gloo/rendezvous/file_store.h>
@@ -224,7 +225,7 @@ int benchAllreduceRank(CliContext &cli, int repeats)
         const double bound = 2.0 * (world - 1) / world * bytes / bandwidth;
         if (rank == 0) {
             std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
-                          formatBytes(std::int64_t(bytes)).c_str(), world, 1e3 * median,
+                          core::NumberText::bytes(std::int64_t(bytes)).c_str(), world, 1e3 * median,
                           1e3 * bound, median / bound);
             cli.message(line);
         }
@@ -294,7 +295,7 @@ int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
             const double median = times[times.size() / 2];
             const double bound = 2.0 * (n - 1) / n * bytes / bandwidth;
             std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
-                          formatBytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound,
+                          core::NumberText::bytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound,
                           median / bound);
             cli.message(line);
             core::Json row;
@@ -378,10 +379,10 @@ int BenchCommand::run(const QStringList &arguments)
         groupDigits(r.p10_images_per_second).c_str(), groupDigits(r.p90_images_per_second).c_str(),
         r.gflops, r.step_seconds.size());
     cli.message(line);
-    std::string mem = "peak memory " + formatBytes(r.memory.peak_total_bytes) + ":";
+    std::string mem = "peak memory " + core::NumberText::bytes(r.memory.peak_total_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
         mem.append(i ? ", " : " ").append(core::memoryCategoryName(core::MemoryCategory(i)));
-        mem.append(" ").append(formatBytes(r.memory.peak_bytes[std::size_t(i)]));
+        mem.append(" ").append(core::NumberText::bytes(r.memory.peak_bytes[std::size_t(i)]));
     }
     cli.message(mem);
     if (cli.json()) {

@@ -189,17 +189,6 @@ std::string groupDigits(double value)
     return out;
 }
 
-std::string formatBytes(std::int64_t bytes)
-{
-    char buf[32];
-    if (bytes >= (std::int64_t(1) << 30))
-        std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(1 << 30));
-    else if (bytes >= (1 << 20))
-        std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1 << 20));
-    else
-        std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024.0);
-    return buf;
-}
 
 } // namespace edgetrain::app
 

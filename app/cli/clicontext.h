@@ -76,8 +76,6 @@ private:
 
 /** Formats 12345.6 as "12,346". */
 std::string groupDigits(double value);
-/** Formats bytes as "12.3 MiB". */
-std::string formatBytes(std::int64_t bytes);
 
 } // namespace edgetrain::app
 

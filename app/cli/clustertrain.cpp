@@ -4,6 +4,7 @@
 #include "net/controlclient.h"
 #include "net/keyfile.h"
 #include "net/trainingcoordinator.h"
+#include "core/numbertext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -165,7 +166,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
             c, &net::ControlClient::ready, &connecting, [&, c](const net::NodeInfo &n) {
                 cli.message("connected to '" + n.name.toStdString() + "' at " +
                             c->address().toStdString() + " (" + n.arch.toStdString() + ", " +
-                            std::to_string(n.cores) + " cores, " + formatBytes(n.ram_bytes) + ")");
+                            std::to_string(n.cores) + " cores, " + core::NumberText::bytes(n.ram_bytes) + ")");
                 if (--pending == 0)
                     connecting.quit();
             });
@@ -204,9 +205,9 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
                           qPrintable(t.phase.isEmpty() ? QStringLiteral("idle") : t.phase), t.epoch,
                           (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
                           groupDigits(t.images_per_second).c_str(), m.cpu_percent,
-                          formatBytes(m.agent_rss_bytes).c_str(),
-                          formatBytes(std::int64_t(m.net_rx_bytes_per_second)).c_str(),
-                          formatBytes(std::int64_t(m.net_tx_bytes_per_second)).c_str());
+                          core::NumberText::bytes(m.agent_rss_bytes).c_str(),
+                          core::NumberText::bytes(std::int64_t(m.net_rx_bytes_per_second)).c_str(),
+                          core::NumberText::bytes(std::int64_t(m.net_tx_bytes_per_second)).c_str());
             cli.message(line);
         });
     QObject::connect(&coordinator, &net::TrainingCoordinator::epochFinished, &coordinator,

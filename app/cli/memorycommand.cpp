@@ -8,6 +8,7 @@
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
+#include "core/numbertext.h"
 
 #include <QFile>
 
@@ -132,7 +133,7 @@ int MemoryCommand::run(const QStringList &arguments)
             plan.min_budget_bytes = any.fits ? planner.minimumBudget() : any.min_budget_bytes;
             plan.max_batch = any.fits ? batch : any.max_batch;
             if (any.fits)
-                cli.message("the dynamic program finds nothing within " + formatBytes(budget) +
+                cli.message("the dynamic program finds nothing within " + core::NumberText::bytes(budget) +
                             ", but " + any.schedule.name() +
                             " fits: use --budget without --schedule");
         }
@@ -162,19 +163,19 @@ int MemoryCommand::run(const QStringList &arguments)
                 std::to_string(L) + " stages, predicted recompute factor " +
                 factorText(plan.predicted_recompute_factor) +
                 (profile ? " (measured stage times)" : " (FLOPs)"));
-    std::string mem = "predicted peak " + formatBytes(plan.predicted_peak_bytes) + ":";
+    std::string mem = "predicted peak " + core::NumberText::bytes(plan.predicted_peak_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
         mem.append(i ? ", " : " ").append(core::memoryCategoryName(core::MemoryCategory(i)));
-        mem.append(" ").append(formatBytes(plan.predicted.peak_bytes[std::size_t(i)]));
+        mem.append(" ").append(core::NumberText::bytes(plan.predicted.peak_bytes[std::size_t(i)]));
     }
     cli.message(mem);
     if (budget >= 0) {
         if (plan.fits) {
-            cli.message("fits the budget of " + formatBytes(budget));
+            cli.message("fits the budget of " + core::NumberText::bytes(budget));
         } else {
-            std::string msg = "nothing fits " + formatBytes(budget) + " at batch " +
+            std::string msg = "nothing fits " + core::NumberText::bytes(budget) + " at batch " +
                               std::to_string(batch) + ": the smallest budget that fits is " +
-                              formatBytes(plan.min_budget_bytes);
+                              core::NumberText::bytes(plan.min_budget_bytes);
             if (plan.max_batch > 0)
                 msg += "; batch " + std::to_string(plan.max_batch) + " fits this budget";
             else if (scheduleText.empty() || scheduleText == "optimal")
@@ -189,7 +190,7 @@ int MemoryCommand::run(const QStringList &arguments)
         cli.message("  peak memory      recompute  schedule");
         for (const auto &p : curve) {
             std::snprintf(
-                line, sizeof line, "  %12s   %9s  %s", formatBytes(p.predicted_peak_bytes).c_str(),
+                line, sizeof line, "  %12s   %9s  %s", core::NumberText::bytes(p.predicted_peak_bytes).c_str(),
                 factorText(p.predicted_recompute_factor).c_str(), p.schedule.name().c_str());
             cli.message(line);
         }
@@ -276,8 +277,8 @@ int MemoryCommand::run(const QStringList &arguments)
         std::snprintf(
             line, sizeof line,
             "measured: peak %s (engine), %s (process anonymous RSS growth), step %.1f ms%s",
-            formatBytes(m.peak_bytes).c_str(),
-            m.rss_bytes >= 0 ? formatBytes(m.rss_bytes).c_str() : "n/a", 1e3 * m.step_seconds,
+            core::NumberText::bytes(m.peak_bytes).c_str(),
+            m.rss_bytes >= 0 ? core::NumberText::bytes(m.rss_bytes).c_str() : "n/a", 1e3 * m.step_seconds,
             m.store_all_step_seconds > 0
                 ? (", time factor " + factorText(m.step_seconds / m.store_all_step_seconds)).c_str()
                 : " (store-all too large to time here)");

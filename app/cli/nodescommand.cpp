@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "net/controlclient.h"
 #include "net/keyfile.h"
+#include "core/numbertext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -73,7 +74,7 @@ int NodesCommand::run(const QStringList &arguments)
         std::snprintf(line, sizeof line, "  %-16s %s:%u  %s, %d cores, %s RAM, load %.2f  (%s)",
                       qPrintable(n.name), qPrintable(n.address.toString()),
                       unsigned(n.control_port), qPrintable(n.arch), n.cores,
-                      formatBytes(n.ram_bytes).c_str(), n.load, qPrintable(n.id));
+                      core::NumberText::bytes(n.ram_bytes).c_str(), n.load, qPrintable(n.id));
         cli.message(line);
     }
     if (cli.json()) {
@@ -145,10 +146,10 @@ int MonitorCommand::run(const QStringList &arguments)
                           "%-14s cpu %5.1f%% (agent %4.1f%%)  agent rss %s  available %s  rx %s/s  "
                           "tx %s/s  load %.2f",
                           qPrintable(c->node().name), s.cpu_percent, s.agent_cpu_percent,
-                          formatBytes(s.agent_rss_bytes).c_str(),
-                          formatBytes(s.memory_available_bytes).c_str(),
-                          formatBytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
-                          formatBytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(), s.load1);
+                          core::NumberText::bytes(s.agent_rss_bytes).c_str(),
+                          core::NumberText::bytes(s.memory_available_bytes).c_str(),
+                          core::NumberText::bytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
+                          core::NumberText::bytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(), s.load1);
             cli.message(line);
             if (csv) {
                 const QString row =

@@ -9,6 +9,7 @@
 #include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
+#include "core/numbertext.h"
 
 #include <chrono>
 #include <cstdio>
@@ -86,13 +87,13 @@ int TrainCommand::run(const QStringList &arguments)
         const core::MemoryPlan plan = core::MemoryPlanner(model, options.batch).plan(budget);
         if (!plan.fits)
             throw core::Error(
-                "nothing fits " + formatBytes(budget) + " at batch " +
+                "nothing fits " + core::NumberText::bytes(budget) + " at batch " +
                 std::to_string(options.batch) + ": the smallest budget that fits is " +
-                formatBytes(plan.min_budget_bytes) +
+                core::NumberText::bytes(plan.min_budget_bytes) +
                 (plan.max_batch > 0 ? "; batch " + std::to_string(plan.max_batch) + " fits"
                                     : std::string()));
-        cli.message("memory budget " + formatBytes(budget) + ": schedule " + plan.schedule.name() +
-                    ", predicted peak " + formatBytes(plan.predicted_peak_bytes) +
+        cli.message("memory budget " + core::NumberText::bytes(budget) + ": schedule " + plan.schedule.name() +
+                    ", predicted peak " + core::NumberText::bytes(plan.predicted_peak_bytes) +
                     ", predicted recompute factor " +
                     std::to_string(plan.predicted_recompute_factor).substr(0, 5));
         if (plan.schedule.name() != "store-all")
@@ -187,7 +188,7 @@ int TrainCommand::run(const QStringList &arguments)
         json.set("budget_bytes", budget);
     if (!savePath.empty())
         json.set("weights", savePath);
-    cli.message("peak engine memory " + formatBytes(result.memory.peak_total_bytes));
+    cli.message("peak engine memory " + core::NumberText::bytes(result.memory.peak_total_bytes));
     if (cli.json())
         cli.printJson(json);
     if (result.cancelled) {

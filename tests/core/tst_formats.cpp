@@ -5,6 +5,7 @@
 #include "core/fashionmnist.h"
 #include "core/idxfile.h"
 #include "core/json.h"
+#include "core/numbertext.h"
 #include "core/lrschedule.h"
 #include "core/model.h"
 #include "core/safetensors.h"
@@ -225,6 +226,11 @@ void TestFormats::numbersIgnoreTheLocale()
     const Json spec = Json::parse(
         R"({"name": "d", "input": [4], "stages": [{"type": "dropout", "p": 1.5}]})");
     expectError<SpecError>([&] { ModelSpec::fromJson(spec, "d.json"); }, {"got 1.5"});
+    // Sizes for people, the same in every locale (the CLI's and the node's one formatter).
+    QCOMPARE(NumberText::bytes(512), std::string("512 B"));
+    QCOMPARE(NumberText::bytes(12 * 1024 + 307), std::string("12.3 KiB"));
+    QCOMPARE(NumberText::bytes(300LL << 20), std::string("300.0 MiB"));
+    QCOMPARE(NumberText::bytes(3LL << 29), std::string("1.50 GiB"));
 }
 
 void TestFormats::modelSpecErrors_data()
