@@ -204,19 +204,51 @@ QList<NodeInfo> DiscoveryProbe::run(const QList<Target> &targets, std::chrono::m
 
 bool parseHostPorts(const QString &text, QList<QPair<QString, quint16>> *out, QString *error)
 {
-    for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    for (const QString &raw : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QString item = raw.trimmed();
         const int colon = item.lastIndexOf(QLatin1Char(':'));
         bool ok = false;
         const uint port = colon > 0 ? item.mid(colon + 1).toUInt(&ok) : 0;
-        if (colon <= 0 || !ok || port == 0 || port > 65535) {
+        QString host = colon > 0 ? item.left(colon) : QString();
+        if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+            host = host.mid(1, host.size() - 2);
+        else if (host.contains(QLatin1Char(':')))
+            host.clear(); // an IPv6 address needs its brackets: "[fe80::1]:45454"
+        if (host.isEmpty() || !ok || port == 0 || port > 65535) {
             *error = QStringLiteral("'%1' is not host:port").arg(item);
             return false;
         }
-        out->append({item.left(colon), quint16(port)});
+        out->append({host, quint16(port)});
     }
     if (out->isEmpty()) {
         *error = QStringLiteral("no host:port given");
         return false;
+    }
+    return true;
+}
+
+bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out, QString *error)
+{
+    QList<QPair<QString, quint16>> list;
+    if (!parseHostPorts(text, &list, error))
+        return false;
+    for (const auto &[host, port] : list) {
+        QHostAddress address(host);
+        if (address.isNull()) {
+            const QHostInfo info = QHostInfo::fromName(host);
+            for (const QHostAddress &a : info.addresses())
+                if (address.isNull() || (a.protocol() == QAbstractSocket::IPv4Protocol &&
+                                         address.protocol() != QAbstractSocket::IPv4Protocol))
+                    address = a;
+            if (address.isNull()) {
+                *error = QStringLiteral("'%1' is neither an IP address nor a name that resolves%2")
+                             .arg(host, info.errorString().isEmpty()
+                                            ? QString()
+                                            : QStringLiteral(" (%1)").arg(info.errorString()));
+                return false;
+            }
+        }
+        out->append({address, port});
     }
     return true;
 }

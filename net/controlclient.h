@@ -3,6 +3,7 @@
 #include "controlchannel.h"
 #include "nodeinfo.h"
 #include "systemsampler.h"
+#include "discovery.h"
 
 #include <QObject>
 #include <QTimer>
@@ -106,7 +107,14 @@ public:
                         QString *error);
 };
 
-/** Parses "host:port[,host:port...]"; throws nothing, returns false with a message. */
+/** Parses "host:port[,host:port...]" (an IPv6 host in brackets: "[fe80::1]:45454"); throws
+ *  nothing, returns false with a message. */
 bool parseHostPorts(const QString &text, QList<QPair<QString, quint16>> *out, QString *error);
+
+/** Discovery targets from "host:port[,host:port...]": IP addresses as they are, names (also
+ *  "localhost") resolved, an IPv4 address preferred (the nodes answer on IPv4). False with a
+ *  message naming the entry that is neither an address nor a name that resolves. The one parser
+ *  for `nodes --probe`, `train --discover --probe` and the app's probe field. */
+bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out, QString *error);
 
 } // namespace edgetrain::net

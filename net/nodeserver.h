@@ -1,6 +1,7 @@
 #pragma once
 
 #include "controlchannel.h"
+#include "discovery.h"
 #include "joblink.h"
 #include "nodeinfo.h"
 #include "shipment.h"
@@ -27,9 +28,9 @@ struct NodeOptions
     QString name;
     quint16 port = 0;             // 0: any free port
     QByteArray cluster_key;
-    quint16 discovery_port = 45454;
+    quint16 discovery_port = kDiscoveryPort;
     bool multicast = true;        // beacons to the multicast group; probes are answered anyway
-    QHostAddress multicast_group{QStringLiteral("239.255.77.77")};
+    QHostAddress multicast_group = discoveryGroup();
     std::chrono::milliseconds beacon_interval{1000};
     std::chrono::milliseconds metrics_interval{1000};
     std::chrono::milliseconds handshake_timeout{5000};

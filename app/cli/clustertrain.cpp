@@ -32,17 +32,10 @@ QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
     const auto wanted = cli.integer("discover", 1, 1024);
     QList<net::DiscoveryProbe::Target> targets;
     if (cli.isSet("probe")) {
-        QList<QPair<QString, quint16>> list;
-        if (!net::parseHostPorts(QString::fromStdString(cli.text("probe")), &list, &error))
+        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets, &error))
             throw UsageError("--probe: " + error.toStdString());
-        for (const auto &[host, port] : list)
-            targets.append(
-                {QHostAddress(host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1")
-                                                                 : host),
-                 port});
     } else {
-        targets.append({QHostAddress(QStringLiteral("239.255.77.77")),
-                        quint16(cli.integer("discovery-port", 1, 65535))});
+        targets.append({net::discoveryGroup(), quint16(cli.integer("discovery-port", 1, 65535))});
     }
     net::DiscoveryProbe probe;
     QList<net::NodeInfo> found =
@@ -70,7 +63,8 @@ void addClusterOptions(CliContext &cli)
     cli.addOption("probe",
                   "With --discover: ask these discovery addresses instead of the multicast group.",
                   "HOST:PORT,...");
-    cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P", "45454");
+    cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P",
+                  QString::number(net::kDiscoveryPort));
     cli.addOption("timeout", "With --discover: how long to listen.", "DURATION", "3s");
     cli.addOption("key-file", "Cluster key file (with --nodes or --discover).", "F");
     cli.addOption("mode",

@@ -42,26 +42,18 @@ int NodesCommand::run(const QStringList &arguments)
     cli.addOption("timeout", "How long to listen.", "DURATION", "3s");
     cli.addOption("probe", "Ask these discovery addresses instead of the multicast group.",
                   "HOST:PORT,...");
-    cli.addOption("discovery-port", "Discovery port of the multicast group.", "P", "45454");
+    cli.addOption("discovery-port", "Discovery port of the multicast group.", "P",
+                  QString::number(net::kDiscoveryPort));
     if (!cli.parse())
         return ExitSuccess;
     const auto timeout = parseDuration(cli.text("timeout"), "timeout");
     QList<net::DiscoveryProbe::Target> targets;
     if (cli.isSet("probe")) {
-        QList<QPair<QString, quint16>> list;
         QString error;
-        if (!net::parseHostPorts(QString::fromStdString(cli.text("probe")), &list, &error))
+        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets, &error))
             throw UsageError("--probe: " + error.toStdString());
-        for (const auto &[host, port] : list) {
-            const QHostAddress address(
-                host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1") : host);
-            if (address.isNull())
-                throw UsageError("--probe: '" + host.toStdString() + "' is not an IP address");
-            targets.append({address, port});
-        }
     } else {
-        targets.append({QHostAddress(QStringLiteral("239.255.77.77")),
-                        quint16(cli.integer("discovery-port", 1, 65535))});
+        targets.append({net::discoveryGroup(), quint16(cli.integer("discovery-port", 1, 65535))});
     }
     QString error;
     net::DiscoveryProbe probe;

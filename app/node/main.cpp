@@ -55,7 +55,9 @@ static int run(int argc, char **argv)
     parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."), QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
     parser.addOption({QStringLiteral("memory-limit"), QStringLiteral("Memory a training job may use, e.g. 900MiB."), QStringLiteral("SIZE")});
     parser.addOption({QStringLiteral("data-dir"), QStringLiteral("Folder of the datasets this node has (default: /usr/share/datasets/fashion-mnist)."), QStringLiteral("D")});
-    parser.addOption({QStringLiteral("discovery-port"), QStringLiteral("UDP discovery port (default 45454)."), QStringLiteral("P"), QStringLiteral("45454")});
+    parser.addOption({QStringLiteral("discovery-port"),
+                      QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
+                      QStringLiteral("P"), QString::number(net::kDiscoveryPort)});
     parser.addOption({QStringLiteral("no-multicast"), QStringLiteral("Send no multicast beacons (probes are still answered).")});
     parser.addOption({QStringLiteral("print-port"), QStringLiteral("Print the control port on stdout once listening (for scripts).")});
     parser.process(app);

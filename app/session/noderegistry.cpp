@@ -1,6 +1,7 @@
 #include "noderegistry.h"
 
 #include "net/keyfile.h"
+#include "net/nodeid.h"
 
 #include <QFileInfo>
 
@@ -57,18 +58,15 @@ bool NodeRegistry::setKeyFile(const QString &path, QString *error)
 
 bool NodeRegistry::addProbe(const QString &hostPort, QString *error)
 {
-    QList<QPair<QString, quint16>> list;
-    if (!net::parseHostPorts(hostPort, &list, error))
+    QList<QPair<QString, quint16>> list; // as the user wrote them: a name stays a name
+    QList<net::NodeBrowser::Target> targets;
+    if (!net::parseHostPorts(hostPort, &list, error) ||
+        !net::parseDiscoveryTargets(hostPort, &targets, error))
         return false;
     startDiscovery();
-    for (const auto &[host, port] : list) {
-        const QHostAddress address(host);
-        if (address.isNull()) {
-            *error = QStringLiteral("'%1' is not an IP address").arg(host);
-            return false;
-        }
-        m_browser->addTarget({address, port});
-        Q_EMIT probeAdded(QStringLiteral("%1:%2").arg(host).arg(port));
+    for (qsizetype i = 0; i < targets.size(); ++i) {
+        m_browser->addTarget(targets[i]);
+        Q_EMIT probeAdded(net::hostPort(list[i].first, list[i].second));
     }
     return true;
 }
@@ -78,7 +76,7 @@ void NodeRegistry::startDiscovery()
     if (m_browser)
         return;
     m_browser = new net::NodeBrowser(this);
-    m_browser->addTarget({QHostAddress(QStringLiteral("239.255.77.77")), 45454});
+    m_browser->addTarget({net::discoveryGroup(), net::kDiscoveryPort});
     connect(m_browser, &net::NodeBrowser::nodeSeen, this, &NodeRegistry::onNodeSeen);
     QString error;
     if (!m_browser->start(std::chrono::seconds(1), &error))

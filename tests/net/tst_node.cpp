@@ -5,6 +5,7 @@
 #include "net/controlchannel.h"
 #include "net/controlclient.h"
 #include "net/frame.h"
+#include "net/nodeid.h"
 #include "nodeprocess.h"
 
 #include <QFile>
@@ -119,6 +120,7 @@ private Q_SLOTS:
     void refusesBadKeyFiles_data();
     void refusesBadKeyFiles();
     void discoveryByProbe();
+    void discoveryTargetsParse();
     void metricsStreamMatchesProc();
     void refusals_data();
     void refusals();
@@ -183,6 +185,30 @@ void TestNode::refusesBadKeyFiles()
     QCOMPARE(p.exitCode(), 2);
     const QString err = QString::fromUtf8(p.readAllStandardError());
     QVERIFY2(err.contains(message), qPrintable(err));
+}
+
+void TestNode::discoveryTargetsParse()
+{
+    // The one parser behind `nodes --probe`, `train --discover --probe` and the app's probe field.
+    QList<NodeBrowser::Target> t;
+    QString error;
+    QVERIFY2(parseDiscoveryTargets(QStringLiteral("10.0.0.5:45454, localhost:1,[::1]:2"), &t, &error),
+             qPrintable(error));
+    QCOMPARE(t.size(), 3);
+    QCOMPARE(t[0].address, QHostAddress(QStringLiteral("10.0.0.5")));
+    QCOMPARE(t[0].port, quint16(45454));
+    QCOMPARE(t[1].address, QHostAddress(QHostAddress::LocalHost)); // a name, resolved, IPv4 first
+    QCOMPARE(t[2].address, QHostAddress(QHostAddress::LocalHostIPv6));
+    QCOMPARE(t[2].port, quint16(2));
+    t.clear();
+    QVERIFY(!parseDiscoveryTargets(QStringLiteral("no-such-node.invalid:45454"), &t, &error));
+    QVERIFY2(error.contains(QLatin1String("no-such-node.invalid")), qPrintable(error));
+    QVERIFY(!parseDiscoveryTargets(QStringLiteral("::1:45454"), &t, &error)); // brackets needed
+    QVERIFY2(error.contains(QLatin1String("is not host:port")), qPrintable(error));
+    QVERIFY(!parseDiscoveryTargets(QStringLiteral("10.0.0.5:0"), &t, &error));
+    QVERIFY(!parseDiscoveryTargets(QString(), &t, &error));
+    QCOMPARE(hostPort(QStringLiteral("fe80::1"), 7), QStringLiteral("[fe80::1]:7"));
+    QCOMPARE(discoveryGroup(), QHostAddress(QStringLiteral("239.255.77.77")));
 }
 
 void TestNode::discoveryByProbe()
