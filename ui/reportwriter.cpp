@@ -170,7 +170,10 @@ std::unique_ptr<Charts> makeCharts(const ReportContent &c)
         w->setBackgroundRole(QPalette::Base);
         w->show(); // not on screen: lays the legends out
     }
-    QCoreApplication::processEvents();
+    // The charts' layouts (legends, axes) settle through posted layout requests: deliver those,
+    // and nothing else (processEvents() would run whatever the user did meanwhile, re-entering
+    // the caller).
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     return charts;
 }
 
