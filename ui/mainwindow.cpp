@@ -76,6 +76,9 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     connect(workflow, &app::Workflow::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::updateTitle);
+    connect(workflow, &app::Workflow::saved, this, [this](bool ok, const QString &text) {
+        statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text), ok ? 5000 : 0);
+    });
 
     buildMenus();
     updateTitle();
@@ -159,12 +162,12 @@ bool MainWindow::openSession(const QString &dir)
 
 bool MainWindow::saveSession()
 {
-    QString error;
-    if (!m_workflow->save(&error)) {
-        QMessageBox::warning(this, tr("Save session"), error);
+    if (m_workflow->session().dir.isEmpty()) {
+        QMessageBox::warning(this, tr("Save session"), tr("the session has no folder yet: use Save As"));
         return false;
     }
-    statusBar()->showMessage(tr("session saved to %1").arg(m_workflow->session().dir), 5000);
+    statusBar()->showMessage(tr("saving the session…"));
+    m_workflow->saveInBackground(); // saved() reports, in the status bar
     return true;
 }
 

@@ -168,6 +168,21 @@ bool Workflow::save(QString *error)
     return m_session.save(error);
 }
 
+void Workflow::saveInBackground()
+{
+    if (m_session.dir.isEmpty()) {
+        Q_EMIT saved(false, QStringLiteral("the session has no folder yet: use Save As"));
+        return;
+    }
+    (void)QtConcurrent::run(&m_saver, [this, snapshot = m_session] {
+        QString error;
+        const bool ok = snapshot.save(&error);
+        const QString text = ok ? QStringLiteral("session saved to %1").arg(snapshot.dir) : error;
+        QMetaObject::invokeMethod(this, [this, ok, text] { Q_EMIT saved(ok, text); },
+                                  Qt::QueuedConnection);
+    });
+}
+
 bool Workflow::saveAs(const QString &dir, QString *error)
 {
     const QString target = QDir(dir).absolutePath();

@@ -45,8 +45,12 @@ public:
     /** Starts a session in `dir` (created if missing; refused if it holds one already). */
     bool newSession(const QString &dir, QString *error);
     bool openSession(const QString &dir, QString *error);
-    /** Writes the session now (after any background save still queued). */
+    /** Writes the session now (after any background save still queued), waiting for the disk:
+     *  for closing and for scripts. The window's Save is saveInBackground(). */
     bool save(QString *error);
+    /** Writes the session on the saver thread, after any save queued before; saved() says how it
+     *  went. The GUI thread does not wait for the disk. */
+    void saveInBackground();
     /** Copies the session's folder to `dir` and continues there. */
     bool saveAs(const QString &dir, QString *error);
 
@@ -100,6 +104,8 @@ public:
     void cancel(); // the running task (not training: stopTraining())
 
 Q_SIGNALS:
+    /** A saveInBackground() finished: ok, and "session saved to DIR" or what went wrong. */
+    void saved(bool ok, const QString &text);
     void sessionChanged();
     void taskStarted(edgetrain::app::Task task);
     void taskProgress(edgetrain::app::Task task, int done, int total, const QString &text);

@@ -252,8 +252,12 @@ void TstEvaluation::scoresTeacherMotionStudent()
     QVERIFY(w.session().evaluation.student_fps > 0);
     QVERIFY(w.session().evaluation.motion_fps > 0);
     QVERIFY(w.session().evaluation.done); // the tracker-label figures too
-    // Saved with the session.
-    QVERIFY(w.save(&error));
+    // Saved with the session, by the window's Save: on the saver thread, reported by saved().
+    QSignalSpy saved(&w, &app::Workflow::saved);
+    w.saveInBackground();
+    QTRY_COMPARE_WITH_TIMEOUT(saved.size(), 1, 10000);
+    QVERIFY2(saved[0][0].toBool(), qPrintable(saved[0][1].toString()));
+    QVERIFY(saved[0][1].toString().contains(m_session));
     const auto back = app::Session::open(m_session, &error);
     QVERIFY2(back, qPrintable(error));
     QCOMPARE(back->evaluation.verified.back().scores[2].recall, student.recall);
