@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, and open the desktop app on the demo session:
-# three local edgetrain-node processes (127.0.0.1, a demo key) and vtest.avi with the HOG
-# teacher, ready to click through the six steps. Without a display the same session runs
-# headless (about 3 minutes) and writes the PDF report, the charts (PNG + SVG) and the CSV files
+# three local edgetrain-node processes (127.0.0.1, a demo key) and vtest.avi with the hog+motion
+# teacher and the verified frames of tests/data/vtest, ready to click through the seven steps.
+# Without a display the same session runs headless (about 3.5 minutes) and writes the PDF report, the charts (PNG + SVG) and the CSV files
 # to out/demo/report/. Extra arguments go to edgetrain (e.g. --headless, --out DIR).
 # scripts/cli-demo.sh is the same story told by edgetrain-cli, step by step.
 set -euo pipefail
