@@ -71,6 +71,7 @@ private Q_SLOTS:
     void jobsAreValidated();
     void shipmentsAreChecked();
     void parameterServerBoundsStaleness();
+    void parameterServerRoundMovesLikeASyncStep();
 
     // real nodes
     void syncEqualsOneNode();
@@ -322,11 +323,11 @@ void TestCluster::parameterServerBoundsStaleness()
     ps.addWorker(1);
     std::vector<float> grad(ps.pushSize(), 0.01f);
     // worker 0 runs ahead: allowed up to 2 pushes beyond worker 1, then held
+    double freshLr = 0;
     for (int i = 0; i < 3; ++i) {
         const auto p = ps.push(0, ps.version(), grad.data(), grad.size(), 0.1, 32);
         QVERIFY(p.applied);
-        // half the global batch: half the rate; two workers: momentum 0.9 per two pushes
-        QVERIFY(std::abs(p.lr - 0.05 * (1 - std::sqrt(0.9)) / (1 - 0.9)) < 1e-12);
+        freshLr = p.lr;
     }
     QVERIFY(!ps.mayProceed(0));
     QVERIFY(ps.mayProceed(1));
@@ -334,7 +335,7 @@ void TestCluster::parameterServerBoundsStaleness()
     const auto late = ps.push(1, 0, grad.data(), grad.size(), 0.1, 32);
     QVERIFY(late.applied);
     QCOMPARE(late.staleness, 3);
-    QVERIFY(std::abs(late.lr - 0.05 * (1 - std::sqrt(0.9)) / (1 - 0.9) * 2.0 / 4.0) < 1e-12);
+    QVERIFY(std::abs(late.lr / freshLr - 2.0 / 4.0) < 1e-12); // n / (tau + 1), as documented
     QVERIFY(ps.mayProceed(0));
     // at the barrier, a worker no longer holds anyone back
     for (int i = 0; i < 3; ++i)
@@ -346,6 +347,38 @@ void TestCluster::parameterServerBoundsStaleness()
     QVERIFY(!ps.push(0, ps.version(), grad.data(), grad.size() - 1, 0.1, 32).applied);
     QVERIFY(!ps.push(0, ps.version() + 5, grad.data(), grad.size(), 0.1, 32).applied);
     QVERIFY(!ps.push(9, ps.version(), grad.data(), grad.size(), 0.1, 32).applied);
+}
+
+void TestCluster::parameterServerRoundMovesLikeASyncStep()
+{
+    // What the rate and momentum per push are for, measured on the weights rather than retyped:
+    // two workers taking turns, each with half the global batch, move the model per round as far
+    // as one synchronous SGD step with the job's momentum on the whole batch does (in the steady
+    // state of a constant gradient g: lr g / (1 - momentum) per step).
+    core::SgdOptions sgd; // momentum 0.9, no weight decay
+    net::ParameterServer ps(core::Zoo::resolve("mlp"), 1, sgd, /*staleness*/ 2, /*batch*/ 64);
+    ps.addWorker(0);
+    ps.addWorker(1);
+    const float g = 0.01f;
+    const double lr = 0.1;
+    std::vector<float> grad(ps.pushSize(), g);
+    std::vector<float> before;
+    for (int round = 0; round < 300; ++round) {
+        if (round == 299)
+            before = ps.weights();
+        for (int worker : {0, 1})
+            QVERIFY(ps.push(worker, ps.version(), grad.data(), grad.size(), lr, 32).applied);
+    }
+    const std::vector<float> after = ps.weights();
+    const double syncStep = lr * g / (1.0 - sgd.momentum);
+    for (std::size_t i : {std::size_t(0), after.size() / 2, after.size() - 1}) {
+        const double moved = double(before[i]) - double(after[i]);
+        QVERIFY2(std::abs(moved - syncStep) < 0.01 * syncStep,
+                 qPrintable(QStringLiteral("a round moved w[%1] by %2; a synchronous step moves %3")
+                                .arg(i)
+                                .arg(moved)
+                                .arg(syncStep)));
+    }
 }
 
 void TestCluster::syncEqualsOneNode()
