@@ -250,6 +250,13 @@ std::vector<TrainingCoordinator::Member *> TrainingCoordinator::participants() c
 }
 
 namespace {
+/** The parameter server's model as bytes for a message. */
+QByteArray floatBytes(const std::vector<float> &values)
+{
+    return QByteArray(reinterpret_cast<const char *>(values.data()),
+                      qsizetype(values.size() * sizeof(float)));
+}
+
 QCborMap stopReply()
 {
     return QCborMap{{QStringLiteral("action"), QStringLiteral("stop")}};
@@ -388,9 +395,7 @@ void TrainingCoordinator::maybeEpochDone()
     const auto parts = splitByShares(testSize, sharesFromSpeeds(speeds));
     QByteArray weights;
     if (m_ps) {
-        const std::vector<float> w = m_ps->weights();
-        weights = QByteArray(reinterpret_cast<const char *>(w.data()),
-                             qsizetype(w.size() * sizeof(float)));
+        weights = floatBytes(m_ps->weights());
     }
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
@@ -459,18 +464,10 @@ void TrainingCoordinator::maybeEpochEval()
     if (m_keepBest && e.test_count > 0 && (m_bestEpoch == 0 || e.test_loss < m_bestLoss)) {
         m_bestLoss = e.test_loss;
         m_bestEpoch = e.epoch;
-        m_bestWeights.clear();
-        if (m_ps) {
-            const std::vector<float> w = m_ps->weights();
-            m_bestWeights = QByteArray(reinterpret_cast<const char *>(w.data()),
-                                       qsizetype(w.size() * sizeof(float)));
-            m_bestAsked = e.epoch;
-            m_bestComplete = true;
-        } else {
+        m_bestWeights = m_ps ? floatBytes(m_ps->weights()) : QByteArray();
+        m_bestComplete = m_ps != nullptr;
+        if (!m_ps)
             sendsBest = members.front();
-            m_bestAsked = e.epoch;
-            m_bestComplete = false;
-        }
     }
     m_result.epochs.push_back(e);
     Q_EMIT epochFinished(e);
@@ -521,12 +518,9 @@ void TrainingCoordinator::releaseHeldPushes()
     for (const auto &m : m_members) {
         if (m->pushRequest < 0 || !isActive(m.get()) || !m_ps->mayProceed(m->id))
             continue;
-        const std::vector<float> w = m_ps->weights();
         reply(m.get(), m->pushRequest,
-              QCborMap{
-                  {QStringLiteral("version"), qint64(m_ps->version())},
-                  {QStringLiteral("weights"), QByteArray(reinterpret_cast<const char *>(w.data()),
-                                                         qsizetype(w.size() * sizeof(float)))}});
+              QCborMap{{QStringLiteral("version"), qint64(m_ps->version())},
+                       {QStringLiteral("weights"), floatBytes(m_ps->weights())}});
         m->pushRequest = -1;
     }
 }
@@ -572,7 +566,7 @@ void TrainingCoordinator::finish(const QString &error)
         std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
     }
     // The best epoch's model instead of the last, when it arrived whole and has the same size.
-    if (m_keepBest && m_bestComplete && m_bestEpoch > 0 && m_bestAsked == m_bestEpoch &&
+    if (m_keepBest && m_bestComplete && m_bestEpoch > 0 &&
         !m_result.weights.empty() &&
         m_bestWeights.size() == qsizetype(m_result.weights.size() * sizeof(float))) {
         std::memcpy(m_result.weights.data(), m_bestWeights.constData(),
@@ -758,12 +752,9 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
                 return releaseHeldPushes();
             }
         }
-        const std::vector<float> w = m_ps->weights();
         reply(m, request,
-              QCborMap{
-                  {QStringLiteral("version"), qint64(m_ps->version())},
-                  {QStringLiteral("weights"), QByteArray(reinterpret_cast<const char *>(w.data()),
-                                                         qsizetype(w.size() * sizeof(float)))}});
+              QCborMap{{QStringLiteral("version"), qint64(m_ps->version())},
+                       {QStringLiteral("weights"), floatBytes(m_ps->weights())}});
         releaseHeldPushes();
     } else if (type == QLatin1String("job_ready")) {
         m->speed = body.value(QStringLiteral("images_per_second")).toDouble();
@@ -799,7 +790,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         m_weights.append(body.value(QStringLiteral("data")).toByteArray());
     } else if (type == QLatin1String("best_weights")) {
         // Chunks of the model of the epoch asked for; a late answer for an older best is dropped.
-        if (body.value(QStringLiteral("epoch")).toInteger() != m_bestAsked)
+        if (body.value(QStringLiteral("epoch")).toInteger() != m_bestEpoch)
             return;
         const qint64 index = body.value(QStringLiteral("index")).toInteger();
         if (index == 0)

@@ -187,10 +187,9 @@ private:
     QByteArray m_weights;   // assembled from rank 0's chunks
     bool m_keepBest = false;
     double m_bestLoss = 0.0;
-    int m_bestEpoch = 0;         // the best epoch so far (0: none)
-    int m_bestAsked = 0;         // the epoch whose weights were asked for
+    int m_bestEpoch = 0;         // the best epoch so far (0: none), whose weights were asked for
     QByteArray m_bestWeights;    // that epoch's weights, as they arrive in chunks
-    bool m_bestComplete = false; // every chunk of m_bestAsked's weights arrived
+    bool m_bestComplete = false; // every chunk of them arrived
     QString m_firstFailure; // a node's own words, for a run that ends with nobody left
     ClusterResult m_result;
 };

@@ -37,6 +37,8 @@ OperatingPoint OperatingPointCalibration::calibrate(FrameSource &source, Teacher
     for (const Track &t : labels.tracks)
         if (!t.boxes.empty())
             last = std::max(last, t.boxes.back().frame);
+    if (labels.options.max_frames > 0) // labelling stopped there: the student never saw more
+        last = std::min(last, labels.options.max_frames - 1);
     if (options.last_frame >= 0)
         last = std::min(last, options.last_frame);
     std::set<int> frames;

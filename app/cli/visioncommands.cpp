@@ -423,7 +423,6 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         // trained on (never the held-out ones, never the verified ones).
         vision::StudentTeacher student(model);
         vision::OperatingPointCalibration::Options o;
-        o.last_frame = labelOptions.max_frames > 0 ? labelOptions.max_frames - 1 : -1;
         o.iou = cli.number("match-iou", 0.1, 0.95);
         const vision::OperatingPoint p = vision::OperatingPointCalibration::calibrate(
             *source, student, labels, o,

@@ -129,10 +129,8 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
 
     // 0. The operating point, on the frames the student trained on; kept with its weights so
     //    every later user of the student (detect, the live preview) runs it there.
-    vision::OperatingPointCalibration::Options c;
-    c.last_frame = m_labels->options.max_frames > 0 ? m_labels->options.max_frames - 1 : -1;
     const vision::OperatingPoint point = vision::OperatingPointCalibration::calibrate(
-        *source, student, *m_labels, c,
+        *source, student, *m_labels, {},
         [&](int d, int n) {
             report(d, n, QStringLiteral("operating point against the labels: frame %1 of %2").arg(d).arg(n));
         },
@@ -140,9 +138,9 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     if (stop && stop->load())
         return out;
     out.operating_point = point;
-    student.threshold = point.threshold;
     vision::FrameStudent::saveModel(*model, weights, point.threshold);
-    const float studentThreshold = student.threshold; // its operating point
+    const float studentThreshold = point.threshold;
+    student.threshold = studentThreshold;
 
     // 1. Against the tracker's labels, each detector at its operating point.
     vision::ViewpointOptions o;

@@ -174,12 +174,29 @@ void Workflow::saveInBackground()
         Q_EMIT saved(false, QStringLiteral("the session has no folder yet: use Save As"));
         return;
     }
-    (void)QtConcurrent::run(&m_saver, [this, snapshot = m_session] {
+    enqueueSave(true);
+}
+
+void Workflow::enqueueSave(bool announce)
+{
+    // Written by the saver thread, one save after the other in order: a long run's metrics make
+    // the files big, and the GUI thread does not wait for the disk. A failure is always said:
+    // saved() for the user's Save, message() for the saves that go with every change.
+    (void)QtConcurrent::run(&m_saver, [this, announce, snapshot = m_session] {
         QString error;
         const bool ok = snapshot.save(&error);
+        if (ok && !announce)
+            return;
         const QString text = ok ? QStringLiteral("session saved to %1").arg(snapshot.dir) : error;
-        QMetaObject::invokeMethod(this, [this, ok, text] { Q_EMIT saved(ok, text); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, announce, ok, text] {
+                if (announce)
+                    Q_EMIT saved(ok, text);
+                else
+                    Q_EMIT message(text);
+            },
+            Qt::QueuedConnection);
     });
 }
 
@@ -207,14 +224,7 @@ void Workflow::saveQuietly()
 {
     if (m_session.dir.isEmpty())
         return;
-    // Written by the saver thread, one save after the other in order: a long run's metrics make
-    // the files big, and the GUI thread does not wait for the disk.
-    (void)QtConcurrent::run(&m_saver, [this, snapshot = m_session] {
-        QString error;
-        if (!snapshot.save(&error))
-            QMetaObject::invokeMethod(this, [this, error] { Q_EMIT message(error); },
-                                      Qt::QueuedConnection);
-    });
+    enqueueSave(false);
 }
 
 // ----- nodes ------------------------------------------------------------------------------------

@@ -128,6 +128,8 @@ private:
     void recordForgotten(const NodeView &node);
     void connectTrainingRun();
     void saveQuietly();
+    /** A save of the session as it is now, on the saver thread (see saveInBackground). */
+    void enqueueSave(bool announce);
     void saveLabels();
     void editTrack(int track, const std::function<void(vision::Track &)> &edit);
 
