@@ -1,0 +1,358 @@
+#include "session.h"
+
+#include <QJsonArray>
+
+// Session::fromJson(): session.json read back, every field checked, the first problem named by
+// its path (e.g. 'plan.batch' must be a number from 1 to 1048576).
+
+namespace edgetrain::app {
+
+namespace {
+
+/** Reads fields of one JSON object, remembering the first problem with its path. */
+class Reader
+{
+public:
+    Reader(const QJsonObject &o, QString where, QString *error)
+        : m_o(o), m_where(std::move(where)), m_error(error)
+    {
+    }
+    bool ok() const { return m_error->isEmpty(); }
+    Reader object(const QString &key) const
+    {
+        const QJsonValue v = m_o.value(key);
+        if (!v.isUndefined() && !v.isObject())
+            fail(key, QStringLiteral("an object"));
+        return Reader(v.toObject(), field(key), m_error);
+    }
+    QJsonArray array(const QString &key) const
+    {
+        const QJsonValue v = m_o.value(key);
+        if (!v.isUndefined() && !v.isArray())
+            fail(key, QStringLiteral("an array"));
+        return v.toArray();
+    }
+    QString text(const QString &key, const QString &fallback = {}) const
+    {
+        const QJsonValue v = m_o.value(key);
+        if (v.isUndefined())
+            return fallback;
+        if (!v.isString())
+            fail(key, QStringLiteral("a string"));
+        return v.toString();
+    }
+    double number(const QString &key, double fallback, double min, double max) const
+    {
+        const QJsonValue v = m_o.value(key);
+        if (v.isUndefined())
+            return fallback;
+        if (!v.isDouble() || v.toDouble() < min || v.toDouble() > max) {
+            fail(key, QStringLiteral("a number from %1 to %2").arg(min).arg(max));
+            return fallback;
+        }
+        return v.toDouble();
+    }
+    int integer(const QString &key, int fallback, int min, int max) const
+    {
+        return int(number(key, fallback, min, max));
+    }
+    bool boolean(const QString &key, bool fallback) const
+    {
+        const QJsonValue v = m_o.value(key);
+        if (v.isUndefined())
+            return fallback;
+        if (!v.isBool())
+            fail(key, QStringLiteral("true or false"));
+        return v.toBool();
+    }
+    bool has(const QString &key) const { return m_o.contains(key); }
+    QString field(const QString &key) const
+    {
+        return m_where.isEmpty() ? key : m_where + QLatin1Char('.') + key;
+    }
+
+private:
+    void fail(const QString &key, const QString &expected) const
+    {
+        if (m_error->isEmpty())
+            *m_error = QStringLiteral("'%1' must be %2").arg(field(key), expected);
+    }
+    QJsonObject m_o;
+    QString m_where;
+    QString *m_error;
+};
+
+cv::Rect2d readRect(const QJsonValue &v)
+{
+    const QJsonArray a = v.toArray();
+    return a.size() == 4 ? cv::Rect2d(a[0].toDouble(), a[1].toDouble(), a[2].toDouble(),
+                                      a[3].toDouble())
+                         : cv::Rect2d();
+}
+
+} // namespace
+
+bool Session::fromJson(const QJsonObject &json, QString *error)
+{
+    error->clear();
+    Reader r(json, {}, error);
+    if (r.text(QStringLiteral("format")) != QLatin1String("edgetrain-session")) {
+        *error = QStringLiteral("not an EdgeTrain session ('format' is not 'edgetrain-session')");
+        return false;
+    }
+    const int version = r.integer(QStringLiteral("version"), 0, 0, 1 << 20);
+    if (r.ok() && version != kFormatVersion) {
+        *error = QStringLiteral("session format %1 is not known to this version (it reads %2)")
+                     .arg(version)
+                     .arg(kFormatVersion);
+        return false;
+    }
+    title = r.text(QStringLiteral("title"), title);
+    created = QDateTime::fromString(r.text(QStringLiteral("created")), Qt::ISODate);
+
+    const Reader n = r.object(QStringLiteral("nodes"));
+    keyFile = n.text(QStringLiteral("key_file"));
+    probes.clear();
+    for (const QJsonValue &v : n.array(QStringLiteral("probes")))
+        probes.append(v.toString());
+    nodes.clear();
+    for (const QJsonValue &v : n.array(QStringLiteral("known"))) {
+        const Reader k(v.toObject(), n.field(QStringLiteral("known")), error);
+        SessionNode node;
+        node.name = k.text(QStringLiteral("name"));
+        node.host = k.text(QStringLiteral("host"));
+        node.port = quint16(k.integer(QStringLiteral("port"), 0, 0, 65535));
+        node.paired = k.boolean(QStringLiteral("paired"), false);
+        node.arch = k.text(QStringLiteral("arch"));
+        node.cpuModel = k.text(QStringLiteral("cpu"));
+        node.cores = k.integer(QStringLiteral("cores"), 0, 0, 1 << 20);
+        node.ramBytes = std::int64_t(k.number(QStringLiteral("ram_bytes"), 0, 0, 1e18));
+        nodes.push_back(node);
+    }
+
+    const Reader c = r.object(QStringLiteral("capture"));
+    capture.source = c.text(QStringLiteral("source"));
+    capture.teacher = c.text(QStringLiteral("teacher"), capture.teacher);
+    capture.tracker = c.text(QStringLiteral("tracker"), capture.tracker);
+    capture.every = c.integer(QStringLiteral("every"), capture.every, 1, 10000);
+    capture.maxFrames = c.integer(QStringLiteral("max_frames"), 0, 0, 100000000);
+
+    const Reader d = r.object(QStringLiteral("dataset"));
+    dataset.kind = d.text(QStringLiteral("kind"), QStringLiteral("crops")); // older sessions: crops
+    if (r.ok() && dataset.kind != QLatin1String("frames") && dataset.kind != QLatin1String("crops"))
+        *error = QStringLiteral("'dataset.kind' must be frames or crops");
+    dataset.frameWidth = d.integer(QStringLiteral("frame_width"), dataset.frameWidth, 64, 2048);
+    dataset.frameEvery = d.integer(QStringLiteral("frame_every"), 0, 0, 100000);
+    dataset.frameAugment = d.integer(QStringLiteral("frame_augment"), dataset.frameAugment, 0, 10);
+    if (r.ok() && dataset.frameWidth % 8 != 0)
+        *error = QStringLiteral("'dataset.frame_width' must be a multiple of 8");
+    dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);
+    dataset.height = d.integer(QStringLiteral("height"), dataset.height, 8, 512);
+    dataset.negativesPerPositive =
+        d.number(QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive, 0, 100);
+    dataset.seed = d.integer(QStringLiteral("seed"), dataset.seed, 0, 1 << 30);
+    datasetStats.reset();
+    if (d.has(QStringLiteral("built"))) {
+        const Reader b = d.object(QStringLiteral("built"));
+        vision::CropStats s;
+        auto counts = [&](const QString &key, int (&out)[3]) {
+            const QJsonArray a = b.array(key);
+            for (int i = 0; i < 3 && i < a.size(); ++i)
+                out[i] = a[i].toInt();
+        };
+        counts(QStringLiteral("positives"), s.positives);
+        counts(QStringLiteral("negatives"), s.negatives);
+        counts(QStringLiteral("tracks"), s.tracks);
+        datasetStats = s;
+    }
+    frameStats.reset();
+    if (d.has(QStringLiteral("frames_built"))) {
+        const Reader b = d.object(QStringLiteral("frames_built"));
+        vision::FrameDatasetStats s;
+        const QJsonArray input = b.array(QStringLiteral("input"));
+        s.input = cv::Size(input.size() == 2 ? input[0].toInt() : 0,
+                           input.size() == 2 ? input[1].toInt() : 0);
+        s.every = b.integer(QStringLiteral("every"), 1, 1, 1 << 30);
+        auto pair = [&](const QString &key, int (&out)[2]) {
+            const QJsonArray a = b.array(key);
+            for (int i = 0; i < 2 && i < a.size(); ++i)
+                out[i] = a[i].toInt();
+        };
+        pair(QStringLiteral("frames"), s.frames);
+        pair(QStringLiteral("samples"), s.samples);
+        pair(QStringLiteral("objects"), s.objects);
+        pair(QStringLiteral("ignores"), s.ignores);
+        s.backgrounds = b.integer(QStringLiteral("backgrounds"), 0, 0, 1 << 30);
+        s.seconds = b.number(QStringLiteral("seconds"), 0, 0, 1e9);
+        frameStats = s;
+    }
+
+    const Reader p = r.object(QStringLiteral("plan"));
+    // Older sessions (no dataset kind) trained the crop student.
+    plan.model = p.text(QStringLiteral("model"), dataset.kind == QLatin1String("crops")
+                                                     ? QStringLiteral("student")
+                                                     : plan.model);
+    plan.batch = p.integer(QStringLiteral("batch"), plan.batch, 1, 1 << 20);
+    plan.epochs = p.integer(QStringLiteral("epochs"), plan.epochs, 1, 100000);
+    plan.lr = p.number(QStringLiteral("lr"), plan.lr, 1e-9, 100);
+    plan.mode = p.text(QStringLiteral("mode"), plan.mode);
+    if (r.ok() && !net::parseMode(plan.mode))
+        *error = QStringLiteral("'plan.mode' must be sync, async or local-sgd");
+    plan.staleness = p.integer(QStringLiteral("staleness"), plan.staleness, 0,
+                               net::JobSpec::kMaxStaleness);
+    plan.localSteps = p.integer(QStringLiteral("local_steps"), plan.localSteps, 1,
+                                net::JobSpec::kMaxLocalSteps);
+    plan.nodes.clear();
+    for (const QJsonValue &v : p.array(QStringLiteral("nodes")))
+        plan.nodes.append(v.toString());
+    plan.budgetAll = std::int64_t(p.number(QStringLiteral("budget_all"), -1, -1, 1e15));
+    plan.budgets.clear();
+    // Per device: the device's name is the key, so each is read as a field of its own.
+    const Reader budgets = p.object(QStringLiteral("budgets"));
+    const QJsonObject byNode =
+        json.value(QStringLiteral("plan")).toObject().value(QStringLiteral("budgets")).toObject();
+    for (const QString &node : byNode.keys())
+        plan.budgets[node] = std::int64_t(budgets.number(node, -1, -1, 1e15));
+
+    const Reader t = r.object(QStringLiteral("training"));
+    const QString state = t.text(QStringLiteral("state"), QStringLiteral("none"));
+    training = TrainingRecord();
+    bool known = false;
+    for (int i = 0; i < 5; ++i)
+        if (state == QLatin1String(trainingStateName(TrainingRecord::State(i)))) {
+            training.state = TrainingRecord::State(i);
+            known = true;
+        }
+    if (!known && r.ok())
+        *error = QStringLiteral("'training.state' '%1' is not one of none, running, finished, "
+                                "stopped, failed")
+                     .arg(state);
+    // A session saved while training ran was not closed properly: the run was cut short.
+    if (training.state == TrainingRecord::State::Running)
+        training.state = TrainingRecord::State::Stopped;
+    training.error = t.text(QStringLiteral("error"));
+    training.jobId = t.text(QStringLiteral("job"));
+    training.started = QDateTime::fromString(t.text(QStringLiteral("started")), Qt::ISODate);
+    for (const QJsonValue &v : t.array(QStringLiteral("nodes")))
+        training.nodes.append(v.toString());
+    training.seconds = t.number(QStringLiteral("seconds"), 0, 0, 1e9);
+    training.weights = t.text(QStringLiteral("weights"));
+    training.keptEpoch = t.integer(QStringLiteral("kept_epoch"), 0, 0, 1000000);
+    for (const QJsonValue &v : t.array(QStringLiteral("epochs"))) {
+        const Reader e(v.toObject(), t.field(QStringLiteral("epochs")), error);
+        net::ClusterEpoch ep;
+        ep.epoch = e.integer(QStringLiteral("epoch"), 0, 0, 1 << 30);
+        ep.train_loss = e.number(QStringLiteral("train_loss"), 0, -1e30, 1e30);
+        ep.train_accuracy = e.number(QStringLiteral("train_accuracy"), 0, 0, 1);
+        ep.test_loss = e.number(QStringLiteral("test_loss"), 0, -1e30, 1e30);
+        ep.test_accuracy = e.number(QStringLiteral("test_accuracy"), -1, -1, 1);
+        ep.test_count = std::int64_t(e.number(QStringLiteral("test_count"), 0, 0, 1e15));
+        ep.samples = std::int64_t(e.number(QStringLiteral("samples"), 0, 0, 1e15));
+        ep.seconds = e.number(QStringLiteral("seconds"), 0, 0, 1e9);
+        ep.images_per_second = e.number(QStringLiteral("images_per_second"), 0, 0, 1e12);
+        ep.nodes = e.integer(QStringLiteral("nodes"), 0, 0, 1 << 20);
+        for (const QJsonValue &s : e.array(QStringLiteral("shares")))
+            ep.shares.push_back(s.toDouble());
+        training.epochs.push_back(ep);
+    }
+    for (const QJsonValue &v : t.array(QStringLiteral("events"))) {
+        const Reader e(v.toObject(), t.field(QStringLiteral("events")), error);
+        net::ClusterEvent ev;
+        ev.seconds = e.number(QStringLiteral("seconds"), 0, 0, 1e9);
+        ev.node.name = e.text(QStringLiteral("node"));
+        if (e.has(QStringLiteral("host"))) {
+            ev.node.host = e.text(QStringLiteral("host"));
+            ev.node.port = quint16(e.integer(QStringLiteral("port"), 0, 0, 65535));
+        } else if (const qsizetype paren = ev.node.name.indexOf(QLatin1String(" (")); paren > 0) {
+            // Sessions written before events kept host and port apart: "name (host:port)".
+            ev.node.name.truncate(paren);
+        }
+        ev.message = e.text(QStringLiteral("message"));
+        // A kind a later version added is left out: events annotate the report, they carry no
+        // state the session needs.
+        if (const auto kind = net::eventKindFromName(e.text(QStringLiteral("kind")))) {
+            ev.kind = *kind;
+            training.events.push_back(ev);
+        }
+    }
+
+    evaluation = EvaluationRecord();
+    evaluation.frames = r.integer(QStringLiteral("evaluation_frames"), evaluation.frames, 1, 1 << 20);
+    if (r.has(QStringLiteral("evaluation"))) {
+        const Reader e = r.object(QStringLiteral("evaluation"));
+        auto &v = evaluation.result;
+        v.frames = e.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+        v.teacher_found_boxes = e.integer(QStringLiteral("teacher_found_boxes"), 0, 0, 1 << 30);
+        v.tracker_only_boxes = e.integer(QStringLiteral("tracker_only_boxes"), 0, 0, 1 << 30);
+        v.teacher_recall_teacher_found = e.number(QStringLiteral("teacher_recall_teacher_found"), 0, 0, 1);
+        v.student_recall_teacher_found = e.number(QStringLiteral("student_recall_teacher_found"), 0, 0, 1);
+        v.teacher_recall_tracker_only = e.number(QStringLiteral("teacher_recall_tracker_only"), 0, 0, 1);
+        v.student_recall_tracker_only = e.number(QStringLiteral("student_recall_tracker_only"), 0, 0, 1);
+        v.student_precision = e.number(QStringLiteral("student_precision"), 0, 0, 1);
+        v.teacher_precision = e.number(QStringLiteral("teacher_precision"), 0, 0, 1);
+        v.student_detections = e.integer(QStringLiteral("student_detections"), 0, 0, 1 << 30);
+        v.teacher_detections = e.integer(QStringLiteral("teacher_detections"), 0, 0, 1 << 30);
+        v.match_iou = e.number(QStringLiteral("match_iou"), 0.5, 0, 1);
+        for (const QJsonValue &g : e.array(QStringLiteral("gains"))) {
+            const QJsonObject o = g.toObject();
+            v.gains.push_back({o.value(QStringLiteral("frame")).toInt(),
+                               readRect(o.value(QStringLiteral("box"))),
+                               readRect(o.value(QStringLiteral("student")))});
+        }
+        evaluation.done = true;
+    }
+    round = r.integer(QStringLiteral("self_training_round"), 1, 1, 1000);
+    if (json.contains(QStringLiteral("operating_point"))) {
+        const Reader op = r.object(QStringLiteral("operating_point"));
+        vision::OperatingPoint point;
+        point.threshold = float(op.number(QStringLiteral("threshold"), 0.3, 0, 1));
+        point.f1 = op.number(QStringLiteral("f1"), 0, 0, 1);
+        point.recall = op.number(QStringLiteral("recall"), 0, 0, 1);
+        point.precision = op.number(QStringLiteral("precision"), 0, 0, 1);
+        point.frames = op.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+        point.boxes = op.integer(QStringLiteral("boxes"), 0, 0, 1 << 30);
+        evaluation.operatingPoint = point;
+    }
+    const Reader ve = r.object(QStringLiteral("verified_evaluation"));
+    evaluation.student_fps = ve.number(QStringLiteral("student_fps"), 0, 0, 1e9);
+    evaluation.teacher_fps = ve.number(QStringLiteral("teacher_fps"), 0, 0, 1e9);
+    evaluation.motion_fps = ve.number(QStringLiteral("motion_fps"), 0, 0, 1e9);
+    for (const QJsonValue &rv : ve.array(QStringLiteral("rounds"))) {
+        const Reader vr(rv.toObject(), ve.field(QStringLiteral("rounds")), error);
+        VerifiedRound v;
+        v.round = vr.integer(QStringLiteral("round"), 1, 1, 1000);
+        v.frames = vr.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+        v.first_frame = vr.integer(QStringLiteral("first_frame"), 0, 0, 1 << 30);
+        for (const QJsonValue &sv : vr.array(QStringLiteral("scores"))) {
+            const Reader sr(sv.toObject(), vr.field(QStringLiteral("scores")), error);
+            vision::DetectorScore sc;
+            sc.name = sr.text(QStringLiteral("name")).toStdString();
+            sc.frames = sr.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
+            sc.truths = sr.integer(QStringLiteral("truths"), 0, 0, 1 << 30);
+            sc.detections = sr.integer(QStringLiteral("detections"), 0, 0, 1 << 30);
+            sc.true_positives = sr.integer(QStringLiteral("true_positives"), 0, 0, 1 << 30);
+            sc.false_positives = sr.integer(QStringLiteral("false_positives"), 0, 0, 1 << 30);
+            sc.recall = sr.number(QStringLiteral("recall"), 0, 0, 1);
+            sc.precision = sr.number(QStringLiteral("precision"), 0, 0, 1);
+            sc.f1 = sr.number(QStringLiteral("f1"), 0, 0, 1);
+            sc.ap50 = sr.number(QStringLiteral("ap50"), 0, 0, 1);
+            sc.ap50_95 = sr.number(QStringLiteral("ap50_95"), 0, 0, 1);
+            sc.threshold = float(sr.number(QStringLiteral("threshold"), 0, -1e9, 1e9));
+            for (const QJsonValue &pv : sr.array(QStringLiteral("curve"))) {
+                const QJsonArray a = pv.toArray();
+                if (a.size() != 3) {
+                    if (error->isEmpty())
+                        *error = QStringLiteral("'%1' points must be [recall, precision, threshold]")
+                                     .arg(sr.field(QStringLiteral("curve")));
+                    break;
+                }
+                sc.curve.push_back({a[0].toDouble(), a[1].toDouble(), float(a[2].toDouble())});
+            }
+            v.scores.push_back(std::move(sc));
+        }
+        evaluation.verified.push_back(std::move(v));
+    }
+    return error->isEmpty();
+}
+
+} // namespace edgetrain::app
