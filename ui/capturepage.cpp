@@ -201,6 +201,10 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
             });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &CapturePage::onLabels);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::loadSettings);
+    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
+        if (part == app::Settings::Capture && !m_storing)
+            loadSettings();
+    });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::updateStudent);
     connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task) { m_label->setEnabled(false); });
     connect(m_workflow, &app::Workflow::taskFinished, this,
@@ -233,7 +237,7 @@ void CapturePage::loadSettings()
 
 void CapturePage::storeSettings()
 {
-    app::CaptureSettings &c = m_workflow->session().capture;
+    app::CaptureSettings c = m_workflow->session().capture;
     c.source = m_source->text().trimmed();
     const QString kind = m_teacher->currentData().toString();
     const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
@@ -241,6 +245,9 @@ void CapturePage::storeSettings()
     c.tracker = m_tracker->currentText();
     c.every = m_every->value();
     c.maxFrames = m_maxFrames->value();
+    m_storing = true; // this page shows these values already
+    m_workflow->setCapture(c);
+    m_storing = false;
 }
 
 void CapturePage::onLabels()

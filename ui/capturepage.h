@@ -61,6 +61,7 @@ private:
     int m_selected = -1;
     int m_frameCount = 0;
     QElapsedTimer m_follow;
+    bool m_storing = false; // setCapture() from this page: its widgets show the values already
 };
 
 } // namespace edgetrain::ui

@@ -130,10 +130,11 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
     layout->addWidget(new TaskStrip(workflow, app::Task::Dataset, this));
 
     auto store = [this] {
-        app::DatasetSettings &d = m_workflow->session().dataset;
+        app::DatasetSettings d = m_workflow->session().dataset;
         d.width = m_width->value();
         d.height = m_height->value();
         d.negativesPerPositive = m_negatives->value();
+        m_workflow->setDatasetSettings(d); // the spin boxes' ranges are the session's
     };
     connect(m_width, &QSpinBox::valueChanged, this, store);
     connect(m_height, &QSpinBox::valueChanged, this, store);
@@ -171,6 +172,10 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
         m_loaded = true;
     });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &DatasetPage::loadSettings);
+    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
+        if (part == app::Settings::Dataset) // (the spin boxes' signals are blocked while loading)
+            loadSettings();
+    });
     connect(m_workflow, &app::Workflow::taskStarted, this, [this] { m_build->setEnabled(false); });
     connect(m_workflow, &app::Workflow::taskFinished, this,
             [this] { m_build->setEnabled(m_workflow->busy() == app::Task::None); });

@@ -76,6 +76,7 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     connect(workflow, &app::Workflow::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::updateTitle);
+    connect(workflow, &app::Workflow::settingsChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::saved, this, [this](bool ok, const QString &text) {
         statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text), ok ? 5000 : 0);
     });

@@ -175,6 +175,10 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
+    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
+        if (part == app::Settings::Plan && !m_storing)
+            loadSettings();
+    });
     loadSettings();
 }
 
@@ -203,7 +207,7 @@ void PlanPage::loadSettings()
 
 void PlanPage::storeSettings()
 {
-    app::PlanSettings &p = m_workflow->session().plan;
+    app::PlanSettings p = m_workflow->session().plan;
     p.model = m_model->currentText();
     p.batch = m_batch->value();
     p.epochs = m_epochs->value();
@@ -218,6 +222,14 @@ void PlanPage::storeSettings()
         if (m_nodes->item(i)->checkState() == Qt::Checked)
             chosen.append(m_nodes->item(i)->text());
     p.nodes = chosen;
+    store(p);
+}
+
+void PlanPage::store(const app::PlanSettings &p)
+{
+    m_storing = true; // this page shows these values already
+    m_workflow->setPlanSettings(p);
+    m_storing = false;
 }
 
 void PlanPage::refreshNodes()
@@ -261,13 +273,14 @@ void PlanPage::onSlider()
     const std::int64_t budget = budgetFromSlider();
     m_slider->setEnabled(!m_noBudget->isChecked());
     m_budget->setText(budget < 0 ? tr("none") : formatBytes(double(budget)));
-    app::PlanSettings &p = m_workflow->session().plan;
+    app::PlanSettings p = m_workflow->session().plan;
     if (device().isEmpty()) {
         p.budgetAll = budget;
         p.budgets.clear(); // one budget for all devices
     } else {
         p.budgets[device()] = budget;
     }
+    store(p);
     m_workflow->requestPlan(m_workflow->planRequestFor(budget));
 }
 

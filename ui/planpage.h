@@ -35,6 +35,7 @@ public:
 private:
     void loadSettings();
     void storeSettings();
+    void store(const app::PlanSettings &p);
     void refreshNodes();
     void onSlider();
     void show(const app::PlanView &plan);
@@ -54,6 +55,7 @@ private:
     std::optional<app::PlanView> m_last;
     std::int64_t m_rangeFor = -1; // device batch the slider's range was set for
     bool m_loading = false;
+    bool m_storing = false; // setPlanSettings() from this page: its widgets show the values already
 };
 
 } // namespace edgetrain::ui

@@ -112,7 +112,7 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_frames->setPrefix(tr("on "));
     m_frames->setSuffix(tr(" held-out frames"));
     connect(m_frames, &QSpinBox::valueChanged, this,
-            [this](int n) { m_workflow->session().evaluation.frames = n; });
+            [this](int n) { m_workflow->setEvaluationFrames(n); });
     m_selfTrain = new QPushButton(tr("Self-train a round"), this);
     m_selfTrain->setToolTip(tr("The student and the tracker relabel the training frames; confident "
                                "new boxes join the labels (source: student), the student trains "

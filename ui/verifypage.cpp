@@ -178,6 +178,10 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     connect(m_verification, &app::Verification::saveFailed, this,
             [this](const QString &text) { Q_EMIT m_workflow->message(text); });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &VerifyPage::onSession);
+    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
+        if (part == app::Settings::Capture && m_workflow->session().capture.source != m_shownSource)
+            onSession(); // another video: other frames
+    });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &VerifyPage::updateProposals);
     onSession();
 }
@@ -190,6 +194,7 @@ void VerifyPage::onSession()
     m_current = -1;
     m_view->setFrame(-1, QImage());
     const QString source = m_workflow->session().capture.source;
+    m_shownSource = source;
     if (!source.isEmpty())
         m_frames.setSource(source);
     const std::vector<int> picked = m_verification->frames();

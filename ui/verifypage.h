@@ -49,6 +49,7 @@ private:
     FrameLoader m_frames;
     int m_sourceFrames = 0;
     bool m_sourceFailed = false; // the source did not open: pick from the labels' frames
+    QString m_shownSource; // the capture source the frames are read from
     QSize m_sourceSize;
     int m_current = -1;
     QSpinBox *m_count;

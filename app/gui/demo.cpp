@@ -158,20 +158,26 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
     }
     if (!workflow.newSession(dir, error))
         return false;
-    app::Session &s = workflow.session();
-    s.title = QStringLiteral("EdgeTrain demo");
-    s.capture.source = kVideo;
-    s.capture.teacher = QStringLiteral("hog+motion"); // HOG's people, motion's tight extents
-    s.capture.tracker = QStringLiteral("kcf");
-    s.capture.every = kDemoEvery;
-    s.capture.maxFrames = kLabelledFrames;
-    s.dataset.kind = QStringLiteral("frames");
-    s.dataset.frameWidth = kDemoFrameWidth;
-    s.dataset.frameEvery = kDemoFrameEvery;
-    s.plan.model = QStringLiteral("detector");
-    s.plan.epochs = kDemoEpochs;
-    s.plan.batch = kDemoBatch;
-    s.plan.lr = kDemoLr;
+    workflow.setTitle(QStringLiteral("EdgeTrain demo"));
+    app::CaptureSettings capture;
+    capture.source = kVideo;
+    capture.teacher = QStringLiteral("hog+motion"); // HOG's people, motion's tight extents
+    capture.tracker = QStringLiteral("kcf");
+    capture.every = kDemoEvery;
+    capture.maxFrames = kLabelledFrames;
+    app::DatasetSettings dataset = workflow.session().dataset;
+    dataset.kind = QStringLiteral("frames");
+    dataset.frameWidth = kDemoFrameWidth;
+    dataset.frameEvery = kDemoFrameEvery;
+    app::PlanSettings plan = workflow.session().plan;
+    plan.model = QStringLiteral("detector");
+    plan.epochs = kDemoEpochs;
+    plan.batch = kDemoBatch;
+    plan.lr = kDemoLr;
+    if (!workflow.setCapture(capture, error) || !workflow.setDatasetSettings(dataset, error) ||
+        !workflow.setPlanSettings(plan, error))
+        return false;
+    const app::Session &s = workflow.session();
     if (!truthFile.isEmpty() && !importDemoTruth(truthFile, s.dir, error))
         return false;
     if (!workflow.nodes().setKeyFile(cluster.keyFile(), error))
@@ -189,7 +195,6 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
             if (n.state == app::NodeView::State::Found && n.info.name.startsWith(QLatin1String("demo-node-")))
                 workflow.nodes().pair(key);
     });
-    Q_EMIT workflow.sessionChanged();
     return true;
 }
 
@@ -228,7 +233,9 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                 v.storeAllPeak > v.minimumBudget
                     ? v.minimumBudget + (v.storeAllPeak - v.minimumBudget) * 6 / 10
                     : -1;
-            m_workflow.session().plan.budgetAll = budget;
+            app::PlanSettings plan = m_workflow.session().plan;
+            plan.budgetAll = budget;
+            m_workflow.setPlanSettings(plan);
             askPlan(budget);
             return;
         }

@@ -20,6 +20,9 @@ namespace edgetrain::app {
 
 class TrainingRun;
 
+/** The part of the session's settings a setter changed (settingsChanged()). */
+enum class Settings { Title, Capture, Dataset, Plan, Evaluation };
+
 /**
  * The workflow controller the window (and the headless demo) drives: holds the session and its
  * nodes (NodeRegistry), and runs each step's long work off the GUI thread, one at a time
@@ -40,7 +43,7 @@ public:
     explicit Workflow(QObject *parent = nullptr);
     ~Workflow() override;
 
-    Session &session() { return m_session; }
+    /** The session as it is; it changes through the setters below and the steps' tasks. */
     const Session &session() const { return m_session; }
     /** Starts a session in `dir` (created if missing; refused if it holds one already). */
     bool newSession(const QString &dir, QString *error);
@@ -53,6 +56,17 @@ public:
     void saveInBackground();
     /** Copies the session's folder to `dir` and continues there. */
     bool saveAs(const QString &dir, QString *error);
+
+    // The settings each step's page edits. A value is checked by the rules session.json is read
+    // with, so a setting that the session could not be reopened with is refused: false, the
+    // field and the reason in `*error` (and message()), nothing changed. Otherwise it is stored,
+    // saved in the background and announced by settingsChanged().
+    void setTitle(const QString &title);
+    bool setCapture(const CaptureSettings &capture, QString *error = nullptr);
+    bool setDatasetSettings(const DatasetSettings &dataset, QString *error = nullptr);
+    bool setPlanSettings(const PlanSettings &plan, QString *error = nullptr);
+    /** How many held-out frames the tracker-label evaluation scores. */
+    bool setEvaluationFrames(int frames, QString *error = nullptr);
 
     // Nodes: discovery, pairing and node state; what it should record lands in the session.
     NodeRegistry &nodes() { return m_nodes; }
@@ -106,7 +120,10 @@ public:
 Q_SIGNALS:
     /** A saveInBackground() finished: ok, and "session saved to DIR" or what went wrong. */
     void saved(bool ok, const QString &text);
+    /** Another session, or the same one reopened: every page reloads. */
     void sessionChanged();
+    /** One part of the settings was changed through its setter. */
+    void settingsChanged(edgetrain::app::Settings part);
     void taskStarted(edgetrain::app::Task task);
     void taskProgress(edgetrain::app::Task task, int done, int total, const QString &text);
     void taskFinished(edgetrain::app::Task task, bool ok, const QString &message);
@@ -128,6 +145,8 @@ private:
     void recordForgotten(const NodeView &node);
     void connectTrainingRun();
     void saveQuietly();
+    /** The setters' one path: `edit` applied to the settings alone is checked first. */
+    bool changeSettings(Settings part, const std::function<void(Session &)> &edit, QString *error);
     /** A save of the session as it is now, on the saver thread (see saveInBackground). */
     void enqueueSave(bool announce);
     void saveLabels();

@@ -133,6 +133,13 @@ const cv::Size kSize = tests::kWalkingSize;
 cv::Rect2d personAt(int frame) { return tests::walkingPersonAt(frame); }
 void writeVideo(const QString &path) { tests::writeWalkingVideo(path); }
 
+/** `session` written to `dir` and opened there, as a user reopens a session with results. */
+bool openWith(app::Workflow &workflow, const QString &dir, app::Session session, QString *error)
+{
+    session.dir = dir;
+    return session.save(error) && workflow.openSession(dir, error);
+}
+
 /** Pixels of `img` close to `colour` (each channel within 40). */
 int pixelsLike(const QImage &img, const QColor &colour)
 {
@@ -207,16 +214,15 @@ void TestReport::verifiedPage()
 {
     app::Workflow workflow;
     QString error;
-    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("verified")), &error), qPrintable(error));
-    app::Session &s = workflow.session();
+    app::Session s;
     s.capture.maxFrames = 480;
     trackerEvaluation(s);
     s.evaluation.verified = verifiedRounds();
     s.evaluation.student_fps = 41.5;
     s.evaluation.teacher_fps = 4.8;
     s.evaluation.motion_fps = 144;
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("verified")), s, &error), qPrintable(error));
     ui::ReportPage page(&workflow, {});
-    Q_EMIT workflow.evaluationChanged();
 
     const QString head = page.headline()->text();
     QVERIFY2(head.contains(QStringLiteral("On 13 verified frames")), qPrintable(head));
@@ -255,10 +261,10 @@ void TestReport::withoutVerifiedFrames()
 {
     app::Workflow workflow;
     QString error;
-    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("tracker")), &error), qPrintable(error));
-    trackerEvaluation(workflow.session());
+    app::Session s;
+    trackerEvaluation(s);
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("tracker")), s, &error), qPrintable(error));
     ui::ReportPage page(&workflow, {});
-    Q_EMIT workflow.evaluationChanged();
     const QString head = page.headline()->text();
     QVERIFY2(head.contains(QStringLiteral("against the tracker's own labels")), qPrintable(head));
     QVERIFY2(head.contains(QStringLiteral("44.0 %")), qPrintable(head));
@@ -279,13 +285,13 @@ void TestReport::verifyButtonGoesToVerify()
 {
     app::Workflow workflow;
     QString error;
-    QVERIFY2(workflow.newSession(m_dir.filePath(QStringLiteral("window")), &error), qPrintable(error));
-    trackerEvaluation(workflow.session());
+    app::Session s;
+    trackerEvaluation(s);
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("window")), s, &error), qPrintable(error));
     ui::MainWindow window(&workflow);
     window.showStep(ui::MainWindow::Report);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
-    Q_EMIT workflow.evaluationChanged();
     QVERIFY(window.reportPage()->verifyButton()->isVisible());
     QTest::mouseClick(window.reportPage()->verifyButton(), Qt::LeftButton);
     QCOMPARE(window.currentStep(), ui::MainWindow::Verify);
@@ -431,10 +437,11 @@ void TestReport::captureTeachersAndPreview()
     QVERIFY2(workflow.newSession(dir, &error), qPrintable(error));
     const QString video = dir + QStringLiteral("/walk.avi");
     writeVideo(video);
-    workflow.session().capture.source = video;
-    workflow.session().capture.teacher = QStringLiteral("hog+motion");
     ui::CapturePage page(&workflow);
-    Q_EMIT workflow.sessionChanged();
+    app::CaptureSettings capture = workflow.session().capture;
+    capture.source = video;
+    capture.teacher = QStringLiteral("hog+motion");
+    QVERIFY(workflow.setCapture(capture));
     QComboBox *teachers = page.teacherBox();
     QVERIFY(teachers->findData(QStringLiteral("motion")) >= 0);
     QCOMPARE(teachers->currentData().toString(), QStringLiteral("hog+motion"));
@@ -447,7 +454,8 @@ void TestReport::captureTeachersAndPreview()
     const auto spec = vision::FrameStudentTrainer::spec(cv::Size(128, 96));
     core::Model model(spec, 1);
     core::Safetensors::saveModel(model, vision::StudentTeacher::weightsPath(dir.toStdString()));
-    Q_EMIT workflow.sessionChanged();
+    // Reopened, the session has a student (as after a training run).
+    QVERIFY2(workflow.save(&error) && workflow.openSession(dir, &error), qPrintable(error));
     QVERIFY(page.studentToggle()->isEnabled());
     QTRY_COMPARE(page.view()->frame(), 0);
     page.studentToggle()->setChecked(true);
