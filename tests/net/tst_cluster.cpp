@@ -384,7 +384,7 @@ void TestCluster::parameterServerRoundMovesLikeASyncStep()
 void TestCluster::syncEqualsOneNode()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(3);
     const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 1280);
     const net::ClusterResult r = run(job);
@@ -426,7 +426,7 @@ void TestCluster::syncEqualsOneNode()
 void TestCluster::asyncLearnsWithoutCollapse()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(4);
     net::JobSpec job = lenetJob(net::TrainingMode::Async, 8192, 3);
     job.staleness = 2;
@@ -447,7 +447,7 @@ void TestCluster::asyncLearnsWithoutCollapse()
 void TestCluster::localSgdAverages()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(3);
     net::JobSpec job = lenetJob(net::TrainingMode::LocalSgd, 4096, 2);
     job.local_steps = 4;
@@ -463,7 +463,7 @@ void TestCluster::localSgdAverages()
 void TestCluster::shippedDataTrains()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     // nodes pointed at an empty data folder: they can only train on what is shipped to them
     startNodes(2, {"--data-dir", m_dir.path()});
     auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
@@ -485,7 +485,7 @@ void TestCluster::shippedDataTrains()
 void TestCluster::keepBestReturnsTheLowestValidationLoss()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(2, {"--data-dir", m_dir.path()});
     auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
         core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
@@ -530,7 +530,7 @@ void TestCluster::keepBestReturnsTheLowestValidationLoss()
 void TestCluster::killedNodeLeavesTheOthersTraining()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(3);
     net::JobSpec job = lenetJob(net::TrainingMode::Sync, 12800, 2);
     bool killed = false;
@@ -562,7 +562,7 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
 void TestCluster::frozenNodeIsDroppedWithinItsEpoch()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     // SIGSTOP: the process holds its sockets open but answers nothing (a hung or unplugged
     // device): no reset tells anyone; silence and the collective timeout must.
     startNodes(3);
@@ -648,7 +648,7 @@ void TestCluster::malformedJobsAreRefused()
 void TestCluster::lostNodeRejoinsAtNextEpoch()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(3);
     net::JobSpec job = lenetJob(net::TrainingMode::Sync, 6400, 8);
     bool killed = false, restarted = false;
@@ -676,7 +676,7 @@ void TestCluster::lostNodeRejoinsAtNextEpoch()
 void TestCluster::stopEndsCleanly()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(2);
     for (const auto mode :
          {net::TrainingMode::Sync, net::TrainingMode::Async, net::TrainingMode::LocalSgd}) {
@@ -708,7 +708,7 @@ void TestCluster::stopEndsCleanly()
 void TestCluster::jobThatCannotFitIsRefusedEverywhere()
 {
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(2);
     net::JobSpec job = lenetJob(net::TrainingMode::Sync, 256);
     job.memory_budget = 64 << 10; // 64 KiB: not even the weights fit
@@ -723,7 +723,7 @@ void TestCluster::perNodeBudgetsReachEachNode()
     // The app's per-device slider: one node gets a budget nothing fits in, the other none. Only
     // the first refuses (naming the budget); the second trains on alone and finishes.
     if (!haveFashionMnist())
-        QSKIP("dataset-fashion-mnist is not installed");
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(2);
     m_budgets[QStringLiteral("node-0")] = 64 << 10;
     const net::ClusterResult r = run(lenetJob(net::TrainingMode::Sync, 256));

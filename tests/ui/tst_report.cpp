@@ -372,7 +372,7 @@ void TestReport::pdfAndCharts()
     const QString pdf = out + QStringLiteral("/report.pdf");
     const int pages = pdfPages(pdf);
     if (pages < 0)
-        QSKIP("pdfinfo (poppler-utils) is not installed");
+        QFAIL("pdfinfo (poppler-utils) is missing: scripts/install-deps.sh installs it");
     QCOMPARE(pages, ui::ReportWriter::kPages);
     const QString page6 = pdfText(pdf, 6);
     QVERIFY2(page6.contains(QStringLiteral("Results against verified frames")), qPrintable(page6));

@@ -151,7 +151,7 @@ private Q_SLOTS:
         QFETCH(QString, file);
         QFETCH(QString, locale);
         if (!std::setlocale(LC_ALL, locale.toUtf8().constData()))
-            QSKIP("locale not installed");
+            QFAIL(qPrintable(locale + QStringLiteral(" is missing: scripts/install-deps.sh generates it")));
         const auto restore = qScopeGuard([] { std::setlocale(LC_ALL, "C"); });
         QTemporaryDir dir;
         const std::string path = dir.filePath(file).toStdString();

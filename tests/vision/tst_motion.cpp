@@ -269,7 +269,7 @@ void TestMotion::fusionSplitsKeepsAndDrops()
 void TestMotion::hogCorrectedBoxIsTighterOnVtest()
 {
     if (!std::ifstream(kVtest))
-        QSKIP("vtest.avi (opencv-doc) is not installed");
+        QFAIL("vtest.avi (opencv-doc) is missing: scripts/install-deps.sh installs it");
     cv::VideoCapture video(kVtest);
     MotionTeacher motion;
     HogTeacher raw, tight;
