@@ -5,6 +5,7 @@
 #include "conv2d.h"
 #include "dropout.h"
 #include "error.h"
+#include "fieldcheck.h"
 #include "flatten.h"
 #include "globalavgpool.h"
 #include "linear.h"
@@ -52,15 +53,14 @@ public:
         const Json *v = m_object.find(key);
         if (!v) {
             if (!fallback)
-                fail("missing field \"" + std::string(key) + "\"");
+                fail(FieldCheck::missing(key));
             return *fallback;
         }
-        if (!v->isNumber() || v->toDouble() != double(std::int64_t(v->toDouble())))
-            fail("field \"" + std::string(key) + "\" must be an integer");
+        if (!v->isNumber() || !FieldCheck::isIntegral(v->toDouble()))
+            fail(FieldCheck::mustBe(key, FieldCheck::integerFrom(lo, hi)));
         const auto i = std::int64_t(v->toDouble());
-        if (i < lo || i > hi)
-            fail("field \"" + std::string(key) + "\" must be in [" + std::to_string(lo) + ", " +
-                 std::to_string(hi) + "], got " + std::to_string(i));
+        if (const std::string problem = FieldCheck::integerIn(key, i, lo, hi); !problem.empty())
+            fail(problem);
         return i;
     }
 
@@ -70,7 +70,7 @@ public:
         if (!v)
             return fallback;
         if (!v->isNumber())
-            fail("field \"" + std::string(key) + "\" must be a number");
+            fail(FieldCheck::mustBe(key, "a number"));
         return v->toDouble();
     }
 
@@ -80,7 +80,7 @@ public:
         if (!v)
             return fallback;
         if (!v->isBool())
-            fail("field \"" + std::string(key) + "\" must be true or false");
+            fail(FieldCheck::mustBe(key, "true or false"));
         return v->toBool();
     }
 
@@ -89,11 +89,11 @@ public:
         const Json *v = m_object.find(key);
         if (!v) {
             if (!fallback)
-                fail("missing field \"" + std::string(key) + "\"");
+                fail(FieldCheck::missing(key));
             return *fallback;
         }
         if (!v->isString())
-            fail("field \"" + std::string(key) + "\" must be a string");
+            fail(FieldCheck::mustBe(key, "a string"));
         return v->toString();
     }
 

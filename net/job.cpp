@@ -1,6 +1,7 @@
 #include "job.h"
 
 #include "core/error.h"
+#include "core/fieldcheck.h"
 #include "core/lrschedule.h"
 
 #include <QCborArray>
@@ -60,7 +61,13 @@ QCborMap JobSpec::toCbor() const
 
 namespace {
 
-// Field readers that refuse a wrong type or a value out of range, naming the field.
+QString jobFieldError(const char *field, const std::string &expected, const QString &got = {})
+{
+    return QStringLiteral("job: ") + QString::fromStdString(core::FieldCheck::mustBe(field, expected, got.toStdString()));
+}
+
+// Field readers that refuse a wrong type or a value out of range, naming the field in
+// core::FieldCheck's words ("job: field "epochs" must be an integer from 1 to 100000, got 0").
 class Reader
 {
 public:
@@ -72,29 +79,23 @@ public:
         const QCborValue v = m_map.value(QLatin1String(key));
         if (!ok())
             return lo;
-        if (!v.isInteger() || v.toInteger() < lo || v.toInteger() > hi) {
-            *m_error = QStringLiteral("job field '%1' must be an integer in [%2, %3]")
-                           .arg(QLatin1String(key))
-                           .arg(lo)
-                           .arg(hi);
+        if (!v.isInteger()) {
+            fail(core::FieldCheck::mustBe(key, core::FieldCheck::integerFrom(lo, hi)));
             return lo;
         }
-        return v.toInteger();
+        return fail(core::FieldCheck::integerIn(key, v.toInteger(), lo, hi)) ? lo : v.toInteger();
     }
     double number(const char *key, double lo, double hi)
     {
         const QCborValue v = m_map.value(QLatin1String(key));
         if (!ok())
             return lo;
-        const double x = v.isInteger() ? double(v.toInteger()) : v.toDouble(qQNaN());
-        if (!(x >= lo && x <= hi)) {
-            *m_error = QStringLiteral("job field '%1' must be a number in [%2, %3]")
-                           .arg(QLatin1String(key))
-                           .arg(lo)
-                           .arg(hi);
+        if (!v.isInteger() && !v.isDouble()) {
+            fail(core::FieldCheck::mustBe(key, core::FieldCheck::numberFrom(lo, hi)));
             return lo;
         }
-        return x;
+        const double x = v.isInteger() ? double(v.toInteger()) : v.toDouble();
+        return fail(core::FieldCheck::numberIn(key, x, lo, hi)) ? lo : x;
     }
     QString text(const char *key, int maxLength = 4096)
     {
@@ -102,15 +103,21 @@ public:
         if (!ok())
             return {};
         if (!v.isString() || v.toString().size() > maxLength) {
-            *m_error = QStringLiteral("job field '%1' must be a string of at most %2 characters")
-                           .arg(QLatin1String(key))
-                           .arg(maxLength);
+            fail(core::FieldCheck::mustBe(key, "a string of at most " + std::to_string(maxLength) + " characters"));
             return {};
         }
         return v.toString();
     }
 
 private:
+    /** Keeps `problem` (if any, and the first); true when there was one. */
+    bool fail(const std::string &problem)
+    {
+        if (!problem.empty() && m_error->isEmpty())
+            *m_error = QStringLiteral("job: ") + QString::fromStdString(problem);
+        return !problem.empty();
+    }
+
     const QCborMap &m_map;
     QString *m_error;
 };
@@ -145,24 +152,22 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     if (!r.ok())
         return std::nullopt;
     if (!nesterov.isBool()) {
-        *error = QStringLiteral("job field 'nesterov' must be true or false");
+        *error = jobFieldError("nesterov", "true or false");
         return std::nullopt;
     }
     j.nesterov = nesterov.toBool();
     if (const auto m = parseMode(mode)) {
         j.mode = *m;
     } else {
-        *error =
-            QStringLiteral("job field 'mode' must be sync, async or local-sgd, not '%1'").arg(mode);
+        *error = jobFieldError("mode", "sync, async or local-sgd", mode);
         return std::nullopt;
     }
     if (j.dataset != QLatin1String("fashion-mnist") && j.dataset != QLatin1String("shipped")) {
-        *error = QStringLiteral("job field 'dataset' must be fashion-mnist or shipped, not '%1'")
-                     .arg(j.dataset);
+        *error = jobFieldError("dataset", "fashion-mnist or shipped", j.dataset);
         return std::nullopt;
     }
     if (j.dataset == QLatin1String("shipped") && j.train_shipment.isEmpty()) {
-        *error = QStringLiteral("job field 'train_shipment' is required for shipped data");
+        *error = jobFieldError("train_shipment", "a shipment's name for shipped data");
         return std::nullopt;
     }
     try {

@@ -1,9 +1,11 @@
 #include "session.h"
 
+#include "core/fieldcheck.h"
+
 #include <QJsonArray>
 
 // Session::fromJson(): session.json read back, every field checked, the first problem named by
-// its path (e.g. 'plan.batch' must be a number from 1 to 1048576).
+// its path in core::FieldCheck's words (field "plan.batch" must be an integer from 1 to 1048576, got 0).
 
 namespace edgetrain::app {
 
@@ -22,14 +24,14 @@ public:
     {
         const QJsonValue v = m_o.value(key);
         if (!v.isUndefined() && !v.isObject())
-            fail(key, QStringLiteral("an object"));
+            fail(key, "an object");
         return Reader(v.toObject(), field(key), m_error);
     }
     QJsonArray array(const QString &key) const
     {
         const QJsonValue v = m_o.value(key);
         if (!v.isUndefined() && !v.isArray())
-            fail(key, QStringLiteral("an array"));
+            fail(key, "an array");
         return v.toArray();
     }
     QString text(const QString &key, const QString &fallback = {}) const
@@ -38,7 +40,7 @@ public:
         if (v.isUndefined())
             return fallback;
         if (!v.isString())
-            fail(key, QStringLiteral("a string"));
+            fail(key, "a string");
         return v.toString();
     }
     double number(const QString &key, double fallback, double min, double max) const
@@ -46,15 +48,24 @@ public:
         const QJsonValue v = m_o.value(key);
         if (v.isUndefined())
             return fallback;
-        if (!v.isDouble() || v.toDouble() < min || v.toDouble() > max) {
-            fail(key, QStringLiteral("a number from %1 to %2").arg(min).arg(max));
+        if (!v.isDouble()) {
+            fail(key, core::FieldCheck::numberFrom(min, max));
             return fallback;
         }
-        return v.toDouble();
+        return check(core::FieldCheck::numberIn(field(key).toStdString(), v.toDouble(), min, max)) ? v.toDouble()
+                                                                                                    : fallback;
     }
     int integer(const QString &key, int fallback, int min, int max) const
     {
-        return int(number(key, fallback, min, max));
+        const QJsonValue v = m_o.value(key);
+        if (v.isUndefined())
+            return fallback;
+        if (!v.isDouble() || !core::FieldCheck::isIntegral(v.toDouble())) {
+            fail(key, core::FieldCheck::integerFrom(min, max));
+            return fallback;
+        }
+        const auto i = std::int64_t(v.toDouble());
+        return check(core::FieldCheck::integerIn(field(key).toStdString(), i, min, max)) ? int(i) : fallback;
     }
     bool boolean(const QString &key, bool fallback) const
     {
@@ -62,7 +73,7 @@ public:
         if (v.isUndefined())
             return fallback;
         if (!v.isBool())
-            fail(key, QStringLiteral("true or false"));
+            fail(key, "true or false");
         return v.toBool();
     }
     bool has(const QString &key) const { return m_o.contains(key); }
@@ -72,15 +83,27 @@ public:
     }
 
 private:
-    void fail(const QString &key, const QString &expected) const
+    void fail(const QString &key, const std::string &expected) const
     {
-        if (m_error->isEmpty())
-            *m_error = QStringLiteral("'%1' must be %2").arg(field(key), expected);
+        check(core::FieldCheck::mustBe(field(key).toStdString(), expected));
+    }
+    /** Keeps the first problem; true when there is none. */
+    bool check(const std::string &problem) const
+    {
+        if (!problem.empty() && m_error->isEmpty())
+            *m_error = QString::fromStdString(problem);
+        return problem.empty();
     }
     QJsonObject m_o;
     QString m_where;
     QString *m_error;
 };
+
+/** core::FieldCheck's sentence for a field whose value is not one it takes. */
+QString mustBe(const std::string &field, const std::string &expected, const QString &got = {})
+{
+    return QString::fromStdString(core::FieldCheck::mustBe(field, expected, got.toStdString()));
+}
 
 cv::Rect2d readRect(const QJsonValue &v)
 {
@@ -140,12 +163,12 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     const Reader d = r.object(QStringLiteral("dataset"));
     dataset.kind = d.text(QStringLiteral("kind"), QStringLiteral("crops")); // older sessions: crops
     if (r.ok() && dataset.kind != QLatin1String("frames") && dataset.kind != QLatin1String("crops"))
-        *error = QStringLiteral("'dataset.kind' must be frames or crops");
+        *error = mustBe("dataset.kind", "frames or crops", dataset.kind);
     dataset.frameWidth = d.integer(QStringLiteral("frame_width"), dataset.frameWidth, 64, 2048);
     dataset.frameEvery = d.integer(QStringLiteral("frame_every"), 0, 0, 100000);
     dataset.frameAugment = d.integer(QStringLiteral("frame_augment"), dataset.frameAugment, 0, 10);
     if (r.ok() && dataset.frameWidth % 8 != 0)
-        *error = QStringLiteral("'dataset.frame_width' must be a multiple of 8");
+        *error = mustBe("dataset.frame_width", "a multiple of 8", QString::number(dataset.frameWidth));
     dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);
     dataset.height = d.integer(QStringLiteral("height"), dataset.height, 8, 512);
     dataset.negativesPerPositive =
@@ -197,7 +220,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     plan.lr = p.number(QStringLiteral("lr"), plan.lr, 1e-9, 100);
     plan.mode = p.text(QStringLiteral("mode"), plan.mode);
     if (r.ok() && !net::parseMode(plan.mode))
-        *error = QStringLiteral("'plan.mode' must be sync, async or local-sgd");
+        *error = mustBe("plan.mode", "sync, async or local-sgd", plan.mode);
     plan.staleness = p.integer(QStringLiteral("staleness"), plan.staleness, 0,
                                net::JobSpec::kMaxStaleness);
     plan.localSteps = p.integer(QStringLiteral("local_steps"), plan.localSteps, 1,
@@ -224,9 +247,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
             known = true;
         }
     if (!known && r.ok())
-        *error = QStringLiteral("'training.state' '%1' is not one of none, running, finished, "
-                                "stopped, failed")
-                     .arg(state);
+        *error = mustBe("training.state", "none, running, finished, stopped or failed", state);
     // A session saved while training ran was not closed properly: the run was cut short.
     if (training.state == TrainingRecord::State::Running)
         training.state = TrainingRecord::State::Stopped;
@@ -342,8 +363,8 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
                 const QJsonArray a = pv.toArray();
                 if (a.size() != 3) {
                     if (error->isEmpty())
-                        *error = QStringLiteral("'%1' points must be [recall, precision, threshold]")
-                                     .arg(sr.field(QStringLiteral("curve")));
+                        *error = mustBe(sr.field(QStringLiteral("curve")).toStdString(),
+                                        "a list of [recall, precision, threshold] points");
                     break;
                 }
                 sc.curve.push_back({a[0].toDouble(), a[1].toDouble(), float(a[2].toDouble())});

@@ -222,25 +222,25 @@ void TstSession::damagedManifest_data()
     QTest::newRow("future format") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 99}")
                                    << QStringLiteral("session format 99");
     QTest::newRow("bad mode") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"mode\": \"turbo\"}}")
-                              << QStringLiteral("'plan.mode'");
+                              << QStringLiteral("field \"plan.mode\"");
     QTest::newRow("absurd batch")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"batch\": -3}}")
-        << QStringLiteral("'plan.batch' must be a number from 1");
+        << QStringLiteral("field \"plan.batch\" must be an integer from 1 to 1048576, got -3");
     QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"capture\": {\"every\": \"often\"}}")
-                                << QStringLiteral("'capture.every'");
+                                << QStringLiteral("field \"capture.every\"");
     QTest::newRow("bad device budget")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"budgets\": {\"pi-1\": \"lots\"}}}")
-        << QStringLiteral("'plan.budgets.pi-1'");
+        << QStringLiteral("field \"plan.budgets.pi-1\"");
     QTest::newRow("bad dataset kind")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"kind\": \"tiles\"}}")
-        << QStringLiteral("'dataset.kind'");
+        << QStringLiteral("field \"dataset.kind\"");
     QTest::newRow("bad verified score")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"verified_evaluation\": "
                       "{\"rounds\": [{\"scores\": [{\"recall\": 2}]}]}}")
-        << QStringLiteral("'verified_evaluation.rounds.scores.recall'");
+        << QStringLiteral("field \"verified_evaluation.rounds.scores.recall\"");
     QTest::newRow("unknown state")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": {\"state\": \"dancing\"}}")
-        << QStringLiteral("'training.state'");
+        << QStringLiteral("field \"training.state\"");
 }
 
 void TstSession::damagedManifest()

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/fashionmnist.h"
+#include "core/fieldcheck.h"
 #include "core/idxfile.h"
 #include "core/json.h"
 #include "core/numbertext.h"
@@ -82,6 +83,7 @@ private Q_SLOTS:
     void jsonRoundTrip();
     void jsonIntegersAreExact();
     void numbersIgnoreTheLocale();
+    void fieldCheckWording();
     void modelSpecErrors_data();
     void modelSpecErrors();
     void safetensorsErrors();
@@ -233,6 +235,20 @@ void TestFormats::numbersIgnoreTheLocale()
     QCOMPARE(NumberText::bytes(3LL << 29), std::string("1.50 GiB"));
 }
 
+void TestFormats::fieldCheckWording()
+{
+    // The one sentence specs, sessions and jobs refuse a field with; numbers locale-free.
+    QCOMPARE(FieldCheck::integerIn("plan.batch", 0, 1, 1048576),
+             std::string("field \"plan.batch\" must be an integer from 1 to 1048576, got 0"));
+    QVERIFY(FieldCheck::integerIn("plan.batch", 1048576, 1, 1048576).empty());
+    QCOMPARE(FieldCheck::numberIn("p", 1.5, 0, 0.999), std::string("field \"p\" must be a number from 0 to 0.999, got 1.5"));
+    QCOMPARE(FieldCheck::numberIn("lr", std::nan(""), 1e-9, 100),
+             std::string("field \"lr\" must be a number from 1e-09 to 100, got NaN"));
+    QCOMPARE(FieldCheck::missing("out_channels"), std::string("missing field \"out_channels\""));
+    QVERIFY(FieldCheck::isIntegral(-3) && FieldCheck::isIntegral(9007199254740993.0));
+    QVERIFY(!FieldCheck::isIntegral(1.5) && !FieldCheck::isIntegral(std::nan("")) && !FieldCheck::isIntegral(1e300));
+}
+
 void TestFormats::modelSpecErrors_data()
 {
     QTest::addColumn<QString>("json");
@@ -245,7 +261,7 @@ void TestFormats::modelSpecErrors_data()
         << "stages[0]: missing field \"out_channels\"";
     QTest::newRow("absurd value")
         << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "out_channels": -4, "kernel": 3}]})"
-        << "\"out_channels\" must be in [1, 65536], got -4";
+        << "field \"out_channels\" must be an integer from 1 to 65536, got -4";
     QTest::newRow("typo in a field")
         << R"({"name": "m", "input": [4], "stages": [{"type": "linear", "out_feature": 3}]})"
         << "unknown field \"out_feature\"";

@@ -618,7 +618,7 @@ void TestCluster::malformedJobsAreRefused()
     };
     QCborMap bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
     bad.insert(QStringLiteral("epochs"), -3);
-    QVERIFY(refusal(bad).contains(QLatin1String("'epochs'")));
+    QCOMPARE(refusal(bad), QStringLiteral("job: field \"epochs\" must be an integer from 1 to 100000, got -3"));
     bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
     bad.insert(QStringLiteral("model"), QStringLiteral("{\"name\": \"x\", \"input\": [1, 28"));
     QVERIFY(refusal(bad).contains(QLatin1String("model")));

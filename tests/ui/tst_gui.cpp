@@ -369,7 +369,7 @@ void TstGui::sliderChangesScheduleAndMemory()
     settings.batch = 0;
     QString refused;
     QVERIFY(!m_workflow->setPlanSettings(settings, &refused));
-    QVERIFY2(refused.contains(QLatin1String("'plan.batch'")), qPrintable(refused));
+    QVERIFY2(refused.contains(QLatin1String("field \"plan.batch\"")), qPrintable(refused));
     QVERIFY(m_workflow->session().plan.batch > 0);
     // Back to the student for the runs below, with no budget.
     settings = before;
