@@ -40,7 +40,7 @@ struct JobSpec
     int staleness = 4;   // async: how far the fastest worker may run ahead of the slowest
     int local_steps = 8; // local-sgd: steps between model averages
     int collective_timeout_ms = 10000;
-    std::int64_t memory_budget = -1; // per node, bytes; -1: the node's own limit only
+    std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"
     // (the coordinator sends it first, in checksummed chunks, under these shipment ids).

@@ -124,7 +124,7 @@ void TrainingCoordinator::sendJob(Member *m)
         m->client->send(QStringLiteral("data_chunk"), chunk);
     JobSpec job = m_job;
     if (const auto b = m_budgets.find(m->client->node().name); b != m_budgets.end())
-        job.memory_budget = b->second;
+        job.memory_budget_bytes = b->second;
     m->client->send(QStringLiteral("job"), job.toCbor());
 }
 

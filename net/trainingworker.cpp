@@ -198,7 +198,7 @@ struct TrainingWorker::Run
     void plan(std::int64_t localBatch)
     {
         const std::int64_t budget =
-            job.memory_budget >= 0 ? job.memory_budget : w.m_context.memory_limit;
+            job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
         checkpointing.reset();
         if (budget < 0 || localBatch < 1)
             return;

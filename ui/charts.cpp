@@ -295,8 +295,8 @@ void MemoryChart::show(const app::PlanView &v)
                            ? QList<QPointF>{QPointF(v.plan.predicted_recompute_factor, chosenY)}
                            : QList<QPointF>{});
     const double x1 = std::max(1.0, std::ceil(xMax * 10 + 0.5) / 10);
-    if (v.request.budget >= 0) {
-        const double b = double(v.request.budget) / MiB;
+    if (v.request.budgetBytes >= 0) {
+        const double b = double(v.request.budgetBytes) / MiB;
         m_budget->replace({QPointF(0.95, b), QPointF(x1, b)});
         yMax = std::max(yMax, b);
     } else {

@@ -164,7 +164,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
         // Show the budget this device has now.
         const app::PlanSettings &p = m_workflow->session().plan;
-        const std::int64_t b = device().isEmpty() ? p.budgetAll : p.budgetFor(device());
+        const std::int64_t b = device().isEmpty() ? p.budgetAllBytes : p.budgetBytesFor(device());
         m_loading = true;
         m_noBudget->setChecked(b < 0);
         if (b >= 0)
@@ -198,7 +198,7 @@ void PlanPage::loadSettings()
     m_mode->setCurrentIndex(std::max(0, m_mode->findData(p.mode)));
     m_staleness->setValue(p.staleness);
     m_localSteps->setValue(p.localSteps);
-    m_noBudget->setChecked(p.budgetAll < 0);
+    m_noBudget->setChecked(p.budgetAllBytes < 0);
     m_rangeFor = -1;
     m_loading = false;
     refreshNodes();
@@ -275,10 +275,10 @@ void PlanPage::onSlider()
     m_budget->setText(budget < 0 ? tr("none") : formatBytes(double(budget)));
     app::PlanSettings p = m_workflow->session().plan;
     if (device().isEmpty()) {
-        p.budgetAll = budget;
-        p.budgets.clear(); // one budget for all devices
+        p.budgetAllBytes = budget;
+        p.deviceBudgetBytes.clear(); // one budget for all devices
     } else {
-        p.budgets[device()] = budget;
+        p.deviceBudgetBytes[device()] = budget;
     }
     store(p);
     m_workflow->requestPlan(m_workflow->planRequestFor(budget));
@@ -313,7 +313,7 @@ void PlanPage::show(const app::PlanView &v)
         m_slider->setRange(int(std::max<std::int64_t>(1, v.minimumBudget / 2) / kStep),
                            int(std::ceil(double(v.storeAllPeak) * 1.3 / kStep)));
         const app::PlanSettings &p = m_workflow->session().plan;
-        const std::int64_t b = device().isEmpty() ? p.budgetAll : p.budgetFor(device());
+        const std::int64_t b = device().isEmpty() ? p.budgetAllBytes : p.budgetBytesFor(device());
         m_slider->setValue(b >= 0 ? int(b / kStep) : m_slider->maximum());
         m_loading = false;
         onSlider(); // now plan for the budget
@@ -335,7 +335,7 @@ void PlanPage::show(const app::PlanView &v)
     for (int c = 0; c < 6; ++c)
         m_memory->setItem(c, 0, new QTableWidgetItem(formatBytes(double(plan.predicted.peak_bytes[std::size_t(c)]))));
     m_memory->setItem(6, 0, new QTableWidgetItem(formatBytes(double(plan.predicted_peak_bytes))));
-    if (v.request.budget >= 0 && !plan.fits) {
+    if (v.request.budgetBytes >= 0 && !plan.fits) {
         m_warning->setText(
             tr("Does not fit: a device batch of %1 needs at least %2 under any schedule. %3")
                 .arg(v.request.deviceBatch)
@@ -345,13 +345,13 @@ void PlanPage::show(const app::PlanView &v)
                                .arg(plan.max_batch)
                          : tr("Not even one sample fits: raise the budget.")));
     } else {
-        m_warning->setText(v.request.budget >= 0
+        m_warning->setText(v.request.budgetBytes >= 0
                                ? tr("Fits, with %1 to spare.")
-                                     .arg(formatBytes(double(v.request.budget - plan.predicted_peak_bytes)))
+                                     .arg(formatBytes(double(v.request.budgetBytes - plan.predicted_peak_bytes)))
                                : QString());
         m_warning->setStyleSheet(QStringLiteral("color: #1b7f3a;"));
     }
-    if (v.request.budget >= 0 && !plan.fits)
+    if (v.request.budgetBytes >= 0 && !plan.fits)
         m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
     m_chart->show(v);
 }

@@ -317,8 +317,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         Page page = newPage();
         page.heading(QObject::tr("4  Memory plan"));
         QList<QStringList> budgets{{QObject::tr("Device"), QObject::tr("Budget")}};
-        budgets.append({QObject::tr("all devices"), s.plan.budgetAll < 0 ? QObject::tr("none") : formatBytes(double(s.plan.budgetAll))});
-        for (const auto &[node, b] : s.plan.budgets)
+        budgets.append({QObject::tr("all devices"), s.plan.budgetAllBytes < 0 ? QObject::tr("none") : formatBytes(double(s.plan.budgetAllBytes))});
+        for (const auto &[node, b] : s.plan.deviceBudgetBytes)
             budgets.append({node, b < 0 ? QObject::tr("none") : formatBytes(double(b))});
         page.table(budgets, {0.5, 0.5});
         if (c.plan) {
@@ -332,7 +332,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
                                .arg(formatBytes(double(v.plan.predicted_peak_bytes)))
                                .arg(formatBytes(double(v.storeAllPeak)))
                                .arg(formatBytes(double(v.minimumBudget))));
-            if (v.request.budget >= 0 && !v.plan.fits)
+            if (v.request.budgetBytes >= 0 && !v.plan.fits)
                 page.paragraph(QObject::tr("The budget does not fit: at least %1 is needed.")
                                    .arg(formatBytes(double(v.plan.min_budget_bytes))),
                                QColor(0xb0, 0x00, 0x20));

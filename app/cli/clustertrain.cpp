@@ -118,7 +118,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         int(parseDuration(cli.text("collective-timeout"), "collective-timeout").count());
     if (job.collective_timeout_ms < 500)
         throw UsageError("--collective-timeout must be at least 500ms");
-    job.memory_budget = s.budget;
+    job.memory_budget_bytes = s.budget_bytes;
     job.dataset = QString::fromStdString(s.dataset);
     job.train_limit = s.train_limit;
     job.test_limit = s.test_limit;

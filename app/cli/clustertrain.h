@@ -14,7 +14,7 @@ struct ClusterTrainSettings
     std::string data_dir;
     std::int64_t train_limit = 0;
     std::int64_t test_limit = 0;
-    std::int64_t budget = -1;
+    std::int64_t budget_bytes = -1; // per node; -1: none
     std::string save_path;
 };
 

@@ -76,7 +76,7 @@ int TrainCommand::run(const QStringList &arguments)
         settings.data_dir = cli.text("data-dir");
         settings.train_limit = trainLimit;
         settings.test_limit = testLimit;
-        settings.budget = budget;
+        settings.budget_bytes = budget;
         settings.save_path = savePath;
         return runClusterTraining(cli, settings);
     }

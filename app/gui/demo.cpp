@@ -234,7 +234,7 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                     ? v.minimumBudget + (v.storeAllPeak - v.minimumBudget) * 6 / 10
                     : -1;
             app::PlanSettings plan = m_workflow.session().plan;
-            plan.budgetAll = budget;
+            plan.budgetAllBytes = budget;
             m_workflow.setPlanSettings(plan);
             askPlan(budget);
             return;
@@ -246,9 +246,9 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
         step(QStringLiteral("== 4. Plan: device batch %1, budget %2, schedule %3, predicted peak "
                             "%4 MiB (store-all %5 MiB), %6 % recompute")
                  .arg(v.request.deviceBatch)
-                 .arg(v.request.budget < 0 ? QStringLiteral("none (this student cannot trade memory "
+                 .arg(v.request.budgetBytes < 0 ? QStringLiteral("none (this student cannot trade memory "
                                                             "for recompute)")
-                                           : QStringLiteral("%1 MiB").arg(double(v.request.budget) / 1048576.0, 0, 'f', 2))
+                                           : QStringLiteral("%1 MiB").arg(double(v.request.budgetBytes) / 1048576.0, 0, 'f', 2))
                  .arg(v.schedule)
                  .arg(double(v.plan.predicted_peak_bytes) / 1048576.0, 0, 'f', 2)
                  .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)

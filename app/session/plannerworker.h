@@ -20,7 +20,7 @@ struct PlanRequest
     QString model = QStringLiteral("detector");
     int width = 256, height = 192; // the student's input, in pixels (the frame dataset's, or the crops')
     std::int64_t deviceBatch = 32;
-    std::int64_t budget = -1; // bytes; -1: no budget (store every activation)
+    std::int64_t budgetBytes = -1; // -1: no budget (store every activation)
     bool operator==(const PlanRequest &) const = default;
 
     /** The zoo's model at this input ("detector": FrameStudentTrainer's spec). Throws

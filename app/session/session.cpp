@@ -74,10 +74,10 @@ QList<QList<QByteArray>> csvRecords(const QString &path)
 
 } // namespace
 
-std::int64_t PlanSettings::budgetFor(const QString &node) const
+std::int64_t PlanSettings::budgetBytesFor(const QString &node) const
 {
-    const auto b = budgets.find(node);
-    return b != budgets.end() ? b->second : budgetAll;
+    const auto b = deviceBudgetBytes.find(node);
+    return b != deviceBudgetBytes.end() ? b->second : budgetAllBytes;
 }
 
 bool Session::hasLabels() const

@@ -62,9 +62,9 @@ struct PlanSettings
     int staleness = 4;
     int localSteps = 8;
     QStringList nodes;                   // names of the nodes taking part (empty: all paired)
-    std::int64_t budgetAll = -1;         // bytes per device; -1: no budget
-    std::map<QString, std::int64_t> budgets; // per device, overriding budgetAll
-    std::int64_t budgetFor(const QString &node) const;
+    std::int64_t budgetAllBytes = -1;         // bytes per device; -1: no budget
+    std::map<QString, std::int64_t> deviceBudgetBytes; // by device name, overriding budgetAllBytes
+    std::int64_t budgetBytesFor(const QString &node) const;
 };
 
 /** One device reading during training (from the node's metrics stream). */

@@ -106,7 +106,7 @@ QJsonObject Session::toJson() const
                                     {QStringLiteral("cores"), n.cores},
                                     {QStringLiteral("ram_bytes"), qint64(n.ramBytes)}});
     QJsonObject budgets;
-    for (const auto &[node, bytes] : plan.budgets)
+    for (const auto &[node, bytes] : plan.deviceBudgetBytes)
         budgets.insert(node, qint64(bytes));
     QJsonObject datasetJson{{QStringLiteral("kind"), dataset.kind},
                             {QStringLiteral("frame_width"), dataset.frameWidth},
@@ -160,8 +160,8 @@ QJsonObject Session::toJson() const
                      {QStringLiteral("staleness"), plan.staleness},
                      {QStringLiteral("local_steps"), plan.localSteps},
                      {QStringLiteral("nodes"), QJsonArray::fromStringList(plan.nodes)},
-                     {QStringLiteral("budget_all"), qint64(plan.budgetAll)},
-                     {QStringLiteral("budgets"), budgets}}},
+                     {QStringLiteral("budget_all_bytes"), qint64(plan.budgetAllBytes)},
+                     {QStringLiteral("device_budget_bytes"), budgets}}},
         {QStringLiteral("training"),
          QJsonObject{{QStringLiteral("state"), QString::fromLatin1(trainingStateName(training.state))},
                      {QStringLiteral("error"), training.error},

@@ -228,14 +228,17 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     plan.nodes.clear();
     for (const QJsonValue &v : p.array(QStringLiteral("nodes")))
         plan.nodes.append(v.toString());
-    plan.budgetAll = std::int64_t(p.number(QStringLiteral("budget_all"), -1, -1, 1e15));
-    plan.budgets.clear();
+    // Sessions written before sizes said their unit: budget_all, budgets.
+    const bool unitless = !p.has(QStringLiteral("budget_all_bytes")) && p.has(QStringLiteral("budget_all"));
+    const QString allKey = unitless ? QStringLiteral("budget_all") : QStringLiteral("budget_all_bytes");
+    const QString deviceKey = unitless ? QStringLiteral("budgets") : QStringLiteral("device_budget_bytes");
+    plan.budgetAllBytes = std::int64_t(p.number(allKey, -1, -1, 1e15));
+    plan.deviceBudgetBytes.clear();
     // Per device: the device's name is the key, so each is read as a field of its own.
-    const Reader budgets = p.object(QStringLiteral("budgets"));
-    const QJsonObject byNode =
-        json.value(QStringLiteral("plan")).toObject().value(QStringLiteral("budgets")).toObject();
+    const Reader budgets = p.object(deviceKey);
+    const QJsonObject byNode = json.value(QStringLiteral("plan")).toObject().value(deviceKey).toObject();
     for (const QString &node : byNode.keys())
-        plan.budgets[node] = std::int64_t(budgets.number(node, -1, -1, 1e15));
+        plan.deviceBudgetBytes[node] = std::int64_t(budgets.number(node, -1, -1, 1e15));
 
     const Reader t = r.object(QStringLiteral("training"));
     const QString state = t.text(QStringLiteral("state"), QStringLiteral("none"));

@@ -37,7 +37,7 @@ void TrainingRun::start(const TrainingSetup &s)
     }
     m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
     m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
-    m_coordinator->setMemoryBudgets(s.budgets);
+    m_coordinator->setMemoryBudgets(s.budgetBytes);
     m_coordinator->setKeepBest(s.keepBest);
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
     connect(m_coordinator, &net::TrainingCoordinator::nodeProgress, this, &TrainingRun::progress);

@@ -22,7 +22,7 @@ struct TrainingSetup
     net::JobSpec job;
     QByteArray key;                          // the cluster key
     QList<QPair<QString, quint16>> nodes;    // control addresses of the nodes taking part
-    std::map<QString, std::int64_t> budgets; // memory budget in bytes, by node name
+    std::map<QString, std::int64_t> budgetBytes; // memory budget by node name
     QString sessionDir;                      // holds the built dataset
     bool frames = false;                     // frames/ (FrameDataset) rather than dataset/ (crops)
     int maxObjects = 32;                     // frames: label boxes per sample (the spec's loss)

@@ -232,7 +232,7 @@ PlanRequest Workflow::planRequestFor(std::int64_t budget) const
         r.height = m_session.dataset.height;
     }
     r.deviceBatch = deviceBatch();
-    r.budget = budget;
+    r.budgetBytes = budget;
     return r;
 }
 
@@ -276,9 +276,9 @@ void Workflow::startTraining()
             (m_session.plan.nodes.isEmpty() || m_session.plan.nodes.contains(n.info.name))) {
             s.nodes.append({n.host, n.port});
             names.append(n.info.name);
-            const std::int64_t budget = m_session.plan.budgetFor(n.info.name);
+            const std::int64_t budget = m_session.plan.budgetBytesFor(n.info.name);
             if (budget >= 0)
-                s.budgets[n.info.name] = budget;
+                s.budgetBytes[n.info.name] = budget;
         }
     if (s.nodes.isEmpty())
         return refuse(QStringLiteral("no paired node takes part: pair nodes in step 1 and choose "

@@ -44,8 +44,8 @@ void TstSession::roundTrip()
     s.datasetStats = vision::CropStats{{10, 2, 3}, {20, 4, 6}, {5, 1, 1}};
     s.plan.mode = QStringLiteral("local-sgd");
     s.plan.localSteps = 12;
-    s.plan.budgetAll = 300LL << 20;
-    s.plan.budgets[QStringLiteral("pi-1")] = 200LL << 20;
+    s.plan.budgetAllBytes = 300LL << 20;
+    s.plan.deviceBudgetBytes[QStringLiteral("pi-1")] = 200LL << 20;
     s.plan.nodes = {QStringLiteral("pi-1")};
     s.training.state = app::TrainingRecord::State::Finished;
     net::ClusterEpoch e;
@@ -126,8 +126,8 @@ void TstSession::roundTrip()
     QVERIFY2(back, qPrintable(error));
     QCOMPARE(back->toJson(), s.toJson());
     QCOMPARE(back->nodes[0].ramBytes, 4LL << 30);
-    QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-1")), 200LL << 20);
-    QCOMPARE(back->plan.budgetFor(QStringLiteral("pi-2")), 300LL << 20);
+    QCOMPARE(back->plan.budgetBytesFor(QStringLiteral("pi-1")), 200LL << 20);
+    QCOMPARE(back->plan.budgetBytesFor(QStringLiteral("pi-2")), 300LL << 20);
     QCOMPARE(int(back->training.events.size()), 3);
     QCOMPARE(back->training.events[0].kind, net::ClusterEventKind::Lost);
     QCOMPARE(back->training.events[1].kind, net::ClusterEventKind::CollectiveFailed);
@@ -181,7 +181,8 @@ void TstSession::olderSessionReadsWithDefaults()
     QFile f(dir.filePath(QStringLiteral("session.json")));
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"width\": 24, "
-            "\"height\": 48, \"built\": {\"positives\": [1, 2, 3]}}}");
+            "\"height\": 48, \"built\": {\"positives\": [1, 2, 3]}}, "
+            "\"plan\": {\"budget_all\": 1048576, \"budgets\": {\"pi-1\": 2097152}}}");
     f.close();
     QString error;
     const auto s = app::Session::open(dir.path(), &error);
@@ -192,6 +193,10 @@ void TstSession::olderSessionReadsWithDefaults()
     QVERIFY(!s->frameStats);
     QVERIFY(s->evaluation.verified.empty());
     QCOMPARE(s->round, 1);
+    // Budgets from before sizes said their unit in the field name.
+    QCOMPARE(s->plan.budgetAllBytes, std::int64_t(1) << 20);
+    QCOMPARE(s->plan.budgetBytesFor(QStringLiteral("pi-1")), std::int64_t(2) << 20);
+    QCOMPARE(s->plan.budgetBytesFor(QStringLiteral("pi-2")), std::int64_t(1) << 20);
     // A new session builds frames for the detector.
     const app::Session fresh;
     QCOMPARE(fresh.dataset.kind, QStringLiteral("frames"));
@@ -229,8 +234,8 @@ void TstSession::damagedManifest_data()
     QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"capture\": {\"every\": \"often\"}}")
                                 << QStringLiteral("field \"capture.every\"");
     QTest::newRow("bad device budget")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"budgets\": {\"pi-1\": \"lots\"}}}")
-        << QStringLiteral("field \"plan.budgets.pi-1\"");
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"device_budget_bytes\": {\"pi-1\": \"lots\"}}}")
+        << QStringLiteral("field \"plan.device_budget_bytes.pi-1\"");
     QTest::newRow("bad dataset kind")
         << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"kind\": \"tiles\"}}")
         << QStringLiteral("field \"dataset.kind\"");

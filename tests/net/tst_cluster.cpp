@@ -711,7 +711,7 @@ void TestCluster::jobThatCannotFitIsRefusedEverywhere()
         QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(2);
     net::JobSpec job = lenetJob(net::TrainingMode::Sync, 256);
-    job.memory_budget = 64 << 10; // 64 KiB: not even the weights fit
+    job.memory_budget_bytes = 64 << 10; // 64 KiB: not even the weights fit
     const net::ClusterResult r = run(job);
     QVERIFY(!r.finished);
     QVERIFY2(r.error.contains(QLatin1String("does not fit")), qPrintable(r.error));

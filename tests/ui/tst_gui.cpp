@@ -335,13 +335,13 @@ void TstGui::sliderChangesScheduleAndMemory()
     slider->setValue(slider->maximum() - 1);
     slider->setValue(slider->maximum());
     QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->schedule == QLatin1String("store-all") &&
-                                 plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024,
+                                 plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024,
                              20000);
     const std::int64_t storeAll = plan->lastPlan()->plan.predicted_peak_bytes;
     const QString topText = plan->memoryTable()->item(6, 0)->text();
     // Half-way down: a checkpointing schedule, less memory, some recompute.
     slider->setValue((slider->minimum() + slider->maximum()) / 2);
-    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
     const app::PlanView mid = *plan->lastPlan();
     QVERIFY2(mid.plan.fits, qPrintable(plan->scheduleLabel()->text()));
     QVERIFY(mid.schedule != QLatin1String("store-all"));
@@ -351,19 +351,19 @@ void TstGui::sliderChangesScheduleAndMemory()
     QVERIFY(plan->memoryTable()->item(6, 0)->text() != topText);
     // At the bottom nothing fits: the warning says what would.
     slider->setValue(slider->minimum());
-    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budget == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
     QVERIFY(!plan->lastPlan()->plan.fits);
     slider->setValue((slider->minimum() + 2 * slider->maximum()) / 3);
     screenshot(QStringLiteral("plan"));
     // One device's own budget: kept for that device only, the others keep the shared one.
     auto *device = plan->findChild<QComboBox *>(QStringLiteral("budgetDevice"));
     QVERIFY(device);
-    const std::int64_t shared = m_workflow->session().plan.budgetAll;
+    const std::int64_t shared = m_workflow->session().plan.budgetAllBytes;
     device->setCurrentText(QStringLiteral("gui-node-1"));
     slider->setValue(slider->maximum() - 2);
-    QTRY_COMPARE(m_workflow->session().plan.budgetFor(QStringLiteral("gui-node-1")),
+    QTRY_COMPARE(m_workflow->session().plan.budgetBytesFor(QStringLiteral("gui-node-1")),
                  std::int64_t(slider->maximum() - 2) * 16 * 1024);
-    QCOMPARE(m_workflow->session().plan.budgetFor(QStringLiteral("gui-node-2")), shared);
+    QCOMPARE(m_workflow->session().plan.budgetBytesFor(QStringLiteral("gui-node-2")), shared);
     // A setting the session could not be reopened with is refused, and nothing changes.
     settings = m_workflow->session().plan;
     settings.batch = 0;
@@ -374,8 +374,8 @@ void TstGui::sliderChangesScheduleAndMemory()
     // Back to the student for the runs below, with no budget.
     settings = before;
     settings.model = QStringLiteral("student");
-    settings.budgetAll = -1;
-    settings.budgets.clear();
+    settings.budgetAllBytes = -1;
+    settings.deviceBudgetBytes.clear();
     QVERIFY(m_workflow->setPlanSettings(settings));
     QCOMPARE(plan->modelBox()->currentText(), QStringLiteral("student")); // the page shows it
 }
