@@ -1,6 +1,7 @@
 #include "controlclient.h"
 
 #include "nodeid.h"
+#include "protocol.h"
 
 #include <QCborValue>
 #include <QEventLoop>
@@ -50,7 +51,7 @@ void ControlClient::connectToNode(std::chrono::milliseconds timeout)
     });
     connect(socket, &QTcpSocket::connected, this, [this] {
         m_nonce = randomBytes(Handshake::kNonceBytes);
-        m_channel->send(QStringLiteral("hello"), QCborMap{{QStringLiteral("nonce"), m_nonce},
+        m_channel->send(Message::Hello, QCborMap{{QStringLiteral("nonce"), m_nonce},
                                                           {QStringLiteral("protocol"), Frame::kVersion}});
     });
     m_timeout.start(timeout);
@@ -61,23 +62,23 @@ void ControlClient::onFrame(const Frame &frame)
 {
     if (m_silence.isActive())
         m_silence.start(); // alive
-    if (frame.type == QLatin1String("refused"))
+    if (frame.type == Message::Refused)
         return fail(QStringLiteral("%1 refused the connection: %2")
                         .arg(address(), frame.body.value(QStringLiteral("reason")).toString()));
-    if (!m_ready && frame.type == QLatin1String("challenge") && !frame.authenticated && !m_channel->hasSessionKey()) {
+    if (!m_ready && frame.type == Message::Challenge && !frame.authenticated && !m_channel->hasSessionKey()) {
         const QByteArray nodeNonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
         const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
         if (nodeNonce.size() != Handshake::kNonceBytes ||
             !constantTimeEquals(proof, Handshake::serverProof(m_key, m_nonce, nodeNonce)))
             return fail(QStringLiteral("%1 does not hold the cluster key (wrong key file on one side?)").arg(address()));
-        m_channel->send(QStringLiteral("auth"),
+        m_channel->send(Message::Auth,
                         QCborMap{{QStringLiteral("proof"), Handshake::clientProof(m_key, m_nonce, nodeNonce)}});
         m_channel->setSessionKey(Handshake::sessionKey(m_key, m_nonce, nodeNonce));
         return;
     }
     if (!frame.authenticated)
         return fail(QStringLiteral("%1 sent '%2' outside the handshake").arg(address(), frame.type.left(32)));
-    if (frame.type == QLatin1String("welcome")) {
+    if (frame.type == Message::Welcome) {
         const auto info = NodeInfo::fromCbor(frame.body);
         if (!info)
             return fail(QStringLiteral("%1 sent a malformed welcome").arg(address()));
@@ -85,7 +86,7 @@ void ControlClient::onFrame(const Frame &frame)
         m_ready = true;
         m_timeout.stop();
         Q_EMIT ready(m_node);
-    } else if (frame.type == QLatin1String("metrics")) {
+    } else if (frame.type == Message::Metrics) {
         Q_EMIT metrics(SystemSample::fromCbor(frame.body));
     } else {
         Q_EMIT message(frame);
@@ -94,7 +95,7 @@ void ControlClient::onFrame(const Frame &frame)
 
 void ControlClient::subscribeMetrics(std::chrono::milliseconds silence)
 {
-    send(QStringLiteral("subscribe"));
+    send(Message::Subscribe);
     m_silence.start(silence);
 }
 

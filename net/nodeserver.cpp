@@ -1,5 +1,7 @@
 #include "nodeserver.h"
 
+#include "protocol.h"
+
 #include <QCborValue>
 #include <QNetworkDatagram>
 #include <QUuid>
@@ -144,7 +146,7 @@ void NodeServer::drop(Session *s)
 
 void NodeServer::refuse(Session *s, const QString &reason)
 {
-    s->channel->send(QStringLiteral("refused"), QCborMap{{QStringLiteral("reason"), reason}});
+    s->channel->send(Message::Refused, QCborMap{{QStringLiteral("reason"), reason}});
     s->channel->close(reason);
 }
 
@@ -152,12 +154,12 @@ void NodeServer::onFrame(Session *s, const Frame &frame)
 {
     switch (s->state) {
     case Session::State::AwaitHello:
-        if (frame.type != QLatin1String("hello") || frame.authenticated)
+        if (frame.type != Message::Hello || frame.authenticated)
             return refuse(s, QStringLiteral("expected hello, got '%1' before authentication")
                                  .arg(frame.type.left(32)));
         return handleHello(s, frame);
     case Session::State::AwaitAuth:
-        if (frame.type != QLatin1String("auth") || frame.authenticated)
+        if (frame.type != Message::Auth || frame.authenticated)
             return refuse(s, QStringLiteral("expected auth, got '%1'").arg(frame.type.left(32)));
         return handleAuth(s, frame);
     case Session::State::Ready:
@@ -177,7 +179,7 @@ void NodeServer::handleHello(Session *s, const Frame &frame)
     body.insert(QStringLiteral("nonce"), s->serverNonce);
     body.insert(QStringLiteral("proof"),
                 Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce));
-    s->channel->send(QStringLiteral("challenge"), body);
+    s->channel->send(Message::Challenge, body);
     s->state = Session::State::AwaitAuth;
 }
 
@@ -194,26 +196,26 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
     qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "authenticated";
     QCborMap body = m_info.toCbor();
     body.insert(QStringLiteral("load"), m_sampler.sample().load1);
-    s->channel->send(QStringLiteral("welcome"), body);
+    s->channel->send(Message::Welcome, body);
 }
 
 void NodeServer::handleRequest(Session *s, const Frame &frame)
 {
-    if (frame.type == QLatin1String("ping")) {
-        s->channel->send(QStringLiteral("pong"), frame.body);
-    } else if (frame.type == QLatin1String("subscribe")) {
+    if (frame.type == Message::Ping) {
+        s->channel->send(Message::Pong, frame.body);
+    } else if (frame.type == Message::Subscribe) {
         s->subscribed = true;
-    } else if (frame.type == QLatin1String("unsubscribe")) {
+    } else if (frame.type == Message::Unsubscribe) {
         s->subscribed = false;
-    } else if (frame.type == QLatin1String("data_chunk")) {
+    } else if (frame.type == Message::DataChunk) {
         handleDataChunk(s, frame);
-    } else if (frame.type == QLatin1String("job")) {
+    } else if (frame.type == Message::Job) {
         handleJob(s, frame);
-    } else if (frame.type == QLatin1String("reply")) {
+    } else if (frame.type == Message::Reply) {
         if (m_job.owner != s || !m_job.link->deliver(frame.body))
             qCWarning(lcNode).noquote()
                 << "session" << s->channel->peer() << "sent a reply nobody waits for";
-    } else if (frame.type == QLatin1String("stop")) {
+    } else if (frame.type == Message::Stop) {
         if (m_job.owner == s) {
             qCInfo(lcNode).noquote() << "job" << m_job.worker->status().job << "asked to stop";
             m_job.link->requestStop();
@@ -237,7 +239,7 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         if (error.isEmpty())
             error = QStringLiteral("data chunk without a shipment header");
         qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "-" << error;
-        s->channel->send(QStringLiteral("data_refused"),
+        s->channel->send(Message::DataRefused,
                          QCborMap{{QStringLiteral("message"), error}});
         s->shipment.reset();
         return;
@@ -248,15 +250,28 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         const QString id = s->shipment->id();
         auto data = s->shipment->take();
         qCInfo(lcNode).noquote() << "shipment" << id << "complete:" << data->size() << "samples";
-        while (m_shipments.size() >= 4) // what jobs of the past sent is dropped first
+        // At most four complete shipments are kept; to make room the one that arrived first
+        // goes, so a job's training set is never dropped for its own test set. A shipment sent
+        // again replaces the earlier one. A running job holds its own reference to its data, so
+        // dropping a shipment never takes it from under a job.
+        std::erase_if(m_shipments, [&](const auto &kept) { return kept.first == id; });
+        while (m_shipments.size() >= kKeptShipments)
             m_shipments.erase(m_shipments.begin());
-        m_shipments[id] = std::move(data);
-        s->channel->send(QStringLiteral("data_received"), QCborMap{{QStringLiteral("id"), id}});
+        m_shipments.emplace_back(id, std::move(data));
+        s->channel->send(Message::DataReceived, QCborMap{{QStringLiteral("id"), id}});
     } catch (const std::exception &e) {
-        s->channel->send(QStringLiteral("data_refused"),
+        s->channel->send(Message::DataRefused,
                          QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
     }
     s->shipment.reset();
+}
+
+std::shared_ptr<const core::TensorDataset> NodeServer::shipment(const QString &id) const
+{
+    for (const auto &[kept, data] : m_shipments)
+        if (kept == id)
+            return data;
+    return nullptr;
 }
 
 void NodeServer::handleJob(Session *s, const Frame &frame)
@@ -264,7 +279,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     reapJob();
     auto refuseJob = [&](const QString &message) {
         qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
-        s->channel->send(QStringLiteral("job_refused"),
+        s->channel->send(Message::JobRefused,
                          QCborMap{{QStringLiteral("message"), message}});
     };
     if (m_job.worker)
@@ -278,17 +293,13 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     context.memory_limit = m_options.memory_limit;
     context.data_dir = m_options.data_dir.toStdString();
     if (job->dataset == QLatin1String("shipped")) {
-        const auto train = m_shipments.find(job->train_shipment);
-        if (train == m_shipments.end())
-            return refuseJob(
-                QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
-        context.train = train->second;
+        context.train = shipment(job->train_shipment);
+        if (!context.train)
+            return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
         if (!job->test_shipment.isEmpty()) {
-            const auto test = m_shipments.find(job->test_shipment);
-            if (test == m_shipments.end())
-                return refuseJob(
-                    QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
-            context.test = test->second;
+            context.test = shipment(job->test_shipment);
+            if (!context.test)
+                return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
         }
     }
     QPointer<ControlChannel> channel = s->channel;
@@ -307,7 +318,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     m_job.thread = std::thread([worker = m_job.worker.get()] { worker->run(); });
     qCInfo(lcNode).noquote() << "job" << job->id << "accepted from" << s->channel->peer() << "("
                              << modeName(job->mode) << ")";
-    s->channel->send(QStringLiteral("job_accepted"), QCborMap{{QStringLiteral("id"), job->id}});
+    s->channel->send(Message::JobAccepted, QCborMap{{QStringLiteral("id"), job->id}});
 }
 
 void NodeServer::sendMetrics()
@@ -319,7 +330,7 @@ void NodeServer::sendMetrics()
         body.insert(QStringLiteral("training"), m_job.worker->status().toCbor());
     for (const auto &s : m_sessions)
         if (s->state == Session::State::Ready && s->subscribed)
-            s->channel->send(QStringLiteral("metrics"), body);
+            s->channel->send(Message::Metrics, body);
 }
 
 void NodeServer::sendBeacon()

@@ -14,7 +14,6 @@
 #include <QTimer>
 #include <QUdpSocket>
 
-#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -56,7 +55,6 @@ public:
     /** Binds the control and discovery sockets; false with a message if either fails. */
     bool start(QString *error);
     const NodeInfo &info() const { return m_info; }
-    int sessionCount() const { return int(m_sessions.size()); }
     /** Stops a running job (it ends at its next step) and waits for its thread. */
     void stopJob();
 
@@ -73,8 +71,12 @@ private:
     void sendBeacon();
     void sendMetrics();
     void handleDataChunk(Session *s, const Frame &frame);
+    /** A complete shipment by id; null if it has not arrived (or was dropped for newer ones). */
+    std::shared_ptr<const core::TensorDataset> shipment(const QString &id) const;
     void handleJob(Session *s, const Frame &frame);
     void reapJob();
+
+    static constexpr std::size_t kKeptShipments = 4;
 
     NodeOptions m_options;
     NodeInfo m_info;
@@ -94,7 +96,8 @@ private:
         std::thread thread;
     };
     Job m_job;
-    std::map<QString, std::shared_ptr<const core::TensorDataset>> m_shipments; // complete ones
+    /** Complete shipments, in the order they arrived (at most kKeptShipments). */
+    std::vector<std::pair<QString, std::shared_ptr<const core::TensorDataset>>> m_shipments;
 };
 
 } // namespace edgetrain::net

@@ -1,5 +1,7 @@
 #include "remotestore.h"
 
+#include "protocol.h"
+
 #include <QCborArray>
 #include <gloo/common/error.h>
 
@@ -26,7 +28,7 @@ QCborMap RemoteStore::call(const QString &type, const QCborMap &body,
 
 void RemoteStore::set(const std::string &key, const std::vector<char> &data)
 {
-    call(QStringLiteral("store_set"),
+    call(Message::StoreSet,
          QCborMap{{QStringLiteral("key"), QString::fromStdString(key)},
                   {QStringLiteral("value"), QByteArray(data.data(), qsizetype(data.size()))}},
          m_timeout);
@@ -35,7 +37,7 @@ void RemoteStore::set(const std::string &key, const std::vector<char> &data)
 std::vector<char> RemoteStore::get(const std::string &key)
 {
     const QCborMap reply =
-        call(QStringLiteral("store_get"),
+        call(Message::StoreGet,
              QCborMap{{QStringLiteral("key"), QString::fromStdString(key)}}, m_timeout);
     const QByteArray value = reply.value(QStringLiteral("value")).toByteArray();
     return std::vector<char>(value.begin(), value.end());

@@ -5,6 +5,7 @@
 #include "core/memoryplanner.h"
 #include "core/model.h"
 #include "core/safetensors.h"
+#include "protocol.h"
 
 #include "parameterserver.h"
 #include "shipment.h"
@@ -121,11 +122,11 @@ void TrainingCoordinator::sendJob(Member *m)
             m_chunks += Shipment::chunks(*m_test, m_job.test_shipment);
     }
     for (const QCborMap &chunk : m_chunks)
-        m->client->send(QStringLiteral("data_chunk"), chunk);
+        m->client->send(Message::DataChunk, chunk);
     JobSpec job = m_job;
     if (const auto b = m_budgets.find(m->client->node().name); b != m_budgets.end())
         job.memory_budget_bytes = b->second;
-    m->client->send(QStringLiteral("job"), job.toCbor());
+    m->client->send(Message::Job, job.toCbor());
 }
 
 std::int64_t TrainingCoordinator::largestBatchWithin(std::int64_t budget)
@@ -230,7 +231,7 @@ void TrainingCoordinator::reply(Member *m, qint64 request, QCborMap body)
     if (request < 0 || !m->client)
         return;
     body.insert(QStringLiteral("reply_to"), request);
-    m->client->send(QStringLiteral("reply"), body);
+    m->client->send(Message::Reply, body);
 }
 
 bool TrainingCoordinator::isActive(const Member *m) const
@@ -259,7 +260,7 @@ QByteArray floatBytes(const std::vector<float> &values)
 
 QCborMap stopReply()
 {
-    return QCborMap{{QStringLiteral("action"), QStringLiteral("stop")}};
+    return QCborMap{{Action::Field, Action::Stop}};
 }
 } // namespace
 
@@ -302,7 +303,7 @@ void TrainingCoordinator::formGroup()
             m_ps->addWorker(m->id);
         GroupSpec g{m_generation, m->rank, int(members.size()), m_shares};
         reply(m, m->readyRequest,
-              QCborMap{{QStringLiteral("action"), QStringLiteral("start")},
+              QCborMap{{Action::Field, Action::Start},
                        {QStringLiteral("group"), g.toCbor()},
                        {QStringLiteral("epoch"), m_epoch}});
         m->readyRequest = -1;
@@ -356,7 +357,7 @@ void TrainingCoordinator::maybeRegroup()
             continue;
         GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
         reply(m, request,
-              QCborMap{{QStringLiteral("action"), QStringLiteral("regroup")},
+              QCborMap{{Action::Field, Action::Regroup},
                        {QStringLiteral("group"), g.toCbor()}});
         m->failedRequest = m->doneRequest = -1;
         m->doneBody = {};
@@ -399,8 +400,8 @@ void TrainingCoordinator::maybeEpochDone()
     }
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
-        QCborMap body{{QStringLiteral("action"),
-                       m_stopping ? QStringLiteral("stop") : QStringLiteral("evaluate")},
+        QCborMap body{{Action::Field,
+                       m_stopping ? Action::Stop : Action::Evaluate},
                       {QStringLiteral("test_begin"), qint64(begin)},
                       {QStringLiteral("test_end"), qint64(begin + parts[i])}};
         if (m_ps)
@@ -496,8 +497,8 @@ void TrainingCoordinator::maybeEpochEval()
         formGroup();
     }
     for (Member *m : participants()) {
-        QCborMap body{{QStringLiteral("action"),
-                       m_stopping ? QStringLiteral("stop") : QStringLiteral("continue")}};
+        QCborMap body{{Action::Field,
+                       m_stopping ? Action::Stop : Action::Continue}};
         if (m->evalRequest >= 0 && regroup) {
             GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
             body.insert(QStringLiteral("next_group"), g.toCbor());
@@ -576,7 +577,7 @@ void TrainingCoordinator::finish(const QString &error)
     for (const auto &m : m_members)
         if (m->client &&
             (m->state == Member::State::Training || m->state == Member::State::Starting))
-            m->client->send(QStringLiteral("stop")); // a joiner still loading need not finish
+            m->client->send(Message::Stop); // a joiner still loading need not finish
     qCInfo(lcCoordinator).noquote()
         << "run finished" << (error.isEmpty() ? QStringLiteral("") : error);
     Q_EMIT finished();
@@ -590,7 +591,7 @@ void TrainingCoordinator::stop()
     for (const auto &m : m_members) {
         if (m->client &&
             (m->state == Member::State::Training || m->state == Member::State::Starting))
-            m->client->send(QStringLiteral("stop"));
+            m->client->send(Message::Stop);
         if (m->state == Member::State::Ready && m_phase == Phase::Training) {
             reply(m.get(), m->readyRequest, stopReply());
             m->state = Member::State::Done;
@@ -675,7 +676,7 @@ void TrainingCoordinator::reconnect()
 void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
 {
     const qint64 request = frame.body.value(QStringLiteral("request")).toInteger(-1);
-    if (frame.type == QLatin1String("store_set")) {
+    if (frame.type == Message::StoreSet) {
         m_store[frame.body.value(QStringLiteral("key")).toString()] =
             frame.body.value(QStringLiteral("value")).toByteArray();
         reply(m, request, {});
@@ -685,7 +686,7 @@ void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
     auto w = std::make_unique<Waiter>();
     w->member = m;
     w->request = request;
-    w->get = frame.type == QLatin1String("store_get");
+    w->get = frame.type == Message::StoreGet;
     if (w->get)
         w->keys << frame.body.value(QStringLiteral("key")).toString();
     else
@@ -729,12 +730,12 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     const qint64 request = body.value(QStringLiteral("request")).toInteger(-1);
     if (type.startsWith(QLatin1String("store_"))) {
         storeRequest(m, frame);
-    } else if (type == QLatin1String("progress")) {
+    } else if (type == Message::Progress) {
         Q_EMIT nodeProgress(m->node, TrainingStatus::fromCbor(body));
-    } else if (type == QLatin1String("ps_pull") || type == QLatin1String("ps_push")) {
+    } else if (type == Message::PsPull || type == Message::PsPush) {
         if (!m_ps || m_stopping || !isActive(m))
             return reply(m, request, stopReply());
-        if (type == QLatin1String("ps_push")) {
+        if (type == Message::PsPush) {
             const QByteArray g = body.value(QStringLiteral("gradient")).toByteArray();
             std::vector<float> data(std::size_t(g.size()) / sizeof(float));
             std::memcpy(data.data(), g.constData(), data.size() * sizeof(float));
@@ -756,7 +757,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
               QCborMap{{QStringLiteral("version"), qint64(m_ps->version())},
                        {QStringLiteral("weights"), floatBytes(m_ps->weights())}});
         releaseHeldPushes();
-    } else if (type == QLatin1String("job_ready")) {
+    } else if (type == Message::JobReady) {
         m->speed = body.value(QStringLiteral("images_per_second")).toDouble();
         m->testSamples = body.value(QStringLiteral("test_samples")).toInteger();
         m->readyRequest = request;
@@ -764,14 +765,14 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         if (m_phase == Phase::Training && m_stopping)
             reply(m, request, stopReply());
         maybeStart(); // a joiner in a running job waits for the next epoch
-    } else if (type == QLatin1String("collective_failed")) {
+    } else if (type == Message::CollectiveFailed) {
         if (!m_groupBroken)
             note(m, ClusterEventKind::CollectiveFailed,
                  body.value(QStringLiteral("message")).toString());
         m_groupBroken = true;
         m->failedRequest = request;
         maybeRegroup();
-    } else if (type == QLatin1String("epoch_done")) {
+    } else if (type == Message::EpochDone) {
         m->doneRequest = request;
         m->doneBody = body;
         if (m_ps) {
@@ -780,15 +781,15 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         }
         maybeEpochDone();
         maybeRegroup();
-    } else if (type == QLatin1String("epoch_eval")) {
+    } else if (type == Message::EpochEval) {
         m->evalRequest = request;
         m->evalBody = body;
         maybeEpochEval();
-    } else if (type == QLatin1String("weights")) {
+    } else if (type == Message::Weights) {
         if (body.value(QStringLiteral("index")).toInteger() == 0)
             m_weights.clear();
         m_weights.append(body.value(QStringLiteral("data")).toByteArray());
-    } else if (type == QLatin1String("best_weights")) {
+    } else if (type == Message::BestWeights) {
         // Chunks of the model of the epoch asked for; a late answer for an older best is dropped.
         if (body.value(QStringLiteral("epoch")).toInteger() != m_bestEpoch)
             return;
@@ -797,13 +798,13 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
             m_bestWeights.clear();
         m_bestWeights.append(body.value(QStringLiteral("data")).toByteArray());
         m_bestComplete = index + 1 == body.value(QStringLiteral("total")).toInteger();
-    } else if (type == QLatin1String("job_done")) {
+    } else if (type == Message::JobDone) {
         m->state = Member::State::Done;
         m_result.fingerprints[m->label()] = body.value(QStringLiteral("fingerprint")).toString();
         m_result.cancelled = m_result.cancelled || body.value(QStringLiteral("cancelled")).toBool();
         maybeFinish();
-    } else if (type == QLatin1String("job_failed") || type == QLatin1String("job_refused") ||
-               type == QLatin1String("data_refused")) {
+    } else if (type == Message::JobFailed || type == Message::JobRefused ||
+               type == Message::DataRefused) {
         const QString message = body.value(QStringLiteral("message")).toString();
         note(m, ClusterEventKind::Failed, message);
         const bool wasActive = isActive(m);
@@ -822,7 +823,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         maybeEpochDone();
         maybeEpochEval();
         maybeFinish();
-    } else if (type == QLatin1String("job_accepted") || type == QLatin1String("data_received")) {
+    } else if (type == Message::JobAccepted || type == Message::DataReceived) {
         qCDebug(lcCoordinator).noquote() << m->label() << type;
     } else {
         qCWarning(lcCoordinator).noquote() << m->label() << "sent unexpected" << type.left(32);

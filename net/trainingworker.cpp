@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "core/sgd.h"
 #include "core/trainer.h"
+#include "protocol.h"
 #include "remotestore.h"
 
 #include <QCborArray>
@@ -295,7 +296,7 @@ struct TrainingWorker::Run
     bool regroup(QCborMap reply)
     {
         for (;;) {
-            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+            if (reply.value(Action::Field).toString() == Action::Stop)
                 return false;
             try {
                 adoptGroup(reply.value(QStringLiteral("group")).toMap());
@@ -304,7 +305,7 @@ struct TrainingWorker::Run
             } catch (const CollectiveError &e) {
                 qCWarning(lcWorker).noquote() << "forming the group failed:" << e.what();
                 reply = link.request(
-                    QStringLiteral("collective_failed"),
+                    Message::CollectiveFailed,
                     QCborMap{{QStringLiteral("step"), qint64(step)},
                              {QStringLiteral("message"), QString::fromUtf8(e.what())}});
             }
@@ -443,7 +444,7 @@ struct TrainingWorker::Run
         });
         if (Clock::now() - lastProgress > std::chrono::milliseconds(500)) {
             lastProgress = Clock::now();
-            link.post(QStringLiteral("progress"), w.status().toCbor());
+            link.post(Message::Progress, w.status().toCbor());
         }
     }
 
@@ -456,7 +457,7 @@ struct TrainingWorker::Run
         const double wall = secondsSince(epochStart);
         // Every epoch's end reaches the training charts, however short the epoch was.
         lastProgress = Clock::now();
-        link.post(QStringLiteral("progress"), w.status().toCbor());
+        link.post(Message::Progress, w.status().toCbor());
         QCborMap done{{QStringLiteral("epoch"), epoch},
                       {QStringLiteral("loss_sum"), global ? lossSum : pendingLoss},
                       {QStringLiteral("correct"), global ? correct : pendingCorrect},
@@ -466,9 +467,9 @@ struct TrainingWorker::Run
                       {QStringLiteral("seconds"), wall},
                       {QStringLiteral("compute_images_per_second"),
                        computeSeconds > 0 ? computed / computeSeconds : 0.0}};
-        const QCborMap reply = link.request(QStringLiteral("epoch_done"), done);
-        const QString action = reply.value(QStringLiteral("action")).toString();
-        if (action == QLatin1String("stop") || action == QLatin1String("regroup"))
+        const QCborMap reply = link.request(Message::EpochDone, done);
+        const QString action = reply.value(Action::Field).toString();
+        if (action == Action::Stop || action == Action::Regroup)
             return reply; // someone was lost at the barrier: regroup first
         if (reply.contains(QStringLiteral("weights")) &&
             !readFloats(reply.value(QStringLiteral("weights")).toByteArray(),
@@ -486,14 +487,14 @@ struct TrainingWorker::Run
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         }
         QCborMap answer =
-            link.request(QStringLiteral("epoch_eval"),
+            link.request(Message::EpochEval,
                          QCborMap{{QStringLiteral("epoch"), epoch},
                                   {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
                                   {QStringLiteral("correct"),
                                    qint64(std::llround(ev.accuracy * double(ev.count)))},
                                   {QStringLiteral("count"), qint64(ev.count)}});
         if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
-            postWeights(QStringLiteral("best_weights"),
+            postWeights(Message::BestWeights,
                         answer.value(QStringLiteral("send_weights")).toInteger());
         return answer;
     }
@@ -540,10 +541,10 @@ struct TrainingWorker::Run
             if (step > epochsDone * batches && step % batches == 0) {
                 // every batch of this epoch is done: the barrier, then the evaluation
                 const QCborMap reply = finishEpoch(int(step / batches), true);
-                const QString action = reply.value(QStringLiteral("action")).toString();
-                if (action == QLatin1String("stop"))
+                const QString action = reply.value(Action::Field).toString();
+                if (action == Action::Stop)
                     return true;
-                if (action == QLatin1String("regroup")) { // someone was lost at the barrier
+                if (action == Action::Regroup) { // someone was lost at the barrier
                     if (!regroup(reply))
                         return true;
                     continue;
@@ -566,7 +567,7 @@ struct TrainingWorker::Run
             } catch (const CollectiveError &e) {
                 qCWarning(lcWorker).noquote() << "step" << step << "failed:" << e.what();
                 const QCborMap reply = link.request(
-                    QStringLiteral("collective_failed"),
+                    Message::CollectiveFailed,
                     QCborMap{{QStringLiteral("step"), qint64(step)},
                              {QStringLiteral("message"), QString::fromUtf8(e.what())}});
                 if (!regroup(reply))
@@ -619,7 +620,7 @@ struct TrainingWorker::Run
     /** async: pull, compute, push; the parameter server answers with fresh weights. */
     bool runAsync(QCborMap ready)
     {
-        if (ready.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+        if (ready.value(Action::Field).toString() == Action::Stop)
             return true;
         adoptGroup(ready.value(QStringLiteral("group")).toMap());
         int epoch = int(ready.value(QStringLiteral("epoch")).toInteger(1));
@@ -642,8 +643,8 @@ struct TrainingWorker::Run
             const std::int64_t mine = parts[std::size_t(group.rank)];
             const std::int64_t localBatch = std::max<std::int64_t>(
                 1, std::llround(double(job.batch) * group.shares[std::size_t(group.rank)]));
-            QCborMap reply = link.request(QStringLiteral("ps_pull"), {});
-            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+            QCborMap reply = link.request(Message::PsPull, {});
+            if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
             qint64 version = adopt(reply);
             const std::int64_t *indices = order->indices(0) + offset;
@@ -661,19 +662,19 @@ struct TrainingWorker::Run
                 step = std::int64_t(epoch - 1) * batches +
                        std::min(batches - 1, first * batches / std::max<std::int64_t>(mine, 1));
                 reply = link.request(
-                    QStringLiteral("ps_push"),
+                    Message::PsPush,
                     QCborMap{{QStringLiteral("version"), version},
                              {QStringLiteral("lr"), rate()},
                              {QStringLiteral("count"), qint64(count)},
                              {QStringLiteral("gradient"), floatBytes(push.data(), push.size())}});
-                if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+                if (reply.value(Action::Field).toString() == Action::Stop)
                     return true;
                 version = adopt(reply);
                 report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
             }
             step = std::int64_t(epoch) * batches;
             reply = finishEpoch(epoch, false);
-            if (reply.value(QStringLiteral("action")).toString() == QLatin1String("stop"))
+            if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
             const QCborValue next = reply.value(QStringLiteral("next_group"));
             if (next.isMap())
@@ -729,7 +730,7 @@ void TrainingWorker::run()
         if (m_link->stopRequested())
             throw LinkError("stopped before the job started");
         const QCborMap ready = m_link->request(
-            QStringLiteral("job_ready"),
+            Message::JobReady,
             QCborMap{{QStringLiteral("images_per_second"), speed},
                      {QStringLiteral("train_samples"), qint64(run.train->size())},
                      {QStringLiteral("test_samples"), qint64(run.test ? run.test->size() : 0)},
@@ -739,8 +740,8 @@ void TrainingWorker::run()
         // The final weights: from rank 0 of the collective modes (all ranks hold them);
         // in async mode the coordinator's parameter server has them already.
         if (m_job.mode != TrainingMode::Async && run.group.rank == 0)
-            run.postWeights(QStringLiteral("weights"));
-        m_link->post(QStringLiteral("job_done"),
+            run.postWeights(Message::Weights);
+        m_link->post(Message::JobDone,
                      QCborMap{{QStringLiteral("cancelled"), cancelled},
                               {QStringLiteral("steps"), qint64(run.step)},
                               {QStringLiteral("rank"), run.group.rank},
@@ -754,12 +755,12 @@ void TrainingWorker::run()
         finish(QStringLiteral("abandoned"));
     } catch (const CollectiveError &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
-        m_link->post(QStringLiteral("job_failed"),
+        m_link->post(Message::JobFailed,
                      QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
         finish(QStringLiteral("failed"));
     } catch (const std::exception &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
-        m_link->post(QStringLiteral("job_failed"),
+        m_link->post(Message::JobFailed,
                      QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
         finish(QStringLiteral("failed"));
     }

@@ -70,6 +70,7 @@ private Q_SLOTS:
     void splitsFollowShares();
     void jobsAreValidated();
     void shipmentsAreChecked();
+    void nodeKeepsAJobsShipmentsTogether();
     void parameterServerBoundsStaleness();
     void parameterServerRoundMovesLikeASyncStep();
 
@@ -643,6 +644,53 @@ void TestCluster::malformedJobsAreRefused()
     QVERIFY(client.isReady());
     QTRY_VERIFY2_WITH_TIMEOUT(m_nodes[0]->logSince(mark).contains(QLatin1String("checksum")),
                               qPrintable(m_nodes[0]->logSince(mark)), 3000);
+}
+
+void TestCluster::nodeKeepsAJobsShipmentsTogether()
+{
+    // A node keeps four shipments. When a fifth and sixth come, the oldest go — not the new
+    // job's training set, whatever the ids (the app's "session-..." sort before the CLI's
+    // "train-...": dropping by id order once refused the app's job for its own test set).
+    startNodes(1);
+    net::ControlClient client(QStringLiteral("127.0.0.1"), m_nodes[0]->port, m_key);
+    QSignalSpy ready(&client, &net::ControlClient::ready);
+    QSignalSpy messages(&client, &net::ControlClient::message);
+    client.connectToNode();
+    QVERIFY(ready.wait(5000));
+    std::vector<float> images(64 * 28 * 28, 0.5f);
+    std::vector<std::int32_t> labels(64);
+    for (int i = 0; i < 64; ++i)
+        labels[std::size_t(i)] = i % 10;
+    const core::TensorDataset data("tiny", core::Shape{1, 28, 28}, 10, images, labels);
+    auto ship = [&](const QString &id) {
+        messages.clear();
+        for (const auto &c : net::Shipment::chunks(data, id))
+            client.send(QStringLiteral("data_chunk"), c);
+        if (!messages.wait(5000))
+            return QString();
+        return messages.takeFirst().at(0).value<net::Frame>().type;
+    };
+    for (const QString &id : {QStringLiteral("train-z1-train"), QStringLiteral("train-z2-train"),
+                              QStringLiteral("train-z3-train"), QStringLiteral("train-z4-train"),
+                              QStringLiteral("session-a-train"), QStringLiteral("session-a-test")})
+        QCOMPARE(ship(id), QStringLiteral("data_received"));
+    auto answer = [&](const QString &train, const QString &test) {
+        net::JobSpec job = lenetJob(net::TrainingMode::Sync, 64);
+        job.dataset = QStringLiteral("shipped");
+        job.train_shipment = train;
+        job.test_shipment = test;
+        messages.clear();
+        client.send(QStringLiteral("job"), job.toCbor());
+        if (!messages.wait(5000))
+            return QString();
+        const auto f = messages.takeFirst().at(0).value<net::Frame>();
+        return f.type + QLatin1Char(' ') + f.body.value(QStringLiteral("message")).toString();
+    };
+    // The two that arrived first made room.
+    QVERIFY(answer(QStringLiteral("train-z2-train"), {}).contains(QLatin1String("has not arrived")));
+    const QString accepted = answer(QStringLiteral("session-a-train"), QStringLiteral("session-a-test"));
+    QVERIFY2(accepted.startsWith(QLatin1String("job_accepted")), qPrintable(accepted));
+    client.send(QStringLiteral("stop"));
 }
 
 void TestCluster::lostNodeRejoinsAtNextEpoch()

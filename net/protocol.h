@@ -1,0 +1,68 @@
+#pragma once
+
+#include <QLatin1String>
+
+namespace edgetrain::net {
+
+/**
+ * The control protocol's vocabulary: every message type a frame (frame.h) carries, and the
+ * actions the coordinator answers a worker's requests with. Both ends name them from here, so a
+ * reader sees the whole protocol in one place and a typo is a compile error, not a message that
+ * nobody handles. The bodies' fields are written and read where each message's content is
+ * (JobSpec, NodeInfo, TrainingStatus, GroupSpec, SystemSample, and the coordinator's and
+ * worker's epoch exchange).
+ */
+namespace Message {
+// Handshake (controlclient.cpp ↔ nodeserver.cpp): the client's nonce, the node's challenge, the
+// client's proof of the cluster key, the node's facts once the key is proven; a stranger's
+// frames are answered with `refused`.
+inline constexpr QLatin1String Hello{"hello"};
+inline constexpr QLatin1String Challenge{"challenge"};
+inline constexpr QLatin1String Auth{"auth"};
+inline constexpr QLatin1String Welcome{"welcome"};
+inline constexpr QLatin1String Refused{"refused"};
+// Session upkeep: liveness, and the node's once-a-second readings (SystemSample).
+inline constexpr QLatin1String Ping{"ping"};
+inline constexpr QLatin1String Pong{"pong"};
+inline constexpr QLatin1String Subscribe{"subscribe"};
+inline constexpr QLatin1String Unsubscribe{"unsubscribe"};
+inline constexpr QLatin1String Metrics{"metrics"};
+// A job (coordinator → node): shipped data first, then the JobSpec; the node accepts or refuses
+// each; `stop` ends the job; `reply` answers a worker's request (JobLink).
+inline constexpr QLatin1String DataChunk{"data_chunk"};
+inline constexpr QLatin1String DataReceived{"data_received"};
+inline constexpr QLatin1String DataRefused{"data_refused"};
+inline constexpr QLatin1String Job{"job"};
+inline constexpr QLatin1String JobAccepted{"job_accepted"};
+inline constexpr QLatin1String JobRefused{"job_refused"};
+inline constexpr QLatin1String Stop{"stop"};
+inline constexpr QLatin1String Reply{"reply"};
+// The worker (node → coordinator, through JobLink): ready to join, progress, the end of each
+// epoch and its validation, the parameter server's pull and push, the collectives' key-value
+// store, the model (the last epoch's and the best one's), the end of the job.
+inline constexpr QLatin1String JobReady{"job_ready"};
+inline constexpr QLatin1String Progress{"progress"};
+inline constexpr QLatin1String EpochDone{"epoch_done"};
+inline constexpr QLatin1String EpochEval{"epoch_eval"};
+inline constexpr QLatin1String PsPull{"ps_pull"};
+inline constexpr QLatin1String PsPush{"ps_push"};
+inline constexpr QLatin1String StoreSet{"store_set"};
+inline constexpr QLatin1String StoreGet{"store_get"};
+inline constexpr QLatin1String CollectiveFailed{"collective_failed"};
+inline constexpr QLatin1String Weights{"weights"};
+inline constexpr QLatin1String BestWeights{"best_weights"};
+inline constexpr QLatin1String JobDone{"job_done"};
+inline constexpr QLatin1String JobFailed{"job_failed"};
+} // namespace Message
+
+/** The `action` field of the coordinator's replies: what the worker does next. */
+namespace Action {
+inline constexpr QLatin1String Field{"action"};
+inline constexpr QLatin1String Start{"start"};       // the group is formed: train
+inline constexpr QLatin1String Continue{"continue"}; // the next epoch
+inline constexpr QLatin1String Evaluate{"evaluate"}; // validate this epoch's model, then go on
+inline constexpr QLatin1String Regroup{"regroup"};   // a member was lost: join the new group
+inline constexpr QLatin1String Stop{"stop"};         // the job ends
+} // namespace Action
+
+} // namespace edgetrain::net
