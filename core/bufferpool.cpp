@@ -139,25 +139,5 @@ std::int64_t BufferPool::limit() const
     return m_limit;
 }
 
-std::int64_t BufferPool::keptBytes() const
-{
-    std::lock_guard lock(m_mutex);
-    return m_kept;
-}
-
-void BufferPool::clear()
-{
-    std::vector<std::pair<float *, std::size_t>> toFree;
-    {
-        std::lock_guard lock(m_mutex);
-        for (auto &[size, blocks] : m_free)
-            for (float *b : blocks)
-                toFree.push_back({b, size});
-        m_free.clear();
-        m_kept = 0;
-    }
-    for (const auto &[b, size] : toFree)
-        unmapBlock(b, size);
-}
 
 } // namespace edgetrain::core

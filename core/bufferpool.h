@@ -35,9 +35,6 @@ public:
      *  above a new, lower limit are released at once. */
     void setLimit(std::int64_t bytes);
     std::int64_t limit() const;
-    std::int64_t keptBytes() const;
-    /** Releases every kept block. */
-    void clear();
 
 private:
     BufferPool();

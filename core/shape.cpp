@@ -14,14 +14,6 @@ std::int64_t Shape::numel() const
     return n;
 }
 
-Shape Shape::withBatch(std::int64_t n) const
-{
-    Shape s = *this;
-    if (s.rank() > 0)
-        s[0] = n;
-    return s;
-}
-
 Shape Shape::sample() const
 {
     return Shape(

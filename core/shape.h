@@ -21,8 +21,6 @@ public:
     std::int64_t numel() const;
     const std::vector<std::int64_t> &dims() const { return m_dims; }
 
-    /** The same shape with the outermost (batch) dimension replaced. */
-    Shape withBatch(std::int64_t n) const;
     /** The shape without its outermost dimension (one sample). */
     Shape sample() const;
 

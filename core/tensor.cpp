@@ -69,11 +69,6 @@ Tensor Tensor::zeros(Shape shape, MemoryCategory category)
     return t;
 }
 
-MemoryCategory Tensor::category() const
-{
-    return m_buffer ? m_buffer->category : MemoryCategory::Workspace;
-}
-
 Tensor Tensor::reshaped(Shape shape) const
 {
     if (shape.numel() != numel())

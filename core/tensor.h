@@ -28,7 +28,6 @@ public:
     const Shape &shape() const { return m_shape; }
     std::int64_t numel() const { return m_numel; }
     std::int64_t dim(int i) const { return m_shape[i]; }
-    MemoryCategory category() const;
 
     /** A tensor of a MemorySimulation: shape and bytes, no data (data() is null). */
     bool isVirtual() const { return m_buffer && !m_data && m_numel > 0; }

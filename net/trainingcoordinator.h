@@ -24,7 +24,7 @@ Q_DECLARE_LOGGING_CATEGORY(lcCoordinator)
 /** What happened to a node, or to the group, during a run. */
 enum class ClusterEventKind {
     Lost,       // stopped answering or disconnected: dropped from the group
-    Failed,     // reported a failure of its own (a refused job, bad data): out of the run
+    Failed,     // failed or refused the job or its data, or pushed a bad gradient: out of the run
     Rejoined,   // came back and trains again from the next epoch
     Regrouped,  // a new group formed (no node: the group's event)
     Rebalanced, // batch shares moved to follow the measured speeds (the group's event)

@@ -18,8 +18,9 @@ namespace edgetrain::ui {
 
 /**
  * A quantity over time with one line per device (and, for a second variant such as network
- * transmit, a dashed one). Points are buffered and reach the chart when flush() is called — the
- * train page flushes twice a second, so a burst of readings costs one repaint.
+ * transmit, a dashed one). Points are buffered and reach the chart when flush() is called, so a
+ * burst of readings costs one repaint. The train page flushes one of its six charts every 100 ms,
+ * in turn, so each chart is redrawn every 600 ms.
  */
 class DeviceChart : public QChartView
 {

@@ -23,7 +23,6 @@ public:
     explicit TrainPage(app::Workflow *workflow, QWidget *parent = nullptr);
     const TrainingCharts &charts() const { return m_charts; }
     QPushButton *startButton() const { return m_start; }
-    QPushButton *stopButton() const { return m_stop; }
 
 private:
     void reload();

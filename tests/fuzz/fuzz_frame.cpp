@@ -3,7 +3,11 @@
 // reads out of bounds (ASan), never hits undefined behaviour (UBSan).
 //
 //   cmake --preset fuzz && cmake --build --preset fuzz
-//   build/fuzz/tests/fuzz/fuzz_frame -max_total_time=300 tests/fuzz/corpus
+//   mkdir -p /tmp/corpus
+//   build/fuzz/bin/fuzz_frame -max_total_time=300 /tmp/corpus tests/fuzz/corpus
+//
+// libFuzzer writes the inputs it finds into the first directory, so the checked-in seeds in
+// tests/fuzz/corpus stay as they are.
 
 #include "net/frame.h"
 
