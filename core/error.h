@@ -6,10 +6,13 @@
 namespace edgetrain::core {
 
 /**
- * Error policy of core: anything caused by input (files, specs, settings, shapes handed in from
- * outside) throws one of these, with a message that names what and where. Broken invariants
- * inside the engine are asserts, not exceptions. Callers above core catch Error at their
- * boundary and turn it into a signal, a dialog or a CLI message with exit status 1.
+ * Error policy: anything caused by input (files, specs, settings, shapes handed in from outside)
+ * throws an Error, with a message that names what and where. Broken invariants inside the engine
+ * are asserts, not exceptions. This is the root of every error the project throws, so a boundary
+ * catches one type: core's kinds below, vision's (SourceError, TeacherError), net's
+ * (CollectiveError: a collective broke; LinkError: the coordinator went away) and the CLI's
+ * UsageError. Callers catch at their boundary and turn it into a signal, a dialog or a CLI
+ * message with exit status 1 (2 for usage).
  */
 class Error : public std::runtime_error
 {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/error.h"
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -17,10 +19,10 @@ namespace edgetrain::net {
 
 /** A collective failed: a peer died, the network broke or a timeout passed. The group cannot be
  *  used any more; build a new one (with a new prefix) from the survivors. */
-class CollectiveError : public std::runtime_error
+class CollectiveError : public core::Error
 {
 public:
-    using std::runtime_error::runtime_error;
+    using core::Error::Error;
 };
 
 /** One group of ranks (gloo's style: an options object, then the calls). */

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/error.h"
+
 #include <QCborMap>
 #include <QString>
 
@@ -15,10 +17,10 @@
 namespace edgetrain::net {
 
 /** The coordinator is gone (connection closed) or did not answer in time. */
-class LinkError : public std::runtime_error
+class LinkError : public core::Error
 {
 public:
-    using std::runtime_error::runtime_error;
+    using core::Error::Error;
 };
 
 /**

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/error.h"
 #include "core/json.h"
 #include "core/memoryaccountant.h"
 #include "core/modelspec.h"
@@ -19,10 +20,10 @@ namespace edgetrain::app {
 enum ExitCode : int { ExitSuccess = 0, ExitFailure = 1, ExitUsage = 2 };
 
 /** A usage error (bad flag, bad value): reported with exit status 2. */
-class UsageError : public std::runtime_error
+class UsageError : public core::Error
 {
 public:
-    using std::runtime_error::runtime_error;
+    using core::Error::Error;
 };
 
 /**
