@@ -235,21 +235,25 @@ bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out,
         return false;
     for (const auto &[host, port] : list) {
         QHostAddress address(host);
-        if (address.isNull()) {
-            const QHostInfo info = QHostInfo::fromName(host);
-            for (const QHostAddress &a : info.addresses())
-                if (address.isNull() || (a.protocol() == QAbstractSocket::IPv4Protocol &&
-                                         address.protocol() != QAbstractSocket::IPv4Protocol))
-                    address = a;
-            if (address.isNull()) {
-                *error = QStringLiteral("'%1' is neither an IP address nor a name that resolves%2")
-                             .arg(host, info.errorString().isEmpty()
-                                            ? QString()
-                                            : QStringLiteral(" (%1)").arg(info.errorString()));
-                return false;
-            }
-        }
+        if (address.isNull() && !resolvedAddress(host, QHostInfo::fromName(host), &address, error))
+            return false;
         out->append({address, port});
+    }
+    return true;
+}
+
+bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address, QString *error)
+{
+    *address = QHostAddress();
+    for (const QHostAddress &a : info.addresses())
+        if (address->isNull() ||
+            (a.protocol() == QAbstractSocket::IPv4Protocol && address->protocol() != QAbstractSocket::IPv4Protocol))
+            *address = a;
+    if (address->isNull()) {
+        *error = QStringLiteral("'%1' is neither an IP address nor a name that resolves%2")
+                     .arg(host, info.errorString().isEmpty() ? QString()
+                                                             : QStringLiteral(" (%1)").arg(info.errorString()));
+        return false;
     }
     return true;
 }

@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QTimer>
 
+class QHostInfo;
 class QUdpSocket;
 
 namespace edgetrain::net {
@@ -114,7 +115,13 @@ bool parseHostPorts(const QString &text, QList<QPair<QString, quint16>> *out, QS
 /** Discovery targets from "host:port[,host:port...]": IP addresses as they are, names (also
  *  "localhost") resolved, an IPv4 address preferred (the nodes answer on IPv4). False with a
  *  message naming the entry that is neither an address nor a name that resolves. The one parser
- *  for `nodes --probe`, `train --discover --probe` and the app's probe field. */
+ *  for `nodes --probe` and `train --discover --probe`; it waits for name lookups, so the app's
+ *  probe field parses with parseHostPorts() and looks names up with QHostInfo::lookupHost(),
+ *  choosing by resolvedAddress(). */
 bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out, QString *error);
+
+/** The address a looked-up name is probed at (IPv4 preferred); false with a message naming
+ *  `host` when it did not resolve. */
+bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address, QString *error);
 
 } // namespace edgetrain::net

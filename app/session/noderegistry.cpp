@@ -4,6 +4,7 @@
 #include "net/nodeid.h"
 
 #include <QFileInfo>
+#include <QHostInfo>
 
 #include <algorithm>
 #include <chrono>
@@ -59,14 +60,24 @@ bool NodeRegistry::setKeyFile(const QString &path, QString *error)
 bool NodeRegistry::addProbe(const QString &hostPort, QString *error)
 {
     QList<QPair<QString, quint16>> list; // as the user wrote them: a name stays a name
-    QList<net::NodeBrowser::Target> targets;
-    if (!net::parseHostPorts(hostPort, &list, error) ||
-        !net::parseDiscoveryTargets(hostPort, &targets, error))
+    if (!net::parseHostPorts(hostPort, &list, error))
         return false;
     startDiscovery();
-    for (qsizetype i = 0; i < targets.size(); ++i) {
-        m_browser->addTarget(targets[i]);
-        Q_EMIT probeAdded(net::hostPort(list[i].first, list[i].second));
+    for (const auto &[host, port] : list) {
+        Q_EMIT probeAdded(net::hostPort(host, port));
+        if (const QHostAddress address(host); !address.isNull()) {
+            m_browser->addTarget({address, port});
+            continue;
+        }
+        // A name is looked up without holding the GUI thread; one that does not resolve is said.
+        QHostInfo::lookupHost(host, this, [this, host = host, port = port](const QHostInfo &info) {
+            QHostAddress address;
+            QString problem;
+            if (net::resolvedAddress(host, info, &address, &problem))
+                m_browser->addTarget({address, port});
+            else
+                Q_EMIT message(QStringLiteral("probe %1: %2").arg(net::hostPort(host, port), problem));
+        });
     }
     return true;
 }

@@ -315,6 +315,16 @@ void TstGui::discoveryFillsNodesTable()
     // A node typed in with a wrong address is reported, not a crash.
     QVERIFY(!m_workflow->nodes().addNode(QStringLiteral("not-an-address"), &error));
     QVERIFY(error.contains(QLatin1String("host:port")));
+    // A probe by name is looked up in the background (the GUI thread does not wait for DNS); a
+    // name that does not resolve is said in the status bar.
+    QSignalSpy said(&m_workflow->nodes(), &app::NodeRegistry::message);
+    QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("no-such-node.invalid:45454"), &error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(said.begin(), said.end(),
+                                         [](const QList<QVariant> &m) {
+                                             return m.at(0).toString().contains(QLatin1String("no-such-node.invalid")) &&
+                                                    m.at(0).toString().contains(QLatin1String("resolve"));
+                                         }),
+                             30000);
     screenshot(QStringLiteral("nodes"));
 }
 
