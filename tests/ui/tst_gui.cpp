@@ -156,6 +156,8 @@ private:
     // earlier step is made here when that step has not run.
     void requirePairedNodes();
     void requireDataset();
+    /** Paired nodes, a crop dataset, and the crop student planned for `epochs` (batch 64). */
+    bool prepareStudentRun(int epochs);
     bool nodesIdle(int timeoutMs);
 
     QTemporaryDir m_dir;
@@ -244,6 +246,21 @@ void TstGui::requireDataset()
     QVERIFY2(waitTask(*m_workflow, app::Task::Labelling, 120000, &message), qPrintable(message));
     m_workflow->startDataset();
     QVERIFY2(waitTask(*m_workflow, app::Task::Dataset, 120000, &message), qPrintable(message));
+}
+
+bool TstGui::prepareStudentRun(int epochs)
+{
+    requirePairedNodes();
+    if (QTest::currentTestFailed())
+        return false;
+    requireDataset();
+    if (QTest::currentTestFailed())
+        return false;
+    app::PlanSettings plan = m_workflow->session().plan;
+    plan.model = QStringLiteral("student");
+    plan.epochs = epochs;
+    plan.batch = 64;
+    return m_workflow->setPlanSettings(plan);
 }
 
 void TstGui::screenshot(const QString &name)
@@ -440,15 +457,7 @@ void TstGui::labelReviewAndDataset()
 
 void TstGui::trainingFillsChartsAndPdf()
 {
-    requirePairedNodes();
-    requireDataset();
-    if (QTest::currentTestFailed())
-        return;
-    app::PlanSettings plan = m_workflow->session().plan;
-    plan.model = QStringLiteral("student");
-    plan.epochs = 3;
-    plan.batch = 64;
-    QVERIFY(m_workflow->setPlanSettings(plan));
+    QVERIFY(prepareStudentRun(3));
     QVERIFY(m_workflow->setEvaluationFrames(6));
     const app::Session &s = m_workflow->session();
     m_window->showStep(ui::MainWindow::Train);
@@ -543,14 +552,7 @@ bool TstGui::nodesIdle(int timeoutMs)
 
 void TstGui::closingMidTrainingStopsTheJob()
 {
-    requirePairedNodes();
-    requireDataset();
-    if (QTest::currentTestFailed())
-        return;
-    app::PlanSettings plan = m_workflow->session().plan;
-    plan.model = QStringLiteral("student");
-    plan.epochs = 200; // far more than the test waits for
-    QVERIFY(m_workflow->setPlanSettings(plan));
+    QVERIFY(prepareStudentRun(200)); // far more epochs than the test waits for
     m_window->showStep(ui::MainWindow::Train);
     QSignalSpy epochs(m_workflow.get(), &app::Workflow::epochFinished);
     QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
