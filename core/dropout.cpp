@@ -1,6 +1,7 @@
 #include "dropout.h"
 
 #include "error.h"
+#include "fieldcheck.h"
 #include "numbertext.h"
 
 namespace edgetrain::core {
@@ -9,8 +10,8 @@ Dropout::Dropout(std::string name, double p)
     : Layer(std::move(name)), m_p(p), m_salt(stableHash(this->name()))
 {
     if (!(p >= 0.0 && p < 1.0))
-        throw SpecError("layer '" + this->name() + "' (dropout): p must be in [0, 1), got " +
-                        NumberText::format(p));
+        throw SpecError((this->name().empty() ? std::string("dropout: ") : "layer '" + this->name() + "' (dropout): ") +
+                        FieldCheck::mustBe("p", "a number from 0 up to (not including) 1", NumberText::format(p)));
 }
 
 void Dropout::applyMask(const float *in, float *out, std::int64_t n, const PassContext &ctx) const
