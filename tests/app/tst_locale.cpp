@@ -164,6 +164,11 @@ void TestLocale::trainingFilesAcrossLocales()
     QVERIFY2(memory.status == 0, qPrintable(memory.err));
     QVERIFY2(memory.jsonError.isEmpty(), qPrintable(memory.jsonError));
     QVERIFY(memory.json.value(QLatin1String("predicted_recompute_factor")).toDouble() >= 1.0);
+    const Run bench = cliIn(kGerman, {"bench", "--model", spec, "--batch", "8", "--input", "1x28x28", "--steps", "2",
+                                      "--threads", "1", "--json"});
+    QVERIFY2(bench.status == 0, qPrintable(bench.err));
+    QVERIFY2(bench.jsonError.isEmpty(), qPrintable(bench.jsonError));
+    QVERIFY(bench.json.value(QLatin1String("images_per_second")).toDouble() > 0);
     // A fraction is read as itself: p = 1.5 is refused as 1.5 (not truncated to 1).
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(R"({"name": "bad", "input": [4], "stages": [{"type": "dropout", "p": 1.5}, {"type": "linear", "out_features": 2}]})");
@@ -202,6 +207,25 @@ void TestLocale::labelsDatasetAndDetect()
     const double x = boxes.first().toObject().value(QLatin1String("x")).toDouble(-1);
     QVERIFY2(std::abs(x - edgetrain::tests::walkingPersonAt(30).x) < 8, qPrintable(QString::number(x)));
     QVERIFY(detect.json.value(QLatin1String("fps")).toDouble() > 0);
+    // Ground truth with fractional boxes imported under German, exported under C as COCO: the
+    // same numbers.
+    QFile gt(m_dir.filePath(QStringLiteral("gt.txt")));
+    QVERIFY(gt.open(QIODevice::WriteOnly));
+    gt.write("31,1,80.5,100.25,20.5,50,1,1,1\n");
+    gt.close();
+    const Run imported = cliIn(kGerman, {"truth", "import", "--session", session, "--format", "mot", "--file",
+                                         gt.fileName(), "--json"});
+    QVERIFY2(imported.status == 0, qPrintable(imported.err));
+    QVERIFY2(imported.jsonError.isEmpty(), qPrintable(imported.jsonError));
+    QCOMPARE(imported.json.value(QLatin1String("boxes")).toInt(), 1);
+    const QString coco = m_dir.filePath(QStringLiteral("truth.coco.json"));
+    const Run exported = cliIn("C", {"truth", "export", "--session", session, "--format", "coco", "--out", coco, "--json"});
+    QVERIFY2(exported.status == 0, qPrintable(exported.err));
+    const QJsonDocument cocoDoc = jsonFile(coco, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const QJsonArray bbox =
+        cocoDoc.object().value(QLatin1String("annotations")).toArray().first().toObject().value(QLatin1String("bbox")).toArray();
+    QCOMPARE(bbox, (QJsonArray{79.5, 99.25, 20.5, 50})); // MOT counts pixels from 1, COCO from 0
 }
 
 void TestLocale::monitorCsv()
@@ -216,6 +240,11 @@ void TestLocale::monitorCsv()
     QFile::setPermissions(keyFile, QFile::ReadOwner | QFile::WriteOwner);
     NodeProcess node(QStringLiteral("pi, rack 2"), keyFile);
     QVERIFY2(node.waitReady(), qPrintable(node.log()));
+    const Run nodes = cliIn(kGerman, {"nodes", "--probe", QStringLiteral("127.0.0.1:%1").arg(node.discoveryPort),
+                                      "--timeout", "2s", "--json"});
+    QVERIFY2(nodes.status == 0, qPrintable(nodes.err));
+    QVERIFY2(nodes.jsonError.isEmpty(), qPrintable(nodes.jsonError));
+    QVERIFY2(nodes.out.contains(QLatin1String("pi, rack 2")), qPrintable(nodes.out));
     const QString csv = m_dir.filePath(QStringLiteral("metrics.csv"));
     const Run monitor = cliIn(kGerman, {"monitor", "--nodes", QStringLiteral("127.0.0.1:%1").arg(node.port), "--key-file",
                                         keyFile, "--csv", csv, "--duration", "3s"});
