@@ -7,6 +7,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace edgetrain::vision {
@@ -22,21 +23,91 @@ FrameStudent::FrameStudent(core::Model &model) : m_model(model)
     m_input = cv::Size(int(s[2]), int(s[1]));
 }
 
+namespace {
+
+double iou(const core::DecodedBox &a, const core::DecodedBox &b)
+{
+    const double iw = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+    const double ih = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+    if (iw <= 0 || ih <= 0)
+        return 0.0;
+    const double inter = iw * ih;
+    return inter / ((a.x1 - a.x0) * (a.y1 - a.y0) + (b.x1 - b.x0) * (b.y1 - b.y0) - inter);
+}
+
+} // namespace
+
+std::vector<core::DecodedBox> FrameStudent::fuseViews(const std::vector<core::DecodedBox> &frame,
+                                                      const std::vector<core::DecodedBox> &mirrored, double minIou)
+{
+    struct Candidate
+    {
+        core::DecodedBox box;
+        int view;
+        bool used = false;
+    };
+    std::vector<Candidate> pool;
+    for (const auto &b : frame)
+        pool.push_back({b, 0});
+    for (const auto &b : mirrored)
+        pool.push_back({b, 1});
+    std::stable_sort(pool.begin(), pool.end(),
+                     [](const Candidate &a, const Candidate &b) { return a.box.score > b.box.score; });
+    std::vector<core::DecodedBox> fused;
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+        if (pool[i].used)
+            continue;
+        pool[i].used = true;
+        const core::DecodedBox &a = pool[i].box;
+        core::DecodedBox out = a;
+        out.score = a.score / 2;
+        for (std::size_t j = i + 1; j < pool.size(); ++j) {
+            if (pool[j].used || pool[j].view == pool[i].view || iou(a, pool[j].box) < minIou)
+                continue;
+            pool[j].used = true;
+            const core::DecodedBox &b = pool[j].box;
+            const float wa = a.score / (a.score + b.score), wb = 1.0f - wa;
+            out = {wa * a.x0 + wb * b.x0, wa * a.y0 + wb * b.y0, wa * a.x1 + wb * b.x1, wa * a.y1 + wb * b.y1,
+                   (a.score + b.score) / 2};
+            break;
+        }
+        fused.push_back(out);
+    }
+    return fused;
+}
+
 std::vector<Detection> FrameStudent::detect(const cv::Mat &bgr, float threshold)
 {
     cv::Mat resized;
     cv::resize(bgr, resized, m_input, 0, 0, cv::INTER_AREA);
-    core::Tensor x(m_model.batchShape(1), core::MemoryCategory::Activations);
+    const int views = mirror ? 2 : 1;
+    core::Tensor x(m_model.batchShape(views), core::MemoryCategory::Activations);
+    const std::int64_t sampleSize = x.numel() / views;
     CropDataset::toTensor(resized, x.data());
+    if (mirror) {
+        cv::Mat flipped;
+        cv::flip(resized, flipped, 1);
+        CropDataset::toTensor(flipped, x.data() + sampleSize);
+    }
     core::PassContext ctx;
     ctx.training = false;
     const core::Tensor out = m_model.forward(x, ctx);
     const int h = int(out.shape()[2]), w = int(out.shape()[3]);
     core::DecodeOptions d;
     d.stride = m_stride;
-    d.threshold = threshold;
+    // A box's fused score is the mean of its two views': each view is read down to half the
+    // threshold so that a partner is not lost.
+    d.threshold = mirror ? threshold / 2 : threshold;
     d.top_k = m_maxDetections;
-    const auto boxes = core::DetectionLoss::decode(out.data(), h, w, d);
+    std::vector<core::DecodedBox> boxes = core::DetectionLoss::decode(out.data(), h, w, d);
+    if (mirror) {
+        std::vector<core::DecodedBox> back =
+            core::DetectionLoss::decode(out.data() + out.numel() / 2, h, w, d);
+        for (core::DecodedBox &b : back)
+            b = {float(m_input.width) - b.x1, b.y0, float(m_input.width) - b.x0, b.y1, b.score};
+        boxes = fuseViews(boxes, back, mirror_iou);
+        std::erase_if(boxes, [&](const core::DecodedBox &b) { return b.score < threshold; });
+    }
     const double kx = double(bgr.cols) / m_input.width, ky = double(bgr.rows) / m_input.height;
     std::vector<Detection> found;
     for (const auto &b : boxes) {

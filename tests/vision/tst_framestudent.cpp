@@ -172,6 +172,7 @@ private Q_SLOTS:
     void loadsAsDetectionTensors();
     void studentFindsRectanglesOnLaterFrames();
     void boxesMapBackToSourcePixels();
+    void mirrorViewsAreFused();
     void labelsKeepStudentBoxes();
     void operatingPointIsTheBestF1AgainstTheLabels();
     void operatingThresholdTravelsWithTheWeights();
@@ -397,6 +398,30 @@ void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
           found, truths, precision, correct, detections);
     QVERIFY(recall >= 0.8);
     QVERIFY(precision >= 0.8);
+}
+
+void TestFrameStudent::mirrorViewsAreFused()
+{
+    using core::DecodedBox;
+    // A person seen in both views (boxes a little apart), one seen only in the frame, and in the
+    // mirror a weaker second box on the first person.
+    const std::vector<DecodedBox> frame{{10, 10, 30, 60, 0.8f}, {100, 20, 120, 70, 0.5f}};
+    const std::vector<DecodedBox> mirrored{{12, 10, 32, 60, 0.4f}, {11, 12, 31, 62, 0.2f}};
+    const auto fused = FrameStudent::fuseViews(frame, mirrored, 0.55);
+    QCOMPARE(int(fused.size()), 3);
+    // The pair: the mean score, the box weighted 2:1 towards the stronger view.
+    QCOMPARE(fused[0].score, 0.6f);
+    QVERIFY(std::abs(fused[0].x0 - (10 * 2 + 12) / 3.0f) < 1e-4f);
+    QVERIFY(std::abs(fused[0].x1 - (30 * 2 + 32) / 3.0f) < 1e-4f);
+    // Alone in one view: half its score, its box unchanged.
+    QCOMPARE(fused[1].score, 0.25f);
+    QCOMPARE(fused[1].x0, 100.0f);
+    // The mirror's second box on the first person has no partner left: half its score (the
+    // non-maximum suppression after the fusion removes it).
+    QCOMPARE(fused[2].score, 0.1f);
+    // Nothing in the other view at all: every box keeps half its score.
+    for (const DecodedBox &b : FrameStudent::fuseViews(frame, {}, 0.55))
+        QVERIFY(b.score == 0.4f || b.score == 0.25f);
 }
 
 void TestFrameStudent::boxesMapBackToSourcePixels()
