@@ -139,5 +139,4 @@ std::int64_t BufferPool::limit() const
     return m_limit;
 }
 
-
 } // namespace edgetrain::core

@@ -9,8 +9,9 @@ namespace edgetrain::core {
 
 /**
  * Labelled samples: a class per sample (labelWidth() 1), or a fixed-width int32 record per
- * sample (a detector's boxes, DetectionLoss's layout). Implementations: TensorDataset (in memory; what IDX files
- * and crop folders are loaded into) and views over part of another dataset (shards, limits).
+ * sample (a detector's boxes, DetectionLoss's layout). Implementations: TensorDataset (in memory;
+ * what IDX files and crop folders are loaded into) and views over part of another dataset (shards,
+ * limits).
  */
 class Dataset
 {
@@ -26,7 +27,8 @@ public:
 
     /**
      * Copies samples indices[0..count) into images (count x sampleShape floats, normalised) and
-     * labels (count x labelWidth() values). Indices must be < size() (asserted: they come from the engine, not from input).
+     * labels (count x labelWidth() values). Indices must be < size() (asserted: they come from the
+     * engine, not from input).
      */
     virtual void gather(const std::int64_t *indices, std::int64_t count, float *images,
                         std::int32_t *labels) const = 0;
@@ -38,8 +40,7 @@ class RangeView : public Dataset
 public:
     RangeView(const Dataset &data, std::int64_t begin, std::int64_t end)
         : m_data(data), m_begin(begin), m_end(end)
-    {
-    }
+    {}
     std::int64_t size() const override { return m_end - m_begin; }
     Shape sampleShape() const override { return m_data.sampleShape(); }
     int classCount() const override { return m_data.classCount(); }

@@ -102,8 +102,7 @@ std::vector<LabelBox> DetectionLoss::decodeLabels(const std::int32_t *label, int
             throw Error("detection label: box " + std::to_string(i) + " has kind " +
                         std::to_string(e[4]) + " (1 = object, 2 = ignore)");
         if (e[2] < e[0] || e[3] < e[1])
-            throw Error("detection label: box " + std::to_string(i) +
-                        " has x1 < x0 or y1 < y0");
+            throw Error("detection label: box " + std::to_string(i) + " has x1 < x0 or y1 < y0");
         LabelBox &b = boxes[std::size_t(i)];
         b.x0 = float(e[0]) / kSubpixel;
         b.y0 = float(e[1]) / kSubpixel;
@@ -244,8 +243,10 @@ DetectionLoss::Result DetectionLoss::compute(const Tensor &out, const std::int32
                 const double weight = c < 2 ? options.size_weight : options.offset_weight;
                 (c < 2 ? sizeSum : offsetSum) += std::abs(d);
                 if (g)
-                    g[(c + 1) * plane + at] +=
-                        float(weight * norm * (d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0));
+                    g[(c + 1) * plane + at] += float(weight * norm *
+                                                     (d > 0   ? 1.0
+                                                      : d < 0 ? -1.0
+                                                              : 0.0));
             }
             if (o[at] >= 0.0f && isPeak(o, h, w, t.cy, t.cx))
                 ++r.hits;
@@ -254,8 +255,8 @@ DetectionLoss::Result DetectionLoss::compute(const Tensor &out, const std::int32
     r.heatmap_loss = heatSum * norm;
     r.size_loss = sizeSum * norm;
     r.offset_loss = offsetSum * norm;
-    r.loss = r.heatmap_loss + options.size_weight * r.size_loss +
-             options.offset_weight * r.offset_loss;
+    r.loss =
+        r.heatmap_loss + options.size_weight * r.size_loss + options.offset_weight * r.offset_loss;
     return r;
 }
 

@@ -24,8 +24,8 @@ struct DecodedBox
 /** The "centernet" loss of a ModelSpec ({"type": "centernet", "stride": 4, ...}). */
 struct DetectionLossOptions
 {
-    int stride = 4;        // input pixels per output cell
-    int max_objects = 32;  // label entries per sample
+    int stride = 4;       // input pixels per output cell
+    int max_objects = 32; // label entries per sample
     double size_weight = 1.0;
     double offset_weight = 1.0;
 };

@@ -10,8 +10,10 @@ Dropout::Dropout(std::string name, double p)
     : Layer(std::move(name)), m_p(p), m_salt(stableHash(this->name()))
 {
     if (!(p >= 0.0 && p < 1.0))
-        throw SpecError((this->name().empty() ? std::string("dropout: ") : "layer '" + this->name() + "' (dropout): ") +
-                        FieldCheck::mustBe("p", "a number from 0 up to (not including) 1", NumberText::format(p)));
+        throw SpecError((this->name().empty() ? std::string("dropout: ")
+                                              : "layer '" + this->name() + "' (dropout): ") +
+                        FieldCheck::mustBe("p", "a number from 0 up to (not including) 1",
+                                           NumberText::format(p)));
 }
 
 void Dropout::applyMask(const float *in, float *out, std::int64_t n, const PassContext &ctx) const

@@ -10,7 +10,10 @@ namespace {
 
 std::string numberText(double v)
 {
-    return std::isfinite(v) ? NumberText::format(v) : std::isnan(v) ? "NaN" : v > 0 ? "infinity" : "-infinity";
+    return std::isfinite(v) ? NumberText::format(v)
+           : std::isnan(v)  ? "NaN"
+           : v > 0          ? "infinity"
+                            : "-infinity";
 }
 
 } // namespace
@@ -40,18 +43,21 @@ std::string numberFrom(double lo, double hi)
 
 std::string integerIn(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi)
 {
-    return value >= lo && value <= hi ? std::string() : mustBe(field, integerFrom(lo, hi), std::to_string(value));
+    return value >= lo && value <= hi ? std::string()
+                                      : mustBe(field, integerFrom(lo, hi), std::to_string(value));
 }
 
 std::string numberIn(std::string_view field, double value, double lo, double hi)
 {
-    return value >= lo && value <= hi ? std::string() : mustBe(field, numberFrom(lo, hi), numberText(value));
+    return value >= lo && value <= hi ? std::string()
+                                      : mustBe(field, numberFrom(lo, hi), numberText(value));
 }
 
 bool isIntegral(double value)
 {
     // 2^63 itself is out of int64's range; every double below it that is integral fits.
-    return std::isfinite(value) && value == std::trunc(value) && std::fabs(value) < 9.2233720368547758e18;
+    return std::isfinite(value) && value == std::trunc(value) &&
+           std::fabs(value) < 9.2233720368547758e18;
 }
 
 } // namespace edgetrain::core::FieldCheck

@@ -6,8 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 
 namespace edgetrain::core {
 
@@ -451,7 +451,8 @@ void Json::dumpTo(std::string &out, int indent, int depth) const
         out += std::get<bool>(m_value) ? "true" : "false";
     } else if (isInteger()) {
         char text[24];
-        const auto [end, ec] = std::to_chars(text, text + sizeof text, std::get<std::int64_t>(m_value));
+        const auto [end, ec] =
+            std::to_chars(text, text + sizeof text, std::get<std::int64_t>(m_value));
         out.append(text, ec == std::errc() ? end : text);
     } else if (isNumber()) {
         const double d = std::get<double>(m_value);

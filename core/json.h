@@ -43,7 +43,8 @@ public:
     bool isBool() const { return std::holds_alternative<bool>(m_value); }
     bool isNumber() const
     {
-        return std::holds_alternative<double>(m_value) || std::holds_alternative<std::int64_t>(m_value);
+        return std::holds_alternative<double>(m_value) ||
+               std::holds_alternative<std::int64_t>(m_value);
     }
     /** A number written without fraction or exponent that fits int64 (kept exactly). */
     bool isInteger() const { return std::holds_alternative<std::int64_t>(m_value); }

@@ -10,8 +10,7 @@ namespace edgetrain::core {
 /** Which loss a model trains with: its ModelSpec's "loss" object. */
 struct LossSpec
 {
-    enum class Type
-    {
+    enum class Type {
         SoftmaxCrossEntropy, // {"type": "softmax_cross_entropy"} or no "loss" at all
         CenterNet,           // {"type": "centernet", "stride": 4, "max_objects": 32, ...}
     };
@@ -25,11 +24,11 @@ struct LossSpec
     }
     bool operator==(const LossSpec &o) const
     {
-        return type == o.type && (type != Type::CenterNet ||
-                                  (centernet.stride == o.centernet.stride &&
-                                   centernet.max_objects == o.centernet.max_objects &&
-                                   centernet.size_weight == o.centernet.size_weight &&
-                                   centernet.offset_weight == o.centernet.offset_weight));
+        return type == o.type &&
+               (type != Type::CenterNet || (centernet.stride == o.centernet.stride &&
+                                            centernet.max_objects == o.centernet.max_objects &&
+                                            centernet.size_weight == o.centernet.size_weight &&
+                                            centernet.offset_weight == o.centernet.offset_weight));
     }
 };
 

@@ -1,8 +1,8 @@
 #include "memoryplanner.h"
 
 #include "error.h"
-#include "numbertext.h"
 #include "memorysimulation.h"
+#include "numbertext.h"
 #include "optimalcheckpointing.h"
 
 #include <algorithm>

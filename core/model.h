@@ -55,9 +55,10 @@ public:
 
     /**
      * One forward and backward pass: computes the spec's loss against `labels`
-     * (x.dim(0) * spec().labelWidth() values) and writes every parameter's gradient. `schedule` says which stage
-     * activations are kept and which are recomputed (default: keep all); the gradients are the
-     * same for every schedule. Throws ShapeError if x does not match the model's input.
+     * (x.dim(0) * spec().labelWidth() values) and writes every parameter's gradient. `schedule`
+     * says which stage activations are kept and which are recomputed (default: keep all); the
+     * gradients are the same for every schedule. Throws ShapeError if x does not match the model's
+     * input.
      */
     StepResult forwardBackward(const Tensor &x, const std::int32_t *labels, const PassContext &ctx,
                                const Schedule *schedule = nullptr);

@@ -69,7 +69,6 @@ TensorDataset TensorDataset::slice(std::int64_t begin, std::int64_t end) const
         m_labelWidth);
 }
 
-
 void RangeView::gather(const std::int64_t *indices, std::int64_t count, float *images,
                        std::int32_t *labels) const
 {

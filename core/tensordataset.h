@@ -16,8 +16,7 @@ public:
      * the model's loss knows (DetectionLoss checks its own when it reads them).
      */
     TensorDataset(std::string description, Shape sampleShape, int classes,
-                  std::vector<float> images, std::vector<std::int32_t> labels,
-                  int labelWidth = 1);
+                  std::vector<float> images, std::vector<std::int32_t> labels, int labelWidth = 1);
 
     std::int64_t size() const override { return std::int64_t(m_labels.size()) / m_labelWidth; }
     int labelWidth() const override { return m_labelWidth; }

@@ -1,9 +1,9 @@
 #include "trainer.h"
 
 #include "error.h"
+#include "loss.h"
 #include "numbertext.h"
 #include "random.h"
-#include "loss.h"
 
 #include <chrono>
 #include <numeric>
@@ -26,13 +26,12 @@ void checkData(const Model &model, const Dataset &data)
                          data.sampleShape().toString() + " but model '" + model.spec().name() +
                          "' takes " + model.sampleShape().toString());
     if (data.labelWidth() != model.spec().labelWidth())
-        throw ShapeError(data.description() + " has labels of " +
-                         std::to_string(data.labelWidth()) + " values per sample but model '" +
-                         model.spec().name() + "' (loss " +
-                         (model.spec().loss().type == LossSpec::Type::CenterNet
-                              ? "centernet"
-                              : "softmax_cross_entropy") +
-                         ") needs " + std::to_string(model.spec().labelWidth()));
+        throw ShapeError(
+            data.description() + " has labels of " + std::to_string(data.labelWidth()) +
+            " values per sample but model '" + model.spec().name() + "' (loss " +
+            (model.spec().loss().type == LossSpec::Type::CenterNet ? "centernet"
+                                                                   : "softmax_cross_entropy") +
+            ") needs " + std::to_string(model.spec().labelWidth()));
     if (model.spec().loss().type == LossSpec::Type::SoftmaxCrossEntropy &&
         data.classCount() > model.classCount())
         throw ShapeError(data.description() + " has " + std::to_string(data.classCount()) +

@@ -10,8 +10,8 @@ namespace edgetrain::core {
 Upsample2d::Upsample2d(std::string name, int factor) : Layer(std::move(name)), m_factor(factor)
 {
     if (factor < 1 || factor > 16)
-        throw SpecError("layer '" + this->name() + "' (upsample2d): factor must be in [1, 16], got " +
-                        std::to_string(factor));
+        throw SpecError("layer '" + this->name() +
+                        "' (upsample2d): factor must be in [1, 16], got " + std::to_string(factor));
 }
 
 Shape Upsample2d::outputShape(const Shape &input) const
@@ -66,8 +66,7 @@ Tensor Upsample2d::backward(const Tensor &dy, const LayerCache &cache, const Pas
 {
     const Shape &in = cache.inputShape;
     if (dy.shape() != outputShape(in))
-        shapeError("gradient of shape " + dy.shape().toString() + " does not match the output",
-                   in);
+        shapeError("gradient of shape " + dy.shape().toString() + " does not match the output", in);
     if (!needInputGrad)
         return {};
     Tensor dx(in, MemoryCategory::Activations);

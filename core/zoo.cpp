@@ -103,11 +103,10 @@ Json detector()
     for (double b : {-2.19, 0.0, 0.0, 0.0, 0.0})
         prior.push(b);
     head.set("bias_init", std::move(prior));
-    Json doc = document(
-        "detector", {3, 192, 256},
-        {block("0", 16, 2), block("1", 24, 2), block("2", 24, 1), block("3", 48, 2),
-         block("4", 48, 1), block("5", 48, 1), named(layer("upsample2d"), "6"),
-         block("7", 32, 1), named(std::move(head), "8")});
+    Json doc = document("detector", {3, 192, 256},
+                        {block("0", 16, 2), block("1", 24, 2), block("2", 24, 1), block("3", 48, 2),
+                         block("4", 48, 1), block("5", 48, 1), named(layer("upsample2d"), "6"),
+                         block("7", 32, 1), named(std::move(head), "8")});
     Json loss;
     loss.set("type", "centernet").set("stride", 4).set("max_objects", 32);
     doc.set("loss", std::move(loss));
@@ -198,7 +197,7 @@ Json zooDocument(const std::string &name)
 
 std::vector<std::string> Zoo::names()
 {
-    return {"mlp",      "lenet5",   "student",  "detector", "resnet20",  "resnet32", "resnet44",
+    return {"mlp",      "lenet5",    "student",  "detector", "resnet20", "resnet32",  "resnet44",
             "resnet56", "resnet110", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
 }
 

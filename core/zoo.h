@@ -15,7 +15,8 @@ namespace edgetrain::core {
 class Zoo
 {
 public:
-    /** mlp, lenet5, student, detector (CenterNet loss), resnet20/32/44/56/110, resnet18/34/50/101/152. */
+    /** mlp, lenet5, student, detector (CenterNet loss), resnet20/32/44/56/110,
+     * resnet18/34/50/101/152. */
     static std::vector<std::string> names();
     static bool contains(const std::string &name);
     /** Throws SpecError listing the known names if `name` is not one. */

@@ -13,8 +13,7 @@ namespace edgetrain::net {
 
 namespace {
 
-template <typename Fn>
-void guarded(const char *what, const GroupOptions &o, Fn &&fn)
+template <typename Fn> void guarded(const char *what, const GroupOptions &o, Fn &&fn)
 {
     try {
         fn();

@@ -41,7 +41,9 @@ ControlChannel::ControlChannel(QTcpSocket *socket, QObject *parent)
 
 QString ControlChannel::peer() const
 {
-    return m_socket ? QStringLiteral("%1:%2").arg(m_socket->peerAddress().toString()).arg(m_socket->peerPort())
+    return m_socket ? QStringLiteral("%1:%2")
+                          .arg(m_socket->peerAddress().toString())
+                          .arg(m_socket->peerPort())
                     : QString();
 }
 

@@ -18,7 +18,9 @@ ControlClient::ControlClient(QString host, quint16 port, QByteArray clusterKey, 
 {
     m_silence.setSingleShot(true);
     connect(&m_silence, &QTimer::timeout, this, [this] {
-        fail(QStringLiteral("%1 stopped answering (no metrics for %2 ms)").arg(address()).arg(m_silence.interval()));
+        fail(QStringLiteral("%1 stopped answering (no metrics for %2 ms)")
+                 .arg(address())
+                 .arg(m_silence.interval()));
         if (m_channel)
             m_channel->close(QStringLiteral("node stopped answering"));
     });
@@ -52,7 +54,7 @@ void ControlClient::connectToNode(std::chrono::milliseconds timeout)
     connect(socket, &QTcpSocket::connected, this, [this] {
         m_nonce = randomBytes(Handshake::kNonceBytes);
         m_channel->send(Message::Hello, QCborMap{{QStringLiteral("nonce"), m_nonce},
-                                                          {QStringLiteral("protocol"), Frame::kVersion}});
+                                                 {QStringLiteral("protocol"), Frame::kVersion}});
     });
     m_timeout.start(timeout);
     socket->connectToHost(m_host, m_port);
@@ -65,19 +67,24 @@ void ControlClient::onFrame(const Frame &frame)
     if (frame.type == Message::Refused)
         return fail(QStringLiteral("%1 refused the connection: %2")
                         .arg(address(), frame.body.value(QStringLiteral("reason")).toString()));
-    if (!m_ready && frame.type == Message::Challenge && !frame.authenticated && !m_channel->hasSessionKey()) {
+    if (!m_ready && frame.type == Message::Challenge && !frame.authenticated &&
+        !m_channel->hasSessionKey()) {
         const QByteArray nodeNonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
         const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
         if (nodeNonce.size() != Handshake::kNonceBytes ||
             !constantTimeEquals(proof, Handshake::serverProof(m_key, m_nonce, nodeNonce)))
-            return fail(QStringLiteral("%1 does not hold the cluster key (wrong key file on one side?)").arg(address()));
-        m_channel->send(Message::Auth,
-                        QCborMap{{QStringLiteral("proof"), Handshake::clientProof(m_key, m_nonce, nodeNonce)}});
+            return fail(
+                QStringLiteral("%1 does not hold the cluster key (wrong key file on one side?)")
+                    .arg(address()));
+        m_channel->send(
+            Message::Auth,
+            QCborMap{{QStringLiteral("proof"), Handshake::clientProof(m_key, m_nonce, nodeNonce)}});
         m_channel->setSessionKey(Handshake::sessionKey(m_key, m_nonce, nodeNonce));
         return;
     }
     if (!frame.authenticated)
-        return fail(QStringLiteral("%1 sent '%2' outside the handshake").arg(address(), frame.type.left(32)));
+        return fail(QStringLiteral("%1 sent '%2' outside the handshake")
+                        .arg(address(), frame.type.left(32)));
     if (frame.type == Message::Welcome) {
         const auto info = NodeInfo::fromCbor(frame.body);
         if (!info)
@@ -190,9 +197,9 @@ QList<NodeInfo> DiscoveryProbe::run(const QList<Target> &targets, std::chrono::m
     browser.setTargets(targets);
     std::map<QString, NodeInfo> found;
     connect(&browser, &NodeBrowser::nodeSeen, this, [&](const NodeInfo &n) { found[n.id] = n; });
-    if (!browser.start(std::max<std::chrono::milliseconds>(timeout / 4,
-                                                           std::chrono::milliseconds(100)),
-                       error))
+    if (!browser.start(
+            std::max<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(100)),
+            error))
         return {};
     QEventLoop loop;
     QTimer::singleShot(timeout, &loop, &QEventLoop::quit);
@@ -242,17 +249,19 @@ bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out,
     return true;
 }
 
-bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address, QString *error)
+bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address,
+                     QString *error)
 {
     *address = QHostAddress();
     for (const QHostAddress &a : info.addresses())
-        if (address->isNull() ||
-            (a.protocol() == QAbstractSocket::IPv4Protocol && address->protocol() != QAbstractSocket::IPv4Protocol))
+        if (address->isNull() || (a.protocol() == QAbstractSocket::IPv4Protocol &&
+                                  address->protocol() != QAbstractSocket::IPv4Protocol))
             *address = a;
     if (address->isNull()) {
         *error = QStringLiteral("'%1' is neither an IP address nor a name that resolves%2")
-                     .arg(host, info.errorString().isEmpty() ? QString()
-                                                             : QStringLiteral(" (%1)").arg(info.errorString()));
+                     .arg(host, info.errorString().isEmpty()
+                                    ? QString()
+                                    : QStringLiteral(" (%1)").arg(info.errorString()));
         return false;
     }
     return true;

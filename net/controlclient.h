@@ -1,9 +1,9 @@
 #pragma once
 
 #include "controlchannel.h"
+#include "discovery.h"
 #include "nodeinfo.h"
 #include "systemsampler.h"
-#include "discovery.h"
 
 #include <QObject>
 #include <QTimer>
@@ -122,6 +122,7 @@ bool parseDiscoveryTargets(const QString &text, QList<NodeBrowser::Target> *out,
 
 /** The address a looked-up name is probed at (IPv4 preferred); false with a message naming
  *  `host` when it did not resolve. */
-bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address, QString *error);
+bool resolvedAddress(const QString &host, const QHostInfo &info, QHostAddress *address,
+                     QString *error);
 
 } // namespace edgetrain::net

@@ -91,11 +91,14 @@ std::optional<Frame> FrameDecoder::next()
     }
     const quint32 length = qFromBigEndian<quint32>(h + 4);
     if (length > m_maxPayload) {
-        fail(QStringLiteral("frame of %1 bytes exceeds the limit of %2").arg(length).arg(m_maxPayload));
+        fail(QStringLiteral("frame of %1 bytes exceeds the limit of %2")
+                 .arg(length)
+                 .arg(m_maxPayload));
         return std::nullopt;
     }
     const bool authenticated = flags & Frame::kAuthenticated;
-    const qsizetype total = Frame::kHeaderBytes + qsizetype(length) + (authenticated ? Frame::kMacBytes : 0);
+    const qsizetype total =
+        Frame::kHeaderBytes + qsizetype(length) + (authenticated ? Frame::kMacBytes : 0);
     if (m_buffer.size() < total)
         return std::nullopt;
     if (authenticated) {
@@ -123,8 +126,8 @@ std::optional<Frame> FrameDecoder::next()
         return std::nullopt;
     }
     const QCborArray parts = payload.toArray();
-    if (!payload.isArray() || parts.size() != 3 || !parts[0].isInteger() || parts[0].toInteger() < 0 ||
-        !parts[1].isString() || !parts[2].isMap()) {
+    if (!payload.isArray() || parts.size() != 3 || !parts[0].isInteger() ||
+        parts[0].toInteger() < 0 || !parts[1].isString() || !parts[2].isMap()) {
         fail(QStringLiteral("frame payload is not [sequence, type, body]"));
         return std::nullopt;
     }

@@ -48,8 +48,7 @@ class FrameDecoder
 public:
     explicit FrameDecoder(std::uint32_t maxPayload = Frame::kDefaultMaxPayload)
         : m_maxPayload(maxPayload)
-    {
-    }
+    {}
 
     /** The key that authenticated frames are checked with (empty: before the handshake). */
     void setSessionKey(const QByteArray &key) { m_key = key; }

@@ -63,7 +63,8 @@ namespace {
 
 QString jobFieldError(const char *field, const std::string &expected, const QString &got = {})
 {
-    return QStringLiteral("job: ") + QString::fromStdString(core::FieldCheck::mustBe(field, expected, got.toStdString()));
+    return QStringLiteral("job: ") +
+           QString::fromStdString(core::FieldCheck::mustBe(field, expected, got.toStdString()));
 }
 
 // Field readers that refuse a wrong type or a value out of range, naming the field in
@@ -103,7 +104,8 @@ public:
         if (!ok())
             return {};
         if (!v.isString() || v.toString().size() > maxLength) {
-            fail(core::FieldCheck::mustBe(key, "a string of at most " + std::to_string(maxLength) + " characters"));
+            fail(core::FieldCheck::mustBe(key, "a string of at most " + std::to_string(maxLength) +
+                                                   " characters"));
             return {};
         }
         return v.toString();

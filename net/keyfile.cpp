@@ -12,14 +12,16 @@ bool readKeyFile(const QString &path, QByteArray *key, QString *error)
         *error = QStringLiteral("no key file given (--key-file F)");
         return false;
     }
-    struct stat st{};
+    struct stat st
+    {};
     if (::stat(QFile::encodeName(path).constData(), &st) != 0) {
         *error = QStringLiteral("key file '%1' does not exist").arg(path);
         return false;
     }
     if (st.st_mode & S_IROTH) {
         *error = QStringLiteral("key file '%1' is readable by every user of this machine; "
-                                "run: chmod 600 '%1'").arg(path);
+                                "run: chmod 600 '%1'")
+                     .arg(path);
         return false;
     }
     QFile f(path);

@@ -24,7 +24,8 @@ QCborMap NodeInfo::toCbor() const
 std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
 {
     if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-node") ||
-        !m.value(QStringLiteral("id")).isString() || !m.value(QStringLiteral("control_port")).isInteger())
+        !m.value(QStringLiteral("id")).isString() ||
+        !m.value(QStringLiteral("control_port")).isInteger())
         return std::nullopt;
     const qint64 port = m.value(QStringLiteral("control_port")).toInteger();
     if (port <= 0 || port > 65535)

@@ -11,7 +11,7 @@ namespace edgetrain::net {
 /** What a node says about itself in beacons, probe answers and the handshake. */
 struct NodeInfo
 {
-    QString id;   // stable per process start (random)
+    QString id; // stable per process start (random)
     QString name;
     QString version;
     int protocol = 0;

@@ -239,8 +239,7 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         if (error.isEmpty())
             error = QStringLiteral("data chunk without a shipment header");
         qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "-" << error;
-        s->channel->send(Message::DataRefused,
-                         QCborMap{{QStringLiteral("message"), error}});
+        s->channel->send(Message::DataRefused, QCborMap{{QStringLiteral("message"), error}});
         s->shipment.reset();
         return;
     }
@@ -279,8 +278,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     reapJob();
     auto refuseJob = [&](const QString &message) {
         qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
-        s->channel->send(Message::JobRefused,
-                         QCborMap{{QStringLiteral("message"), message}});
+        s->channel->send(Message::JobRefused, QCborMap{{QStringLiteral("message"), message}});
     };
     if (m_job.worker)
         return refuseJob(QStringLiteral("busy with job '%1'").arg(m_job.worker->status().job));
@@ -295,11 +293,13 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     if (job->dataset == QLatin1String("shipped")) {
         context.train = shipment(job->train_shipment);
         if (!context.train)
-            return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
+            return refuseJob(
+                QStringLiteral("shipment '%1' has not arrived").arg(job->train_shipment));
         if (!job->test_shipment.isEmpty()) {
             context.test = shipment(job->test_shipment);
             if (!context.test)
-                return refuseJob(QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
+                return refuseJob(
+                    QStringLiteral("shipment '%1' has not arrived").arg(job->test_shipment));
         }
     }
     QPointer<ControlChannel> channel = s->channel;

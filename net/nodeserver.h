@@ -25,10 +25,10 @@ Q_DECLARE_LOGGING_CATEGORY(lcNode)
 struct NodeOptions
 {
     QString name;
-    quint16 port = 0;             // 0: any free port
+    quint16 port = 0; // 0: any free port
     QByteArray cluster_key;
     quint16 discovery_port = kDiscoveryPort;
-    bool multicast = true;        // beacons to the multicast group; probes are answered anyway
+    bool multicast = true; // beacons to the multicast group; probes are answered anyway
     QHostAddress multicast_group = discoveryGroup();
     std::chrono::milliseconds beacon_interval{1000};
     std::chrono::milliseconds metrics_interval{1000};

@@ -37,8 +37,8 @@ void RemoteStore::set(const std::string &key, const std::vector<char> &data)
 std::vector<char> RemoteStore::get(const std::string &key)
 {
     const QCborMap reply =
-        call(Message::StoreGet,
-             QCborMap{{QStringLiteral("key"), QString::fromStdString(key)}}, m_timeout);
+        call(Message::StoreGet, QCborMap{{QStringLiteral("key"), QString::fromStdString(key)}},
+             m_timeout);
     const QByteArray value = reply.value(QStringLiteral("value")).toByteArray();
     return std::vector<char>(value.begin(), value.end());
 }

@@ -24,7 +24,8 @@ std::int64_t meminfoBytes(const QByteArray &meminfo, const char *key)
 {
     for (const QByteArray &line : meminfo.split('\n'))
         if (line.startsWith(key))
-            return line.mid(qsizetype(qstrlen(key))).trimmed().split(' ').value(0).toLongLong() * 1024;
+            return line.mid(qsizetype(qstrlen(key))).trimmed().split(' ').value(0).toLongLong() *
+                   1024;
     return 0;
 }
 
@@ -99,7 +100,8 @@ SystemSampler::Counters SystemSampler::read()
 {
     Counters c;
     c.nanoseconds = monotonicNanoseconds();
-    const QList<QByteArray> cpu = readFile(QStringLiteral("/proc/stat")).split('\n').value(0).simplified().split(' ');
+    const QList<QByteArray> cpu =
+        readFile(QStringLiteral("/proc/stat")).split('\n').value(0).simplified().split(' ');
     // cpu user nice system idle iowait irq softirq steal
     for (int i = 1; i < cpu.size() && i <= 8; ++i) {
         const std::uint64_t v = cpu[i].toULongLong();
@@ -142,10 +144,14 @@ SystemSample SystemSampler::sample()
     s.agent_rss_bytes = meminfoBytes(readFile(QStringLiteral("/proc/self/status")), "VmRSS:");
     s.load1 = readFile(QStringLiteral("/proc/loadavg")).split(' ').value(0).toDouble();
     bool ok = false;
-    const double khz = readFile(QStringLiteral("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq")).trimmed().toDouble(&ok);
+    const double khz =
+        readFile(QStringLiteral("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"))
+            .trimmed()
+            .toDouble(&ok);
     if (ok)
         s.cpu_mhz = khz / 1000.0;
-    const double milli = readFile(QStringLiteral("/sys/class/thermal/thermal_zone0/temp")).trimmed().toDouble(&ok);
+    const double milli =
+        readFile(QStringLiteral("/sys/class/thermal/thermal_zone0/temp")).trimmed().toDouble(&ok);
     if (ok)
         s.temperature_c = milli / 1000.0;
     return s;

@@ -19,9 +19,9 @@ struct SystemSample
     double net_rx_bytes_per_second = 0.0; // every interface but loopback
     double net_tx_bytes_per_second = 0.0;
     double load1 = 0.0;
-    std::optional<double> cpu_mhz;         // where cpufreq is exposed
-    std::optional<double> temperature_c;   // where a thermal zone exists
-    QCborMap training;                     // the job's progress (TrainingStatus), if any
+    std::optional<double> cpu_mhz;       // where cpufreq is exposed
+    std::optional<double> temperature_c; // where a thermal zone exists
+    QCborMap training;                   // the job's progress (TrainingStatus), if any
 
     QCborMap toCbor() const;
     static SystemSample fromCbor(const QCborMap &map);

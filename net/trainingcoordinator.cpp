@@ -5,9 +5,8 @@
 #include "core/memoryplanner.h"
 #include "core/model.h"
 #include "core/safetensors.h"
-#include "protocol.h"
-
 #include "parameterserver.h"
+#include "protocol.h"
 #include "shipment.h"
 
 #include <QCborArray>
@@ -194,21 +193,28 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
 QString eventKindName(ClusterEventKind kind)
 {
     switch (kind) {
-    case ClusterEventKind::Lost: return QStringLiteral("lost");
-    case ClusterEventKind::Failed: return QStringLiteral("failed");
-    case ClusterEventKind::Rejoined: return QStringLiteral("rejoined");
-    case ClusterEventKind::Regrouped: return QStringLiteral("regrouped");
-    case ClusterEventKind::Rebalanced: return QStringLiteral("rebalanced");
-    case ClusterEventKind::CollectiveFailed: return QStringLiteral("collective failed");
+    case ClusterEventKind::Lost:
+        return QStringLiteral("lost");
+    case ClusterEventKind::Failed:
+        return QStringLiteral("failed");
+    case ClusterEventKind::Rejoined:
+        return QStringLiteral("rejoined");
+    case ClusterEventKind::Regrouped:
+        return QStringLiteral("regrouped");
+    case ClusterEventKind::Rebalanced:
+        return QStringLiteral("rebalanced");
+    case ClusterEventKind::CollectiveFailed:
+        return QStringLiteral("collective failed");
     }
     return QStringLiteral("unknown");
 }
 
 std::optional<ClusterEventKind> eventKindFromName(const QString &name)
 {
-    for (const ClusterEventKind k : {ClusterEventKind::Lost, ClusterEventKind::Failed,
-                                     ClusterEventKind::Rejoined, ClusterEventKind::Regrouped,
-                                     ClusterEventKind::Rebalanced, ClusterEventKind::CollectiveFailed})
+    for (const ClusterEventKind k :
+         {ClusterEventKind::Lost, ClusterEventKind::Failed, ClusterEventKind::Rejoined,
+          ClusterEventKind::Regrouped, ClusterEventKind::Rebalanced,
+          ClusterEventKind::CollectiveFailed})
         if (eventKindName(k) == name)
             return k;
     return std::nullopt;
@@ -285,7 +291,9 @@ void TrainingCoordinator::formGroup()
     m_groupBroken = false;
     QStringList names;
     for (std::size_t i = 0; i < members.size(); ++i)
-        names << QStringLiteral("%1 %2%").arg(members[i]->node.name).arg(100.0 * m_shares[i], 0, 'f', 1);
+        names << QStringLiteral("%1 %2%")
+                     .arg(members[i]->node.name)
+                     .arg(100.0 * m_shares[i], 0, 'f', 1);
     if (m_generation > 0)
         note(nullptr, ClusterEventKind::Regrouped,
              QStringLiteral("group %1 of %2 node(s): %3")
@@ -357,8 +365,7 @@ void TrainingCoordinator::maybeRegroup()
             continue;
         GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
         reply(m, request,
-              QCborMap{{Action::Field, Action::Regroup},
-                       {QStringLiteral("group"), g.toCbor()}});
+              QCborMap{{Action::Field, Action::Regroup}, {QStringLiteral("group"), g.toCbor()}});
         m->failedRequest = m->doneRequest = -1;
         m->doneBody = {};
     }
@@ -400,8 +407,7 @@ void TrainingCoordinator::maybeEpochDone()
     }
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
-        QCborMap body{{Action::Field,
-                       m_stopping ? Action::Stop : Action::Evaluate},
+        QCborMap body{{Action::Field, m_stopping ? Action::Stop : Action::Evaluate},
                       {QStringLiteral("test_begin"), qint64(begin)},
                       {QStringLiteral("test_end"), qint64(begin + parts[i])}};
         if (m_ps)
@@ -497,8 +503,7 @@ void TrainingCoordinator::maybeEpochEval()
         formGroup();
     }
     for (Member *m : participants()) {
-        QCborMap body{{Action::Field,
-                       m_stopping ? Action::Stop : Action::Continue}};
+        QCborMap body{{Action::Field, m_stopping ? Action::Stop : Action::Continue}};
         if (m->evalRequest >= 0 && regroup) {
             GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
             body.insert(QStringLiteral("next_group"), g.toCbor());
@@ -567,8 +572,7 @@ void TrainingCoordinator::finish(const QString &error)
         std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
     }
     // The best epoch's model instead of the last, when it arrived whole and has the same size.
-    if (m_keepBest && m_bestComplete && m_bestEpoch > 0 &&
-        !m_result.weights.empty() &&
+    if (m_keepBest && m_bestComplete && m_bestEpoch > 0 && !m_result.weights.empty() &&
         m_bestWeights.size() == qsizetype(m_result.weights.size() * sizeof(float))) {
         std::memcpy(m_result.weights.data(), m_bestWeights.constData(),
                     std::size_t(m_bestWeights.size()));

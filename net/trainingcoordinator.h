@@ -39,7 +39,10 @@ inline bool takesNodeOut(ClusterEventKind kind)
 {
     return kind == ClusterEventKind::Lost || kind == ClusterEventKind::Failed;
 }
-inline bool bringsNodeBack(ClusterEventKind kind) { return kind == ClusterEventKind::Rejoined; }
+inline bool bringsNodeBack(ClusterEventKind kind)
+{
+    return kind == ClusterEventKind::Rejoined;
+}
 
 /** Something that happened to a node during a run, for the report. */
 struct ClusterEvent
@@ -125,8 +128,10 @@ public:
     const JobSpec &job() const { return m_job; }
 
 Q_SIGNALS:
-    void nodeMetrics(const edgetrain::net::NodeId &node, const edgetrain::net::SystemSample &sample);
-    void nodeProgress(const edgetrain::net::NodeId &node, const edgetrain::net::TrainingStatus &status);
+    void nodeMetrics(const edgetrain::net::NodeId &node,
+                     const edgetrain::net::SystemSample &sample);
+    void nodeProgress(const edgetrain::net::NodeId &node,
+                      const edgetrain::net::TrainingStatus &status);
     void epochFinished(const edgetrain::net::ClusterEpoch &epoch);
     void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void finished();
@@ -184,13 +189,13 @@ private:
     QTimer m_reconnectTimer;
     QElapsedTimer m_clock;
     std::unique_ptr<ParameterServer> m_ps;
-    QByteArray m_weights;   // assembled from rank 0's chunks
+    QByteArray m_weights; // assembled from rank 0's chunks
     bool m_keepBest = false;
     double m_bestLoss = 0.0;
     int m_bestEpoch = 0;         // the best epoch so far (0: none), whose weights were asked for
     QByteArray m_bestWeights;    // that epoch's weights, as they arrive in chunks
     bool m_bestComplete = false; // every chunk of them arrived
-    QString m_firstFailure; // a node's own words, for a run that ends with nobody left
+    QString m_firstFailure;      // a node's own words, for a run that ends with nobody left
     ClusterResult m_result;
 };
 

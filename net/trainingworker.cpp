@@ -151,8 +151,7 @@ struct TrainingWorker::Run
             test = std::make_shared<core::TensorDataset>(
                 core::FashionMnist::load(dir, core::FashionMnist::Split::Test, job.test_limit));
         }
-        const bool classifier =
-            spec.loss().type == core::LossSpec::Type::SoftmaxCrossEntropy;
+        const bool classifier = spec.loss().type == core::LossSpec::Type::SoftmaxCrossEntropy;
         if (train->sampleShape() != model->sampleShape() ||
             (classifier && train->classCount() > model->classCount()))
             throw core::ShapeError(train->description() + " does not fit model '" + spec.name() +
@@ -486,13 +485,12 @@ struct TrainingWorker::Run
                                          link.stopFlag());
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         }
-        QCborMap answer =
-            link.request(Message::EpochEval,
-                         QCborMap{{QStringLiteral("epoch"), epoch},
-                                  {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
-                                  {QStringLiteral("correct"),
-                                   qint64(std::llround(ev.accuracy * double(ev.count)))},
-                                  {QStringLiteral("count"), qint64(ev.count)}});
+        QCborMap answer = link.request(
+            Message::EpochEval, QCborMap{{QStringLiteral("epoch"), epoch},
+                                         {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
+                                         {QStringLiteral("correct"),
+                                          qint64(std::llround(ev.accuracy * double(ev.count)))},
+                                         {QStringLiteral("count"), qint64(ev.count)}});
         if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
             postWeights(Message::BestWeights,
                         answer.value(QStringLiteral("send_weights")).toInteger());
@@ -741,12 +739,11 @@ void TrainingWorker::run()
         // in async mode the coordinator's parameter server has them already.
         if (m_job.mode != TrainingMode::Async && run.group.rank == 0)
             run.postWeights(Message::Weights);
-        m_link->post(Message::JobDone,
-                     QCborMap{{QStringLiteral("cancelled"), cancelled},
-                              {QStringLiteral("steps"), qint64(run.step)},
-                              {QStringLiteral("rank"), run.group.rank},
-                              {QStringLiteral("fingerprint"),
-                               QString::fromStdString(run.flat->fingerprint())}});
+        m_link->post(Message::JobDone, QCborMap{{QStringLiteral("cancelled"), cancelled},
+                                                {QStringLiteral("steps"), qint64(run.step)},
+                                                {QStringLiteral("rank"), run.group.rank},
+                                                {QStringLiteral("fingerprint"),
+                                                 QString::fromStdString(run.flat->fingerprint())}});
         qCInfo(lcWorker).noquote()
             << "job" << m_job.id << (cancelled ? "stopped" : "finished") << "at step" << run.step;
         finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));

@@ -81,7 +81,8 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     m_label->setDefault(true);
     form->addRow(m_label);
     m_showStudent = new QCheckBox(tr("Show student"), settings);
-    m_showStudent->setToolTip(tr("Draw the trained student's detections (blue) on the frame shown"));
+    m_showStudent->setToolTip(
+        tr("Draw the trained student's detections (blue) on the frame shown"));
     m_studentSpeed = new QLabel(settings);
     auto *studentRow = new QHBoxLayout;
     studentRow->addWidget(m_showStudent);
@@ -135,8 +136,9 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
         if (kind == QLatin1String("folder"))
             chosen = QFileDialog::getExistingDirectory(this, tr("Image folder"));
         else if (kind == QLatin1String("file"))
-            chosen = QFileDialog::getOpenFileName(this, tr("Video"), QString(),
-                                                  tr("Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)"));
+            chosen = QFileDialog::getOpenFileName(
+                this, tr("Video"), QString(),
+                tr("Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)"));
         if (!chosen.isEmpty()) {
             m_source->setText(chosen);
             storeSettings();
@@ -156,7 +158,8 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     });
     connect(m_teacher, &QComboBox::currentIndexChanged, this, [this] {
         const QString kind = m_teacher->currentData().toString();
-        m_teacherFile->setEnabled(kind == QLatin1String("cascade") || kind == QLatin1String("onnx"));
+        m_teacherFile->setEnabled(kind == QLatin1String("cascade") ||
+                                  kind == QLatin1String("onnx"));
     });
     connect(m_showStudent, &QCheckBox::toggled, this, &CapturePage::updateStudent);
     connect(&m_frames, &FrameLoader::studentReady, this,
@@ -164,7 +167,8 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
                 if (!m_showStudent->isChecked())
                     return; // a frame read before the preview was switched off
                 m_view->setStudentBoxes(frame, boxes, fps);
-                m_studentSpeed->setText(tr("%1 boxes · %2 frames/s").arg(boxes.size()).arg(fps, 0, 'f', 0));
+                m_studentSpeed->setText(
+                    tr("%1 boxes · %2 frames/s").arg(boxes.size()).arg(fps, 0, 'f', 0));
             });
     connect(m_label, &QPushButton::clicked, this, [this] {
         storeSettings();
@@ -186,15 +190,18 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
         selectTrack(id);
         m_slider->setValue(frame);
     });
-    connect(m_accept, &QPushButton::clicked, this, [this] { m_workflow->setTrackAccepted(m_selected, true); });
-    connect(m_reject, &QPushButton::clicked, this, [this] { m_workflow->setTrackAccepted(m_selected, false); });
+    connect(m_accept, &QPushButton::clicked, this,
+            [this] { m_workflow->setTrackAccepted(m_selected, true); });
+    connect(m_reject, &QPushButton::clicked, this,
+            [this] { m_workflow->setTrackAccepted(m_selected, false); });
     connect(m_trim, &QPushButton::clicked, this, [this] {
         m_workflow->trimTrack(m_selected, m_trimFirst->value(), m_trimLast->value());
     });
     // While labelling, the view follows the labeller (twice a second; boxes come at the end).
     connect(m_workflow, &app::Workflow::taskProgress, this,
             [this](app::Task task, int done, int total, const QString &) {
-                if (task != app::Task::Labelling || total <= 0 || (m_follow.isValid() && m_follow.elapsed() < 500))
+                if (task != app::Task::Labelling || total <= 0 ||
+                    (m_follow.isValid() && m_follow.elapsed() < 500))
                     return;
                 m_follow.start();
                 m_slider->setValue(std::min(done, m_slider->maximum()));
@@ -206,7 +213,8 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
             loadSettings();
     });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &CapturePage::updateStudent);
-    connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task) { m_label->setEnabled(false); });
+    connect(m_workflow, &app::Workflow::taskStarted, this,
+            [this](app::Task) { m_label->setEnabled(false); });
     connect(m_workflow, &app::Workflow::taskFinished, this,
             [this](app::Task, bool, const QString &) {
                 m_label->setEnabled(m_workflow->busy() == app::Task::None);
@@ -221,7 +229,8 @@ void CapturePage::loadSettings()
 {
     const app::CaptureSettings &c = m_workflow->session().capture;
     m_source->setText(c.source);
-    const bool camera = c.source.startsWith(QLatin1String("camera:")) || c.source.startsWith(QLatin1String("/dev/video"));
+    const bool camera = c.source.startsWith(QLatin1String("camera:")) ||
+                        c.source.startsWith(QLatin1String("/dev/video"));
     m_kind->setCurrentIndex(camera ? 2 : QFileInfo(c.source).isDir() ? 1 : 0);
     const QString kind = c.teacher.section(QLatin1Char(':'), 0, 0);
     const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
@@ -274,20 +283,24 @@ void CapturePage::selectTrack(int id)
                        static_cast<QWidget *>(m_trimLast)})
         w->setEnabled(track != nullptr);
     if (!track) {
-        m_trackInfo->setText(labels ? tr("%1 tracks (%2 rejected). Click one on the timeline to review it.")
-                                          .arg(labels->tracks.size())
-                                          .arg(labels->stats.rejected_tracks)
-                                    : tr("No labels yet."));
+        m_trackInfo->setText(
+            labels ? tr("%1 tracks (%2 rejected). Click one on the timeline to review it.")
+                         .arg(labels->tracks.size())
+                         .arg(labels->stats.rejected_tracks)
+                   : tr("No labels yet."));
         return;
     }
-    m_trackInfo->setText(tr("Track #%1: frames %2–%3, %4 teacher and %5 tracker boxes, %6%7")
-                             .arg(track->id)
-                             .arg(track->boxes.front().frame)
-                             .arg(track->boxes.back().frame)
-                             .arg(track->teacherBoxes())
-                             .arg(track->trackerBoxes())
-                             .arg(track->state == vision::Track::State::Accepted ? tr("accepted") : tr("rejected"))
-                             .arg(track->note.empty() ? QString() : QStringLiteral(" (") + QString::fromStdString(track->note) + QLatin1Char(')')));
+    m_trackInfo->setText(
+        tr("Track #%1: frames %2–%3, %4 teacher and %5 tracker boxes, %6%7")
+            .arg(track->id)
+            .arg(track->boxes.front().frame)
+            .arg(track->boxes.back().frame)
+            .arg(track->teacherBoxes())
+            .arg(track->trackerBoxes())
+            .arg(track->state == vision::Track::State::Accepted ? tr("accepted") : tr("rejected"))
+            .arg(track->note.empty() ? QString()
+                                     : QStringLiteral(" (") + QString::fromStdString(track->note) +
+                                           QLatin1Char(')')));
     m_trimFirst->setValue(track->boxes.front().frame);
     m_trimLast->setValue(track->boxes.back().frame);
 }
@@ -295,11 +308,13 @@ void CapturePage::selectTrack(int id)
 void CapturePage::updateStudent()
 {
     const QString dir = m_workflow->session().dir;
-    const bool trained = !dir.isEmpty() &&
-        QFileInfo::exists(QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString())));
+    const bool trained =
+        !dir.isEmpty() && QFileInfo::exists(QString::fromStdString(
+                              vision::StudentTeacher::weightsPath(dir.toStdString())));
     m_showStudent->setEnabled(trained);
-    m_showStudent->setToolTip(trained ? tr("Draw the trained student's detections (blue) on the frame shown")
-                                      : tr("No full-frame student in this session yet: train one (step 6)"));
+    m_showStudent->setToolTip(
+        trained ? tr("Draw the trained student's detections (blue) on the frame shown")
+                : tr("No full-frame student in this session yet: train one (step 6)"));
     const bool on = trained && m_showStudent->isChecked();
     m_frames.setStudent(on ? dir : QString());
     if (!on) {

@@ -1,9 +1,8 @@
 #include "charts.h"
 
-#include <QLocale>
-
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QLocale>
 #include <QScatterSeries>
 #include <QValueAxis>
 
@@ -150,8 +149,9 @@ void DeviceChart::flush()
     m_x->setLabelFormat(QStringLiteral("%.0f"));
     const double top = m_fixedMax > 0 ? m_fixedMax : niceCeil(yMax * 1.1);
     m_y->setRange(0, top);
-    m_y->setLabelFormat(top >= 20 ? QStringLiteral("%.0f") : top >= 2 ? QStringLiteral("%.1f")
-                                                                      : QStringLiteral("%.2f"));
+    m_y->setLabelFormat(top >= 20  ? QStringLiteral("%.0f")
+                        : top >= 2 ? QStringLiteral("%.1f")
+                                   : QStringLiteral("%.2f"));
 }
 
 void DeviceChart::clear()
@@ -232,8 +232,10 @@ void TrainingCharts::load(const app::Session &session)
     for (const app::MetricRow &m : session.training.metrics) {
         add(m);
         // Sessions from before progress.csv: the training curves from the device readings.
-        if (session.training.progress.empty() && m.phase == QLatin1String("training") && m.epoch > 0)
-            add(app::ProgressRow{m.seconds, m.node, m.epoch, 0, m.loss, m.accuracy, m.imagesPerSecond});
+        if (session.training.progress.empty() && m.phase == QLatin1String("training") &&
+            m.epoch > 0)
+            add(app::ProgressRow{m.seconds, m.node, m.epoch, 0, m.loss, m.accuracy,
+                                 m.imagesPerSecond});
     }
     for (const app::ProgressRow &p : session.training.progress)
         add(p);
@@ -287,7 +289,8 @@ void MemoryChart::show(const app::PlanView &v)
         xMax = std::max(xMax, p.recomputeFactor);
         yMax = std::max(yMax, double(p.peakBytes) / MiB);
     }
-    std::sort(pts.begin(), pts.end(), [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); });
+    std::sort(pts.begin(), pts.end(),
+              [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); });
     m_frontier->replace(pts);
     m_points->replace(pts);
     const double chosenY = double(v.plan.predicted_peak_bytes) / MiB;
@@ -346,9 +349,11 @@ void PrChart::show(const std::vector<vision::DetectorScore> &scores)
         delete series.second;
     }
     m_curves.clear();
-    chart()->setTitle(scores.empty()
-                          ? QStringLiteral("Precision against recall: no verified frames yet")
-                          : QStringLiteral("Precision–recall on verified frames (IoU 0.5); dots: operating points"));
+    chart()->setTitle(
+        scores.empty()
+            ? QStringLiteral("Precision against recall: no verified frames yet")
+            : QStringLiteral(
+                  "Precision–recall on verified frames (IoU 0.5); dots: operating points"));
     for (const vision::DetectorScore &d : scores) {
         const QString name = QString::fromStdString(d.name);
         const QColor colour = detectorColor(name);

@@ -35,7 +35,10 @@ public:
     void setLost(const QString &device, bool lost);
     void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
     /** Colours by device shared with other charts, so a device has one colour everywhere. */
-    void sharePalette(std::shared_ptr<std::map<QString, int>> colors) { m_colors = std::move(colors); }
+    void sharePalette(std::shared_ptr<std::map<QString, int>> colors)
+    {
+        m_colors = std::move(colors);
+    }
     int pointCount() const; // points shown, all lines together
     const QString &title() const { return m_title; }
 

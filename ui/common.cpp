@@ -80,5 +80,4 @@ TaskStrip::TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent) :
             });
 }
 
-
 } // namespace edgetrain::ui

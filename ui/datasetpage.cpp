@@ -46,9 +46,10 @@ QList<Crop> readCrops(const QString &sessionDir, const QString &split, int label
         QImage image(sessionDir + QStringLiteral("/dataset/") + QString::fromUtf8(f[0]));
         if (image.isNull())
             continue;
-        crops.append({image.scaled(image.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation),
-                      QStringLiteral("track %1, frame %2, %3")
-                          .arg(QString::fromUtf8(f[3]), QString::fromUtf8(f[4]), QString::fromUtf8(f[5]))});
+        crops.append(
+            {image.scaled(image.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation),
+             QStringLiteral("track %1, frame %2, %3")
+                 .arg(QString::fromUtf8(f[3]), QString::fromUtf8(f[4]), QString::fromUtf8(f[5]))});
     }
     return crops;
 }
@@ -157,7 +158,8 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
             }
             return n;
         }).then(this, [this, to](int n) {
-            QMessageBox::information(this, tr("Dataset"), tr("%1 files exported to %2").arg(n).arg(to));
+            QMessageBox::information(this, tr("Dataset"),
+                                     tr("%1 files exported to %2").arg(n).arg(to));
         });
     });
     connect(m_split, &QComboBox::currentIndexChanged, this, &DatasetPage::loadGallery);
@@ -166,7 +168,8 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
     // Tracks reviewed after the crops were cut: the dataset no longer says what the labels say.
     connect(m_workflow, &app::Workflow::labelsChanged, this, [this] {
         if (m_workflow->session().datasetStats && m_loaded) {
-            m_stale->setText(tr("The tracks changed since this dataset was built: build it again."));
+            m_stale->setText(
+                tr("The tracks changed since this dataset was built: build it again."));
             m_stale->show();
         }
         m_loaded = true;
@@ -198,10 +201,12 @@ void DatasetPage::refresh()
     m_stale->hide();
     const auto &stats = m_workflow->session().datasetStats;
     for (int split = 0; split < 3; ++split) {
-        const int values[3] = {stats ? stats->tracks[split] : 0, stats ? stats->positives[split] : 0,
+        const int values[3] = {stats ? stats->tracks[split] : 0,
+                               stats ? stats->positives[split] : 0,
                                stats ? stats->negatives[split] : 0};
         for (int c = 0; c < 3; ++c) {
-            auto *item = new QTableWidgetItem(stats ? QString::number(values[c]) : QStringLiteral("–"));
+            auto *item =
+                new QTableWidgetItem(stats ? QString::number(values[c]) : QStringLiteral("–"));
             item->setTextAlignment(Qt::AlignCenter);
             m_counts->setItem(split, c, item);
         }

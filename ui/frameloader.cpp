@@ -37,7 +37,8 @@ public:
         try {
             m_student = vision::StudentTeacher::fromSession(dir.toStdString());
         } catch (const std::exception &e) {
-            Q_EMIT failed(QStringLiteral("the student cannot be shown: %1").arg(QString::fromStdString(e.what())));
+            Q_EMIT failed(QStringLiteral("the student cannot be shown: %1")
+                              .arg(QString::fromStdString(e.what())));
         }
     }
     void read(int frame)
@@ -70,13 +71,16 @@ private:
             found = m_student->detect(bgr);
         } catch (const std::exception &e) {
             m_student.reset();
-            Q_EMIT failed(QStringLiteral("the student failed on frame %1: %2").arg(frame).arg(QString::fromStdString(e.what())));
+            Q_EMIT failed(QStringLiteral("the student failed on frame %1: %2")
+                              .arg(frame)
+                              .arg(QString::fromStdString(e.what())));
             return;
         }
         m_seconds.push_back(double(clock.nsecsElapsed()) * 1e-9);
         if (m_seconds.size() > 10)
             m_seconds.pop_front();
-        const double mean = std::accumulate(m_seconds.begin(), m_seconds.end(), 0.0) / double(m_seconds.size());
+        const double mean =
+            std::accumulate(m_seconds.begin(), m_seconds.end(), 0.0) / double(m_seconds.size());
         QList<QRectF> boxes;
         for (const vision::Detection &d : found)
             boxes.append(QRectF(d.box.x, d.box.y, d.box.width, d.box.height));
@@ -116,14 +120,14 @@ FrameLoader::~FrameLoader()
 void FrameLoader::setSource(const QString &spec)
 {
     m_pending.reset();
-    QMetaObject::invokeMethod(m_reader, [r = m_reader, spec] { r->open(spec); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_reader, [r = m_reader, spec] { r->open(spec); }, Qt::QueuedConnection);
 }
 
 void FrameLoader::setStudent(const QString &sessionDir)
 {
-    QMetaObject::invokeMethod(m_reader, [r = m_reader, sessionDir] { r->setStudent(sessionDir); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_reader, [r = m_reader, sessionDir] { r->setStudent(sessionDir); }, Qt::QueuedConnection);
 }
 
 void FrameLoader::request(int frame)
@@ -138,8 +142,8 @@ void FrameLoader::dispatch()
     const int frame = *m_pending;
     m_pending.reset();
     m_busy = true;
-    QMetaObject::invokeMethod(m_reader, [r = m_reader, frame] { r->read(frame); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_reader, [r = m_reader, frame] { r->read(frame); }, Qt::QueuedConnection);
 }
 
 } // namespace edgetrain::ui

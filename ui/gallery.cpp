@@ -6,12 +6,10 @@
 #include "vision/studentteacher.h"
 
 #include <QFileInfo>
-
 #include <QPainter>
+#include <opencv2/imgproc.hpp>
 
 #include <set>
-
-#include <opencv2/imgproc.hpp>
 
 namespace edgetrain::ui {
 
@@ -71,8 +69,9 @@ QList<QImage> Gallery::renderGains(const app::Session &session, const vision::La
 }
 
 QList<QImage> Gallery::renderVerified(const app::Session &session, const vision::GroundTruth &truth,
-                                      int first_frame, const std::vector<vision::DetectorScore> &scores,
-                                      int max, int height)
+                                      int first_frame,
+                                      const std::vector<vision::DetectorScore> &scores, int max,
+                                      int height)
 {
     QList<QImage> images;
     std::vector<int> candidates;
@@ -88,15 +87,16 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
 
     // The detectors as the evaluation ran them: name, detector.
     std::vector<std::pair<QString, std::unique_ptr<vision::Teacher>>> detectors;
-    detectors.emplace_back(QStringLiteral("teacher"), vision::Teacher::create(session.capture.teacher.toStdString()));
+    detectors.emplace_back(QStringLiteral("teacher"),
+                           vision::Teacher::create(session.capture.teacher.toStdString()));
     const std::string dir = session.dir.toStdString();
     if (QFileInfo::exists(QString::fromStdString(vision::StudentTeacher::weightsPath(dir))))
         detectors.emplace_back(QStringLiteral("student"), vision::StudentTeacher::fromSession(dir));
     std::vector<vision::Teacher *> run;
     for (auto &[name, d] : detectors)
         run.push_back(d.get());
-    auto source = vision::FrameSource::open(truth.source.empty() ? session.capture.source.toStdString()
-                                                                 : truth.source);
+    auto source = vision::FrameSource::open(
+        truth.source.empty() ? session.capture.source.toStdString() : truth.source);
     const vision::DetectionRunResult found = vision::DetectionRun::run(*source, run, chosen);
 
     std::vector<std::pair<std::string, vision::FrameDetections>> kept; // at the operating threshold
@@ -145,8 +145,12 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
             vision::MetricsOptions options;
             options.iou = 0.5;
             options.threshold = 0.0f;
-            const vision::DetectorScore s = vision::DetectionMetrics::evaluate(name, boxes, one, options);
-            counts.append(QStringLiteral("%1 %2 found, %3 false").arg(qname).arg(s.true_positives).arg(s.false_positives));
+            const vision::DetectorScore s =
+                vision::DetectionMetrics::evaluate(name, boxes, one, options);
+            counts.append(QStringLiteral("%1 %2 found, %3 false")
+                              .arg(qname)
+                              .arg(s.true_positives)
+                              .arg(s.false_positives));
         }
         // The truth last: on top of the detections that match it.
         for (const vision::TruthBox &b : tf->boxes) {
@@ -163,7 +167,8 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
         p.drawText(QRectF(4, 1, img.width() - 8, 16), Qt::AlignVCenter,
                    QStringLiteral("frame %1 · %2 to find").arg(index).arg(toFind));
         p.drawText(QRectF(4, 17, img.width() - 8, 16), Qt::AlignVCenter,
-                   p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight, img.width() - 8));
+                   p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight,
+                                              img.width() - 8));
         images.append(img);
     }
     return images;

@@ -6,7 +6,6 @@
 
 #include <QImage>
 #include <QList>
-
 #include <opencv2/core.hpp>
 
 namespace edgetrain::ui {
@@ -41,9 +40,10 @@ public:
      * frame (a motion teacher sees every frame). Blocking, seconds: call it off the GUI thread.
      * Throws vision's and core's errors (source, teacher, weights).
      */
-    static QList<QImage> renderVerified(const app::Session &session, const vision::GroundTruth &truth,
-                                        int first_frame, const std::vector<vision::DetectorScore> &scores,
-                                        int max, int height = 300);
+    static QList<QImage> renderVerified(const app::Session &session,
+                                        const vision::GroundTruth &truth, int first_frame,
+                                        const std::vector<vision::DetectorScore> &scores, int max,
+                                        int height = 300);
 };
 
 } // namespace edgetrain::ui

@@ -34,9 +34,9 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     QFont f = m_steps->font();
     f.setPointSizeF(f.pointSizeF() * 1.1);
     m_steps->setFont(f);
-    const QString names[Steps] = {tr("1  Nodes"), tr("2  Capture & label"), tr("3  Dataset"),
-                                  tr("4  Verify"), tr("5  Plan"), tr("6  Train & monitor"),
-                                  tr("7  Report")};
+    const QString names[Steps] = {
+        tr("1  Nodes"), tr("2  Capture & label"), tr("3  Dataset"), tr("4  Verify"),
+        tr("5  Plan"),  tr("6  Train & monitor"), tr("7  Report")};
     for (const QString &name : names) {
         auto *item = new QListWidgetItem(name, m_steps);
         item->setSizeHint(QSize(160, 34));
@@ -48,12 +48,13 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     m_verify = new VerifyPage(workflow, m_pages);
     m_plan = new PlanPage(workflow, m_pages);
     m_train = new TrainPage(workflow, m_pages);
-    m_report = new ReportPage(workflow, [this] { return m_plan->lastPlan(); }, m_pages);
+    m_report = new ReportPage(
+        workflow, [this] { return m_plan->lastPlan(); }, m_pages);
     connect(m_report, &ReportPage::verifyRequested, this, [this] { showStep(Verify); });
     for (QWidget *page : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_capture),
                           static_cast<QWidget *>(m_dataset), static_cast<QWidget *>(m_verify),
-                          static_cast<QWidget *>(m_plan),
-                          static_cast<QWidget *>(m_train), static_cast<QWidget *>(m_report)})
+                          static_cast<QWidget *>(m_plan), static_cast<QWidget *>(m_train),
+                          static_cast<QWidget *>(m_report)})
         m_pages->addWidget(page);
     layout->addWidget(m_steps);
     layout->addWidget(m_pages, 1);
@@ -78,7 +79,8 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::settingsChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::saved, this, [this](bool ok, const QString &text) {
-        statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text), ok ? 5000 : 0);
+        statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text),
+                                 ok ? 5000 : 0);
     });
 
     buildMenus();
@@ -93,7 +95,8 @@ void MainWindow::buildMenus()
 {
     QMenu *session = menuBar()->addMenu(tr("&Session"));
     session->addAction(tr("&New…"), QKeySequence::New, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the new session"));
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Folder for the new session"));
         if (dir.isEmpty())
             return;
         QString error;
@@ -127,8 +130,8 @@ void MainWindow::buildMenus()
 
     QMenu *go = menuBar()->addMenu(tr("&Go"));
     for (int i = 0; i < Steps; ++i)
-        go->addAction(m_steps->item(i)->text(), QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)), this,
-                      [this, i] { showStep(Step(i)); });
+        go->addAction(m_steps->item(i)->text(), QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)),
+                      this, [this, i] { showStep(Step(i)); });
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About EdgeTrain"), this, [this] {
@@ -164,7 +167,8 @@ bool MainWindow::openSession(const QString &dir)
 bool MainWindow::saveSession()
 {
     if (m_workflow->session().dir.isEmpty()) {
-        QMessageBox::warning(this, tr("Save session"), tr("the session has no folder yet: use Save As"));
+        QMessageBox::warning(this, tr("Save session"),
+                             tr("the session has no folder yet: use Save As"));
         return false;
     }
     statusBar()->showMessage(tr("saving the session…"));

@@ -81,9 +81,7 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     buttons->addWidget(forget);
     layout->addLayout(buttons);
 
-    auto warn = [this](const QString &text) {
-        QMessageBox::warning(this, tr("Nodes"), text);
-    };
+    auto warn = [this](const QString &text) { QMessageBox::warning(this, tr("Nodes"), text); };
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Cluster key file"));
         if (!f.isEmpty())
@@ -110,7 +108,8 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     bind(m_address, addNode, &app::NodeRegistry::addNode, false);
     connect(pair, &QPushButton::clicked, this, [this] { m_workflow->nodes().pair(selectedKey()); });
     connect(pairAll, &QPushButton::clicked, &m_workflow->nodes(), &app::NodeRegistry::pairAll);
-    connect(forget, &QPushButton::clicked, this, [this] { m_workflow->nodes().forget(selectedKey()); });
+    connect(forget, &QPushButton::clicked, this,
+            [this] { m_workflow->nodes().forget(selectedKey()); });
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this,
             [this] { m_keyFile->setText(m_workflow->session().keyFile); });
@@ -121,7 +120,8 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
 QString NodesPage::selectedKey() const
 {
     const auto rows = m_table->selectionModel()->selectedRows();
-    return rows.isEmpty() ? QString() : m_table->item(rows.first().row(), Name)->data(Qt::UserRole).toString();
+    return rows.isEmpty() ? QString()
+                          : m_table->item(rows.first().row(), Name)->data(Qt::UserRole).toString();
 }
 
 void NodesPage::refresh()
@@ -148,12 +148,16 @@ void NodesPage::refresh()
         set(Cores, n.info.cores > 0 ? QString::number(n.info.cores) : QString(), Qt::AlignRight);
         set(Ram, n.info.ram_bytes > 0 ? formatBytes(double(n.info.ram_bytes)) : QString(),
             Qt::AlignRight);
-        set(Load, n.sample || n.discovered ? QString::number(n.sample ? n.sample->load1 : n.info.load, 'f', 2)
-                                           : QString(),
+        set(Load,
+            n.sample || n.discovered
+                ? QString::number(n.sample ? n.sample->load1 : n.info.load, 'f', 2)
+                : QString(),
             Qt::AlignRight);
-        set(Cpu, n.sample ? QString::number(n.sample->cpu_percent, 'f', 0) : QString(), Qt::AlignRight);
-        QTableWidgetItem *state = set(State, app::nodeStateName(n.state) +
-                                                 (n.detail.isEmpty() ? QString() : QStringLiteral(" — ") + n.detail));
+        set(Cpu, n.sample ? QString::number(n.sample->cpu_percent, 'f', 0) : QString(),
+            Qt::AlignRight);
+        QTableWidgetItem *state =
+            set(State, app::nodeStateName(n.state) +
+                           (n.detail.isEmpty() ? QString() : QStringLiteral(" — ") + n.detail));
         state->setToolTip(n.detail);
         const QColor colour = n.state == app::NodeView::State::Paired   ? QColor(0x1b, 0x7f, 0x3a)
                               : n.state == app::NodeView::State::Lost   ? QColor(0xb0, 0x00, 0x20)

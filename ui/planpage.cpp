@@ -333,22 +333,25 @@ void PlanPage::show(const app::PlanView &v)
                   "(a ResNet) can trade memory for recompute.")
              : QString()));
     for (int c = 0; c < 6; ++c)
-        m_memory->setItem(c, 0, new QTableWidgetItem(formatBytes(double(plan.predicted.peak_bytes[std::size_t(c)]))));
+        m_memory->setItem(
+            c, 0,
+            new QTableWidgetItem(formatBytes(double(plan.predicted.peak_bytes[std::size_t(c)]))));
     m_memory->setItem(6, 0, new QTableWidgetItem(formatBytes(double(plan.predicted_peak_bytes))));
     if (v.request.budgetBytes >= 0 && !plan.fits) {
         m_warning->setText(
             tr("Does not fit: a device batch of %1 needs at least %2 under any schedule. %3")
                 .arg(v.request.deviceBatch)
                 .arg(formatBytes(double(plan.min_budget_bytes)))
-                .arg(plan.max_batch > 0
-                         ? tr("At this budget the largest device batch is %1: lower the batch or add devices.")
-                               .arg(plan.max_batch)
-                         : tr("Not even one sample fits: raise the budget.")));
+                .arg(plan.max_batch > 0 ? tr("At this budget the largest device batch is %1: lower "
+                                             "the batch or add devices.")
+                                              .arg(plan.max_batch)
+                                        : tr("Not even one sample fits: raise the budget.")));
     } else {
-        m_warning->setText(v.request.budgetBytes >= 0
-                               ? tr("Fits, with %1 to spare.")
-                                     .arg(formatBytes(double(v.request.budgetBytes - plan.predicted_peak_bytes)))
-                               : QString());
+        m_warning->setText(
+            v.request.budgetBytes >= 0
+                ? tr("Fits, with %1 to spare.")
+                      .arg(formatBytes(double(v.request.budgetBytes - plan.predicted_peak_bytes)))
+                : QString());
         m_warning->setStyleSheet(QStringLiteral("color: #1b7f3a;"));
     }
     if (v.request.budgetBytes >= 0 && !plan.fits)

@@ -26,7 +26,8 @@ namespace {
 
 void fillTable(QTableWidget *table, const QList<QStringList> &rows, bool firstColumnIsHeader)
 {
-    const int columns = rows.isEmpty() ? 0 : int(rows.first().size()) - (firstColumnIsHeader ? 1 : 0);
+    const int columns =
+        rows.isEmpty() ? 0 : int(rows.first().size()) - (firstColumnIsHeader ? 1 : 0);
     table->clear();
     table->setColumnCount(columns);
     table->setRowCount(int(rows.size()) - 1);
@@ -95,7 +96,8 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_verified->horizontalHeader()->setStretchLastSection(true);
     m_verified->setEditTriggers(QAbstractItemView::NoEditTriggers);
     tables->addWidget(m_verified, 1);
-    tables->addWidget(sectionTitle(tr("Against the tracker's labels (not checked by a person)"), this));
+    tables->addWidget(
+        sectionTitle(tr("Against the tracker's labels (not checked by a person)"), this));
     m_results = new QTableWidget(this);
     m_results->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_results->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -223,19 +225,23 @@ void ReportPage::refresh()
     fillTable(m_results, ReportText::trackerRows(s), true);
 
     if (round) {
-        m_headline->setText(QStringLiteral("<b>%1</b>").arg(ReportText::headline(s, category).toHtmlEscaped()));
+        m_headline->setText(
+            QStringLiteral("<b>%1</b>").arg(ReportText::headline(s, category).toHtmlEscaped()));
     } else if (!s.evaluation.done) {
         m_headline->setText(
-            (s.training.weights.isEmpty() ? tr("Train the student (step 6); it is evaluated when training ends.")
-                                          : tr("The student is trained: evaluate it against the teacher.")) +
+            (s.training.weights.isEmpty()
+                 ? tr("Train the student (step 6); it is evaluated when training ends.")
+                 : tr("The student is trained: evaluate it against the teacher.")) +
             QLatin1Char(' ') +
-            tr("Verify frames in <a href=\"verify\">step 4</a> to measure it against boxes a person checked."));
+            tr("Verify frames in <a href=\"verify\">step 4</a> to measure it against boxes a "
+               "person checked."));
     } else {
-        m_headline->setText(tr("%1<br><span style=\"color:#8a4b00\">No frame is verified yet: these "
-                               "figures are against the tracker's own labels, so the tracker's mistakes "
-                               "count as truth. <a href=\"verify\">Verify frames</a> to measure recall and "
-                               "precision against boxes a person checked.</span>")
-                                .arg(ReportText::trackerHeadline(s).toHtmlEscaped()));
+        m_headline->setText(
+            tr("%1<br><span style=\"color:#8a4b00\">No frame is verified yet: these "
+               "figures are against the tracker's own labels, so the tracker's mistakes "
+               "count as truth. <a href=\"verify\">Verify frames</a> to measure recall and "
+               "precision against boxes a person checked.</span>")
+                .arg(ReportText::trackerHeadline(s).toHtmlEscaped()));
     }
     if (!s.evaluation.done && !round) {
         m_images.clear();
@@ -255,10 +261,12 @@ void ReportPage::loadGallery()
     m_gallery->clear();
     m_imagesVerified = round != nullptr;
     m_galleryTitle->setText(
-        round ? tr("Verified frames the student never trained on: magenta the verified boxes, green "
-                   "the teacher's detections, blue the student's.")
-              : tr("Frames the teacher missed and the student found (dashed orange: the tracker's box; "
-                   "green: the student), against the tracker's labels:"));
+        round
+            ? tr("Verified frames the student never trained on: magenta the verified boxes, green "
+                 "the teacher's detections, blue the student's.")
+            : tr("Frames the teacher missed and the student found (dashed orange: the tracker's "
+                 "box; "
+                 "green: the student), against the tracker's labels:"));
     m_gallery->setIconSize(round ? QSize(400, 300) : QSize(200, 220));
     if (!round && !labels)
         return;
@@ -269,30 +277,37 @@ void ReportPage::loadGallery()
     std::optional<app::VerifiedRound> verified;
     if (round)
         verified = *round;
-    (void)QtConcurrent::run([s = session, labels, verified, truth = m_workflow->verification()->truth()] {
-        using Result = std::pair<QList<QImage>, QString>;
-        try {
-            if (verified)
-                return Result(Gallery::renderVerified(s, truth, verified->first_frame, verified->scores, 6), {});
-            return Result(Gallery::renderGains(s, *labels, 12), {});
-        } catch (const std::exception &e) {
-            // The video or a model moved: the numbers stand, the pictures are gone.
-            return Result({}, QString::fromStdString(e.what()));
-        }
-    }).then(this, [this, request, isVerified = bool(verified)](const std::pair<QList<QImage>, QString> &result) {
-        if (request != m_galleryRequest)
-            return;
-        m_galleryLoading = false;
-        m_gallery->clear();
-        m_images = result.first;
-        for (const QImage &img : m_images)
-            m_gallery->addItem(new QListWidgetItem(QIcon(QPixmap::fromImage(img)), QString()));
-        if (!result.second.isEmpty())
-            m_gallery->addItem(tr("The frames cannot be drawn: %1").arg(result.second));
-        else if (m_images.isEmpty())
-            m_gallery->addItem(isVerified ? tr("No verified frame (done, after the training frames) to draw.")
-                                          : tr("No held-out frame where the teacher missed a box and the student found it."));
-    });
+    (void)QtConcurrent::run(
+        [s = session, labels, verified, truth = m_workflow->verification()->truth()] {
+            using Result = std::pair<QList<QImage>, QString>;
+            try {
+                if (verified)
+                    return Result(Gallery::renderVerified(s, truth, verified->first_frame,
+                                                          verified->scores, 6),
+                                  {});
+                return Result(Gallery::renderGains(s, *labels, 12), {});
+            } catch (const std::exception &e) {
+                // The video or a model moved: the numbers stand, the pictures are gone.
+                return Result({}, QString::fromStdString(e.what()));
+            }
+        })
+        .then(this, [this, request,
+                     isVerified = bool(verified)](const std::pair<QList<QImage>, QString> &result) {
+            if (request != m_galleryRequest)
+                return;
+            m_galleryLoading = false;
+            m_gallery->clear();
+            m_images = result.first;
+            for (const QImage &img : m_images)
+                m_gallery->addItem(new QListWidgetItem(QIcon(QPixmap::fromImage(img)), QString()));
+            if (!result.second.isEmpty())
+                m_gallery->addItem(tr("The frames cannot be drawn: %1").arg(result.second));
+            else if (m_images.isEmpty())
+                m_gallery->addItem(
+                    isVerified ? tr("No verified frame (done, after the training frames) to draw.")
+                               : tr("No held-out frame where the teacher missed a box and the "
+                                    "student found it."));
+        });
 }
 
 } // namespace edgetrain::ui

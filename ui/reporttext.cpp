@@ -99,8 +99,10 @@ QString ReportText::trackerHeadline(const app::Session &s)
                  ? QObject::tr(" (the teacher ran on every frame: exactly the ones it missed)")
                  : QObject::tr(" (the teacher ran on every %1th frame: some of these it never saw)")
                        .arg(s.capture.every))
-        .arg(e.tracker_only_boxes > 0 ? percent(e.student_recall_tracker_only) : QStringLiteral("–"))
-        .arg(e.tracker_only_boxes > 0 ? percent(e.teacher_recall_tracker_only) : QStringLiteral("–"));
+        .arg(e.tracker_only_boxes > 0 ? percent(e.student_recall_tracker_only)
+                                      : QStringLiteral("–"))
+        .arg(e.tracker_only_boxes > 0 ? percent(e.teacher_recall_tracker_only)
+                                      : QStringLiteral("–"));
 }
 
 QString ReportText::headline(const app::Session &s, const std::string &category)
@@ -111,22 +113,25 @@ QString ReportText::headline(const app::Session &s, const std::string &category)
     const QString objects = objectsWord(category);
     QString where;
     if (round->first_frame > 0)
-        where = s.capture.maxFrames > 0 && round->first_frame >= s.capture.maxFrames
-                    ? QObject::tr(" (from frame %1 on, never seen in training)").arg(round->first_frame)
-                    : QObject::tr(" (from frame %1 on)").arg(round->first_frame);
-    QString text = QObject::tr("On %1%2").arg(count(round->frames, QObject::tr("verified frame"), QObject::tr("verified frames")), where);
+        where =
+            s.capture.maxFrames > 0 && round->first_frame >= s.capture.maxFrames
+                ? QObject::tr(" (from frame %1 on, never seen in training)").arg(round->first_frame)
+                : QObject::tr(" (from frame %1 on)").arg(round->first_frame);
+    QString text = QObject::tr("On %1%2").arg(
+        count(round->frames, QObject::tr("verified frame"), QObject::tr("verified frames")), where);
     bool first = true;
     for (const vision::DetectorScore *d : headlineOrder(*round)) {
         const QString who = detectorPhrase(d->name);
         if (first) {
-            text += d->detections > 0
-                        ? QObject::tr(" %1 finds %2 of the %3 at %4 precision")
-                              .arg(who, wholePercent(d->recall), objects, wholePercent(d->precision))
-                        : QObject::tr(" %1 finds none of the %2 (no detection)").arg(who, objects);
+            text +=
+                d->detections > 0
+                    ? QObject::tr(" %1 finds %2 of the %3 at %4 precision")
+                          .arg(who, wholePercent(d->recall), objects, wholePercent(d->precision))
+                    : QObject::tr(" %1 finds none of the %2 (no detection)").arg(who, objects);
         } else {
             text += d->detections > 0
-                        ? QObject::tr("; %1 %2 at %3").arg(who, wholePercent(d->recall),
-                                                           wholePercent(d->precision))
+                        ? QObject::tr("; %1 %2 at %3")
+                              .arg(who, wholePercent(d->recall), wholePercent(d->precision))
                         : QObject::tr("; %1 none (no detection)").arg(who);
         }
         first = false;
@@ -145,9 +150,9 @@ QList<QStringList> ReportText::verifiedRows(const app::Session &s)
 {
     const auto &rounds = s.evaluation.verified;
     const bool several = rounds.size() > 1;
-    QStringList header{QObject::tr("Detector"), QObject::tr("Recall"), QObject::tr("Precision"),
-                       QObject::tr("F1"), QObject::tr("AP@0.5"), QObject::tr("AP@[.5:.95]"),
-                       QObject::tr("TP / FP"), QObject::tr("Frames/s")};
+    QStringList header{QObject::tr("Detector"), QObject::tr("Recall"),  QObject::tr("Precision"),
+                       QObject::tr("F1"),       QObject::tr("AP@0.5"),  QObject::tr("AP@[.5:.95]"),
+                       QObject::tr("TP / FP"),  QObject::tr("Frames/s")};
     if (several)
         header.prepend(QObject::tr("Round"));
     QList<QStringList> rows{header};
@@ -157,14 +162,15 @@ QList<QStringList> ReportText::verifiedRows(const app::Session &s)
         const bool current = r + 1 == rounds.size();
         for (const vision::DetectorScore *d : headlineOrder(rounds[r])) {
             const double fps = current ? framesPerSecond(s, d->name) : 0.0;
-            QStringList row{QString::fromStdString(d->name),
-                            d->truths > 0 ? percent(d->recall) : QStringLiteral("–"),
-                            d->detections > 0 ? percent(d->precision) : QStringLiteral("–"),
-                            number(d->f1, 3),
-                            number(d->ap50, 3),
-                            number(d->ap50_95, 3),
-                            QStringLiteral("%1 / %2").arg(d->true_positives).arg(d->false_positives),
-                            fps > 0 ? number(fps, fps >= 100 ? 0 : 1) : QStringLiteral("–")};
+            QStringList row{
+                QString::fromStdString(d->name),
+                d->truths > 0 ? percent(d->recall) : QStringLiteral("–"),
+                d->detections > 0 ? percent(d->precision) : QStringLiteral("–"),
+                number(d->f1, 3),
+                number(d->ap50, 3),
+                number(d->ap50_95, 3),
+                QStringLiteral("%1 / %2").arg(d->true_positives).arg(d->false_positives),
+                fps > 0 ? number(fps, fps >= 100 ? 0 : 1) : QStringLiteral("–")};
             if (several)
                 row.prepend(QString::number(rounds[r].round));
             rows.append(row);
@@ -181,12 +187,15 @@ QString ReportText::verifiedMethod(const app::Session &s)
     int truths = 0;
     for (const vision::DetectorScore &d : round->scores)
         truths = std::max(truths, d.truths);
-    return QObject::tr("%1 verified by a person").arg(count(round->frames, QObject::tr("frame"), QObject::tr("frames"))) +
-           (round->first_frame > 0 ? QObject::tr(" from frame %1 on").arg(round->first_frame) : QString()) +
-           QObject::tr(", %1 to find. A detection is true when it overlaps a verified box "
-                       "by IoU ≥ 0.5 (greedy by score, as COCO); one on an ignore box counts "
-                       "neither way. AP averages precision over recall (101 points); AP@[.5:.95] "
-                       "also over IoU 0.5–0.95. Frames/s: each detector's speed in the same evaluation.")
+    return QObject::tr("%1 verified by a person")
+               .arg(count(round->frames, QObject::tr("frame"), QObject::tr("frames"))) +
+           (round->first_frame > 0 ? QObject::tr(" from frame %1 on").arg(round->first_frame)
+                                   : QString()) +
+           QObject::tr(
+               ", %1 to find. A detection is true when it overlaps a verified box "
+               "by IoU ≥ 0.5 (greedy by score, as COCO); one on an ignore box counts "
+               "neither way. AP averages precision over recall (101 points); AP@[.5:.95] "
+               "also over IoU 0.5–0.95. Frames/s: each detector's speed in the same evaluation.")
                .arg(count(truths, QObject::tr("box"), QObject::tr("boxes"))) +
            operatingPoint(s);
 }
@@ -210,7 +219,9 @@ QList<QStringList> ReportText::trackerRows(const app::Session &s)
                              QObject::tr("Teacher"), QObject::tr("Student")}};
     const bool done = s.evaluation.done;
     const auto &e = s.evaluation.result;
-    auto recall = [&](int boxes, double v) { return done && boxes > 0 ? percent(v) : QStringLiteral("–"); };
+    auto recall = [&](int boxes, double v) {
+        return done && boxes > 0 ? percent(v) : QStringLiteral("–");
+    };
     auto count = [&](int n) { return done ? QString::number(n) : QStringLiteral("–"); };
     rows.append({QObject::tr("Recall: boxes the teacher found"), count(e.teacher_found_boxes),
                  recall(e.teacher_found_boxes, e.teacher_recall_teacher_found),
@@ -218,11 +229,14 @@ QList<QStringList> ReportText::trackerRows(const app::Session &s)
     rows.append({QObject::tr("Recall: boxes only the tracker found"), count(e.tracker_only_boxes),
                  recall(e.tracker_only_boxes, e.teacher_recall_tracker_only),
                  recall(e.tracker_only_boxes, e.student_recall_tracker_only)});
-    rows.append({QObject::tr("Precision (detections)"), QString(),
-                 done ? QStringLiteral("%1 (%2)").arg(percent(e.teacher_precision)).arg(e.teacher_detections)
-                      : QStringLiteral("–"),
-                 done ? QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)
-                      : QStringLiteral("–")});
+    rows.append(
+        {QObject::tr("Precision (detections)"), QString(),
+         done
+             ? QStringLiteral("%1 (%2)").arg(percent(e.teacher_precision)).arg(e.teacher_detections)
+             : QStringLiteral("–"),
+         done
+             ? QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)
+             : QStringLiteral("–")});
     return rows;
 }
 

@@ -84,8 +84,11 @@ public:
             m_p.setPen(Qt::black);
             for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
                 const double w = widths[c] * m_area.width();
-                const QString text = r == maxRows ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows) : QString())
-                                                  : rows[r][c];
+                const QString text =
+                    r == maxRows
+                        ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows)
+                                  : QString())
+                        : rows[r][c];
                 m_p.drawText(QRectF(x + 6, m_y, w - 12, h), Qt::AlignVCenter | Qt::AlignLeft,
                              m_p.fontMetrics().elidedText(text, Qt::ElideRight, int(w - 12)));
                 x += w;
@@ -140,9 +143,12 @@ struct Charts
     std::vector<std::pair<QString, QWidget *>> named() const
     {
         std::vector<std::pair<QString, QWidget *>> list{
-            {QStringLiteral("cpu"), training.cpu},           {QStringLiteral("memory"), training.memory},
-            {QStringLiteral("network"), training.network},   {QStringLiteral("loss"), training.loss},
-            {QStringLiteral("accuracy"), training.accuracy}, {QStringLiteral("throughput"), training.speed}};
+            {QStringLiteral("cpu"), training.cpu},
+            {QStringLiteral("memory"), training.memory},
+            {QStringLiteral("network"), training.network},
+            {QStringLiteral("loss"), training.loss},
+            {QStringLiteral("accuracy"), training.accuracy},
+            {QStringLiteral("throughput"), training.speed}};
         if (memory)
             list.emplace_back(QStringLiteral("memory-plan"), memory);
         list.emplace_back(QStringLiteral("pr"), pr);
@@ -207,9 +213,11 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         f.setBold(false);
         painter.setFont(f);
         painter.setPen(QColor(0x77, 0x77, 0x77));
-        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignLeft | Qt::AlignBottom,
-                         QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()));
-        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignRight | Qt::AlignBottom,
+        painter.drawText(
+            QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignLeft | Qt::AlignBottom,
+            QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()));
+        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
+                         Qt::AlignRight | Qt::AlignBottom,
                          QStringLiteral("%1 / %2").arg(pageNumber).arg(kPages));
         return Page(painter, area);
     };
@@ -223,26 +231,31 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         f.setBold(true);
         painter.setFont(f);
         painter.setPen(QColor(0x12, 0x3a, 0x63));
-        painter.drawText(QRectF(0, page.y(), area.width(), 100), Qt::AlignLeft, QObject::tr("Viewpoint adaptation report"));
+        painter.drawText(QRectF(0, page.y(), area.width(), 100), Qt::AlignLeft,
+                         QObject::tr("Viewpoint adaptation report"));
         page.skip(110);
-        page.paragraph(QObject::tr("Session “%1”, created %2; report written %3.")
-                           .arg(s.title, s.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")),
-                                QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
-        page.paragraph(QObject::tr("Source: %1 · teacher: %2 · tracker: %3")
-                           .arg(QFileInfo(s.capture.source).fileName(), s.capture.teacher, s.capture.tracker));
+        page.paragraph(
+            QObject::tr("Session “%1”, created %2; report written %3.")
+                .arg(s.title, s.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")),
+                     QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
+        page.paragraph(
+            QObject::tr("Source: %1 · teacher: %2 · tracker: %3")
+                .arg(QFileInfo(s.capture.source).fileName(), s.capture.teacher, s.capture.tracker));
         page.skip(30);
         QFont hf = painter.font();
         hf.setPointSizeF(13);
         painter.setFont(hf);
         painter.setPen(Qt::black);
         const QString head = ReportText::headline(s, c.category);
-        const QRectF r = painter.boundingRect(QRectF(0, page.y(), area.width(), 600), Qt::TextWordWrap, head);
+        const QRectF r =
+            painter.boundingRect(QRectF(0, page.y(), area.width(), 600), Qt::TextWordWrap, head);
         painter.drawText(r, Qt::TextWordWrap, head);
         page.skip(r.height() + 50);
         page.subheading(QObject::tr("Contents"));
-        page.paragraph(QObject::tr("2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
-                                   "6  Results against verified frames\n7  Results against the tracker's labels\n"
-                                   "8  Gallery"));
+        page.paragraph(QObject::tr(
+            "2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
+            "6  Results against verified frames\n7  Results against the tracker's labels\n"
+            "8  Gallery"));
     }
     // 2. Nodes
     {
@@ -251,16 +264,18 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         QList<QStringList> rows{{QObject::tr("Name"), QObject::tr("Address"), QObject::tr("Arch"),
                                  QObject::tr("Cores"), QObject::tr("RAM"), QObject::tr("Trained")}};
         for (const app::SessionNode &n : s.nodes)
-            rows.append({n.name, QStringLiteral("%1:%2").arg(n.host).arg(n.port), n.arch,
-                         n.cores ? QString::number(n.cores) : QString(),
-                         n.ramBytes ? formatBytes(double(n.ramBytes)) : QString(),
-                         s.training.nodes.contains(n.name) ? QObject::tr("yes") : QObject::tr("no")});
+            rows.append(
+                {n.name, QStringLiteral("%1:%2").arg(n.host).arg(n.port), n.arch,
+                 n.cores ? QString::number(n.cores) : QString(),
+                 n.ramBytes ? formatBytes(double(n.ramBytes)) : QString(),
+                 s.training.nodes.contains(n.name) ? QObject::tr("yes") : QObject::tr("no")});
         page.table(rows, {0.2, 0.24, 0.12, 0.1, 0.17, 0.17});
         page.subheading(QObject::tr("What happened to the nodes during training"));
-        QList<QStringList> events{{QObject::tr("Time"), QObject::tr("Node"), QObject::tr("Event"), QObject::tr("Details")}};
+        QList<QStringList> events{{QObject::tr("Time"), QObject::tr("Node"), QObject::tr("Event"),
+                                   QObject::tr("Details")}};
         for (const auto &e : s.training.events)
-            events.append({QStringLiteral("%1 s").arg(e.seconds, 0, 'f', 1),
-                           e.node.name, net::eventKindName(e.kind), e.message});
+            events.append({QStringLiteral("%1 s").arg(e.seconds, 0, 'f', 1), e.node.name,
+                           net::eventKindName(e.kind), e.message});
         if (events.size() == 1)
             page.paragraph(QObject::tr("No events recorded."));
         else
@@ -275,41 +290,51 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
                                    {QObject::tr("Source"), s.capture.source},
                                    {QObject::tr("Teacher"), s.capture.teacher},
                                    {QObject::tr("Tracker"), s.capture.tracker},
-                                   {QObject::tr("Teacher runs on"), QObject::tr("every %1 frame(s)").arg(s.capture.every)}};
+                                   {QObject::tr("Teacher runs on"),
+                                    QObject::tr("every %1 frame(s)").arg(s.capture.every)}};
         page.table(capture, {0.3, 0.7});
         page.subheading(QObject::tr("Dataset (split by track)"));
-        QList<QStringList> data{{QObject::tr("Split"), QObject::tr("Tracks"), QObject::tr("Positives"), QObject::tr("Negatives")}};
+        QList<QStringList> data{{QObject::tr("Split"), QObject::tr("Tracks"),
+                                 QObject::tr("Positives"), QObject::tr("Negatives")}};
         const char *splits[] = {"train", "validation", "test"};
         for (int i = 0; i < 3; ++i)
-            data.append({QString::fromLatin1(splits[i]),
-                         s.datasetStats ? QString::number(s.datasetStats->tracks[i]) : QStringLiteral("–"),
-                         s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
-                         s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
+            data.append(
+                {QString::fromLatin1(splits[i]),
+                 s.datasetStats ? QString::number(s.datasetStats->tracks[i]) : QStringLiteral("–"),
+                 s.datasetStats ? QString::number(s.datasetStats->positives[i])
+                                : QStringLiteral("–"),
+                 s.datasetStats ? QString::number(s.datasetStats->negatives[i])
+                                : QStringLiteral("–")});
         page.table(data, {0.25, 0.25, 0.25, 0.25});
         if (s.dataset.kind == QLatin1String("frames"))
-            page.paragraph(QObject::tr("Whole frames for the full-frame student, downscaled to %1 pixels wide.")
-                               .arg(s.dataset.frameWidth));
+            page.paragraph(
+                QObject::tr(
+                    "Whole frames for the full-frame student, downscaled to %1 pixels wide.")
+                    .arg(s.dataset.frameWidth));
         else
             page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
                                .arg(s.dataset.width)
                                .arg(s.dataset.height)
                                .arg(s.dataset.negativesPerPositive));
         page.subheading(QObject::tr("Training"));
-        QList<QStringList> plan{{QObject::tr("Setting"), QObject::tr("Value")},
-                                {QObject::tr("Student model"), s.plan.model},
-                                {QObject::tr("Global batch"), QString::number(s.plan.batch)},
-                                {QObject::tr("Epochs"), QString::number(s.plan.epochs)},
-                                {QObject::tr("Learning rate"), QString::number(s.plan.lr)},
-                                {QObject::tr("Mode"), s.plan.mode},
-                                {QObject::tr("Devices"), s.training.nodes.join(QStringLiteral(", "))},
-                                {QObject::tr("Run"), QStringLiteral("%1 (%2, %3 s)")
-                                                          .arg(s.training.jobId,
-                                                               QString::fromLatin1(app::trainingStateName(s.training.state)))
-                                                          .arg(s.training.seconds, 0, 'f', 1)}};
+        QList<QStringList> plan{
+            {QObject::tr("Setting"), QObject::tr("Value")},
+            {QObject::tr("Student model"), s.plan.model},
+            {QObject::tr("Global batch"), QString::number(s.plan.batch)},
+            {QObject::tr("Epochs"), QString::number(s.plan.epochs)},
+            {QObject::tr("Learning rate"), QString::number(s.plan.lr)},
+            {QObject::tr("Mode"), s.plan.mode},
+            {QObject::tr("Devices"), s.training.nodes.join(QStringLiteral(", "))},
+            {QObject::tr("Run"),
+             QStringLiteral("%1 (%2, %3 s)")
+                 .arg(s.training.jobId,
+                      QString::fromLatin1(app::trainingStateName(s.training.state)))
+                 .arg(s.training.seconds, 0, 'f', 1)}};
         if (s.plan.mode == QLatin1String("async"))
             plan.append({QObject::tr("Staleness bound"), QString::number(s.plan.staleness)});
         if (s.plan.mode == QLatin1String("local-sgd"))
-            plan.append({QObject::tr("Steps between averages"), QString::number(s.plan.localSteps)});
+            plan.append(
+                {QObject::tr("Steps between averages"), QString::number(s.plan.localSteps)});
         page.table(plan, {0.3, 0.7});
     }
     // 4. Memory plan
@@ -317,32 +342,39 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         Page page = newPage();
         page.heading(QObject::tr("4  Memory plan"));
         QList<QStringList> budgets{{QObject::tr("Device"), QObject::tr("Budget")}};
-        budgets.append({QObject::tr("all devices"), s.plan.budgetAllBytes < 0 ? QObject::tr("none") : formatBytes(double(s.plan.budgetAllBytes))});
+        budgets.append({QObject::tr("all devices"),
+                        s.plan.budgetAllBytes < 0 ? QObject::tr("none")
+                                                  : formatBytes(double(s.plan.budgetAllBytes))});
         for (const auto &[node, b] : s.plan.deviceBudgetBytes)
             budgets.append({node, b < 0 ? QObject::tr("none") : formatBytes(double(b))});
         page.table(budgets, {0.5, 0.5});
         if (c.plan) {
             const app::PlanView &v = *c.plan;
-            page.paragraph(QObject::tr("For a device batch of %1: schedule %2, %3 more compute per step "
-                                       "than keeping every activation; predicted peak %4 (store-all: %5; "
-                                       "the floor at this batch: %6).")
-                               .arg(v.request.deviceBatch)
-                               .arg(v.schedule)
-                               .arg(percent(v.plan.predicted_recompute_factor - 1))
-                               .arg(formatBytes(double(v.plan.predicted_peak_bytes)))
-                               .arg(formatBytes(double(v.storeAllPeak)))
-                               .arg(formatBytes(double(v.minimumBudget))));
+            page.paragraph(
+                QObject::tr("For a device batch of %1: schedule %2, %3 more compute per step "
+                            "than keeping every activation; predicted peak %4 (store-all: %5; "
+                            "the floor at this batch: %6).")
+                    .arg(v.request.deviceBatch)
+                    .arg(v.schedule)
+                    .arg(percent(v.plan.predicted_recompute_factor - 1))
+                    .arg(formatBytes(double(v.plan.predicted_peak_bytes)))
+                    .arg(formatBytes(double(v.storeAllPeak)))
+                    .arg(formatBytes(double(v.minimumBudget))));
             if (v.request.budgetBytes >= 0 && !v.plan.fits)
                 page.paragraph(QObject::tr("The budget does not fit: at least %1 is needed.")
                                    .arg(formatBytes(double(v.plan.min_budget_bytes))),
                                QColor(0xb0, 0x00, 0x20));
             QList<QStringList> cats{{QObject::tr("Category"), QObject::tr("Predicted peak")}};
-            const char *names[] = {"weights", "gradients", "optimizer state", "activations", "workspace", "recompute"};
+            const char *names[] = {"weights",     "gradients", "optimizer state",
+                                   "activations", "workspace", "recompute"};
             for (int i = 0; i < 6; ++i)
-                cats.append({QString::fromLatin1(names[i]), formatBytes(double(v.plan.predicted.peak_bytes[std::size_t(i)]))});
-            cats.append({QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
+                cats.append({QString::fromLatin1(names[i]),
+                             formatBytes(double(v.plan.predicted.peak_bytes[std::size_t(i)]))});
+            cats.append(
+                {QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
             page.table(cats, {0.5, 0.5});
-            page.widget(charts->memory, QRectF(0, page.y(), area.width(), area.width() * kChartH / kChartW));
+            page.widget(charts->memory,
+                        QRectF(0, page.y(), area.width(), area.width() * kChartH / kChartW));
         } else {
             page.paragraph(QObject::tr("No memory plan was computed in this session."));
         }
@@ -354,7 +386,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         const auto list = charts->training.all();
         const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
         for (int i = 0; i < int(list.size()); ++i)
-            page.widget(list[std::size_t(i)], QRectF((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h));
+            page.widget(list[std::size_t(i)],
+                        QRectF((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h));
         page.skip(3 * (h + 14));
         if (s.training.metrics.empty())
             page.paragraph(QObject::tr("No training run was recorded in this session."));
@@ -367,9 +400,10 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         if (round) {
             page.paragraph(ReportText::headline(s, c.category));
             const QList<QStringList> rows = ReportText::verifiedRows(s);
-            page.table(rows, rows.first().size() == 9
-                                 ? QList<double>{0.08, 0.12, 0.11, 0.12, 0.08, 0.09, 0.14, 0.13, 0.13}
-                                 : QList<double>{0.14, 0.12, 0.12, 0.09, 0.1, 0.13, 0.15, 0.15});
+            page.table(rows,
+                       rows.first().size() == 9
+                           ? QList<double>{0.08, 0.12, 0.11, 0.12, 0.08, 0.09, 0.14, 0.13, 0.13}
+                           : QList<double>{0.14, 0.12, 0.12, 0.09, 0.1, 0.13, 0.15, 0.15});
             page.paragraph(ReportText::verifiedMethod(s), QColor(0x44, 0x44, 0x44));
         } else {
             page.paragraph(ReportText::verifyInvitation());
@@ -385,22 +419,27 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         page.paragraph(ReportText::trackerHeadline(s));
         if (s.evaluation.done) {
             page.table(ReportText::trackerRows(s), {0.43, 0.13, 0.22, 0.22});
-            page.paragraph(QObject::tr("Evaluated on %1 frames with held-out (test-split) tracks; a box counts "
-                                       "as found when a detection overlaps it by IoU ≥ %2. These labels were "
-                                       "made by the teacher and the tracker themselves: the teacher's own "
-                                       "boxes favour it, the tracker's mistakes count as truth, and "
-                                       "unlabelled people count against the student.")
-                               .arg(s.evaluation.result.frames)
-                               .arg(s.evaluation.result.match_iou));
+            page.paragraph(
+                QObject::tr(
+                    "Evaluated on %1 frames with held-out (test-split) tracks; a box counts "
+                    "as found when a detection overlaps it by IoU ≥ %2. These labels were "
+                    "made by the teacher and the tracker themselves: the teacher's own "
+                    "boxes favour it, the tracker's mistakes count as truth, and "
+                    "unlabelled people count against the student.")
+                    .arg(s.evaluation.result.frames)
+                    .arg(s.evaluation.result.match_iou));
         }
         page.subheading(QObject::tr("Epochs"));
-        QList<QStringList> epochs{{QObject::tr("Epoch"), QObject::tr("Devices"), QObject::tr("Loss"),
-                                   QObject::tr("Accuracy"), QObject::tr("Validation"), QObject::tr("Images/s"),
+        QList<QStringList> epochs{{QObject::tr("Epoch"), QObject::tr("Devices"),
+                                   QObject::tr("Loss"), QObject::tr("Accuracy"),
+                                   QObject::tr("Validation"), QObject::tr("Images/s"),
                                    QObject::tr("Seconds")}};
         for (const auto &e : s.training.epochs)
-            epochs.append({QString::number(e.epoch), QString::number(e.nodes), QString::number(e.train_loss, 'f', 4),
-                           percent(e.train_accuracy), e.test_accuracy < 0 ? QStringLiteral("–") : percent(e.test_accuracy),
-                           QString::number(e.images_per_second, 'f', 0), QString::number(e.seconds, 'f', 1)});
+            epochs.append({QString::number(e.epoch), QString::number(e.nodes),
+                           QString::number(e.train_loss, 'f', 4), percent(e.train_accuracy),
+                           e.test_accuracy < 0 ? QStringLiteral("–") : percent(e.test_accuracy),
+                           QString::number(e.images_per_second, 'f', 0),
+                           QString::number(e.seconds, 'f', 1)});
         page.table(epochs, {0.1, 0.12, 0.16, 0.16, 0.16, 0.16, 0.14}, 30);
     }
     // 8. Gallery
@@ -408,20 +447,23 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         Page page = newPage();
         if (c.galleryVerified) {
             page.heading(QObject::tr("8  Gallery: verified frames"));
-            page.paragraph(QObject::tr("Verified frames the student never trained on. Magenta: the boxes a "
-                                       "person verified (dashed grey: ignored); green: the teacher's "
-                                       "detections; blue: the student's, each at its operating threshold."));
+            page.paragraph(
+                QObject::tr("Verified frames the student never trained on. Magenta: the boxes a "
+                            "person verified (dashed grey: ignored); green: the teacher's "
+                            "detections; blue: the student's, each at its operating threshold."));
         } else {
             page.heading(QObject::tr("8  Gallery: what the student found"));
-            page.paragraph(QObject::tr("Held-out frames where the teacher found nobody at the labelled place "
-                                       "and the student did. Dashed orange: the box the tracker carried there; "
-                                       "green: the student's detection. Verify frames to see the detectors "
-                                       "against boxes a person checked."));
+            page.paragraph(QObject::tr(
+                "Held-out frames where the teacher found nobody at the labelled place "
+                "and the student did. Dashed orange: the box the tracker carried there; "
+                "green: the student's detection. Verify frames to see the detectors "
+                "against boxes a person checked."));
         }
         if (c.gallery.isEmpty())
             page.paragraph(QObject::tr("No such frame in this session."));
         // Whole frames (wider than high) two to a row; crops of one person four.
-        const bool wide = !c.gallery.isEmpty() && c.gallery.first().width() > c.gallery.first().height();
+        const bool wide =
+            !c.gallery.isEmpty() && c.gallery.first().width() > c.gallery.first().height();
         const int columns = wide ? 2 : 4;
         const double cellW = (area.width() - (columns - 1) * 12) / columns;
         const double maxH = wide ? 560.0 : 300.0;
@@ -507,18 +549,22 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
                           "false_positives,recall,precision,f1,ap50,ap50_95,threshold\n";
     for (const app::VerifiedRound &r : s.evaluation.verified)
         for (const vision::DetectorScore &d : r.scores)
-            verified += QByteArray::number(r.round) + ',' + QByteArray::number(r.frames) + ',' +
-                        QByteArray::number(r.first_frame) + ',' + QByteArray::fromStdString(d.name) + ',' +
-                        QByteArray::number(d.truths) + ',' + QByteArray::number(d.detections) + ',' +
-                        QByteArray::number(d.true_positives) + ',' + QByteArray::number(d.false_positives) +
-                        ',' + QByteArray::number(d.recall, 'g', 6) + ',' + QByteArray::number(d.precision, 'g', 6) +
-                        ',' + QByteArray::number(d.f1, 'g', 6) + ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
-                        QByteArray::number(d.ap50_95, 'g', 6) + ',' + QByteArray::number(d.threshold, 'g', 6) + '\n';
-    const std::pair<QString, QByteArray> files[] = {{QStringLiteral("metrics.csv"), s.metricsCsv()},
-                                                    {QStringLiteral("progress.csv"), s.progressCsv()},
-                                                    {QStringLiteral("epochs.csv"), s.epochsCsv()},
-                                                    {QStringLiteral("evaluation.csv"), evaluation},
-                                                    {QStringLiteral("verified.csv"), verified}};
+            verified +=
+                QByteArray::number(r.round) + ',' + QByteArray::number(r.frames) + ',' +
+                QByteArray::number(r.first_frame) + ',' + QByteArray::fromStdString(d.name) + ',' +
+                QByteArray::number(d.truths) + ',' + QByteArray::number(d.detections) + ',' +
+                QByteArray::number(d.true_positives) + ',' + QByteArray::number(d.false_positives) +
+                ',' + QByteArray::number(d.recall, 'g', 6) + ',' +
+                QByteArray::number(d.precision, 'g', 6) + ',' + QByteArray::number(d.f1, 'g', 6) +
+                ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
+                QByteArray::number(d.ap50_95, 'g', 6) + ',' +
+                QByteArray::number(d.threshold, 'g', 6) + '\n';
+    const std::pair<QString, QByteArray> files[] = {
+        {QStringLiteral("metrics.csv"), s.metricsCsv()},
+        {QStringLiteral("progress.csv"), s.progressCsv()},
+        {QStringLiteral("epochs.csv"), s.epochsCsv()},
+        {QStringLiteral("evaluation.csv"), evaluation},
+        {QStringLiteral("verified.csv"), verified}};
     for (const auto &[name, data] : files) {
         const QString path = dir + QLatin1Char('/') + name;
         if (!app::writeFileAtomically(path, data, error))

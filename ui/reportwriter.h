@@ -16,8 +16,8 @@ struct ReportContent
 {
     const app::Session *session = nullptr;
     std::optional<app::PlanView> plan;
-    QList<QImage> gallery; // drawn frames (Gallery::renderVerified or renderGains)
-    bool galleryVerified = false; // the gallery shows verified frames (else the tracker's gains)
+    QList<QImage> gallery;           // drawn frames (Gallery::renderVerified or renderGains)
+    bool galleryVerified = false;    // the gallery shows verified frames (else the tracker's gains)
     std::string category = "person"; // what the verified boxes are (GroundTruth::category)
 };
 
@@ -25,8 +25,8 @@ struct ReportContent
  * The session's report: a PDF (title, nodes, settings, memory plan, training charts, results
  * against verified frames with the precision-recall chart, results against the tracker's labels,
  * gallery — one page each, so always kPages pages), every chart as PNG and SVG (the
- * precision-recall chart as pr.png / pr.svg), and the figures as CSV. Needs a QApplication (charts are widgets); runs on the GUI thread in well under a
- * second for a demo session.
+ * precision-recall chart as pr.png / pr.svg), and the figures as CSV. Needs a QApplication (charts
+ * are widgets); runs on the GUI thread in well under a second for a demo session.
  */
 class ReportWriter
 {

@@ -17,13 +17,15 @@ namespace {
 enum Column { Device, State, Phase, Epoch, Loss, Accuracy, Speed, Cpu, Columns };
 }
 
-TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), m_workflow(workflow)
+TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
+    : QWidget(parent), m_workflow(workflow)
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(pageHeader(
         tr("6  Train & monitor"),
         tr("The student trains data-parallel on the devices; each line is one device. A device "
-           "that drops out is shown dotted and the others carry on from the last synchronised state."),
+           "that drops out is shown dotted and the others carry on from the last synchronised "
+           "state."),
         this));
     auto *bar = new QHBoxLayout;
     m_start = new QPushButton(tr("Start training"), this);
@@ -145,15 +147,16 @@ void TrainPage::showDevices()
     int row = 0;
     for (const auto &[name, r] : m_latest) {
         const bool lost = m_lost.count(name) > 0;
-        const QString values[Columns] = {
-            name,
-            lost ? tr("lost") : tr("connected"),
-            r.phase,
-            QString::number(r.epoch),
-            r.epoch > 0 ? QString::number(r.loss, 'f', 4) : QString(),
-            r.epoch > 0 ? QString::number(100 * r.accuracy, 'f', 1) + QStringLiteral(" %") : QString(),
-            QString::number(r.imagesPerSecond, 'f', 0),
-            QString::number(r.cpuPercent, 'f', 0)};
+        const QString values[Columns] = {name,
+                                         lost ? tr("lost") : tr("connected"),
+                                         r.phase,
+                                         QString::number(r.epoch),
+                                         r.epoch > 0 ? QString::number(r.loss, 'f', 4) : QString(),
+                                         r.epoch > 0 ? QString::number(100 * r.accuracy, 'f', 1) +
+                                                           QStringLiteral(" %")
+                                                     : QString(),
+                                         QString::number(r.imagesPerSecond, 'f', 0),
+                                         QString::number(r.cpuPercent, 'f', 0)};
         for (int c = 0; c < Columns; ++c) {
             auto *item = new QTableWidgetItem(values[c]);
             if (c == State && lost)

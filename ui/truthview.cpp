@@ -12,9 +12,9 @@ namespace edgetrain::ui {
 namespace {
 const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150),
     kStudent(60, 140, 255), kTruth(255, 40, 220), kIgnore(170, 170, 170);
-constexpr double kHandle = 5.0;   // half the side of a handle, widget pixels
-constexpr double kMinSide = 3.0;  // a drawn box smaller than this (image pixels) is a click
-constexpr double kClick = 4.0;    // a press that moves less than this (widget pixels) is a click
+constexpr double kHandle = 5.0;  // half the side of a handle, widget pixels
+constexpr double kMinSide = 3.0; // a drawn box smaller than this (image pixels) is a click
+constexpr double kClick = 4.0;   // a press that moves less than this (widget pixels) is a click
 
 QColor proposalColor(app::Proposal::Kind kind)
 {
@@ -48,7 +48,7 @@ std::vector<std::pair<int, QPointF>> handles(const QRectF &r)
 {
     enum { L = 1, T = 2, R = 4, B = 8 };
     const double cx = r.center().x(), cy = r.center().y();
-    return {{L | T, r.topLeft()},    {T, {cx, r.top()}},    {R | T, r.topRight()},
+    return {{L | T, r.topLeft()},    {T, {cx, r.top()}},       {R | T, r.topRight()},
             {R, {r.right(), cy}},    {R | B, r.bottomRight()}, {B, {cx, r.bottom()}},
             {L | B, r.bottomLeft()}, {L, {r.left(), cy}}};
 }
@@ -129,7 +129,8 @@ QPointF TruthView::widgetToImage(const QPointF &widget) const
 
 QRectF TruthView::toWidget(const cv::Rect2d &box) const
 {
-    return QRectF(imageToWidget({box.x, box.y}), imageToWidget({box.x + box.width, box.y + box.height}));
+    return QRectF(imageToWidget({box.x, box.y}),
+                  imageToWidget({box.x + box.width, box.y + box.height}));
 }
 
 cv::Rect2d TruthView::clampToImage(const cv::Rect2d &box) const
@@ -143,7 +144,8 @@ int TruthView::handleAt(const QPointF &widget) const
     if (!f || m_selected < 0 || m_selected >= int(f->boxes.size()))
         return 0;
     for (const auto &[edges, at] : handles(toWidget(f->boxes[std::size_t(m_selected)].box)))
-        if (std::abs(widget.x() - at.x()) <= kHandle + 1 && std::abs(widget.y() - at.y()) <= kHandle + 1)
+        if (std::abs(widget.x() - at.x()) <= kHandle + 1 &&
+            std::abs(widget.y() - at.y()) <= kHandle + 1)
             return edges;
     return 0;
 }
@@ -198,7 +200,8 @@ cv::Rect2d TruthView::dragged(const QPointF &widget) const
             y0 += dy;
         if (m_edges & Bottom)
             y1 += dy;
-        return clampToImage({std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0), std::abs(y1 - y0)});
+        return clampToImage(
+            {std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0), std::abs(y1 - y0)});
     }
     case Drag::Draw:
     case Drag::Proposal:
@@ -244,7 +247,7 @@ void TruthView::mouseMoveEvent(QMouseEvent *event)
     if (m_drag == Drag::None) {
         const int edges = handleAt(at);
         const bool diagonal = edges == (Left | Top) || edges == (Right | Bottom);
-        setCursor(edges == 0                      ? (boxAt(at) >= 0 ? Qt::SizeAllCursor : Qt::CrossCursor)
+        setCursor(edges == 0 ? (boxAt(at) >= 0 ? Qt::SizeAllCursor : Qt::CrossCursor)
                   : edges == Left || edges == Right ? Qt::SizeHorCursor
                   : edges == Top || edges == Bottom ? Qt::SizeVerCursor
                   : diagonal                        ? Qt::SizeFDiagCursor
@@ -336,7 +339,8 @@ void TruthView::keyPressEvent(QKeyEvent *event)
         return;
     case Qt::Key_I:
         if (hasSelection)
-            m_verification->setIgnore(m_frame, m_selected, !f->boxes[std::size_t(m_selected)].ignore);
+            m_verification->setIgnore(m_frame, m_selected,
+                                      !f->boxes[std::size_t(m_selected)].ignore);
         return;
     case Qt::Key_A:
         if (m_frame >= 0 && !m_image.isNull())
@@ -387,7 +391,8 @@ void TruthView::paintEvent(QPaintEvent *)
     for (std::size_t i = 0; i < n; ++i) {
         const vision::TruthBox &b = f->boxes[i];
         const bool selected = int(i) == m_selected;
-        const bool dragging = selected && (m_drag == Drag::Move || m_drag == Drag::Resize) && m_moved;
+        const bool dragging =
+            selected && (m_drag == Drag::Move || m_drag == Drag::Resize) && m_moved;
         const QRectF r = toWidget(dragging ? m_preview : b.box);
         if (b.ignore) {
             p.setPen(QPen(kIgnore, selected ? 3.0 : 2.0));
@@ -417,11 +422,14 @@ void TruthView::paintEvent(QPaintEvent *)
         Qt::PenStyle style;
         QString name;
     };
-    const Key keys[] = {{kTeacher, Qt::SolidLine, tr("teacher")},  {kTracker, Qt::DashLine, tr("tracker")},
-                        {kStudent, Qt::SolidLine, tr("student")},  {kTruth, Qt::SolidLine, tr("truth")},
+    const Key keys[] = {{kTeacher, Qt::SolidLine, tr("teacher")},
+                        {kTracker, Qt::DashLine, tr("tracker")},
+                        {kStudent, Qt::SolidLine, tr("student")},
+                        {kTruth, Qt::SolidLine, tr("truth")},
                         {kIgnore, Qt::SolidLine, tr("ignore")}};
     const QFontMetrics fm(font);
-    const QString state = f && f->done ? tr("frame %1 · done").arg(m_frame) : tr("frame %1").arg(m_frame);
+    const QString state =
+        f && f->done ? tr("frame %1 · done").arg(m_frame) : tr("frame %1").arg(m_frame);
     double w = 12 + fm.horizontalAdvance(state);
     for (const Key &k : keys)
         w += 30 + fm.horizontalAdvance(k.name);

@@ -77,12 +77,12 @@ private:
     int m_selected = -1;
 
     Drag m_drag = Drag::None;
-    int m_edges = 0;         // Resize: which edges move
-    int m_proposal = -1;     // Proposal: the one pressed on
-    QPointF m_pressImage;    // where the drag started, image pixels
+    int m_edges = 0;      // Resize: which edges move
+    int m_proposal = -1;  // Proposal: the one pressed on
+    QPointF m_pressImage; // where the drag started, image pixels
     QPointF m_pressWidget;
-    cv::Rect2d m_start;      // the box when the drag started
-    cv::Rect2d m_preview;    // the box as dragged so far
+    cv::Rect2d m_start;   // the box when the drag started
+    cv::Rect2d m_preview; // the box as dragged so far
     bool m_moved = false;
 };
 

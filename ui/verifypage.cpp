@@ -5,8 +5,8 @@
 
 #include <QAction>
 #include <QCoreApplication>
-#include <QKeyEvent>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -26,7 +26,8 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     layout->addWidget(pageHeader(
         tr("4  Verify"),
         tr("Ground truth by hand: on frames picked over the video (mostly ones the student never "
-           "trains on), make the boxes true — accept a proposal with a click, drag or resize a box, "
+           "trains on), make the boxes true — accept a proposal with a click, drag or resize a "
+           "box, "
            "draw the ones nobody found. The report measures every detector against these frames."),
         this));
 
@@ -56,9 +57,11 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     };
     m_prev = button(tr("◀ Previous"), tr("Previous frame (P, Left)"));
     m_next = button(tr("Next ▶"), tr("Next frame (N, Right)"));
-    m_acceptAll = button(tr("Accept all (A)"), tr("Accept every proposal on this frame into the truth"));
-    m_ignore = button(tr("Ignore (I)"), tr("Mark the selected box ignore: too small or mostly hidden, "
-                                           "neither required nor a false detection"));
+    m_acceptAll =
+        button(tr("Accept all (A)"), tr("Accept every proposal on this frame into the truth"));
+    m_ignore =
+        button(tr("Ignore (I)"), tr("Mark the selected box ignore: too small or mostly hidden, "
+                                    "neither required nor a false detection"));
     m_delete = button(tr("Delete (Del)"), tr("Delete the selected box"));
     m_done = button(tr("Done (D)"), tr("Mark the frame done and go on to the next one"));
     m_undo = new QToolButton(this);
@@ -81,8 +84,9 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     connect(stack, &QUndoStack::canRedoChanged, redo, &QAction::setEnabled);
     connect(stack, &QUndoStack::undoTextChanged, undo,
             [undo](const QString &text) { undo->setToolTip(tr("Undo %1 (Ctrl+Z)").arg(text)); });
-    connect(stack, &QUndoStack::redoTextChanged, redo,
-            [redo](const QString &text) { redo->setToolTip(tr("Redo %1 (Ctrl+Shift+Z)").arg(text)); });
+    connect(stack, &QUndoStack::redoTextChanged, redo, [redo](const QString &text) {
+        redo->setToolTip(tr("Redo %1 (Ctrl+Shift+Z)").arg(text));
+    });
     m_undo->setDefaultAction(undo);
     m_redo->setDefaultAction(redo);
     for (QToolButton *b : {m_undo, m_redo}) {
@@ -102,9 +106,10 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     layout->addLayout(main, 1);
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
-    m_info->setText(tr("Mouse: click a proposal to accept it · drag a box to move it · drag a handle "
-                       "to resize · drag on empty space to draw. Keys: N/→ next, P/← previous, "
-                       "A accept all, I ignore, Del delete, D done, Ctrl+Z undo, Ctrl+Shift+Z redo."));
+    m_info->setText(
+        tr("Mouse: click a proposal to accept it · drag a box to move it · drag a handle "
+           "to resize · drag on empty space to draw. Keys: N/→ next, P/← previous, "
+           "A accept all, I ignore, Del delete, D done, Ctrl+Z undo, Ctrl+Shift+Z redo."));
     m_info->setStyleSheet(QStringLiteral("color: palette(mid);"));
     layout->addWidget(m_info);
 
@@ -112,13 +117,16 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         const auto labels = m_workflow->labels();
         const int frames = m_sourceFrames > 0 ? m_sourceFrames : labels ? labels->stats.frames : 0;
         if (frames <= 0) {
-            Q_EMIT m_workflow->message(tr("no frames to pick from: choose a source in Capture & label"));
+            Q_EMIT m_workflow->message(
+                tr("no frames to pick from: choose a source in Capture & label"));
             return;
         }
-        const cv::Size size = m_sourceSize.isValid() ? cv::Size(m_sourceSize.width(), m_sourceSize.height())
-                              : labels             ? labels->frame_size
-                                                   : cv::Size();
-        m_verification->pickFrames(labels.get(), frames, m_count->value(), m_workflow->session().dataset.seed,
+        const cv::Size size = m_sourceSize.isValid()
+                                  ? cv::Size(m_sourceSize.width(), m_sourceSize.height())
+                              : labels ? labels->frame_size
+                                       : cv::Size();
+        m_verification->pickFrames(labels.get(), frames, m_count->value(),
+                                   m_workflow->session().dataset.seed,
                                    m_workflow->session().capture.source.toStdString(), size);
         if (m_current < 0 || !m_verification->truth().frame(m_current)) {
             const std::vector<int> picked = m_verification->frames();
@@ -200,7 +208,8 @@ void VerifyPage::onSession()
     const std::vector<int> picked = m_verification->frames();
     // Go on where the user stopped: the first frame not done yet.
     const auto &frames = m_verification->truth().frames;
-    const auto open = std::find_if(frames.begin(), frames.end(), [](const vision::TruthFrame &f) { return !f.done; });
+    const auto open = std::find_if(frames.begin(), frames.end(),
+                                   [](const vision::TruthFrame &f) { return !f.done; });
     if (open != frames.end())
         showFrame(open->index);
     else if (!picked.empty())
@@ -241,10 +250,12 @@ void VerifyPage::toggleDone()
         return;
     // Go on to the next frame still to do (after this one, then from the start).
     const auto &frames = m_verification->truth().frames;
-    auto next = std::find_if(frames.begin(), frames.end(),
-                             [this](const vision::TruthFrame &t) { return !t.done && t.index > m_current; });
+    auto next = std::find_if(frames.begin(), frames.end(), [this](const vision::TruthFrame &t) {
+        return !t.done && t.index > m_current;
+    });
     if (next == frames.end())
-        next = std::find_if(frames.begin(), frames.end(), [](const vision::TruthFrame &t) { return !t.done; });
+        next = std::find_if(frames.begin(), frames.end(),
+                            [](const vision::TruthFrame &t) { return !t.done; });
     if (next != frames.end())
         showFrame(next->index);
 }
@@ -252,8 +263,9 @@ void VerifyPage::toggleDone()
 void VerifyPage::updateProposals()
 {
     const auto labels = m_workflow->labels();
-    m_view->setProposals(labels && m_view->frame() >= 0 ? app::Proposal::fromLabels(*labels, m_view->frame())
-                                                        : std::vector<app::Proposal>());
+    m_view->setProposals(labels && m_view->frame() >= 0
+                             ? app::Proposal::fromLabels(*labels, m_view->frame())
+                             : std::vector<app::Proposal>());
 }
 
 void VerifyPage::refresh()
@@ -267,7 +279,8 @@ void VerifyPage::refresh()
         QString text = tr("frame %1 · %2 box(es)").arg(f.index).arg(f.boxes.size());
         if (ignored > 0)
             text += tr(", %1 ignore").arg(ignored);
-        auto *item = new QListWidgetItem((f.done ? QStringLiteral("✔ ") : QStringLiteral("○ ")) + text, m_list);
+        auto *item = new QListWidgetItem(
+            (f.done ? QStringLiteral("✔ ") : QStringLiteral("○ ")) + text, m_list);
         item->setData(Qt::UserRole, f.index);
         if (f.done)
             item->setForeground(QColor(30, 140, 60));
@@ -275,9 +288,11 @@ void VerifyPage::refresh()
             m_list->setCurrentItem(item);
     }
     const int n = int(truth.frames.size());
-    m_progress->setText(n == 0 ? tr("no frames picked yet") : tr("%1 of %2 done").arg(truth.doneFrames()).arg(n));
+    m_progress->setText(n == 0 ? tr("no frames picked yet")
+                               : tr("%1 of %2 done").arg(truth.doneFrames()).arg(n));
     const vision::TruthFrame *f = m_current >= 0 ? truth.frame(m_current) : nullptr;
-    const bool selected = f && m_view->selectedBox() >= 0 && m_view->selectedBox() < int(f->boxes.size());
+    const bool selected =
+        f && m_view->selectedBox() >= 0 && m_view->selectedBox() < int(f->boxes.size());
     m_ignore->setEnabled(selected);
     m_delete->setEnabled(selected);
     m_done->setEnabled(m_current >= 0);

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "frameloader.h"
 #include "app/session/workflow.h"
+#include "frameloader.h"
 
 #include <QWidget>
 
@@ -49,7 +49,7 @@ private:
     FrameLoader m_frames;
     int m_sourceFrames = 0;
     bool m_sourceFailed = false; // the source did not open: pick from the labels' frames
-    QString m_shownSource; // the capture source the frames are read from
+    QString m_shownSource;       // the capture source the frames are read from
     QSize m_sourceSize;
     int m_current = -1;
     QSpinBox *m_count;

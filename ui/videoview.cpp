@@ -73,7 +73,8 @@ void VideoView::paintEvent(QPaintEvent *)
         return;
     }
     const QSizeF s = QSizeF(m_image.size()).scaled(size(), Qt::KeepAspectRatio);
-    const QRectF target((width() - s.width()) / 2, (height() - s.height()) / 2, s.width(), s.height());
+    const QRectF target((width() - s.width()) / 2, (height() - s.height()) / 2, s.width(),
+                        s.height());
     p.setRenderHint(QPainter::SmoothPixmapTransform);
     p.drawImage(target, m_image);
     const double k = target.width() / m_image.width();
@@ -82,7 +83,8 @@ void VideoView::paintEvent(QPaintEvent *)
     if (student && m_studentFrame == m_frame) {
         p.setPen(QPen(kStudent, 2.0));
         for (const QRectF &b : m_studentBoxes)
-            p.drawRect(QRectF(target.x() + b.x() * k, target.y() + b.y() * k, b.width() * k, b.height() * k));
+            p.drawRect(QRectF(target.x() + b.x() * k, target.y() + b.y() * k, b.width() * k,
+                              b.height() * k));
     }
     if (!m_labels && !student)
         return;
@@ -99,7 +101,10 @@ void VideoView::paintEvent(QPaintEvent *)
                        b->box.height * k);
         const bool rejected = t.state == vision::Track::State::Rejected;
         const bool teacher = b->source == vision::BoxSource::Teacher;
-        QPen pen(rejected ? kRejected : teacher ? kTeacher : kTracker, t.id == m_selected ? 3.0 : 1.8);
+        QPen pen(rejected  ? kRejected
+                 : teacher ? kTeacher
+                           : kTracker,
+                 t.id == m_selected ? 3.0 : 1.8);
         pen.setStyle(rejected ? Qt::DotLine : teacher ? Qt::SolidLine : Qt::DashLine);
         p.setPen(pen);
         p.drawRect(r);
@@ -120,8 +125,9 @@ void VideoView::paintEvent(QPaintEvent *)
         p.setPen(QPen(kStudent, 2));
         p.drawLine(QPointF(250, 18), QPointF(270, 18));
         p.setPen(Qt::white);
-        p.drawText(QPointF(274, 22), m_studentFps > 0 ? tr("student · %1 frames/s").arg(m_studentFps, 0, 'f', 0)
-                                                      : tr("student"));
+        p.drawText(QPointF(274, 22), m_studentFps > 0
+                                         ? tr("student · %1 frames/s").arg(m_studentFps, 0, 'f', 0)
+                                         : tr("student"));
     }
 }
 
@@ -186,14 +192,16 @@ void TrackTimeline::paintEvent(QPaintEvent *)
         const vision::Track &t = m_labels->tracks[std::size_t(index)];
         const bool rejected = t.state == vision::Track::State::Rejected;
         if (t.id == m_selected)
-            p.fillRect(QRectF(0, y - 1, width(), kRow + 2), palette().highlight().color().lighter(160));
+            p.fillRect(QRectF(0, y - 1, width(), kRow + 2),
+                       palette().highlight().color().lighter(160));
         const double x0 = x(t.boxes.front().frame), x1 = x(t.boxes.back().frame + 1);
         p.fillRect(QRectF(x0, y, std::max(1.0, x1 - x0), kRow), rejected ? kRejected : kTracker);
         if (!rejected)
             for (const vision::TrackBox &b : t.boxes)
                 if (b.source == vision::BoxSource::Teacher)
-                    p.fillRect(QRectF(x(b.frame), y, std::max(1.0, x(b.frame + 1) - x(b.frame)), kRow),
-                               kTeacher);
+                    p.fillRect(
+                        QRectF(x(b.frame), y, std::max(1.0, x(b.frame + 1) - x(b.frame)), kRow),
+                        kTeacher);
         y += kRow + kGap;
     }
     p.setPen(QPen(palette().text().color(), 1));
@@ -208,8 +216,9 @@ void TrackTimeline::mousePressEvent(QMouseEvent *event)
     if (row < 0 || row >= int(m_order.size()))
         return;
     const vision::Track &t = m_labels->tracks[std::size_t(m_order[std::size_t(row)])];
-    const int frame = std::clamp(int((event->position().x() - 4) / std::max(1.0, width() - 8.0) * m_frames),
-                                 t.boxes.front().frame, t.boxes.back().frame);
+    const int frame =
+        std::clamp(int((event->position().x() - 4) / std::max(1.0, width() - 8.0) * m_frames),
+                   t.boxes.front().frame, t.boxes.back().frame);
     Q_EMIT trackClicked(t.id, frame);
 }
 

@@ -26,8 +26,8 @@ std::vector<const TruthFrame *> scoredFrames(const GroundTruth &truth, const Met
 }
 
 /** Greedy matching of one frame at one IoU; appends each detection's outcome. */
-void matchFrame(const TruthFrame &frame, const std::vector<ScoredBox> &detections,
-                double minIou, std::vector<Judged> &out)
+void matchFrame(const TruthFrame &frame, const std::vector<ScoredBox> &detections, double minIou,
+                std::vector<Judged> &out)
 {
     std::vector<std::size_t> order(detections.size());
     std::iota(order.begin(), order.end(), 0);
@@ -114,8 +114,7 @@ double DetectionMetrics::iou(const cv::Rect2d &a, const cv::Rect2d &b)
     return uni > 0 ? inter / uni : 0.0;
 }
 
-DetectorScore DetectionMetrics::evaluate(const std::string &name,
-                                         const FrameDetections &detections,
+DetectorScore DetectionMetrics::evaluate(const std::string &name, const FrameDetections &detections,
                                          const GroundTruth &truth, const MetricsOptions &o)
 {
     DetectorScore s;
@@ -144,17 +143,15 @@ DetectorScore DetectionMetrics::evaluate(const std::string &name,
         // One point per score; a detection absorbed by an ignore box moves nothing.
         const bool lastOfScore = i + 1 == judged.size() || judged[i + 1].score != j.score;
         if (lastOfScore && j.outcome != Outcome::Ignored && tp + fp > 0)
-            s.curve.push_back({s.truths > 0 ? double(tp) / s.truths : 0.0,
-                               double(tp) / (tp + fp), j.score});
+            s.curve.push_back(
+                {s.truths > 0 ? double(tp) / s.truths : 0.0, double(tp) / (tp + fp), j.score});
     }
     s.detections = s.true_positives + s.false_positives;
     s.recall = s.truths > 0 ? double(s.true_positives) / s.truths : 0.0;
     s.precision = s.detections > 0 ? double(s.true_positives) / s.detections : 0.0;
-    s.f1 = s.recall + s.precision > 0 ? 2 * s.recall * s.precision / (s.recall + s.precision)
-                                      : 0.0;
+    s.f1 = s.recall + s.precision > 0 ? 2 * s.recall * s.precision / (s.recall + s.precision) : 0.0;
 
-    s.ap50 = averagePrecision(o.iou == 0.5 ? judged : matchAll(frames, detections, 0.5),
-                              s.truths);
+    s.ap50 = averagePrecision(o.iou == 0.5 ? judged : matchAll(frames, detections, 0.5), s.truths);
     double sum = 0.0;
     for (int k = 0; k < 10; ++k) {
         const double t = 0.5 + 0.05 * k;

@@ -185,8 +185,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         stats.every = o.every;
     } else {
         const double perFrame = 1.0 + o.augmented * 0.8;
-        const double room = std::max<double>(
-            1.0, double(o.budget_bytes / sampleBytes) - std::max(0, o.backgrounds));
+        const double room = std::max<double>(1.0, double(o.budget_bytes / sampleBytes) -
+                                                      std::max(0, o.backgrounds));
         stats.every = std::max(1, int(std::ceil(total * perFrame / room)));
     }
     auto nearCut = [&](int f) {
@@ -198,7 +198,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
             return Split::Train;
         const int block = f / std::max(1, o.block_frames);
         return block % o.validation_period == o.validation_period / 2 ? Split::Validation
-                                                                       : Split::Train;
+                                                                      : Split::Train;
     };
 
     const fs::path root = fs::path(sessionDir) / "frames";
@@ -250,8 +250,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         if (!sampled)
             continue;
         const Split split = splitOf(f);
-        const auto boxes = clipped(scaled(frameBoxes(labels, f, o), kx, ky, o.min_height_px),
-                                   stats.input);
+        const auto boxes =
+            clipped(scaled(frameBoxes(labels, f, o), kx, ky, o.min_height_px), stats.input);
         ++stats.frames[split == Split::Train ? 0 : 1];
         write(base, boxes, split, f);
         if (split != Split::Train)
@@ -264,8 +264,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     }
     if (stop && stop->load()) {
         fs::remove_all(tmp);
-        stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                            .count();
+        stats.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return stats;
     }
     if (forMedian.size() >= 3) {
@@ -292,8 +292,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     fs::rename(tmp, root);
     if (progress)
         progress(total, total);
-    stats.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
 }
 

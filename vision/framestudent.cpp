@@ -38,7 +38,8 @@ double iou(const core::DecodedBox &a, const core::DecodedBox &b)
 } // namespace
 
 std::vector<core::DecodedBox> FrameStudent::fuseViews(const std::vector<core::DecodedBox> &frame,
-                                                      const std::vector<core::DecodedBox> &mirrored, double minIou)
+                                                      const std::vector<core::DecodedBox> &mirrored,
+                                                      double minIou)
 {
     struct Candidate
     {
@@ -51,8 +52,9 @@ std::vector<core::DecodedBox> FrameStudent::fuseViews(const std::vector<core::De
         pool.push_back({b, 0});
     for (const auto &b : mirrored)
         pool.push_back({b, 1});
-    std::stable_sort(pool.begin(), pool.end(),
-                     [](const Candidate &a, const Candidate &b) { return a.box.score > b.box.score; });
+    std::stable_sort(pool.begin(), pool.end(), [](const Candidate &a, const Candidate &b) {
+        return a.box.score > b.box.score;
+    });
     std::vector<core::DecodedBox> fused;
     for (std::size_t i = 0; i < pool.size(); ++i) {
         if (pool[i].used)
@@ -67,8 +69,8 @@ std::vector<core::DecodedBox> FrameStudent::fuseViews(const std::vector<core::De
             pool[j].used = true;
             const core::DecodedBox &b = pool[j].box;
             const float wa = a.score / (a.score + b.score), wb = 1.0f - wa;
-            out = {wa * a.x0 + wb * b.x0, wa * a.y0 + wb * b.y0, wa * a.x1 + wb * b.x1, wa * a.y1 + wb * b.y1,
-                   (a.score + b.score) / 2};
+            out = {wa * a.x0 + wb * b.x0, wa * a.y0 + wb * b.y0, wa * a.x1 + wb * b.x1,
+                   wa * a.y1 + wb * b.y1, (a.score + b.score) / 2};
             break;
         }
         fused.push_back(out);
@@ -152,7 +154,8 @@ void FrameStudent::saveModel(core::Model &model, const std::string &path, float 
 {
     char text[32];
     const auto [end, ec] = std::to_chars(text, text + sizeof text, threshold);
-    core::Safetensors::saveModel(model, path, {{kThresholdKey, std::string(text, ec == std::errc() ? end : text)}});
+    core::Safetensors::saveModel(
+        model, path, {{kThresholdKey, std::string(text, ec == std::errc() ? end : text)}});
 }
 
 } // namespace edgetrain::vision

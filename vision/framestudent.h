@@ -52,7 +52,8 @@ public:
      *  box with a partner in the other view (IoU >= minIou; the highest-scored free one) is their
      *  score-weighted average scored by the mean of both; a box alone keeps half its score. */
     static std::vector<core::DecodedBox> fuseViews(const std::vector<core::DecodedBox> &frame,
-                                                   const std::vector<core::DecodedBox> &mirrored, double minIou);
+                                                   const std::vector<core::DecodedBox> &mirrored,
+                                                   double minIou);
 
 private:
     core::Model &m_model;

@@ -147,9 +147,9 @@ SelfTrainStats FrameStudentTrainer::relabel(LabelResult &labels, FrameSource &so
                 b.source = BoxSource::Student;
             n.boxes.push_back(b);
         }
-        const int students = int(std::count_if(n.boxes.begin(), n.boxes.end(), [](const TrackBox &b) {
-            return b.source == BoxSource::Student;
-        }));
+        const int students =
+            int(std::count_if(n.boxes.begin(), n.boxes.end(),
+                              [](const TrackBox &b) { return b.source == BoxSource::Student; }));
         if (students == 0)
             continue;
         stats.student_boxes += students;

@@ -14,8 +14,8 @@ struct FrameTrainOptions
 {
     int epochs = 20;
     std::int64_t batch = 12;
-    double lr = 0.02;          // peak, reached after the warmup; cosine down to 0 after
-    int warmup_epochs = 1;     // at lr / 10 first (the heatmap head starts at prior 0.1)
+    double lr = 0.02;      // peak, reached after the warmup; cosine down to 0 after
+    int warmup_epochs = 1; // at lr / 10 first (the heatmap head starts at prior 0.1)
     double weight_decay = 5e-4;
     /** Early stop: the weights (and batch-norm statistics) of the epoch with the lowest
      *  validation loss are restored at the end (without a validation split: the last epoch's). */
@@ -26,17 +26,17 @@ struct FrameTrainOptions
 
 struct SelfTrainOptions
 {
-    float threshold = 0.5f;    // the student's boxes it trusts (sigmoid of the heatmap)
-    double overlap_iou = 0.3;  // a box overlapping an existing label this much is not new
-    LabelOptions label;        // how the student's hits are followed (tracker, every, max_frames)
+    float threshold = 0.5f;   // the student's boxes it trusts (sigmoid of the heatmap)
+    double overlap_iou = 0.3; // a box overlapping an existing label this much is not new
+    LabelOptions label;       // how the student's hits are followed (tracker, every, max_frames)
 };
 
 struct SelfTrainStats
 {
-    int tracks = 0;         // tracks the student's run found
-    int new_tracks = 0;     // added to the labels
-    int student_boxes = 0;  // added with source "student"
-    int tracker_boxes = 0;  // added with source "tracker" (the tracker between the student's hits)
+    int tracks = 0;        // tracks the student's run found
+    int new_tracks = 0;    // added to the labels
+    int student_boxes = 0; // added with source "student"
+    int tracker_boxes = 0; // added with source "tracker" (the tracker between the student's hits)
     double seconds = 0.0;
 };
 

@@ -2,9 +2,6 @@
 
 #include "core/error.h"
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -12,9 +9,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 #include <map>
-#include <new>
 #include <memory>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -170,15 +169,15 @@ cv::Rect2d checkBox(cv::Rect2d b, cv::Size frame, const std::string &where,
                     const std::array<const char *, 4> &fields)
 {
     if (!(b.width > 0))
-        throw core::FormatError(where + ": field '" + fields[2] +
-                                "': the box has no width (" + num(b.width, 3) + ")");
+        throw core::FormatError(where + ": field '" + fields[2] + "': the box has no width (" +
+                                num(b.width, 3) + ")");
     if (!(b.height > 0))
-        throw core::FormatError(where + ": field '" + fields[3] +
-                                "': the box has no height (" + num(b.height, 3) + ")");
+        throw core::FormatError(where + ": field '" + fields[3] + "': the box has no height (" +
+                                num(b.height, 3) + ")");
     const std::string size = std::to_string(frame.width) + "x" + std::to_string(frame.height);
     auto outside = [&](const char *field, const std::string &what) {
-        throw core::FormatError(where + ": field '" + field + "': the box " + what +
-                                " of the " + size + " frame");
+        throw core::FormatError(where + ": field '" + field + "': the box " + what + " of the " +
+                                size + " frame");
     };
     constexpr double kTolerance_px = 1.0;
     if (b.x < -kTolerance_px)
@@ -312,9 +311,8 @@ void exportMot(const GroundTruth &gt, const std::string &path)
     for (const TruthFrame &f : gt.frames)
         for (const TruthBox &b : f.boxes) {
             out += std::to_string(f.index + 1) + ',' + std::to_string(b.id) + ',' +
-                   num(b.box.x + 1.0, 3) + ',' + num(b.box.y + 1.0, 3) + ',' +
-                   num(b.box.width, 3) + ',' + num(b.box.height, 3) + ',' +
-                   (b.ignore ? "0" : "1") + ",1,-1\n";
+                   num(b.box.x + 1.0, 3) + ',' + num(b.box.y + 1.0, 3) + ',' + num(b.box.width, 3) +
+                   ',' + num(b.box.height, 3) + ',' + (b.ignore ? "0" : "1") + ",1,-1\n";
         }
     writeAtomically(path, out);
 }
@@ -429,8 +427,7 @@ GroundTruth importCoco(const std::string &path, cv::Size frameSize, int frameCou
             r.fail(p + ".bbox", "expected [x, y, width, height]");
         double v[4];
         for (int k = 0; k < 4; ++k)
-            v[k] = r.number(bbox.toArray()[std::size_t(k)],
-                            p + ".bbox[" + std::to_string(k) + "]");
+            v[k] = r.number(bbox.toArray()[std::size_t(k)], p + ".bbox[" + std::to_string(k) + "]");
         TruthBox b;
         b.box = checkBox({v[0], v[1], v[2], v[3]}, frameSize, path + ": " + p,
                          {"bbox[0]", "bbox[1]", "bbox[2]", "bbox[3]"});
@@ -528,7 +525,7 @@ GroundTruth importCvat(const std::string &path, cv::Size frameSize, int frameCou
         std::string message;
     } first;
     std::unique_ptr<xmlParserCtxt, decltype(&xmlFreeParserCtxt)> ctxt(xmlNewParserCtxt(),
-                                                                     &xmlFreeParserCtxt);
+                                                                      &xmlFreeParserCtxt);
     if (!ctxt)
         throw std::bad_alloc();
     ctxt->_private = &first;
@@ -548,17 +545,17 @@ GroundTruth importCvat(const std::string &path, cv::Size frameSize, int frameCou
                           XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING),
         &xmlFreeDoc);
     if (!doc || first.set)
-        throw core::FormatError(path + ":" + std::to_string(first.line) + ": malformed XML: " +
-                                (first.set ? first.message : "unreadable"));
+        throw core::FormatError(path + ":" + std::to_string(first.line) +
+                                ": malformed XML: " + (first.set ? first.message : "unreadable"));
     xmlNode *root = xmlDocGetRootElement(doc.get());
     auto where = [&](xmlNode *n) { return path + ":" + std::to_string(xmlGetLineNo(n)); };
     auto fail = [&](xmlNode *n, const std::string &what) {
-        throw core::FormatError(where(n) + ": <" + reinterpret_cast<const char *>(n->name) +
-                                "> " + what);
+        throw core::FormatError(where(n) + ": <" + reinterpret_cast<const char *>(n->name) + "> " +
+                                what);
     };
     if (!root || !named(root, "annotations"))
         throw core::FormatError(path + ": the root element is not <annotations> (CVAT for "
-                                "images 1.1)");
+                                       "images 1.1)");
     GroundTruth gt;
     int images = 0, boxes = 0;
     for (xmlNode *n = root->children; n; n = n->next) {
@@ -601,8 +598,7 @@ GroundTruth importCvat(const std::string &path, cv::Size frameSize, int frameCou
                 fail(n, "attribute 'name': '" + name + "' has no frame number (and no 'id')");
             frame = int(id);
         }
-        checkFrame(frame, frameCount, 0,
-                   where(n) + ": <image> attribute '" + frameField + "'");
+        checkFrame(frame, frameCount, 0, where(n) + ": <image> attribute '" + frameField + "'");
         TruthFrame &f = gt.ensureFrame(frame);
         f.done = true;
         for (xmlNode *c = n->children; c; c = c->next) {
@@ -617,8 +613,8 @@ GroundTruth importCvat(const std::string &path, cv::Size frameSize, int frameCou
             const double xbr = numberAttribute(c, "xbr", true, 0);
             const double ybr = numberAttribute(c, "ybr", true, 0);
             TruthBox b;
-            b.box = checkBox({xtl, ytl, xbr - xtl, ybr - ytl}, frameSize,
-                             where(c) + ": <box>", {"xtl", "ytl", "xbr", "ybr"});
+            b.box = checkBox({xtl, ytl, xbr - xtl, ybr - ytl}, frameSize, where(c) + ": <box>",
+                             {"xtl", "ytl", "xbr", "ybr"});
             b.ignore = label == kIgnoreLabel;
             for (xmlNode *a = c->children; a; a = a->next)
                 if (named(a, "attribute") && attribute(a, "name") == "track_id" &&
@@ -638,11 +634,20 @@ std::string xmlEscape(const std::string &s)
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;
@@ -671,9 +676,9 @@ void exportCvat(const GroundTruth &gt, const std::string &path)
                std::to_string(gt.frame_size.height) + "\">\n";
         for (const TruthBox &b : f.boxes) {
             out += "    <box label=\"" + xmlEscape(b.ignore ? kIgnoreLabel : gt.category) +
-                   "\" source=\"manual\" occluded=\"0\" xtl=\"" + num(b.box.x, 3) +
-                   "\" ytl=\"" + num(b.box.y, 3) + "\" xbr=\"" + num(b.box.br().x, 3) +
-                   "\" ybr=\"" + num(b.box.br().y, 3) + "\" z_order=\"0\"";
+                   "\" source=\"manual\" occluded=\"0\" xtl=\"" + num(b.box.x, 3) + "\" ytl=\"" +
+                   num(b.box.y, 3) + "\" xbr=\"" + num(b.box.br().x, 3) + "\" ybr=\"" +
+                   num(b.box.br().y, 3) + "\" z_order=\"0\"";
             if (b.id >= 0)
                 out += ">\n      <attribute name=\"track_id\">" + std::to_string(b.id) +
                        "</attribute>\n    </box>\n";
@@ -692,7 +697,8 @@ GroundTruth importYolo(const std::string &path, cv::Size frameSize, int frameCou
                        const std::string &category)
 {
     if (!fs::is_directory(path))
-        throw core::IoError("'" + path + "' is not a folder (YOLO: one .txt per frame and "
+        throw core::IoError("'" + path +
+                            "' is not a folder (YOLO: one .txt per frame and "
                             "classes.txt)");
     std::vector<std::string> classes;
     const fs::path classesFile = fs::path(path) / "classes.txt";
@@ -739,22 +745,20 @@ GroundTruth importYolo(const std::string &path, cv::Size frameSize, int frameCou
             double v[5];
             for (int c = 0; c < 5; ++c)
                 if (!parseNumber(cols[std::size_t(c)], v[c]))
-                    throw core::FormatError(where + ": column " + std::to_string(c + 1) + " (" +
-                                            kColumns[c] + "): '" +
-                                            std::string(cols[std::size_t(c)]) +
-                                            "' is not a number");
+                    throw core::FormatError(
+                        where + ": column " + std::to_string(c + 1) + " (" + kColumns[c] + "): '" +
+                        std::string(cols[std::size_t(c)]) + "' is not a number");
             int cls = 0;
             if (!parseInteger(cols[0], cls) || cls < 0 || cls >= int(classes.size()))
                 throw core::FormatError(where + ": column 1 (class): unknown class index '" +
                                         std::string(cols[0]) + "' (" +
                                         std::to_string(classes.size()) + " classes" +
-                                        (fs::exists(classesFile) ? " in classes.txt" : "") +
-                                        ")");
+                                        (fs::exists(classesFile) ? " in classes.txt" : "") + ")");
             const std::string &label = classes[std::size_t(cls)];
             if (label != category && label != kIgnoreLabel)
-                throw core::FormatError(where + ": column 1 (class): class " +
-                                        std::to_string(cls) + " '" + label + "' is not '" +
-                                        category + "' (nor '" + kIgnoreLabel + "')");
+                throw core::FormatError(where + ": column 1 (class): class " + std::to_string(cls) +
+                                        " '" + label + "' is not '" + category + "' (nor '" +
+                                        kIgnoreLabel + "')");
             const double W = frameSize.width, H = frameSize.height;
             TruthBox b;
             b.box = checkBox({(v[1] - v[3] / 2) * W, (v[2] - v[4] / 2) * H, v[3] * W, v[4] * H},
@@ -772,7 +776,8 @@ GroundTruth importYolo(const std::string &path, cv::Size frameSize, int frameCou
 void exportYolo(const GroundTruth &gt, const std::string &path)
 {
     if (fs::exists(path) && (!fs::is_directory(path) || !fs::is_empty(path)))
-        throw core::IoError("'" + path + "' exists and is not an empty folder (YOLO export "
+        throw core::IoError("'" + path +
+                            "' exists and is not an empty folder (YOLO export "
                             "writes one file per frame into a new folder)");
     if (gt.frame_size.width <= 0 || gt.frame_size.height <= 0)
         throw core::Error("YOLO export needs the frame size");
@@ -785,8 +790,8 @@ void exportYolo(const GroundTruth &gt, const std::string &path)
             if (b.ignore)
                 continue; // YOLO cannot say "ignore"
             const auto c = (b.box.tl() + b.box.br()) * 0.5;
-            out += "0 " + num(c.x / W, 6) + ' ' + num(c.y / H, 6) + ' ' +
-                   num(b.box.width / W, 6) + ' ' + num(b.box.height / H, 6) + '\n';
+            out += "0 " + num(c.x / W, 6) + ' ' + num(c.y / H, 6) + ' ' + num(b.box.width / W, 6) +
+                   ' ' + num(b.box.height / H, 6) + '\n';
         }
         writeAtomically((fs::path(path) / frameFileName(f.index, ".txt")).string(), out);
     }
@@ -819,8 +824,8 @@ TruthFrame &GroundTruth::ensureFrame(int index)
 
 int GroundTruth::doneFrames() const
 {
-    return int(std::count_if(frames.begin(), frames.end(),
-                             [](const TruthFrame &f) { return f.done; }));
+    return int(
+        std::count_if(frames.begin(), frames.end(), [](const TruthFrame &f) { return f.done; }));
 }
 
 int GroundTruth::boxCount() const
@@ -835,8 +840,8 @@ void GroundTruth::merge(const GroundTruth &other)
 {
     if (frame_size.area() > 0 && other.frame_size.area() > 0 && frame_size != other.frame_size)
         throw core::Error("the annotations are for " + std::to_string(other.frame_size.width) +
-                          "x" + std::to_string(other.frame_size.height) + " frames, the truth for " +
-                          std::to_string(frame_size.width) + "x" +
+                          "x" + std::to_string(other.frame_size.height) +
+                          " frames, the truth for " + std::to_string(frame_size.width) + "x" +
                           std::to_string(frame_size.height));
     if (frame_size.area() == 0)
         frame_size = other.frame_size;
@@ -942,8 +947,7 @@ bool GroundTruth::exists(const std::string &sessionDir)
 }
 
 GroundTruth GroundTruth::importFile(const std::string &path, AnnotationFormat format,
-                                    cv::Size frameSize, int frameCount,
-                                    const std::string &category)
+                                    cv::Size frameSize, int frameCount, const std::string &category)
 {
     requireFrameSize(frameSize);
     GroundTruth gt;

@@ -70,7 +70,7 @@ public:
     std::string source; // the video/folder the frame indices refer to
     std::string category = "person";
     cv::Size frame_size;
-    std::string note; // how the boxes were made (free text, kept)
+    std::string note;               // how the boxes were made (free text, kept)
     std::vector<TruthFrame> frames; // sorted by index, unique
 
     TruthFrame *frame(int index);

@@ -21,7 +21,8 @@ struct TrackBox
     int frame = 0;
     cv::Rect2d box;
     BoxSource source = BoxSource::Tracker;
-    float confidence = 0.0f; // teacher / student: its score; tracker: appearance similarity, decaying
+    float confidence =
+        0.0f; // teacher / student: its score; tracker: appearance similarity, decaying
 };
 
 /** One object followed through the video: the teacher's hits and what the tracker carried

@@ -11,8 +11,7 @@ namespace edgetrain::vision {
 MotionFusionTeacher::MotionFusionTeacher(std::unique_ptr<Teacher> detector,
                                          std::unique_ptr<MotionTeacher> motion)
     : m_detector(std::move(detector)), m_motion(std::move(motion))
-{
-}
+{}
 
 MotionFusionTeacher::~MotionFusionTeacher() = default;
 
@@ -146,7 +145,8 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
                 // one nearest the middle of the gap between the two hits.
                 const double gapMiddle = 0.5 * (groups[i].x1 + groups[i + 1].x0);
                 const int from = std::clamp(int(groups[i].centre() * s) - roi.x, 0, roi.width - 1);
-                const int to = std::clamp(int(groups[i + 1].centre() * s) - roi.x, 0, roi.width - 1);
+                const int to =
+                    std::clamp(int(groups[i + 1].centre() * s) - roi.x, 0, roi.width - 1);
                 int best = from;
                 for (int c = from; c <= to; ++c) {
                     const int v = columns.at<int>(0, c), bv = columns.at<int>(0, best);

@@ -65,11 +65,11 @@ cv::Mat MotionTeacher::foreground(const cv::Mat &bgr)
     if (!m_impl->model || m_impl->size != image.size()) {
         // A new frame size is a new camera: the model starts again.
         if (m_options.model == MotionOptions::Model::Knn)
-            m_impl->model = cv::createBackgroundSubtractorKNN(m_options.history,
-                                                              m_options.threshold, true);
+            m_impl->model =
+                cv::createBackgroundSubtractorKNN(m_options.history, m_options.threshold, true);
         else
-            m_impl->model = cv::createBackgroundSubtractorMOG2(m_options.history,
-                                                               m_options.threshold, true);
+            m_impl->model =
+                cv::createBackgroundSubtractorMOG2(m_options.history, m_options.threshold, true);
         m_impl->size = image.size();
         m_frames = 0;
     }
@@ -101,10 +101,9 @@ std::vector<Detection> MotionTeacher::detect(const cv::Mat &bgr)
         const double area = stats.at<int>(i, cv::CC_STAT_AREA) * k * k;
         if (area < minArea)
             continue;
-        const cv::Rect2d box(stats.at<int>(i, cv::CC_STAT_LEFT) * k,
-                             stats.at<int>(i, cv::CC_STAT_TOP) * k,
-                             stats.at<int>(i, cv::CC_STAT_WIDTH) * k,
-                             stats.at<int>(i, cv::CC_STAT_HEIGHT) * k);
+        const cv::Rect2d box(
+            stats.at<int>(i, cv::CC_STAT_LEFT) * k, stats.at<int>(i, cv::CC_STAT_TOP) * k,
+            stats.at<int>(i, cv::CC_STAT_WIDTH) * k, stats.at<int>(i, cv::CC_STAT_HEIGHT) * k);
         m_blobs.push_back({box & cv::Rect2d(0, 0, bgr.cols, bgr.rows), area, i});
     }
     std::vector<Detection> out;

@@ -43,9 +43,9 @@ public:
     /** A foreground blob of the last frame given to detect(). */
     struct Blob
     {
-        cv::Rect2d box;      // frame pixels
-        double area_px = 0;  // foreground pixels, frame pixels
-        int label = 0;       // its value in labels()
+        cv::Rect2d box;     // frame pixels
+        double area_px = 0; // foreground pixels, frame pixels
+        int label = 0;      // its value in labels()
     };
 
     explicit MotionTeacher(MotionOptions options = {});

@@ -15,8 +15,9 @@ OperatingPoint OperatingPointCalibration::bestF1(const DetectorScore &score)
     best.frames = score.frames;
     best.boxes = score.truths;
     for (const PrPoint &p : score.curve) {
-        const double f1 =
-            p.recall + p.precision > 0 ? 2 * p.recall * p.precision / (p.recall + p.precision) : 0.0;
+        const double f1 = p.recall + p.precision > 0
+                              ? 2 * p.recall * p.precision / (p.recall + p.precision)
+                              : 0.0;
         if (f1 > best.f1 + 1e-9) {
             best.f1 = f1;
             best.recall = p.recall;

@@ -34,8 +34,8 @@ class OperatingPointCalibration
 public:
     struct Options
     {
-        int frames = 60;      // labelled frames used, spread evenly over [0, last_frame]
-        int last_frame = -1;  // inclusive; -1: every labelled frame (< the labels' max_frames)
+        int frames = 60;     // labelled frames used, spread evenly over [0, last_frame]
+        int last_frame = -1; // inclusive; -1: every labelled frame (< the labels' max_frames)
         double iou = 0.5;
         float min_tracker_confidence = 0.45f; // as the frame dataset (FrameDatasetOptions)
     };

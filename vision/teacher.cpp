@@ -29,13 +29,16 @@ BoxConvention BoxConvention::parse(const std::string &text, const std::string &w
     std::size_t at = 0;
     for (int i = 0; i < 4; ++i) {
         const std::size_t end = i < 3 ? text.find(',', at) : text.size();
-        const std::string item = end == std::string::npos ? std::string() : text.substr(at, end - at);
+        const std::string item =
+            end == std::string::npos ? std::string() : text.substr(at, end - at);
         char *stop = nullptr;
         const double v = item.empty() ? 0.0 : std::strtod(item.c_str(), &stop);
         if (item.empty() || !stop || *stop != '\0' || !(v >= -1.0 && v <= 1.0) ||
             (i == 3 && text.find(',', at) != std::string::npos))
-            throw core::SpecError(where + ": box must be four fractions dx0,dy0,dx1,dy1 in [-1, 1] "
-                                          "(left, top, right, bottom edge), got '" + text + "'");
+            throw core::SpecError(where +
+                                  ": box must be four fractions dx0,dy0,dx1,dy1 in [-1, 1] "
+                                  "(left, top, right, bottom edge), got '" +
+                                  text + "'");
         *edges[i] = v;
         at = end + 1;
     }
@@ -70,8 +73,7 @@ std::map<std::string, std::string> parseOptions(const std::string &text, const s
         const std::string item = text.substr(at, end - at);
         const std::size_t eq = item.find('=');
         if (eq == std::string::npos || eq == 0)
-            throw core::SpecError("teacher '" + spec + "': option '" + item +
-                                  "' is not key=value");
+            throw core::SpecError("teacher '" + spec + "': option '" + item + "' is not key=value");
         if (!out.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
             throw core::SpecError("teacher '" + spec + "': option '" + item.substr(0, eq) +
                                   "' given twice");
@@ -87,8 +89,8 @@ double optionNumber(const std::string &key, const std::string &value, double lo,
     const double v = value.empty() ? 0.0 : std::strtod(value.c_str(), &stop);
     if (value.empty() || !stop || *stop != '\0' || !(v >= lo && v <= hi))
         throw core::SpecError("teacher '" + spec + "': option " + key + " must be a number in [" +
-                              std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
-                              value + "'");
+                              std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + value +
+                              "'");
     return v;
 }
 
@@ -139,7 +141,7 @@ HogTeacher::~HogTeacher() = default;
 BoxConvention HogTeacher::defaultConvention()
 {
     // Measured on vtest.avi frames 0-479 (never later: they are the held-out span) with
-    //   motion-stats --video vtest.avi --frames 480 --hog-every 4     (tests/vision/motionstats.cpp)
+    //   motion-stats --video vtest.avi --frames 480 --hog-every 4 (tests/vision/motionstats.cpp)
     // 170 raw HOG windows each matched to a single clean motion blob (the only blob it touches,
     // IoU > 0.3 after a rough correction, 50-140 px tall, no other blob within 4 px): the median
     // edge offsets as fractions of the window are dx0 0.242, dy0 0.150, dx1 -0.263,
@@ -338,7 +340,8 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
         (spec.size() == plus + 7 || spec[plus + 7] == '?')) {
         std::unique_ptr<Teacher> detector = create(spec.substr(0, plus));
         if (detector->needsEveryFrame())
-            throw core::SpecError("teacher '" + spec + "': the detector before +motion must be "
+            throw core::SpecError("teacher '" + spec +
+                                  "': the detector before +motion must be "
                                   "hog, cascade:FILE or onnx:FILE");
         auto motion = std::make_unique<MotionTeacher>(
             MotionOptions::parse(plus + 7 < spec.size() ? spec.substr(plus + 8) : "", spec));
@@ -358,7 +361,8 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
         t = std::make_unique<OnnxTeacher>(kind.substr(5));
     else
         throw core::SpecError("teacher must be hog, cascade:FILE, onnx:FILE, motion, "
-                              "DETECTOR+motion or session:DIR, not '" + spec + "'");
+                              "DETECTOR+motion or session:DIR, not '" +
+                              spec + "'");
     if (q != std::string::npos)
         for (const auto &[key, value] : Internal::parseOptions(options, spec)) {
             if (key != "box")

@@ -67,7 +67,8 @@ public:
     /**
      * "hog", "cascade:FILE", "onnx:FILE", "motion", "DETECTOR+motion" (see MotionTeacher and
      * MotionFusionTeacher) or "session:DIR" (a session's trained full-frame student, see
-     * StudentTeacher). A detector takes "?box=dx0,dy0,dx1,dy1" to override its BoxConvention (e.g. "hog?box=0.2,0.1,-0.2,-0.08"); motion takes its own options
+     * StudentTeacher). A detector takes "?box=dx0,dy0,dx1,dy1" to override its BoxConvention (e.g.
+     * "hog?box=0.2,0.1,-0.2,-0.08"); motion takes its own options
      * ("motion?history=500&min_area=150"). Throws TeacherError for a file that is not what it
      * claims, core::SpecError for a spec or option it does not know.
      */

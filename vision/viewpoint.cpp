@@ -154,8 +154,8 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher,
     fitDetector(labels, &d);
     d.context = o.crops.context;
     return evaluateWith(
-        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr, d); }, labels,
-        splits, o, stop, progress);
+        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr, d); }, labels, splits,
+        o, stop, progress);
 }
 
 ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher, Teacher &student,
@@ -165,8 +165,8 @@ ViewpointEvaluation Viewpoint::evaluate(FrameSource &source, Teacher &teacher, T
                                         const std::function<void(int, int)> &progress)
 {
     return evaluateWith(
-        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr); }, labels, splits,
-        o, stop, progress);
+        source, teacher, [&](const cv::Mat &bgr) { return student.detect(bgr); }, labels, splits, o,
+        stop, progress);
 }
 
 } // namespace edgetrain::vision

@@ -54,23 +54,19 @@ public:
      * student detection is correct when it overlaps any labelled box or a teacher detection in
      * that frame (unlabelled objects make this a lower bound).
      */
-    static ViewpointEvaluation evaluate(FrameSource &source, Teacher &teacher,
-                                        StudentDetector &student, const LabelResult &labels,
-                                        const std::map<int, Split> &splits,
-                                        const ViewpointOptions &options,
-                                        const std::atomic<bool> *stop = nullptr,
-                                        const std::function<void(int done, int frames)>
-                                            &progress = {});
+    static ViewpointEvaluation
+    evaluate(FrameSource &source, Teacher &teacher, StudentDetector &student,
+             const LabelResult &labels, const std::map<int, Split> &splits,
+             const ViewpointOptions &options, const std::atomic<bool> *stop = nullptr,
+             const std::function<void(int done, int frames)> &progress = {});
 
     /** The same with a detector as the student (the full-frame student, StudentTeacher): its
      *  detect() at its own threshold. */
-    static ViewpointEvaluation evaluate(FrameSource &source, Teacher &teacher, Teacher &student,
-                                        const LabelResult &labels,
-                                        const std::map<int, Split> &splits,
-                                        const ViewpointOptions &options,
-                                        const std::atomic<bool> *stop = nullptr,
-                                        const std::function<void(int done, int frames)>
-                                            &progress = {});
+    static ViewpointEvaluation
+    evaluate(FrameSource &source, Teacher &teacher, Teacher &student, const LabelResult &labels,
+             const std::map<int, Split> &splits, const ViewpointOptions &options,
+             const std::atomic<bool> *stop = nullptr,
+             const std::function<void(int done, int frames)> &progress = {});
 
     /** Object heights to search, from the labelled boxes (10th to 90th percentile, widened). */
     static void fitDetector(const LabelResult &labels, DetectorOptions *detector);

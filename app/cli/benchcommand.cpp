@@ -4,10 +4,10 @@
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/memorysimulation.h"
+#include "core/numbertext.h"
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
 #include "net/collectives.h"
-#include "core/numbertext.h"
 
 #include <QStringList>
 #include <gloo/rendezvous/file_store.h>
@@ -295,8 +295,8 @@ int benchAllreduce(CliContext &cli, const std::string &ranksText, int repeats)
             const double median = times[times.size() / 2];
             const double bound = 2.0 * (n - 1) / n * bytes / bandwidth;
             std::snprintf(line, sizeof line, "%-9s %8s   %5d   %12.3f ms   %18.3f ms   %8.2f", name,
-                          core::NumberText::bytes(std::int64_t(bytes)).c_str(), n, 1e3 * median, 1e3 * bound,
-                          median / bound);
+                          core::NumberText::bytes(std::int64_t(bytes)).c_str(), n, 1e3 * median,
+                          1e3 * bound, median / bound);
             cli.message(line);
             core::Json row;
             row.set("model", name).set("bytes", std::int64_t(bytes)).set("ranks", n);

@@ -189,7 +189,6 @@ std::string groupDigits(double value)
     return out;
 }
 
-
 } // namespace edgetrain::app
 
 namespace edgetrain::app {

@@ -1,10 +1,10 @@
 #include "clustertrain.h"
 
 #include "core/error.h"
+#include "core/numbertext.h"
 #include "net/controlclient.h"
 #include "net/keyfile.h"
 #include "net/trainingcoordinator.h"
-#include "core/numbertext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -32,7 +32,8 @@ QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
     const auto wanted = cli.integer("discover", 1, 1024);
     QList<net::DiscoveryProbe::Target> targets;
     if (cli.isSet("probe")) {
-        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets, &error))
+        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets,
+                                        &error))
             throw UsageError("--probe: " + error.toStdString());
     } else {
         targets.append({net::discoveryGroup(), quint16(cli.integer("discovery-port", 1, 65535))});
@@ -156,14 +157,15 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     QEventLoop connecting;
     for (const auto &[host, port] : addresses) {
         auto *c = new net::ControlClient(host, port, key, &coordinator);
-        QObject::connect(
-            c, &net::ControlClient::ready, &connecting, [&, c](const net::NodeInfo &n) {
-                cli.message("connected to '" + n.name.toStdString() + "' at " +
-                            c->address().toStdString() + " (" + n.arch.toStdString() + ", " +
-                            std::to_string(n.cores) + " cores, " + core::NumberText::bytes(n.ram_bytes) + ")");
-                if (--pending == 0)
-                    connecting.quit();
-            });
+        QObject::connect(c, &net::ControlClient::ready, &connecting,
+                         [&, c](const net::NodeInfo &n) {
+                             cli.message("connected to '" + n.name.toStdString() + "' at " +
+                                         c->address().toStdString() + " (" + n.arch.toStdString() +
+                                         ", " + std::to_string(n.cores) + " cores, " +
+                                         core::NumberText::bytes(n.ram_bytes) + ")");
+                             if (--pending == 0)
+                                 connecting.quit();
+                         });
         QObject::connect(c, &net::ControlClient::failed, &connecting, [&](const QString &reason) {
             if (connectError.isEmpty())
                 connectError = reason;
@@ -220,8 +222,8 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::clusterEvent, &coordinator,
         [&](const net::ClusterEvent &e) {
-            cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() +
-                        " s: " + (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
+            cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() + " s: " +
+                        (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
                         net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
         });
     QEventLoop running;

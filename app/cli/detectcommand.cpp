@@ -5,10 +5,9 @@
 #include "vision/framesource.h"
 #include "vision/teacher.h"
 
+#include <QString>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
-
-#include <QString>
 
 #include <chrono>
 #include <cstdio>
@@ -53,8 +52,7 @@ int DetectCommand::run(const QStringList &arguments)
     cli.addOption("threshold", "Score threshold (default: the detector's own).", "X");
     cli.addOption("mot", "Write MOT Challenge rows (frame 1-based, -1, x, y, w, h, score).",
                   "FILE");
-    cli.addOption("video", "Write the detected frames with their boxes drawn (MJPG .avi).",
-                  "FILE");
+    cli.addOption("video", "Write the detected frames with their boxes drawn (MJPG .avi).", "FILE");
     if (!cli.parse())
         return ExitSuccess;
     if (!cli.isSet("source") || cli.text("source").empty())
@@ -153,8 +151,7 @@ int DetectCommand::run(const QStringList &arguments)
             }
             video.write(drawn);
         }
-        cli.progress("frame " + std::to_string(f) + ": " + std::to_string(found.size()) +
-                     " boxes");
+        cli.progress("frame " + std::to_string(f) + ": " + std::to_string(found.size()) + " boxes");
     }
     cli.progressDone();
     if (mot.is_open() && !mot.flush())

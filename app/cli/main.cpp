@@ -102,7 +102,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "edgetrain-cli %s: error: %s\n", qPrintable(command), e.what());
         return ExitFailure;
     } catch (...) {
-        std::fprintf(stderr, "edgetrain-cli %s: error: an unknown exception\n", qPrintable(command));
+        std::fprintf(stderr, "edgetrain-cli %s: error: an unknown exception\n",
+                     qPrintable(command));
         return ExitFailure;
     }
 }

@@ -5,10 +5,10 @@
 #include "core/error.h"
 #include "core/memoryplanner.h"
 #include "core/memorysimulation.h"
+#include "core/numbertext.h"
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
-#include "core/numbertext.h"
 
 #include <QFile>
 
@@ -133,8 +133,8 @@ int MemoryCommand::run(const QStringList &arguments)
             plan.min_budget_bytes = any.fits ? planner.minimumBudget() : any.min_budget_bytes;
             plan.max_batch = any.fits ? batch : any.max_batch;
             if (any.fits)
-                cli.message("the dynamic program finds nothing within " + core::NumberText::bytes(budget) +
-                            ", but " + any.schedule.name() +
+                cli.message("the dynamic program finds nothing within " +
+                            core::NumberText::bytes(budget) + ", but " + any.schedule.name() +
                             " fits: use --budget without --schedule");
         }
     } else if (!scheduleText.empty()) {
@@ -189,9 +189,10 @@ int MemoryCommand::run(const QStringList &arguments)
         curve = planner.sweep();
         cli.message("  peak memory      recompute  schedule");
         for (const auto &p : curve) {
-            std::snprintf(
-                line, sizeof line, "  %12s   %9s  %s", core::NumberText::bytes(p.predicted_peak_bytes).c_str(),
-                factorText(p.predicted_recompute_factor).c_str(), p.schedule.name().c_str());
+            std::snprintf(line, sizeof line, "  %12s   %9s  %s",
+                          core::NumberText::bytes(p.predicted_peak_bytes).c_str(),
+                          factorText(p.predicted_recompute_factor).c_str(),
+                          p.schedule.name().c_str());
             cli.message(line);
         }
     }
@@ -205,8 +206,7 @@ int MemoryCommand::run(const QStringList &arguments)
             x.data()[i] = rng.uniform(-1.0f, 1.0f);
         // A detector's labels stay all zero: frames without objects (the step costs the same).
         const int labelWidth = model->spec().labelWidth();
-        std::vector<std::int32_t> labels(static_cast<std::size_t>(batch) *
-                                         std::size_t(labelWidth));
+        std::vector<std::int32_t> labels(static_cast<std::size_t>(batch) * std::size_t(labelWidth));
         for (auto &l : labels)
             if (labelWidth == 1)
                 l = std::int32_t(rng.below(std::uint64_t(model->classCount())));
@@ -278,7 +278,8 @@ int MemoryCommand::run(const QStringList &arguments)
             line, sizeof line,
             "measured: peak %s (engine), %s (process anonymous RSS growth), step %.1f ms%s",
             core::NumberText::bytes(m.peak_bytes).c_str(),
-            m.rss_bytes >= 0 ? core::NumberText::bytes(m.rss_bytes).c_str() : "n/a", 1e3 * m.step_seconds,
+            m.rss_bytes >= 0 ? core::NumberText::bytes(m.rss_bytes).c_str() : "n/a",
+            1e3 * m.step_seconds,
             m.store_all_step_seconds > 0
                 ? (", time factor " + factorText(m.step_seconds / m.store_all_step_seconds)).c_str()
                 : " (store-all too large to time here)");

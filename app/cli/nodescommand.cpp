@@ -2,9 +2,9 @@
 
 #include "clicontext.h"
 #include "core/error.h"
+#include "core/numbertext.h"
 #include "net/controlclient.h"
 #include "net/keyfile.h"
-#include "core/numbertext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -50,7 +50,8 @@ int NodesCommand::run(const QStringList &arguments)
     QList<net::DiscoveryProbe::Target> targets;
     if (cli.isSet("probe")) {
         QString error;
-        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets, &error))
+        if (!net::parseDiscoveryTargets(QString::fromStdString(cli.text("probe")), &targets,
+                                        &error))
             throw UsageError("--probe: " + error.toStdString());
     } else {
         targets.append({net::discoveryGroup(), quint16(cli.integer("discovery-port", 1, 65535))});
@@ -86,9 +87,11 @@ namespace {
  *  line break — a node may be called "pi, rack 2". */
 QString csvField(const QString &s)
 {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) &&
+        !s.contains(QLatin1Char('\n')))
         return s;
-    return QLatin1Char('"') + QString(s).replace(QLatin1String("\""), QLatin1String("\"\"")) + QLatin1Char('"');
+    return QLatin1Char('"') + QString(s).replace(QLatin1String("\""), QLatin1String("\"\"")) +
+           QLatin1Char('"');
 }
 
 } // namespace
@@ -154,7 +157,8 @@ int MonitorCommand::run(const QStringList &arguments)
                           core::NumberText::bytes(s.agent_rss_bytes).c_str(),
                           core::NumberText::bytes(s.memory_available_bytes).c_str(),
                           core::NumberText::bytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
-                          core::NumberText::bytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(), s.load1);
+                          core::NumberText::bytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(),
+                          s.load1);
             cli.message(line);
             if (csv) {
                 const QString row =

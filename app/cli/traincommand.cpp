@@ -6,10 +6,10 @@
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/memoryplanner.h"
+#include "core/numbertext.h"
 #include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
-#include "core/numbertext.h"
 
 #include <chrono>
 #include <cstdio>
@@ -92,8 +92,9 @@ int TrainCommand::run(const QStringList &arguments)
                 core::NumberText::bytes(plan.min_budget_bytes) +
                 (plan.max_batch > 0 ? "; batch " + std::to_string(plan.max_batch) + " fits"
                                     : std::string()));
-        cli.message("memory budget " + core::NumberText::bytes(budget) + ": schedule " + plan.schedule.name() +
-                    ", predicted peak " + core::NumberText::bytes(plan.predicted_peak_bytes) +
+        cli.message("memory budget " + core::NumberText::bytes(budget) + ": schedule " +
+                    plan.schedule.name() + ", predicted peak " +
+                    core::NumberText::bytes(plan.predicted_peak_bytes) +
                     ", predicted recompute factor " +
                     std::to_string(plan.predicted_recompute_factor).substr(0, 5));
         if (plan.schedule.name() != "store-all")

@@ -45,12 +45,14 @@ int runImport(const QStringList &arguments)
                                   "truth.json, replacing the frames the file holds."),
                    arguments);
     cli.addOption("session", "Session folder (truth.json is written there).", "DIR");
-    cli.addOption("format", "mot (gt.txt), coco (JSON), cvat (for images 1.1 XML) or yolo "
-                            "(a folder of .txt and classes.txt).",
+    cli.addOption("format",
+                  "mot (gt.txt), coco (JSON), cvat (for images 1.1 XML) or yolo "
+                  "(a folder of .txt and classes.txt).",
                   "F");
     cli.addOption("file", "The annotations (a folder for yolo).", "PATH");
-    cli.addOption("source", "The video the frame numbers refer to (default: the session's, "
-                            "from labels.json or truth.json).",
+    cli.addOption("source",
+                  "The video the frame numbers refer to (default: the session's, "
+                  "from labels.json or truth.json).",
                   "S");
     cli.addOption("category", "The object category (default: the truth's, or person).", "NAME");
     if (!cli.parse())
@@ -116,8 +118,9 @@ int runExport(const QStringList &arguments)
     cli.addOption("session", "Session folder.", "DIR");
     cli.addOption("format", "mot, coco, cvat or yolo.", "F");
     cli.addOption("out", "The file to write (yolo: a new folder).", "PATH");
-    cli.addOption("what", "truth (the verified frames of truth.json) or labels (labels.json's "
-                          "accepted tracks).",
+    cli.addOption("what",
+                  "truth (the verified frames of truth.json) or labels (labels.json's "
+                  "accepted tracks).",
                   "WHAT", "truth");
     if (!cli.parse())
         return ExitSuccess;

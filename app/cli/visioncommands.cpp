@@ -10,17 +10,17 @@
 #include "vision/framedataset.h"
 #include "vision/framestudenttrainer.h"
 #include "vision/groundtruth.h"
-#include "vision/studentteacher.h"
 #include "vision/labeling.h"
 #include "vision/operatingpoint.h"
 #include "vision/studentdetector.h"
+#include "vision/studentteacher.h"
 #include "vision/tracking.h"
 #include "vision/viewpoint.h"
 
 #include <chrono>
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -214,7 +214,6 @@ void writeAtomically(const std::string &path, const std::string &text)
     std::filesystem::rename(tmp, path);
 }
 
-
 /** --truth (MOT gt.txt) with --truth-frames (the verified frames, one index a line, frames
  *  without boxes included), or the session's truth.json. Empty when there is neither. */
 vision::GroundTruth loadTruth(const CliContext &cli, const std::string &session,
@@ -309,7 +308,8 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         labels = vision::LabelResult::load(cli.text("labels"));
         if (labelOptions.max_frames > 0 && labels.stats.frames > labelOptions.max_frames)
             throw UsageError("--labels " + cli.text("labels") + " labelled " +
-                             std::to_string(labels.stats.frames) + " frames, more than --max-frames " +
+                             std::to_string(labels.stats.frames) +
+                             " frames, more than --max-frames " +
                              std::to_string(labelOptions.max_frames));
         labels.options.max_frames = labelOptions.max_frames; // self-training stays within
         cli.message("labels of " + cli.text("labels") + ": " + std::to_string(labels.stats.tracks) +
@@ -346,8 +346,8 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
             std::snprintf(line, sizeof line,
                           "self-training: the student's run found %d tracks; %d new, %d student "
                           "boxes and %d tracker boxes join the labels (%.1f s)",
-                          added.tracks, added.new_tracks, added.student_boxes,
-                          added.tracker_boxes, added.seconds);
+                          added.tracks, added.new_tracks, added.student_boxes, added.tracker_boxes,
+                          added.seconds);
             cli.message(line);
             rj.set("student_boxes_added", added.student_boxes)
                 .set("tracker_boxes_added", added.tracker_boxes)
@@ -376,8 +376,8 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         dj.set("val_frames", stats.frames[1]).set("val_objects", stats.objects[1]);
         rj.set("dataset", std::move(dj));
         if (!model)
-            model = std::make_shared<core::Model>(vision::FrameStudentTrainer::spec(stats.input),
-                                                  seed);
+            model =
+                std::make_shared<core::Model>(vision::FrameStudentTrainer::spec(stats.input), seed);
         const int roundEpochs = round == 1 ? epochs : std::max(1, epochs / 2);
         vision::FrameTrainOptions rt = t;
         rt.epochs = roundEpochs;
@@ -398,11 +398,12 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                           e.train_seconds);
             cli.message(l);
         };
-        const auto trained = vision::FrameStudentTrainer::train(*model, out, rt, callbacks,
-                                                                CliContext::stopFlag());
+        const auto trained =
+            vision::FrameStudentTrainer::train(*model, out, rt, callbacks, CliContext::stopFlag());
         if (trained.cancelled)
             throw core::Error("cancelled while training the detector");
-        const std::string weights = out + "/detector-round" + std::to_string(round) + ".safetensors";
+        const std::string weights =
+            out + "/detector-round" + std::to_string(round) + ".safetensors";
         core::Safetensors::saveModel(*model, weights);
         roundWeights.push_back(weights);
         if (!trained.epochs.empty()) {
@@ -481,7 +482,8 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         const auto run = vision::DetectionRun::run(
             *source, detectors, frames,
             [&](int done, int total) {
-                cli.progress("verified frame " + std::to_string(done) + "/" + std::to_string(total));
+                cli.progress("verified frame " + std::to_string(done) + "/" +
+                             std::to_string(total));
             },
             CliContext::stopFlag());
         cli.progressDone();
@@ -520,10 +522,10 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
             v.set("rounds", std::move(perRound));
             return v;
         };
-        core::Json verified = split <= 0         ? scoreAll(0, INT_MAX, "(all)")
-                              : evalSpan == "seen" ? core::Json::object()
-                                                   : scoreAll(split, INT_MAX,
-                                                              ">= max-frames (held out)");
+        core::Json verified = split <= 0 ? scoreAll(0, INT_MAX, "(all)")
+                              : evalSpan == "seen"
+                                  ? core::Json::object()
+                                  : scoreAll(split, INT_MAX, ">= max-frames (held out)");
         if (split > 0)
             verified.set("seen", scoreAll(0, split - 1, "< max-frames (seen in training)"));
         core::Json fps;
@@ -628,24 +630,34 @@ int ViewpointCommand::run(const QStringList &arguments)
     cli.addOption("width", "frames: detector input width (height from the aspect).", "PX", "256");
     cli.addOption("sample-every", "frames: every K-th frame (0: within the 300 MB budget).", "K",
                   "2");
-    cli.addOption("keep", "frames: the weights kept, best (the epoch with the lowest validation "
-                  "loss) or last.", "WHICH", "best");
-    cli.addOption("augment", "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
-                  "shift, colour).", "N", "4");
+    cli.addOption("keep",
+                  "frames: the weights kept, best (the epoch with the lowest validation "
+                  "loss) or last.",
+                  "WHICH", "best");
+    cli.addOption("augment",
+                  "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
+                  "shift, colour).",
+                  "N", "4");
     cli.addOption("student-threshold",
                   "frames: the student's operating threshold, or auto: the best F1 against "
                   "the session's labels on the training frames.",
                   "X", "auto");
-    cli.addOption("labels", "frames: reuse the labels.json of this session instead of labelling "
-                  "(it must have the same --max-frames).", "DIR");
-    cli.addOption("eval", "frames: verified frames scored: all, or seen (only those < "
-                  "max-frames, for tuning).", "SPAN", "all");
+    cli.addOption("labels",
+                  "frames: reuse the labels.json of this session instead of labelling "
+                  "(it must have the same --max-frames).",
+                  "DIR");
+    cli.addOption("eval",
+                  "frames: verified frames scored: all, or seen (only those < "
+                  "max-frames, for tuning).",
+                  "SPAN", "all");
     cli.addOption("self-threshold", "frames: the student's boxes trusted in self-training.", "X",
                   "0.5");
     cli.addOption("truth", "Verified boxes (MOT gt.txt) to score teacher, motion and student.",
                   "FILE");
-    cli.addOption("truth-frames", "The verified frames (one index a line; default: the frames "
-                  "in --truth).", "FILE");
+    cli.addOption("truth-frames",
+                  "The verified frames (one index a line; default: the frames "
+                  "in --truth).",
+                  "FILE");
     cli.addOption("match-iou", "IoU for a detection to match a verified box.", "X", "0.5");
     if (!cli.parse())
         return ExitSuccess;

@@ -2,9 +2,9 @@
 
 #include "app/session/evaluationtask.h"
 #include "ui/gallery.h"
+#include "ui/reportwriter.h"
 #include "vision/framesource.h"
 #include "vision/groundtruth.h"
-#include "ui/reportwriter.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -24,10 +24,12 @@ const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/v
 constexpr int kLabelledFrames = 480; // the student never sees vtest's frames from 480 on
 // The CLI's viewpoint defaults, so the demo shows what a field engineer gets; the headless demo
 // takes about 3.5 minutes on a quiet 2-core machine (the training 3 of them).
-constexpr int kDemoEvery = 2;        // the teacher on every 2nd frame (labels find ~0.73 of the people, not ~0.45)
+constexpr int kDemoEvery =
+    2; // the teacher on every 2nd frame (labels find ~0.73 of the people, not ~0.45)
 constexpr int kDemoFrameWidth = 256; // the detector's input: 256x192
-constexpr int kDemoFrameEvery = 2;   // every 2nd labelled frame: 906 samples with 4 jittered copies each
-constexpr int kDemoEpochs = 40;      // the best epoch by validation loss is kept
+constexpr int kDemoFrameEvery =
+    2;                          // every 2nd labelled frame: 906 samples with 4 jittered copies each
+constexpr int kDemoEpochs = 40; // the best epoch by validation loss is kept
 constexpr int kDemoBatch = 12;
 constexpr double kDemoLr = 0.02;
 
@@ -37,9 +39,9 @@ bool importDemoTruth(const QString &truthFile, const QString &sessionDir, QStrin
 {
     try {
         auto source = vision::FrameSource::open(kVideo.toStdString());
-        vision::GroundTruth truth = vision::GroundTruth::importFile(
-            truthFile.toStdString(), vision::AnnotationFormat::Mot, source->frameSize(),
-            source->frameCount());
+        vision::GroundTruth truth =
+            vision::GroundTruth::importFile(truthFile.toStdString(), vision::AnnotationFormat::Mot,
+                                            source->frameSize(), source->frameCount());
         const QString listPath = QFileInfo(truthFile).dir().filePath(QStringLiteral("frames.txt"));
         QFile list(listPath);
         if (!list.open(QIODevice::ReadOnly)) {
@@ -68,7 +70,8 @@ bool importDemoTruth(const QString &truthFile, const QString &sessionDir, QStrin
                      " (boxes made by hand, see tests/data/README.md)";
         truth.save(sessionDir.toStdString());
     } catch (const std::exception &e) {
-        *error = QStringLiteral("the demo's verified frames: %1").arg(QString::fromStdString(e.what()));
+        *error =
+            QStringLiteral("the demo's verified frames: %1").arg(QString::fromStdString(e.what()));
         return false;
     }
     return true;
@@ -107,7 +110,8 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
         }
     }
     QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
-    const QString program = QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
+    const QString program =
+        QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
     if (!QFileInfo(program).isExecutable()) {
         *error = QStringLiteral("'%1' is missing: build edgetrain-node too").arg(program);
         return false;
@@ -125,7 +129,8 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
         p->setStandardErrorFile(dir + QStringLiteral("/node-%1.log").arg(i));
         p->start();
         if (!p->waitForStarted(5000) || !p->waitForReadyRead(10000)) {
-            *error = QStringLiteral("demo node %1 did not start (see %2/node-%1.log)").arg(i).arg(dir);
+            *error =
+                QStringLiteral("demo node %1 did not start (see %2/node-%1.log)").arg(i).arg(dir);
             return false;
         }
         m_probes.append(QStringLiteral("127.0.0.1:%1").arg(discovery));
@@ -151,7 +156,9 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
         QString ignored;
         const auto old = app::Session::open(dir, &ignored);
         if (!old || old->title != QLatin1String("EdgeTrain demo")) {
-            *error = QStringLiteral("'%1' holds a session that is not the demo's: choose another --out").arg(dir);
+            *error =
+                QStringLiteral("'%1' holds a session that is not the demo's: choose another --out")
+                    .arg(dir);
             return false;
         }
         QDir(dir).removeRecursively();
@@ -192,7 +199,8 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
     // The demo's nodes are ours: pair each as soon as discovery finds it.
     QObject::connect(&workflow.nodes(), &app::NodeRegistry::nodesChanged, &workflow, [&workflow] {
         for (const auto &[key, n] : workflow.nodes().all())
-            if (n.state == app::NodeView::State::Found && n.info.name.startsWith(QLatin1String("demo-node-")))
+            if (n.state == app::NodeView::State::Found &&
+                n.info.name.startsWith(QLatin1String("demo-node-")))
                 workflow.nodes().pair(key);
     });
     return true;
@@ -211,12 +219,13 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                 step(QStringLiteral("  %1: %2").arg(app::taskName(task), text));
             });
     connect(&m_workflow, &app::Workflow::epochFinished, this, [this](const net::ClusterEpoch &e) {
-        step(QStringLiteral("  epoch %1: loss %2, validation accuracy %3 %, %4 images/s on %5 nodes")
-                 .arg(e.epoch)
-                 .arg(e.train_loss, 0, 'f', 4)
-                 .arg(100 * e.test_accuracy, 0, 'f', 1)
-                 .arg(e.images_per_second, 0, 'f', 0)
-                 .arg(e.nodes));
+        step(
+            QStringLiteral("  epoch %1: loss %2, validation accuracy %3 %, %4 images/s on %5 nodes")
+                .arg(e.epoch)
+                .arg(e.train_loss, 0, 'f', 4)
+                .arg(100 * e.test_accuracy, 0, 'f', 1)
+                .arg(e.images_per_second, 0, 'f', 0)
+                .arg(e.nodes));
     });
     connect(&m_workflow, &app::Workflow::planReady, this, [this](const app::PlanView &v) {
         if (m_planning != Planning::Probe && m_planning != Planning::Budget)
@@ -246,15 +255,18 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
         step(QStringLiteral("== 4. Plan: device batch %1, budget %2, schedule %3, predicted peak "
                             "%4 MiB (store-all %5 MiB), %6 % recompute")
                  .arg(v.request.deviceBatch)
-                 .arg(v.request.budgetBytes < 0 ? QStringLiteral("none (this student cannot trade memory "
-                                                            "for recompute)")
-                                           : QStringLiteral("%1 MiB").arg(double(v.request.budgetBytes) / 1048576.0, 0, 'f', 2))
+                 .arg(v.request.budgetBytes < 0
+                          ? QStringLiteral("none (this student cannot trade memory "
+                                           "for recompute)")
+                          : QStringLiteral("%1 MiB").arg(double(v.request.budgetBytes) / 1048576.0,
+                                                         0, 'f', 2))
                  .arg(v.schedule)
                  .arg(double(v.plan.predicted_peak_bytes) / 1048576.0, 0, 'f', 2)
                  .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)
                  .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1));
         hook(3, true);
-        step(QStringLiteral("== 5. Training across %1 nodes").arg(m_workflow.nodes().pairedNodes().size()));
+        step(QStringLiteral("== 5. Training across %1 nodes")
+                 .arg(m_workflow.nodes().pairedNodes().size()));
         hook(4, false);
         m_workflow.startTraining();
     });
@@ -281,13 +293,15 @@ void HeadlessDemo::fail(const QString &text)
 void HeadlessDemo::start()
 {
     m_clock.start();
-    step(QStringLiteral("== 1. Nodes: waiting for %1 demo nodes to be found and paired").arg(m_nodes));
+    step(QStringLiteral("== 1. Nodes: waiting for %1 demo nodes to be found and paired")
+             .arg(m_nodes));
     hook(0, false);
     auto *poll = new QTimer(this);
     connect(poll, &QTimer::timeout, this, [this, poll] {
         if (m_workflow.nodes().pairedNodes().size() >= m_nodes) {
             poll->stop();
-            step(QStringLiteral("  paired: %1").arg(m_workflow.nodes().pairedNodes().join(QStringLiteral(", "))));
+            step(QStringLiteral("  paired: %1")
+                     .arg(m_workflow.nodes().pairedNodes().join(QStringLiteral(", "))));
             hook(0, true);
             hook(1, false);
             step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on every %3 frame(s)")
@@ -297,7 +311,8 @@ void HeadlessDemo::start()
             m_workflow.startLabelling();
         } else if (m_clock.elapsed() > 20000) {
             poll->stop();
-            fail(QStringLiteral("the demo nodes were not paired within 20 s: %1").arg(m_workflow.clusterSummary()));
+            fail(QStringLiteral("the demo nodes were not paired within 20 s: %1")
+                     .arg(m_workflow.clusterSummary()));
         }
     });
     poll->start(200);
@@ -324,7 +339,8 @@ void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &messag
         break;
     case app::Task::Training:
         hook(4, true);
-        step(QStringLiteral("== 6. Evaluating student, teacher and motion against %1 verified frames")
+        step(QStringLiteral(
+                 "== 6. Evaluating student, teacher and motion against %1 verified frames")
                  .arg(m_workflow.verification()->truth().doneFrames()));
         hook(5, false);
         break; // the workflow evaluates a finished run by itself
@@ -352,7 +368,7 @@ void HeadlessDemo::headline()
              .arg(v.frames)
              .arg(v.first_frame));
     for (const vision::DetectorScore &sc : v.scores) {
-        const double fps = sc.name == "student" ? e.student_fps
+        const double fps = sc.name == "student"   ? e.student_fps
                            : sc.name == "teacher" ? e.teacher_fps
                                                   : e.motion_fps;
         step(QStringLiteral("  %1 finds %2 % of the people at %3 % precision (F1 %4, AP50 %5, "
@@ -390,7 +406,9 @@ void HeadlessDemo::writeReport()
         step(QStringLiteral("  wrote %1").arg(f));
     QString saveError;
     m_workflow.save(&saveError);
-    step(QStringLiteral("done in %1 s: session %2").arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 0).arg(m_workflow.session().dir));
+    step(QStringLiteral("done in %1 s: session %2")
+             .arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 0)
+             .arg(m_workflow.session().dir));
     Q_EMIT finished(0);
 }
 

@@ -6,7 +6,6 @@
 #include <QProcess>
 
 #include <functional>
-
 #include <memory>
 #include <vector>
 

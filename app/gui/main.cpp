@@ -21,7 +21,8 @@ namespace {
 
 bool hasDisplay()
 {
-    return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
            !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
@@ -40,7 +41,8 @@ static int run(int argc, char **argv)
     std::unique_ptr<QTemporaryDir> runtime;
     if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) { // Qt warns without a private one
         runtime = std::make_unique<QTemporaryDir>();
-        QFile::setPermissions(runtime->path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        QFile::setPermissions(runtime->path(),
+                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
         qputenv("XDG_RUNTIME_DIR", runtime->path().toLocal8Bit());
     }
 
@@ -54,34 +56,48 @@ static int run(int argc, char **argv)
         "EdgeTrain: train a student detector for one camera on the edge devices next to it."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A session folder to open."),
+    parser.addPositionalArgument(QStringLiteral("session"),
+                                 QStringLiteral("A session folder to open."),
                                  QStringLiteral("[SESSION]"));
-    parser.addOption({QStringLiteral("demo"),
-                      QStringLiteral("Start three local nodes and open a ready demo session (vtest.avi, HOG teacher).")});
-    parser.addOption({QStringLiteral("headless"),
-                      QStringLiteral("With --demo: run the whole session without a window and write the report.")});
-    parser.addOption({QStringLiteral("out"),
-                      QStringLiteral("With --demo: the folder for the session, the nodes' logs and the report."),
-                      QStringLiteral("DIR"), QStringLiteral("edgetrain-demo")});
-    parser.addOption({QStringLiteral("autorun"),
-                      QStringLiteral("With --demo: the window runs the whole session by itself, step by step.")});
-    parser.addOption({QStringLiteral("screenshots"),
-                      QStringLiteral("With --autorun: save the window after each step as DIR/<n>-<step>.png, then quit."),
-                      QStringLiteral("DIR")});
-    parser.addOption({QStringLiteral("truth"),
-                      QStringLiteral("With --demo: the verified frames (MOT gt.txt with frames.txt next to "
-                                     "it; \"\" for none)."),
-                      QStringLiteral("FILE"), edgetrain::gui::demoTruthFile()});
-    parser.addOption({QStringLiteral("nodes"), QStringLiteral("With --demo: how many local nodes (1-8)."),
+    parser.addOption(
+        {QStringLiteral("demo"),
+         QStringLiteral(
+             "Start three local nodes and open a ready demo session (vtest.avi, HOG teacher).")});
+    parser.addOption(
+        {QStringLiteral("headless"),
+         QStringLiteral(
+             "With --demo: run the whole session without a window and write the report.")});
+    parser.addOption(
+        {QStringLiteral("out"),
+         QStringLiteral("With --demo: the folder for the session, the nodes' logs and the report."),
+         QStringLiteral("DIR"), QStringLiteral("edgetrain-demo")});
+    parser.addOption(
+        {QStringLiteral("autorun"),
+         QStringLiteral(
+             "With --demo: the window runs the whole session by itself, step by step.")});
+    parser.addOption(
+        {QStringLiteral("screenshots"),
+         QStringLiteral(
+             "With --autorun: save the window after each step as DIR/<n>-<step>.png, then quit."),
+         QStringLiteral("DIR")});
+    parser.addOption(
+        {QStringLiteral("truth"),
+         QStringLiteral("With --demo: the verified frames (MOT gt.txt with frames.txt next to "
+                        "it; \"\" for none)."),
+         QStringLiteral("FILE"), edgetrain::gui::demoTruthFile()});
+    parser.addOption({QStringLiteral("nodes"),
+                      QStringLiteral("With --demo: how many local nodes (1-8)."),
                       QStringLiteral("N"), QStringLiteral("3")});
     parser.process(app);
 
     const bool demo = parser.isSet(QStringLiteral("demo"));
     if ((headless || !display) && !demo) {
-        std::fprintf(stderr, "edgetrain: %s\n",
-                     headless ? "--headless runs the demo session: add --demo"
-                              : "no display (DISPLAY is not set): run `edgetrain --demo --headless --out DIR`, "
-                                "or use edgetrain-cli");
+        std::fprintf(
+            stderr, "edgetrain: %s\n",
+            headless
+                ? "--headless runs the demo session: add --demo"
+                : "no display (DISPLAY is not set): run `edgetrain --demo --headless --out DIR`, "
+                  "or use edgetrain-cli");
         return 2;
     }
     bool ok = false;
@@ -159,15 +175,19 @@ static int run(int argc, char **argv)
             QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
                 window.showStep(pages[step]);
                 QApplication::processEvents();
-                window.grab().save(QStringLiteral("%1/%2-%3.png").arg(shots).arg(step + 1).arg(QLatin1String(names[step])));
+                window.grab().save(QStringLiteral("%1/%2-%3.png")
+                                       .arg(shots)
+                                       .arg(step + 1)
+                                       .arg(QLatin1String(names[step])));
                 if (step == 5)
                     QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
             });
         });
-        QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app, [](int status) {
-            if (status != 0)
-                QApplication::exit(status);
-        });
+        QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app,
+                         [](int status) {
+                             if (status != 0)
+                                 QApplication::exit(status);
+                         });
         QTimer::singleShot(500, autorun.get(), &edgetrain::gui::HeadlessDemo::start);
     }
     return app.exec();

@@ -17,9 +17,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <exception>
 
 using namespace edgetrain;
 
@@ -41,7 +41,8 @@ static int run(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("edgetrain-node"));
     QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
-    qSetMessagePattern(QStringLiteral("%{time yyyy-MM-ddThh:mm:ss.zzz} %{category} %{type}: %{message}"));
+    qSetMessagePattern(
+        QStringLiteral("%{time yyyy-MM-ddThh:mm:ss.zzz} %{category} %{type}: %{message}"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -49,25 +50,42 @@ static int run(int argc, char **argv)
         "the cluster key, and streams CPU, memory and network metrics."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."), QStringLiteral("N")});
-    parser.addOption({QStringLiteral("port"), QStringLiteral("Control port (default 47700; 0: any)."), QStringLiteral("P"), QStringLiteral("47700")});
-    parser.addOption({QStringLiteral("key-file"), QStringLiteral("Cluster key file (not world-readable)."), QStringLiteral("F")});
-    parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."), QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
-    parser.addOption({QStringLiteral("memory-limit"), QStringLiteral("Memory a training job may use, e.g. 900MiB."), QStringLiteral("SIZE")});
-    parser.addOption({QStringLiteral("data-dir"), QStringLiteral("Folder of the datasets this node has (default: /usr/share/datasets/fashion-mnist)."), QStringLiteral("D")});
+    parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."),
+                      QStringLiteral("N")});
+    parser.addOption({QStringLiteral("port"),
+                      QStringLiteral("Control port (default 47700; 0: any)."), QStringLiteral("P"),
+                      QStringLiteral("47700")});
+    parser.addOption({QStringLiteral("key-file"),
+                      QStringLiteral("Cluster key file (not world-readable)."),
+                      QStringLiteral("F")});
+    parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."),
+                      QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
+    parser.addOption({QStringLiteral("memory-limit"),
+                      QStringLiteral("Memory a training job may use, e.g. 900MiB."),
+                      QStringLiteral("SIZE")});
+    parser.addOption(
+        {QStringLiteral("data-dir"),
+         QStringLiteral(
+             "Folder of the datasets this node has (default: /usr/share/datasets/fashion-mnist)."),
+         QStringLiteral("D")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
                       QStringLiteral("P"), QString::number(net::kDiscoveryPort)});
-    parser.addOption({QStringLiteral("no-multicast"), QStringLiteral("Send no multicast beacons (probes are still answered).")});
-    parser.addOption({QStringLiteral("print-port"), QStringLiteral("Print the control port on stdout once listening (for scripts).")});
+    parser.addOption({QStringLiteral("no-multicast"),
+                      QStringLiteral("Send no multicast beacons (probes are still answered).")});
+    parser.addOption(
+        {QStringLiteral("print-port"),
+         QStringLiteral("Print the control port on stdout once listening (for scripts).")});
     parser.process(app);
 
     bool ok = false;
     const uint port = parser.value(QStringLiteral("port")).toUInt(&ok);
     const uint discoveryPort = parser.value(QStringLiteral("discovery-port")).toUInt();
     const int threads = parser.value(QStringLiteral("threads")).toInt();
-    if (!ok || port > 65535 || discoveryPort == 0 || discoveryPort > 65535 || threads < 1 || threads > 256) {
-        std::fprintf(stderr, "edgetrain-node: --port, --discovery-port or --threads out of range\n");
+    if (!ok || port > 65535 || discoveryPort == 0 || discoveryPort > 65535 || threads < 1 ||
+        threads > 256) {
+        std::fprintf(stderr,
+                     "edgetrain-node: --port, --discovery-port or --threads out of range\n");
         return 2;
     }
     net::NodeOptions options;
@@ -76,7 +94,8 @@ static int run(int argc, char **argv)
         std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
         return 2;
     }
-    options.name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")) : QHostInfo::localHostName();
+    options.name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name"))
+                                                        : QHostInfo::localHostName();
     options.port = quint16(port);
     options.discovery_port = quint16(discoveryPort);
     options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
@@ -85,7 +104,8 @@ static int run(int argc, char **argv)
     if (parser.isSet(QStringLiteral("memory-limit"))) {
         try {
             // Tensor memory kept for reuse never takes the process past the limit.
-            options.memory_limit = core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString());
+            options.memory_limit =
+                core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString());
             core::BufferPool::instance().setLimit(options.memory_limit);
         } catch (const core::SpecError &e) {
             std::fprintf(stderr, "edgetrain-node: --memory-limit: %s\n", e.what());

@@ -9,10 +9,10 @@ namespace edgetrain::app {
 DatasetTask::DatasetTask(const DatasetSettings &settings, const QString &sessionDir,
                          std::shared_ptr<const vision::LabelResult> labels)
     : m_settings(settings), m_sessionDir(sessionDir), m_labels(std::move(labels))
-{
-}
+{}
 
-DatasetOutcome DatasetTask::run(const TaskRunner::Report &report, const std::atomic<bool> *stop) const
+DatasetOutcome DatasetTask::run(const TaskRunner::Report &report,
+                                const std::atomic<bool> *stop) const
 {
     DatasetOutcome out;
     try {
@@ -21,10 +21,9 @@ DatasetOutcome DatasetTask::run(const TaskRunner::Report &report, const std::ato
             report(frame, frames, QStringLiteral("frame %1 of %2").arg(frame).arg(frames));
         };
         if (m_settings.kind == QLatin1String("frames")) {
-            const auto stats = vision::FrameDataset::build(m_sessionDir.toStdString(), *m_labels,
-                                                           *source,
-                                                           frameOptions(m_settings, *m_labels),
-                                                           progress, stop);
+            const auto stats =
+                vision::FrameDataset::build(m_sessionDir.toStdString(), *m_labels, *source,
+                                            frameOptions(m_settings, *m_labels), progress, stop);
             if (!(stop && stop->load()))
                 out.frameStats = stats;
             else
@@ -35,8 +34,8 @@ DatasetOutcome DatasetTask::run(const TaskRunner::Report &report, const std::ato
         o.size = cv::Size(m_settings.width, m_settings.height);
         o.negatives_per_positive = m_settings.negativesPerPositive;
         o.seed = std::uint64_t(m_settings.seed);
-        const auto stats = vision::CropDataset::build(
-            m_sessionDir.toStdString(), *m_labels, *source, o, progress, stop);
+        const auto stats = vision::CropDataset::build(m_sessionDir.toStdString(), *m_labels,
+                                                      *source, o, progress, stop);
         if (!(stop && stop->load()))
             out.stats = stats;
         else

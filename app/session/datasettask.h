@@ -15,7 +15,7 @@ namespace edgetrain::app {
 /** What cutting the dataset gives: its figures, or why there are none. */
 struct DatasetOutcome
 {
-    std::optional<vision::CropStats> stats; // kind "crops": empty on failure or cancel
+    std::optional<vision::CropStats> stats;              // kind "crops": empty on failure or cancel
     std::optional<vision::FrameDatasetStats> frameStats; // kind "frames": the same
     QString error;
     bool ok() const { return stats || frameStats; }

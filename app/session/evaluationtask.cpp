@@ -22,8 +22,7 @@ EvaluationTask::EvaluationTask(const Session &session,
                                std::shared_ptr<const vision::LabelResult> labels,
                                vision::GroundTruth truth)
     : m_session(session), m_labels(std::move(labels)), m_truth(truth.doneOnly())
-{
-}
+{}
 
 std::string EvaluationTask::detectorPart(const QString &teacher)
 {
@@ -82,9 +81,8 @@ EvaluationOutcome EvaluationTask::runCrops(const TaskRunner::Report &report,
     o.eval_frames = s.evaluation.frames;
     const auto splits = vision::CropDataset::splitTracks(*m_labels, o.crops);
     out.result = vision::Viewpoint::evaluate(
-        *source, *teacher, detector, *m_labels, splits, o, stop, [&](int d, int n) {
-            report(d, n, QStringLiteral("frame %1 of %2").arg(d).arg(n));
-        });
+        *source, *teacher, detector, *m_labels, splits, o, stop,
+        [&](int d, int n) { report(d, n, QStringLiteral("frame %1 of %2").arg(d).arg(n)); });
     return out;
 }
 
@@ -132,7 +130,9 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     const vision::OperatingPoint point = vision::OperatingPointCalibration::calibrate(
         *source, student, *m_labels, {},
         [&](int d, int n) {
-            report(d, n, QStringLiteral("operating point against the labels: frame %1 of %2").arg(d).arg(n));
+            report(
+                d, n,
+                QStringLiteral("operating point against the labels: frame %1 of %2").arg(d).arg(n));
         },
         stop);
     if (stop && stop->load())
@@ -148,7 +148,8 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     out.result = vision::Viewpoint::evaluate(
         *source, *teacher, student, *m_labels, heldOutTracks(*m_labels, s.dir), o, stop,
         [&](int d, int n) {
-            report(d, n, QStringLiteral("against the tracker's labels: frame %1 of %2").arg(d).arg(n));
+            report(d, n,
+                   QStringLiteral("against the tracker's labels: frame %1 of %2").arg(d).arg(n));
         });
     if ((stop && stop->load()) || m_truth.frames.empty())
         return out;
@@ -165,7 +166,8 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     std::unique_ptr<vision::Teacher> motion;
     if (fixedCamera(QString::fromStdString(m_labels->source)))
         motion = vision::Teacher::create("motion");
-    student.threshold = std::min(kCurveScore, studentThreshold); // the whole curve; scored at studentThreshold
+    student.threshold =
+        std::min(kCurveScore, studentThreshold); // the whole curve; scored at studentThreshold
     std::vector<vision::Teacher *> detectors{verifiedTeacher.get()};
     if (motion)
         detectors.push_back(motion.get());
@@ -188,11 +190,13 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
         return run.detect_seconds[i] > 0 ? double(run.frames) / run.detect_seconds[i] : 0.0;
     };
     m.threshold = verifiedTeacher->threshold;
-    v.scores.push_back(vision::DetectionMetrics::evaluate("teacher", run.detections[0], m_truth, m));
+    v.scores.push_back(
+        vision::DetectionMetrics::evaluate("teacher", run.detections[0], m_truth, m));
     out.teacher_fps = fps(0);
     if (motion) {
         m.threshold = motion->threshold;
-        v.scores.push_back(vision::DetectionMetrics::evaluate("motion", run.detections[1], m_truth, m));
+        v.scores.push_back(
+            vision::DetectionMetrics::evaluate("motion", run.detections[1], m_truth, m));
         out.motion_fps = fps(1);
     }
     m.threshold = studentThreshold;

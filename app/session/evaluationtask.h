@@ -73,8 +73,10 @@ public:
     static int heldOutFrom(const vision::LabelResult &labels, int sourceFrames);
 
 private:
-    EvaluationOutcome runFrames(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
-    EvaluationOutcome runCrops(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
+    EvaluationOutcome runFrames(const TaskRunner::Report &report,
+                                const std::atomic<bool> *stop) const;
+    EvaluationOutcome runCrops(const TaskRunner::Report &report,
+                               const std::atomic<bool> *stop) const;
 
     Session m_session;
     std::shared_ptr<const vision::LabelResult> m_labels;

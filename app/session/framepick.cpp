@@ -95,7 +95,8 @@ std::vector<int> pickFrames(const FramePick &pick)
 
     // Unlabelled first (a fifth, at least one when there are any), then held out, then the rest;
     // what one group cannot give goes to the next, and finally to any frame.
-    const int nUnlabelled = unlabelledFrames.empty() ? 0 : std::max(1, int(std::lround(wanted * 0.2)));
+    const int nUnlabelled =
+        unlabelledFrames.empty() ? 0 : std::max(1, int(std::lround(wanted * 0.2)));
     wanted -= spread(unlabelledFrames, std::min(nUnlabelled, wanted), taken);
     const int nHeld = int(std::lround(wanted * 2.0 / 3.0));
     wanted -= spread(heldFrames, nHeld, taken);

@@ -10,8 +10,7 @@ namespace edgetrain::app {
 
 LabelTask::LabelTask(const CaptureSettings &capture, const QString &sessionDir)
     : m_capture(capture), m_sessionDir(sessionDir)
-{
-}
+{}
 
 LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<bool> *stop) const
 {
@@ -49,7 +48,8 @@ LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<
 QString LabelTask::summary(const vision::LabelResult &labels)
 {
     const auto &st = labels.stats;
-    return QStringLiteral("%1: %2 frames, %3 tracks (%4 teacher boxes, %5 tracker-only boxes) in %6 s")
+    return QStringLiteral(
+               "%1: %2 frames, %3 tracks (%4 teacher boxes, %5 tracker-only boxes) in %6 s")
         .arg(labels.cancelled ? QStringLiteral("labelling cancelled") : QStringLiteral("labelled"))
         .arg(st.frames)
         .arg(st.tracks)

@@ -18,11 +18,16 @@ constexpr auto kLostAfter = std::chrono::seconds(5); // discovery silence before
 QString nodeStateName(NodeView::State state)
 {
     switch (state) {
-    case NodeView::State::Found: return QStringLiteral("locked (not paired)");
-    case NodeView::State::Pairing: return QStringLiteral("pairing…");
-    case NodeView::State::Paired: return QStringLiteral("paired");
-    case NodeView::State::Locked: return QStringLiteral("locked: key refused");
-    case NodeView::State::Lost: return QStringLiteral("lost");
+    case NodeView::State::Found:
+        return QStringLiteral("locked (not paired)");
+    case NodeView::State::Pairing:
+        return QStringLiteral("pairing…");
+    case NodeView::State::Paired:
+        return QStringLiteral("paired");
+    case NodeView::State::Locked:
+        return QStringLiteral("locked: key refused");
+    case NodeView::State::Lost:
+        return QStringLiteral("lost");
     }
     return {};
 }
@@ -76,7 +81,8 @@ bool NodeRegistry::addProbe(const QString &hostPort, QString *error)
             if (net::resolvedAddress(host, info, &address, &problem))
                 m_browser->addTarget({address, port});
             else
-                Q_EMIT message(QStringLiteral("probe %1: %2").arg(net::hostPort(host, port), problem));
+                Q_EMIT message(
+                    QStringLiteral("probe %1: %2").arg(net::hostPort(host, port), problem));
         });
     }
     return true;

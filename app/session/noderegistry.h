@@ -97,7 +97,7 @@ private:
     QByteArray m_key;
     std::map<QString, NodeView> m_nodes;
     std::map<QString, net::ControlClient *> m_monitors; // by key: pairing or paired
-    std::set<QString> m_pairAgain; // keys the session had paired
+    std::set<QString> m_pairAgain;                      // keys the session had paired
     net::NodeBrowser *m_browser = nullptr;
     QTimer m_lostTimer;
 };

@@ -36,8 +36,9 @@ void PlannerWorker::plan(const PlanRequest &r)
             m_minimumBytes = m_planner->minimumBudget();
             m_key = r;
         }
-        v.plan = r.budgetBytes >= 0 ? m_planner->plan(r.budgetBytes)
-                               : m_planner->evaluate(core::Schedule::storeAll(int(m_model->stageCount())));
+        v.plan = r.budgetBytes >= 0
+                     ? m_planner->plan(r.budgetBytes)
+                     : m_planner->evaluate(core::Schedule::storeAll(int(m_model->stageCount())));
         v.schedule = QString::fromStdString(v.plan.schedule.name());
         v.program = QString::fromStdString(v.plan.schedule.toString());
         v.sweep = m_sweep;

@@ -18,7 +18,8 @@ namespace edgetrain::app {
 struct PlanRequest
 {
     QString model = QStringLiteral("detector");
-    int width = 256, height = 192; // the student's input, in pixels (the frame dataset's, or the crops')
+    int width = 256,
+        height = 192; // the student's input, in pixels (the frame dataset's, or the crops')
     std::int64_t deviceBatch = 32;
     std::int64_t budgetBytes = -1; // -1: no budget (store every activation)
     bool operator==(const PlanRequest &) const = default;

@@ -14,8 +14,7 @@ namespace edgetrain::app {
 SelfTrainingTask::SelfTrainingTask(const Session &session,
                                    std::shared_ptr<const vision::LabelResult> labels)
     : m_session(session), m_labels(std::move(labels))
-{
-}
+{}
 
 SelfTrainingOutcome SelfTrainingTask::run(const TaskRunner::Report &report,
                                           const std::atomic<bool> *stop) const
@@ -43,7 +42,8 @@ SelfTrainingOutcome SelfTrainingTask::run(const TaskRunner::Report &report,
         const auto stats = vision::FrameDataset::build(
             s.dir.toStdString(), *labels, *source, DatasetTask::frameOptions(s.dataset, *labels),
             [&](int f, int n) {
-                report(f, n, QStringLiteral("rebuilding the dataset: frame %1 of %2").arg(f).arg(n));
+                report(f, n,
+                       QStringLiteral("rebuilding the dataset: frame %1 of %2").arg(f).arg(n));
             },
             stop);
         if (stop && stop->load()) {

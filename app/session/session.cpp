@@ -15,7 +15,8 @@ namespace {
 
 QByteArray csvField(const QString &s)
 {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) &&
+        !s.contains(QLatin1Char('\n')))
         return s.toUtf8();
     QString q = s;
     q.replace(QLatin1String("\""), QLatin1String("\"\""));
@@ -64,8 +65,8 @@ QList<QList<QByteArray>> csvRecords(const QString &path)
         while (line.count('"') % 2 == 1 && !f.atEnd()) // a quoted field holding a line break
             line += f.readLine();
         const QByteArray trimmed = line.endsWith("\r\n") ? line.chopped(2)
-                                   : line.endsWith('\n')  ? line.chopped(1)
-                                                           : line;
+                                   : line.endsWith('\n') ? line.chopped(1)
+                                                         : line;
         if (!trimmed.isEmpty())
             records.append(csvFields(trimmed));
     }
@@ -87,7 +88,8 @@ bool Session::hasLabels() const
 
 bool Session::hasDataset() const
 {
-    return dataset.kind == QLatin1String("crops") ? datasetStats.has_value() : frameStats.has_value();
+    return dataset.kind == QLatin1String("crops") ? datasetStats.has_value()
+                                                  : frameStats.has_value();
 }
 
 const vision::DetectorScore *VerifiedRound::score(const std::string &name) const
@@ -200,8 +202,8 @@ QByteArray Session::progressCsv() const
     for (const ProgressRow &p : training.progress)
         out += QByteArray::number(p.seconds, 'f', 3) + ',' + csvField(p.node) + ',' +
                QByteArray::number(p.epoch) + ',' + QByteArray::number(qint64(p.step)) + ',' +
-               QByteArray::number(p.loss, 'g', 6) + ',' + QByteArray::number(p.accuracy, 'g', 6) + ',' +
-               QByteArray::number(p.imagesPerSecond, 'f', 1) + '\n';
+               QByteArray::number(p.loss, 'g', 6) + ',' + QByteArray::number(p.accuracy, 'g', 6) +
+               ',' + QByteArray::number(p.imagesPerSecond, 'f', 1) + '\n';
     return out;
 }
 
@@ -215,9 +217,8 @@ QByteArray Session::epochsCsv() const
                QByteArray::number(e.train_accuracy, 'g', 6) + ',' +
                QByteArray::number(e.test_loss, 'g', 6) + ',' +
                QByteArray::number(e.test_accuracy, 'g', 6) + ',' +
-               QByteArray::number(qint64(e.samples)) + ',' +
-               QByteArray::number(e.seconds, 'f', 3) + ',' +
-               QByteArray::number(e.images_per_second, 'f', 1) + '\n';
+               QByteArray::number(qint64(e.samples)) + ',' + QByteArray::number(e.seconds, 'f', 3) +
+               ',' + QByteArray::number(e.images_per_second, 'f', 1) + '\n';
     return out;
 }
 

@@ -32,7 +32,7 @@ struct SessionNode
 
 struct CaptureSettings
 {
-    QString source;                  // a video file, an image folder, camera:N or /dev/videoN
+    QString source; // a video file, an image folder, camera:N or /dev/videoN
     QString teacher = QStringLiteral("hog"); // "hog", "cascade:FILE", "onnx:FILE"
     QString tracker = QStringLiteral("kcf");
     int every = 10;    // the teacher runs on every k-th frame
@@ -54,15 +54,16 @@ struct DatasetSettings
 
 struct PlanSettings
 {
-    QString model = QStringLiteral("detector"); // the zoo's model: "detector" (full frame), "student" (crops)
+    QString model =
+        QStringLiteral("detector"); // the zoo's model: "detector" (full frame), "student" (crops)
     int batch = 64;
     int epochs = 8;
     double lr = 0.02;
     QString mode = QStringLiteral("sync"); // sync, async, local-sgd
     int staleness = 4;
     int localSteps = 8;
-    QStringList nodes;                   // names of the nodes taking part (empty: all paired)
-    std::int64_t budgetAllBytes = -1;         // bytes per device; -1: no budget
+    QStringList nodes;                // names of the nodes taking part (empty: all paired)
+    std::int64_t budgetAllBytes = -1; // bytes per device; -1: no budget
     std::map<QString, std::int64_t> deviceBudgetBytes; // by device name, overriding budgetAllBytes
     std::int64_t budgetBytesFor(const QString &node) const;
 };
@@ -105,7 +106,7 @@ struct TrainingRecord
     std::vector<MetricRow> metrics;
     std::vector<ProgressRow> progress;
     double seconds = 0.0;
-    QString weights; // file in the session folder, once trained
+    QString weights;   // file in the session folder, once trained
     int keptEpoch = 0; // the epoch whose weights `weights` holds when not the last (keep-best)
 };
 
@@ -153,12 +154,12 @@ public:
     QString dir;
     QString title = QStringLiteral("Viewpoint adaptation");
     QDateTime created = QDateTime::currentDateTimeUtc();
-    QString keyFile;       // the cluster key's file
-    QStringList probes;    // unicast discovery addresses, host:port
+    QString keyFile;    // the cluster key's file
+    QStringList probes; // unicast discovery addresses, host:port
     std::vector<SessionNode> nodes;
     CaptureSettings capture;
     DatasetSettings dataset;
-    std::optional<vision::CropStats> datasetStats; // set once a crop dataset was built
+    std::optional<vision::CropStats> datasetStats;       // set once a crop dataset was built
     std::optional<vision::FrameDatasetStats> frameStats; // set once a frame dataset was built
     /** The self-training round the labels are at: 1 = the teacher's and tracker's labels; each
      *  self-training pass (the student relabels the frames) adds one. */
@@ -178,7 +179,8 @@ public:
 
     /** Writes session.json, metrics.csv and progress.csv atomically. */
     bool save(QString *error) const;
-    /** Reads <dir>/session.json (and metrics.csv, progress.csv); nothing with a message otherwise. */
+    /** Reads <dir>/session.json (and metrics.csv, progress.csv); nothing with a message otherwise.
+     */
     static std::optional<Session> open(const QString &dir, QString *error);
 
     /** The training metrics as CSV (one row per device reading). */

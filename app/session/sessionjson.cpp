@@ -73,7 +73,7 @@ QJsonObject scoreJson(const vision::DetectorScore &s)
 
 QJsonObject frameStatsJson(const vision::FrameDatasetStats &s)
 {
-    auto pair = [](const int (&c)[2]) { return QJsonArray{c[0], c[1]}; };
+    auto pair = [](const int(&c)[2]) { return QJsonArray{c[0], c[1]}; };
     return QJsonObject{{QStringLiteral("input"), QJsonArray{s.input.width, s.input.height}},
                        {QStringLiteral("every"), s.every},
                        {QStringLiteral("frames"), pair(s.frames)},
@@ -108,20 +108,22 @@ QJsonObject Session::toJson() const
     QJsonObject budgets;
     for (const auto &[node, bytes] : plan.deviceBudgetBytes)
         budgets.insert(node, qint64(bytes));
-    QJsonObject datasetJson{{QStringLiteral("kind"), dataset.kind},
-                            {QStringLiteral("frame_width"), dataset.frameWidth},
-                            {QStringLiteral("frame_every"), dataset.frameEvery},
-                            {QStringLiteral("frame_augment"), dataset.frameAugment},
-                            {QStringLiteral("width"), dataset.width},
-                            {QStringLiteral("height"), dataset.height},
-                            {QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive},
-                            {QStringLiteral("seed"), dataset.seed}};
+    QJsonObject datasetJson{
+        {QStringLiteral("kind"), dataset.kind},
+        {QStringLiteral("frame_width"), dataset.frameWidth},
+        {QStringLiteral("frame_every"), dataset.frameEvery},
+        {QStringLiteral("frame_augment"), dataset.frameAugment},
+        {QStringLiteral("width"), dataset.width},
+        {QStringLiteral("height"), dataset.height},
+        {QStringLiteral("negatives_per_positive"), dataset.negativesPerPositive},
+        {QStringLiteral("seed"), dataset.seed}};
     if (datasetStats) {
-        auto counts = [](const int (&c)[3]) { return QJsonArray{c[0], c[1], c[2]}; };
-        datasetJson.insert(QStringLiteral("built"),
-                           QJsonObject{{QStringLiteral("positives"), counts(datasetStats->positives)},
-                                       {QStringLiteral("negatives"), counts(datasetStats->negatives)},
-                                       {QStringLiteral("tracks"), counts(datasetStats->tracks)}});
+        auto counts = [](const int(&c)[3]) { return QJsonArray{c[0], c[1], c[2]}; };
+        datasetJson.insert(
+            QStringLiteral("built"),
+            QJsonObject{{QStringLiteral("positives"), counts(datasetStats->positives)},
+                        {QStringLiteral("negatives"), counts(datasetStats->negatives)},
+                        {QStringLiteral("tracks"), counts(datasetStats->tracks)}});
     }
     if (frameStats)
         datasetJson.insert(QStringLiteral("frames_built"), frameStatsJson(*frameStats));
@@ -144,12 +146,11 @@ QJsonObject Session::toJson() const
          QJsonObject{{QStringLiteral("key_file"), keyFile},
                      {QStringLiteral("probes"), QJsonArray::fromStringList(probes)},
                      {QStringLiteral("known"), nodeList}}},
-        {QStringLiteral("capture"),
-         QJsonObject{{QStringLiteral("source"), capture.source},
-                     {QStringLiteral("teacher"), capture.teacher},
-                     {QStringLiteral("tracker"), capture.tracker},
-                     {QStringLiteral("every"), capture.every},
-                     {QStringLiteral("max_frames"), capture.maxFrames}}},
+        {QStringLiteral("capture"), QJsonObject{{QStringLiteral("source"), capture.source},
+                                                {QStringLiteral("teacher"), capture.teacher},
+                                                {QStringLiteral("tracker"), capture.tracker},
+                                                {QStringLiteral("every"), capture.every},
+                                                {QStringLiteral("max_frames"), capture.maxFrames}}},
         {QStringLiteral("dataset"), datasetJson},
         {QStringLiteral("plan"),
          QJsonObject{{QStringLiteral("model"), plan.model},
@@ -163,16 +164,17 @@ QJsonObject Session::toJson() const
                      {QStringLiteral("budget_all_bytes"), qint64(plan.budgetAllBytes)},
                      {QStringLiteral("device_budget_bytes"), budgets}}},
         {QStringLiteral("training"),
-         QJsonObject{{QStringLiteral("state"), QString::fromLatin1(trainingStateName(training.state))},
-                     {QStringLiteral("error"), training.error},
-                     {QStringLiteral("job"), training.jobId},
-                     {QStringLiteral("started"), training.started.toString(Qt::ISODate)},
-                     {QStringLiteral("nodes"), QJsonArray::fromStringList(training.nodes)},
-                     {QStringLiteral("seconds"), training.seconds},
-                     {QStringLiteral("weights"), training.weights},
-                     {QStringLiteral("kept_epoch"), training.keptEpoch},
-                     {QStringLiteral("epochs"), epochs},
-                     {QStringLiteral("events"), events}}}};
+         QJsonObject{
+             {QStringLiteral("state"), QString::fromLatin1(trainingStateName(training.state))},
+             {QStringLiteral("error"), training.error},
+             {QStringLiteral("job"), training.jobId},
+             {QStringLiteral("started"), training.started.toString(Qt::ISODate)},
+             {QStringLiteral("nodes"), QJsonArray::fromStringList(training.nodes)},
+             {QStringLiteral("seconds"), training.seconds},
+             {QStringLiteral("weights"), training.weights},
+             {QStringLiteral("kept_epoch"), training.keptEpoch},
+             {QStringLiteral("epochs"), epochs},
+             {QStringLiteral("events"), events}}}};
     json.insert(QStringLiteral("evaluation_frames"), evaluation.frames);
     json.insert(QStringLiteral("self_training_round"), round);
     if (evaluation.done)

@@ -1,11 +1,11 @@
-#include "session.h"
-
 #include "core/fieldcheck.h"
+#include "session.h"
 
 #include <QJsonArray>
 
 // Session::fromJson(): session.json read back, every field checked, the first problem named by
-// its path in core::FieldCheck's words (field "plan.batch" must be an integer from 1 to 1048576, got 0).
+// its path in core::FieldCheck's words (field "plan.batch" must be an integer from 1 to 1048576,
+// got 0).
 
 namespace edgetrain::app {
 
@@ -17,8 +17,7 @@ class Reader
 public:
     Reader(const QJsonObject &o, QString where, QString *error)
         : m_o(o), m_where(std::move(where)), m_error(error)
-    {
-    }
+    {}
     bool ok() const { return m_error->isEmpty(); }
     Reader object(const QString &key) const
     {
@@ -52,8 +51,9 @@ public:
             fail(key, core::FieldCheck::numberFrom(min, max));
             return fallback;
         }
-        return check(core::FieldCheck::numberIn(field(key).toStdString(), v.toDouble(), min, max)) ? v.toDouble()
-                                                                                                    : fallback;
+        return check(core::FieldCheck::numberIn(field(key).toStdString(), v.toDouble(), min, max))
+                   ? v.toDouble()
+                   : fallback;
     }
     int integer(const QString &key, int fallback, int min, int max) const
     {
@@ -65,7 +65,8 @@ public:
             return fallback;
         }
         const auto i = std::int64_t(v.toDouble());
-        return check(core::FieldCheck::integerIn(field(key).toStdString(), i, min, max)) ? int(i) : fallback;
+        return check(core::FieldCheck::integerIn(field(key).toStdString(), i, min, max)) ? int(i)
+                                                                                         : fallback;
     }
     bool boolean(const QString &key, bool fallback) const
     {
@@ -108,9 +109,9 @@ QString mustBe(const std::string &field, const std::string &expected, const QStr
 cv::Rect2d readRect(const QJsonValue &v)
 {
     const QJsonArray a = v.toArray();
-    return a.size() == 4 ? cv::Rect2d(a[0].toDouble(), a[1].toDouble(), a[2].toDouble(),
-                                      a[3].toDouble())
-                         : cv::Rect2d();
+    return a.size() == 4
+               ? cv::Rect2d(a[0].toDouble(), a[1].toDouble(), a[2].toDouble(), a[3].toDouble())
+               : cv::Rect2d();
 }
 
 } // namespace
@@ -168,7 +169,8 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     dataset.frameEvery = d.integer(QStringLiteral("frame_every"), 0, 0, 100000);
     dataset.frameAugment = d.integer(QStringLiteral("frame_augment"), dataset.frameAugment, 0, 10);
     if (r.ok() && dataset.frameWidth % 8 != 0)
-        *error = mustBe("dataset.frame_width", "a multiple of 8", QString::number(dataset.frameWidth));
+        *error =
+            mustBe("dataset.frame_width", "a multiple of 8", QString::number(dataset.frameWidth));
     dataset.width = d.integer(QStringLiteral("width"), dataset.width, 8, 512);
     dataset.height = d.integer(QStringLiteral("height"), dataset.height, 8, 512);
     dataset.negativesPerPositive =
@@ -178,7 +180,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     if (d.has(QStringLiteral("built"))) {
         const Reader b = d.object(QStringLiteral("built"));
         vision::CropStats s;
-        auto counts = [&](const QString &key, int (&out)[3]) {
+        auto counts = [&](const QString &key, int(&out)[3]) {
             const QJsonArray a = b.array(key);
             for (int i = 0; i < 3 && i < a.size(); ++i)
                 out[i] = a[i].toInt();
@@ -196,7 +198,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         s.input = cv::Size(input.size() == 2 ? input[0].toInt() : 0,
                            input.size() == 2 ? input[1].toInt() : 0);
         s.every = b.integer(QStringLiteral("every"), 1, 1, 1 << 30);
-        auto pair = [&](const QString &key, int (&out)[2]) {
+        auto pair = [&](const QString &key, int(&out)[2]) {
             const QJsonArray a = b.array(key);
             for (int i = 0; i < 2 && i < a.size(); ++i)
                 out[i] = a[i].toInt();
@@ -212,31 +214,35 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
 
     const Reader p = r.object(QStringLiteral("plan"));
     // Older sessions (no dataset kind) trained the crop student.
-    plan.model = p.text(QStringLiteral("model"), dataset.kind == QLatin1String("crops")
-                                                     ? QStringLiteral("student")
-                                                     : plan.model);
+    plan.model =
+        p.text(QStringLiteral("model"),
+               dataset.kind == QLatin1String("crops") ? QStringLiteral("student") : plan.model);
     plan.batch = p.integer(QStringLiteral("batch"), plan.batch, 1, 1 << 20);
     plan.epochs = p.integer(QStringLiteral("epochs"), plan.epochs, 1, 100000);
     plan.lr = p.number(QStringLiteral("lr"), plan.lr, 1e-9, 100);
     plan.mode = p.text(QStringLiteral("mode"), plan.mode);
     if (r.ok() && !net::parseMode(plan.mode))
         *error = mustBe("plan.mode", "sync, async or local-sgd", plan.mode);
-    plan.staleness = p.integer(QStringLiteral("staleness"), plan.staleness, 0,
-                               net::JobSpec::kMaxStaleness);
-    plan.localSteps = p.integer(QStringLiteral("local_steps"), plan.localSteps, 1,
-                                net::JobSpec::kMaxLocalSteps);
+    plan.staleness =
+        p.integer(QStringLiteral("staleness"), plan.staleness, 0, net::JobSpec::kMaxStaleness);
+    plan.localSteps =
+        p.integer(QStringLiteral("local_steps"), plan.localSteps, 1, net::JobSpec::kMaxLocalSteps);
     plan.nodes.clear();
     for (const QJsonValue &v : p.array(QStringLiteral("nodes")))
         plan.nodes.append(v.toString());
     // Sessions written before sizes said their unit: budget_all, budgets.
-    const bool unitless = !p.has(QStringLiteral("budget_all_bytes")) && p.has(QStringLiteral("budget_all"));
-    const QString allKey = unitless ? QStringLiteral("budget_all") : QStringLiteral("budget_all_bytes");
-    const QString deviceKey = unitless ? QStringLiteral("budgets") : QStringLiteral("device_budget_bytes");
+    const bool unitless =
+        !p.has(QStringLiteral("budget_all_bytes")) && p.has(QStringLiteral("budget_all"));
+    const QString allKey =
+        unitless ? QStringLiteral("budget_all") : QStringLiteral("budget_all_bytes");
+    const QString deviceKey =
+        unitless ? QStringLiteral("budgets") : QStringLiteral("device_budget_bytes");
     plan.budgetAllBytes = std::int64_t(p.number(allKey, -1, -1, 1e15));
     plan.deviceBudgetBytes.clear();
     // Per device: the device's name is the key, so each is read as a field of its own.
     const Reader budgets = p.object(deviceKey);
-    const QJsonObject byNode = json.value(QStringLiteral("plan")).toObject().value(deviceKey).toObject();
+    const QJsonObject byNode =
+        json.value(QStringLiteral("plan")).toObject().value(deviceKey).toObject();
     for (const QString &node : byNode.keys())
         plan.deviceBudgetBytes[node] = std::int64_t(budgets.number(node, -1, -1, 1e15));
 
@@ -301,17 +307,22 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     }
 
     evaluation = EvaluationRecord();
-    evaluation.frames = r.integer(QStringLiteral("evaluation_frames"), evaluation.frames, 1, 1 << 20);
+    evaluation.frames =
+        r.integer(QStringLiteral("evaluation_frames"), evaluation.frames, 1, 1 << 20);
     if (r.has(QStringLiteral("evaluation"))) {
         const Reader e = r.object(QStringLiteral("evaluation"));
         auto &v = evaluation.result;
         v.frames = e.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
         v.teacher_found_boxes = e.integer(QStringLiteral("teacher_found_boxes"), 0, 0, 1 << 30);
         v.tracker_only_boxes = e.integer(QStringLiteral("tracker_only_boxes"), 0, 0, 1 << 30);
-        v.teacher_recall_teacher_found = e.number(QStringLiteral("teacher_recall_teacher_found"), 0, 0, 1);
-        v.student_recall_teacher_found = e.number(QStringLiteral("student_recall_teacher_found"), 0, 0, 1);
-        v.teacher_recall_tracker_only = e.number(QStringLiteral("teacher_recall_tracker_only"), 0, 0, 1);
-        v.student_recall_tracker_only = e.number(QStringLiteral("student_recall_tracker_only"), 0, 0, 1);
+        v.teacher_recall_teacher_found =
+            e.number(QStringLiteral("teacher_recall_teacher_found"), 0, 0, 1);
+        v.student_recall_teacher_found =
+            e.number(QStringLiteral("student_recall_teacher_found"), 0, 0, 1);
+        v.teacher_recall_tracker_only =
+            e.number(QStringLiteral("teacher_recall_tracker_only"), 0, 0, 1);
+        v.student_recall_tracker_only =
+            e.number(QStringLiteral("student_recall_tracker_only"), 0, 0, 1);
         v.student_precision = e.number(QStringLiteral("student_precision"), 0, 0, 1);
         v.teacher_precision = e.number(QStringLiteral("teacher_precision"), 0, 0, 1);
         v.student_detections = e.integer(QStringLiteral("student_detections"), 0, 0, 1 << 30);

@@ -5,13 +5,20 @@ namespace edgetrain::app {
 QString taskName(Task task)
 {
     switch (task) {
-    case Task::None: return QStringLiteral("idle");
-    case Task::Labelling: return QStringLiteral("labelling");
-    case Task::Dataset: return QStringLiteral("building the dataset");
-    case Task::Training: return QStringLiteral("training");
-    case Task::Evaluation: return QStringLiteral("evaluating");
-    case Task::Export: return QStringLiteral("exporting");
-    case Task::SelfTraining: return QStringLiteral("self-training");
+    case Task::None:
+        return QStringLiteral("idle");
+    case Task::Labelling:
+        return QStringLiteral("labelling");
+    case Task::Dataset:
+        return QStringLiteral("building the dataset");
+    case Task::Training:
+        return QStringLiteral("training");
+    case Task::Evaluation:
+        return QStringLiteral("evaluating");
+    case Task::Export:
+        return QStringLiteral("exporting");
+    case Task::SelfTraining:
+        return QStringLiteral("self-training");
     }
     return {};
 }

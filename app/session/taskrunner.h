@@ -45,8 +45,7 @@ public:
      * Starts `work(report, stop)` on the global thread pool and calls `done(result)` on this
      * object's thread when it returns. The caller checks current() == Task::None first.
      */
-    template<typename Work, typename Done>
-    void run(Task task, Work work, Done done)
+    template <typename Work, typename Done> void run(Task task, Work work, Done done)
     {
         begin(task);
         const Report report = reporter(task);

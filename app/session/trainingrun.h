@@ -20,14 +20,14 @@ namespace edgetrain::app {
 struct TrainingSetup
 {
     net::JobSpec job;
-    QByteArray key;                          // the cluster key
-    QList<QPair<QString, quint16>> nodes;    // control addresses of the nodes taking part
+    QByteArray key;                              // the cluster key
+    QList<QPair<QString, quint16>> nodes;        // control addresses of the nodes taking part
     std::map<QString, std::int64_t> budgetBytes; // memory budget by node name
-    QString sessionDir;                      // holds the built dataset
-    bool frames = false;                     // frames/ (FrameDataset) rather than dataset/ (crops)
-    int maxObjects = 32;                     // frames: label boxes per sample (the spec's loss)
-    QString weightsPath;                     // where the trained weights are written
-    bool keepBest = false;                   // the lowest-validation-loss epoch's weights, not the last's
+    QString sessionDir;                          // holds the built dataset
+    bool frames = false;   // frames/ (FrameDataset) rather than dataset/ (crops)
+    int maxObjects = 32;   // frames: label boxes per sample (the spec's loss)
+    QString weightsPath;   // where the trained weights are written
+    bool keepBest = false; // the lowest-validation-loss epoch's weights, not the last's
     core::ModelSpec spec;
 };
 

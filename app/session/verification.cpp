@@ -36,8 +36,7 @@ public:
                  vision::GroundTruth after, int frame)
         : QUndoCommand(text), m_owner(owner), m_before(std::move(before)),
           m_after(std::move(after)), m_frame(frame)
-    {
-    }
+    {}
     void undo() override { m_owner->apply(m_before, m_frame); }
     void redo() override { m_owner->apply(m_after, m_frame); }
 
@@ -209,8 +208,9 @@ int Verification::acceptProposals(int frame, const std::vector<cv::Rect2d> &boxe
          [&](vision::GroundTruth &t) {
              vision::TruthFrame &f = t.ensureFrame(frame);
              for (const cv::Rect2d &box : boxes) {
-                 const bool covered = std::any_of(f.boxes.begin(), f.boxes.end(),
-                                                  [&](const vision::TruthBox &b) { return iou(b.box, box) >= 0.7; });
+                 const bool covered =
+                     std::any_of(f.boxes.begin(), f.boxes.end(),
+                                 [&](const vision::TruthBox &b) { return iou(b.box, box) >= 0.7; });
                  if (covered)
                      continue;
                  vision::TruthBox b;
@@ -251,8 +251,8 @@ void Verification::save()
             m_saveOk = false;
             const QString text = QStringLiteral("the verified frames were not saved: %1")
                                      .arg(QString::fromStdString(e.what()));
-            QMetaObject::invokeMethod(this, [this, text] { Q_EMIT saveFailed(text); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, text] { Q_EMIT saveFailed(text); }, Qt::QueuedConnection);
         }
     });
 }

@@ -11,6 +11,7 @@
 
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
+
 #include <utility>
 
 namespace edgetrain::app {
@@ -60,7 +61,8 @@ Workflow::~Workflow()
 {
     m_runner.cancel(); // the runner's destructor waits for the work to return
     if (m_run)
-        QMetaObject::invokeMethod(m_run, [run = m_run] { run->stop(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            m_run, [run = m_run] { run->stop(); }, Qt::BlockingQueuedConnection);
     m_saver.waitForDone();
     m_plannerThread.quit();
     m_plannerThread.wait();
@@ -69,7 +71,6 @@ Workflow::~Workflow()
     m_trainThread.quit();
     m_trainThread.wait();
 }
-
 
 QString Workflow::clusterSummary() const
 {
@@ -111,7 +112,7 @@ void Workflow::startLabelling()
     m_runner.run(
         Task::Labelling,
         [task = LabelTask(m_session.capture, m_session.dir)](const TaskRunner::Report &report,
-                                                              const std::atomic<bool> *stop) {
+                                                             const std::atomic<bool> *stop) {
             return task.run(report, stop);
         },
         [this](const LabelOutcome &out) {
@@ -136,8 +137,8 @@ void Workflow::saveLabels()
         } catch (const std::exception &e) {
             const QString error = QStringLiteral("the label edits could not be saved in '%1': %2")
                                       .arg(dir, QString::fromStdString(e.what()));
-            QMetaObject::invokeMethod(this, [this, error] { Q_EMIT message(error); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, error] { Q_EMIT message(error); }, Qt::QueuedConnection);
         }
     });
 }
@@ -221,10 +222,10 @@ PlanRequest Workflow::planRequestFor(std::int64_t budget) const
         // The frame dataset's input; before one is built, the source's aspect (4:3 if unknown).
         cv::Size input = m_session.frameStats ? m_session.frameStats->input : cv::Size();
         if (input.area() == 0)
-            input = vision::FrameDataset::inputSize(
-                m_labels && m_labels->frame_size.area() > 0 ? m_labels->frame_size
-                                                            : cv::Size(640, 480),
-                m_session.dataset.frameWidth);
+            input = vision::FrameDataset::inputSize(m_labels && m_labels->frame_size.area() > 0
+                                                        ? m_labels->frame_size
+                                                        : cv::Size(640, 480),
+                                                    m_session.dataset.frameWidth);
         r.width = input.width;
         r.height = input.height;
     } else {
@@ -243,8 +244,8 @@ void Workflow::requestPlan(const PlanRequest &request)
         return;
     }
     m_planBusy = true;
-    QMetaObject::invokeMethod(m_planner, [p = m_planner, request] { p->plan(request); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_planner, [p = m_planner, request] { p->plan(request); }, Qt::QueuedConnection);
 }
 
 // ----- training ---------------------------------------------------------------------------------
@@ -253,9 +254,7 @@ void Workflow::startTraining()
 {
     if (busy() != Task::None)
         return;
-    auto refuse = [this](const QString &why) {
-        Q_EMIT taskFinished(Task::Training, false, why);
-    };
+    auto refuse = [this](const QString &why) { Q_EMIT taskFinished(Task::Training, false, why); };
     const bool frames = m_session.dataset.kind != QLatin1String("crops");
     if (!m_session.hasDataset())
         return refuse(QStringLiteral("build the dataset first (step 3)"));
@@ -336,14 +335,14 @@ void Workflow::startTraining()
     m_run = new TrainingRun;
     m_run->moveToThread(&m_trainThread);
     connectTrainingRun();
-    QMetaObject::invokeMethod(m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
 }
 
 void Workflow::connectTrainingRun()
 {
-    connect(m_run, &TrainingRun::status, this, [this](const QString &text) {
-        Q_EMIT taskProgress(Task::Training, 0, 0, text);
-    });
+    connect(m_run, &TrainingRun::status, this,
+            [this](const QString &text) { Q_EMIT taskProgress(Task::Training, 0, 0, text); });
     connect(m_run, &TrainingRun::metrics, this,
             [this](const net::NodeId &node, const net::SystemSample &sample) {
                 const net::TrainingStatus st = net::TrainingStatus::fromCbor(sample.training);
@@ -396,13 +395,15 @@ void Workflow::connectTrainingRun()
     connect(m_run, &TrainingRun::event, this, [this](const net::ClusterEvent &e) {
         m_session.training.events.push_back(e);
         Q_EMIT clusterEvent(e);
-        Q_EMIT message(QStringLiteral("%1 %2: %3").arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name, net::eventKindName(e.kind), e.message));
+        Q_EMIT message(QStringLiteral("%1 %2: %3")
+                           .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name,
+                                net::eventKindName(e.kind), e.message));
     });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         auto &t = m_session.training;
         t.seconds = o.seconds;
         t.error = o.error;
-        t.state = o.ok ? TrainingRecord::State::Finished
+        t.state = o.ok          ? TrainingRecord::State::Finished
                   : o.cancelled ? TrainingRecord::State::Stopped
                                 : TrainingRecord::State::Failed;
         if (o.weightsSaved) {
@@ -419,8 +420,9 @@ void Workflow::connectTrainingRun()
                                                              "lowest validation loss)")
                                                   .arg(t.keptEpoch)
                                             : QString())
-            : o.cancelled ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())
-                          : QStringLiteral("training failed: %1").arg(o.error);
+            : o.cancelled
+                ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())
+                : QStringLiteral("training failed: %1").arg(o.error);
         finishTask(Task::Training, o.ok, text);
         // A finished run is evaluated at once: that is what the user trained for.
         if (o.ok && o.weightsSaved && m_labels)
@@ -431,7 +433,8 @@ void Workflow::connectTrainingRun()
 void Workflow::stopTraining()
 {
     if (m_run)
-        QMetaObject::invokeMethod(m_run, [run = m_run] { run->stop(); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_run, [run = m_run] { run->stop(); }, Qt::QueuedConnection);
 }
 
 // ----- evaluation -------------------------------------------------------------------------------
@@ -461,12 +464,13 @@ void Workflow::startEvaluation()
             if (out.operating_point)
                 e.operatingPoint = out.operating_point;
             if (out.verified) {
-                std::erase_if(e.verified,
-                              [&](const VerifiedRound &v) { return v.round == out.verified->round; });
-                const auto at = std::find_if(e.verified.begin(), e.verified.end(),
-                                             [&](const VerifiedRound &v) {
-                                                 return v.round > out.verified->round;
-                                             });
+                std::erase_if(e.verified, [&](const VerifiedRound &v) {
+                    return v.round == out.verified->round;
+                });
+                const auto at =
+                    std::find_if(e.verified.begin(), e.verified.end(), [&](const VerifiedRound &v) {
+                        return v.round > out.verified->round;
+                    });
                 e.verified.insert(at, *out.verified);
                 e.student_fps = out.student_fps;
                 e.teacher_fps = out.teacher_fps;

@@ -165,7 +165,7 @@ private:
     bool m_planBusy = false;
 
     QThread m_trainThread;
-    TrainingRun *m_run = nullptr; // lives on m_trainThread while a run goes
+    TrainingRun *m_run = nullptr;          // lives on m_trainThread while a run goes
     bool m_trainAfterSelfTraining = false; // startSelfTrainingRound: train when the labels are new
     QElapsedTimer m_trainClock;
 };

@@ -158,7 +158,8 @@ bool Workflow::saveAs(const QString &dir, QString *error)
     return save(error);
 }
 
-bool Workflow::changeSettings(Settings part, const std::function<void(Session &)> &edit, QString *error)
+bool Workflow::changeSettings(Settings part, const std::function<void(Session &)> &edit,
+                              QString *error)
 {
     // Checked on the settings alone (not the run's records), written and read back the way a
     // reopened session would be.
@@ -185,27 +186,32 @@ bool Workflow::changeSettings(Settings part, const std::function<void(Session &)
 
 void Workflow::setTitle(const QString &title)
 {
-    changeSettings(Settings::Title, [&](Session &s) { s.title = title; }, nullptr);
+    changeSettings(
+        Settings::Title, [&](Session &s) { s.title = title; }, nullptr);
 }
 
 bool Workflow::setCapture(const CaptureSettings &capture, QString *error)
 {
-    return changeSettings(Settings::Capture, [&](Session &s) { s.capture = capture; }, error);
+    return changeSettings(
+        Settings::Capture, [&](Session &s) { s.capture = capture; }, error);
 }
 
 bool Workflow::setDatasetSettings(const DatasetSettings &dataset, QString *error)
 {
-    return changeSettings(Settings::Dataset, [&](Session &s) { s.dataset = dataset; }, error);
+    return changeSettings(
+        Settings::Dataset, [&](Session &s) { s.dataset = dataset; }, error);
 }
 
 bool Workflow::setPlanSettings(const PlanSettings &plan, QString *error)
 {
-    return changeSettings(Settings::Plan, [&](Session &s) { s.plan = plan; }, error);
+    return changeSettings(
+        Settings::Plan, [&](Session &s) { s.plan = plan; }, error);
 }
 
 bool Workflow::setEvaluationFrames(int frames, QString *error)
 {
-    return changeSettings(Settings::Evaluation, [&](Session &s) { s.evaluation.frames = frames; }, error);
+    return changeSettings(
+        Settings::Evaluation, [&](Session &s) { s.evaluation.frames = frames; }, error);
 }
 
 void Workflow::saveQuietly()
@@ -219,9 +225,9 @@ void Workflow::saveQuietly()
 
 void Workflow::recordPaired(const NodeView &v)
 {
-    auto entry = std::find_if(m_session.nodes.begin(), m_session.nodes.end(), [&](const SessionNode &s) {
-        return s.host == v.host && s.port == v.port;
-    });
+    auto entry =
+        std::find_if(m_session.nodes.begin(), m_session.nodes.end(),
+                     [&](const SessionNode &s) { return s.host == v.host && s.port == v.port; });
     if (entry == m_session.nodes.end())
         entry = m_session.nodes.insert(m_session.nodes.end(), SessionNode{});
     entry->name = v.info.name;

@@ -132,7 +132,9 @@ void TestCli::runtimeErrors_data()
         << "notavideo.avi";
     // A session folder that cannot be made: said before any labelling, exit 1, no abort.
     QTest::newRow("session folder under a file")
-        << QStringList{"label", "--source", QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi"), "--out", video.fileName() + "/s"}
+        << QStringList{"label", "--source",
+                       QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi"), "--out",
+                       video.fileName() + "/s"}
         << "cannot create the session folder";
     QTest::newRow("missing video")
         << QStringList{"label", "--source", dir + "/none.avi", "--out", dir + "/s1"}
@@ -406,21 +408,24 @@ void TestCli::viewpointOnVtest()
     if (!QFile::exists(video))
         QFAIL("opencv-doc is missing: scripts/install-deps.sh installs it");
     const QString session = m_dir.path() + QStringLiteral("/vtest");
-    const Run r =
-        cli({"viewpoint", "--source", video, "--out", session, "--max-frames", "250", "--every",
-             "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2", "--student", "crops",
-             "--json"});
+    const Run r = cli({"viewpoint", "--source", video, "--out", session, "--max-frames", "250",
+                       "--every", "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2",
+                       "--student", "crops", "--json"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     // The counts are those of the labels written: accepted tracks, and their boxes by source.
     QFile labelsFile(session + QStringLiteral("/labels.json"));
     QVERIFY(labelsFile.open(QIODevice::ReadOnly));
     int accepted = 0, teacherBoxes = 0, trackerBoxes = 0;
-    for (const QJsonValue &t : QJsonDocument::fromJson(labelsFile.readAll()).object().value(QLatin1String("tracks")).toArray()) {
+    for (const QJsonValue &t : QJsonDocument::fromJson(labelsFile.readAll())
+                                   .object()
+                                   .value(QLatin1String("tracks"))
+                                   .toArray()) {
         if (t.toObject().value(QLatin1String("state")).toString() != QLatin1String("accepted"))
             continue;
         ++accepted;
         for (const QJsonValue &b : t.toObject().value(QLatin1String("boxes")).toArray())
-            ++(b.toArray().at(5).toString() == QLatin1String("teacher") ? teacherBoxes : trackerBoxes);
+            ++(b.toArray().at(5).toString() == QLatin1String("teacher") ? teacherBoxes
+                                                                        : trackerBoxes);
     }
     QCOMPARE(r.json.value(QLatin1String("tracks")).toInt(-1), accepted);
     QCOMPARE(r.json.value(QLatin1String("teacher_boxes")).toInt(-1), teacherBoxes);
@@ -430,8 +435,9 @@ void TestCli::viewpointOnVtest()
     QFile reportFile(session + QStringLiteral("/report.json"));
     QVERIFY(reportFile.open(QIODevice::ReadOnly));
     const QJsonObject report = QJsonDocument::fromJson(reportFile.readAll()).object();
-    for (const char *field : {"teacher_recall_teacher_found", "student_recall_teacher_found", "teacher_recall_tracker_only",
-                              "student_recall_tracker_only", "student_precision"}) {
+    for (const char *field :
+         {"teacher_recall_teacher_found", "student_recall_teacher_found",
+          "teacher_recall_tracker_only", "student_recall_tracker_only", "student_precision"}) {
         const double v = r.json.value(QLatin1String(field)).toDouble(-1);
         QVERIFY2(v >= 0 && v <= 1, field);
         QVERIFY2(report.value(QLatin1String(field)).toDouble(-1) == v, field);
@@ -471,10 +477,31 @@ void TestCli::frameViewpointTunesOnSeenFramesOnly()
     QVERIFY2(wrong.err.contains(QLatin1String("more than --max-frames")), qPrintable(wrong.err));
 
     const QString session = m_dir.path() + QStringLiteral("/vtest-frames");
-    const Run r = cli({"viewpoint", "--source", video, "--teacher", "hog+motion", "--labels",
-                       labelled, "--max-frames", "180", "--out", session, "--epochs", "2",
-                       "--sample-every", "6", "--augment", "1", "--truth", data + "gt.txt",
-                       "--truth-frames", data + "frames.txt", "--eval", "seen", "--threads", "2",
+    const Run r = cli({"viewpoint",
+                       "--source",
+                       video,
+                       "--teacher",
+                       "hog+motion",
+                       "--labels",
+                       labelled,
+                       "--max-frames",
+                       "180",
+                       "--out",
+                       session,
+                       "--epochs",
+                       "2",
+                       "--sample-every",
+                       "6",
+                       "--augment",
+                       "1",
+                       "--truth",
+                       data + "gt.txt",
+                       "--truth-frames",
+                       data + "frames.txt",
+                       "--eval",
+                       "seen",
+                       "--threads",
+                       "2",
                        "--json"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     // the labels were not made again: the session holds the same tracks
@@ -491,7 +518,9 @@ void TestCli::frameViewpointTunesOnSeenFramesOnly()
     // the operating threshold is the student's best F1 on those frames, reported and used
     const double threshold = r.json.value(QLatin1String("student_threshold")).toDouble(-1);
     QVERIFY2(threshold >= 0.05 && threshold < 1, qPrintable(QString::number(threshold)));
-    QCOMPARE(seen.value(QLatin1String("student")).toObject().value(QLatin1String("threshold"))
+    QCOMPARE(seen.value(QLatin1String("student"))
+                 .toObject()
+                 .value(QLatin1String("threshold"))
                  .toDouble(),
              threshold);
     const QJsonArray rounds = r.json.value(QLatin1String("rounds")).toArray();
@@ -587,17 +616,17 @@ void TestCli::detectFindsDrawnBoxes()
                                                          b.value(QLatin1String("w")).toDouble(),
                                                          b.value(QLatin1String("h")).toDouble())));
             }
-            QVERIFY2(best >= 0.5, qPrintable(QStringLiteral("frame %1: the drawn box (%2, %3) %4x%5 "
-                                                            "was not found (best IoU %6): %7")
-                                                 .arg(index)
-                                                 .arg(want.x())
-                                                 .arg(want.y())
-                                                 .arg(want.width())
-                                                 .arg(want.height())
-                                                 .arg(best)
-                                                 .arg(QString::fromUtf8(
-                                                     QJsonDocument(found).toJson(
-                                                         QJsonDocument::Compact)))));
+            QVERIFY2(best >= 0.5,
+                     qPrintable(QStringLiteral("frame %1: the drawn box (%2, %3) %4x%5 "
+                                               "was not found (best IoU %6): %7")
+                                    .arg(index)
+                                    .arg(want.x())
+                                    .arg(want.y())
+                                    .arg(want.width())
+                                    .arg(want.height())
+                                    .arg(best)
+                                    .arg(QString::fromUtf8(
+                                        QJsonDocument(found).toJson(QJsonDocument::Compact)))));
         }
     }
     QFile rowsFile(mot);
@@ -618,9 +647,9 @@ void TestCli::megamindCutsAndFaces()
                        "5", "--out", m_dir.path() + "/megamind", "--threads", "1", "--json"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     // The clip's four cuts, checked by eye (docs/evidence/issue-20/megamind-cuts.png shows the
-    // frame before and after each: black → the woman, → the man, → the woman, → the man's close-up);
-    // they are also the four largest frame-to-frame changes (34-46 grey levels, median 2).
-    // No track crosses one.
+    // frame before and after each: black → the woman, → the man, → the woman, → the man's
+    // close-up); they are also the four largest frame-to-frame changes (34-46 grey levels, median
+    // 2). No track crosses one.
     QCOMPARE(r.json.value(QLatin1String("cuts")).toArray(), (QJsonArray{1, 98, 154, 200}));
     QVERIFY(r.json.value(QLatin1String("teacher_boxes")).toInt() > 20);
     QVERIFY(r.json.value(QLatin1String("tracker_only_boxes")).toInt() >

@@ -155,7 +155,8 @@ void TstEvaluation::initTestCase()
     d.every = 2;
     d.augmented = 1;
     d.max_frame = m_scene.labelled;
-    const FrameDatasetStats stats = FrameDataset::build(m_session.toStdString(), labels, *source, d);
+    const FrameDatasetStats stats =
+        FrameDataset::build(m_session.toStdString(), labels, *source, d);
     s.frameStats = stats;
     core::Model model(FrameStudentTrainer::spec(stats.input), 7);
     FrameTrainOptions t;

@@ -5,7 +5,6 @@
 
 #include "../net/nodeprocess.h"
 #include "../support/walkingvideo.h"
-
 #include "app/session/session.h"
 
 #include <QDir>
@@ -49,9 +48,11 @@ Run cliIn(const char *locale, const QStringList &args)
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(r.out.trimmed().split(QLatin1Char('\n')).last().toUtf8(), &error);
+    const QJsonDocument doc =
+        QJsonDocument::fromJson(r.out.trimmed().split(QLatin1Char('\n')).last().toUtf8(), &error);
     if (error.error != QJsonParseError::NoError || !doc.isObject())
-        r.jsonError = error.errorString() + QStringLiteral(" in: ") + r.out.trimmed().split(QLatin1Char('\n')).last();
+        r.jsonError = error.errorString() + QStringLiteral(" in: ") +
+                      r.out.trimmed().split(QLatin1Char('\n')).last();
     r.json = doc.object();
     return r;
 }
@@ -91,7 +92,9 @@ QJsonObject safetensorsHeader(const QString &path, QString *error)
 /** Sets the process locale as Qt does from LANG (the C library's and QLocale's default). */
 void useLocale(const char *name, QLocale::Language language)
 {
-    QVERIFY2(std::setlocale(LC_ALL, name), qPrintable(QStringLiteral("%1 is not generated (scripts/install-deps.sh does it)").arg(QString::fromLatin1(name))));
+    QVERIFY2(std::setlocale(LC_ALL, name),
+             qPrintable(QStringLiteral("%1 is not generated (scripts/install-deps.sh does it)")
+                            .arg(QString::fromLatin1(name))));
     QLocale::setDefault(QLocale(language));
 }
 
@@ -139,9 +142,9 @@ void TestLocale::trainingFilesAcrossLocales()
         {"type": "linear", "out_features": 10}]})");
     f.close();
     const QString weights = m_dir.filePath(QStringLiteral("w.safetensors"));
-    const Run train = cliIn(kGerman, {"train", "--model", spec, "--epochs", "1", "--train-limit", "512", "--test-limit",
-                                      "256", "--lr", "0.05", "--schedule", "step:1:0.5", "--save", weights,
-                                      "--threads", "1", "--json"});
+    const Run train = cliIn(kGerman, {"train", "--model", spec, "--epochs", "1", "--train-limit",
+                                      "512", "--test-limit", "256", "--lr", "0.05", "--schedule",
+                                      "step:1:0.5", "--save", weights, "--threads", "1", "--json"});
     QVERIFY2(train.status == 0, qPrintable(train.err));
     QVERIFY2(train.jsonError.isEmpty(), qPrintable(train.jsonError));
     QCOMPARE(train.json.value(QLatin1String("lr")).toDouble(), 0.05);
@@ -151,27 +154,33 @@ void TestLocale::trainingFilesAcrossLocales()
     QString error;
     const QJsonObject header = safetensorsHeader(weights, &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
-    const QString inside = header.value(QLatin1String("__metadata__")).toObject().value(QLatin1String("edgetrain.model_spec")).toString();
+    const QString inside = header.value(QLatin1String("__metadata__"))
+                               .toObject()
+                               .value(QLatin1String("edgetrain.model_spec"))
+                               .toString();
     QVERIFY2(QJsonDocument::fromJson(inside.toUtf8()).isObject(), qPrintable(inside));
     QVERIFY2(inside.contains(QLatin1String("0.25")), qPrintable(inside));
     // Read back under C: the same weights give the same accuracy on the same test samples.
-    const Run evaluate = cliIn("C", {"evaluate", "--model", spec, "--weights", weights, "--test-limit", "256", "--json"});
+    const Run evaluate = cliIn(
+        "C", {"evaluate", "--model", spec, "--weights", weights, "--test-limit", "256", "--json"});
     QVERIFY2(evaluate.status == 0, qPrintable(evaluate.err));
     QVERIFY2(evaluate.jsonError.isEmpty(), qPrintable(evaluate.jsonError));
     QCOMPARE(evaluate.json.value(QLatin1String("test_accuracy")).toDouble(-1), accuracy);
     // The memory planner's numbers, under German.
-    const Run memory = cliIn(kGerman, {"memory", "--model", spec, "--input", "1x28x28", "--batch", "8", "--json"});
+    const Run memory =
+        cliIn(kGerman, {"memory", "--model", spec, "--input", "1x28x28", "--batch", "8", "--json"});
     QVERIFY2(memory.status == 0, qPrintable(memory.err));
     QVERIFY2(memory.jsonError.isEmpty(), qPrintable(memory.jsonError));
     QVERIFY(memory.json.value(QLatin1String("predicted_recompute_factor")).toDouble() >= 1.0);
-    const Run bench = cliIn(kGerman, {"bench", "--model", spec, "--batch", "8", "--input", "1x28x28", "--steps", "2",
-                                      "--threads", "1", "--json"});
+    const Run bench = cliIn(kGerman, {"bench", "--model", spec, "--batch", "8", "--input",
+                                      "1x28x28", "--steps", "2", "--threads", "1", "--json"});
     QVERIFY2(bench.status == 0, qPrintable(bench.err));
     QVERIFY2(bench.jsonError.isEmpty(), qPrintable(bench.jsonError));
     QVERIFY(bench.json.value(QLatin1String("images_per_second")).toDouble() > 0);
     // A fraction is read as itself: p = 1.5 is refused as 1.5 (not truncated to 1).
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(R"({"name": "bad", "input": [4], "stages": [{"type": "dropout", "p": 1.5}, {"type": "linear", "out_features": 2}]})");
+    f.write(
+        R"({"name": "bad", "input": [4], "stages": [{"type": "dropout", "p": 1.5}, {"type": "linear", "out_features": 2}]})");
     f.close();
     const Run refused = cliIn(kGerman, {"memory", "--model", spec, "--batch", "8"});
     QCOMPARE(refused.status, 1);
@@ -181,8 +190,9 @@ void TestLocale::trainingFilesAcrossLocales()
 void TestLocale::labelsDatasetAndDetect()
 {
     const QString session = m_dir.filePath(QStringLiteral("labels-de"));
-    const Run label = cliIn(kGerman, {"label", "--source", m_video, "--teacher", "motion", "--every", "2", "--out",
-                                      session, "--threads", "1", "--json"});
+    const Run label =
+        cliIn(kGerman, {"label", "--source", m_video, "--teacher", "motion", "--every", "2",
+                        "--out", session, "--threads", "1", "--json"});
     QVERIFY2(label.status == 0, qPrintable(label.err));
     QVERIFY2(label.jsonError.isEmpty(), qPrintable(label.jsonError));
     QVERIFY(label.json.value(QLatin1String("label_seconds")).toDouble() > 0);
@@ -196,16 +206,25 @@ void TestLocale::labelsDatasetAndDetect()
     const Run dataset = cliIn("C", {"dataset", "--session", session, "--size", "16x32", "--json"});
     QVERIFY2(dataset.status == 0, qPrintable(dataset.err));
     QVERIFY2(dataset.jsonError.isEmpty(), qPrintable(dataset.jsonError));
-    QVERIFY(dataset.json.value(QLatin1String("train")).toObject().value(QLatin1String("positives")).toInt() > 0);
+    QVERIFY(dataset.json.value(QLatin1String("train"))
+                .toObject()
+                .value(QLatin1String("positives"))
+                .toInt() > 0);
     // detect's boxes under German: numbers, in source pixels, where the person is.
-    const Run detect = cliIn(kGerman, {"detect", "--source", m_video, "--detector", "motion", "--frames", "30", "--json"});
+    const Run detect = cliIn(kGerman, {"detect", "--source", m_video, "--detector", "motion",
+                                       "--frames", "30", "--json"});
     QVERIFY2(detect.status == 0, qPrintable(detect.err));
     QVERIFY2(detect.jsonError.isEmpty(), qPrintable(detect.jsonError));
-    const QJsonArray boxes =
-        detect.json.value(QLatin1String("frames")).toArray().first().toObject().value(QLatin1String("boxes")).toArray();
+    const QJsonArray boxes = detect.json.value(QLatin1String("frames"))
+                                 .toArray()
+                                 .first()
+                                 .toObject()
+                                 .value(QLatin1String("boxes"))
+                                 .toArray();
     QVERIFY(!boxes.isEmpty());
     const double x = boxes.first().toObject().value(QLatin1String("x")).toDouble(-1);
-    QVERIFY2(std::abs(x - edgetrain::tests::walkingPersonAt(30).x) < 8, qPrintable(QString::number(x)));
+    QVERIFY2(std::abs(x - edgetrain::tests::walkingPersonAt(30).x) < 8,
+             qPrintable(QString::number(x)));
     QVERIFY(detect.json.value(QLatin1String("fps")).toDouble() > 0);
     // Ground truth with fractional boxes imported under German, exported under C as COCO: the
     // same numbers.
@@ -213,18 +232,24 @@ void TestLocale::labelsDatasetAndDetect()
     QVERIFY(gt.open(QIODevice::WriteOnly));
     gt.write("31,1,80.5,100.25,20.5,50,1,1,1\n");
     gt.close();
-    const Run imported = cliIn(kGerman, {"truth", "import", "--session", session, "--format", "mot", "--file",
-                                         gt.fileName(), "--json"});
+    const Run imported = cliIn(kGerman, {"truth", "import", "--session", session, "--format", "mot",
+                                         "--file", gt.fileName(), "--json"});
     QVERIFY2(imported.status == 0, qPrintable(imported.err));
     QVERIFY2(imported.jsonError.isEmpty(), qPrintable(imported.jsonError));
     QCOMPARE(imported.json.value(QLatin1String("boxes")).toInt(), 1);
     const QString coco = m_dir.filePath(QStringLiteral("truth.coco.json"));
-    const Run exported = cliIn("C", {"truth", "export", "--session", session, "--format", "coco", "--out", coco, "--json"});
+    const Run exported = cliIn("C", {"truth", "export", "--session", session, "--format", "coco",
+                                     "--out", coco, "--json"});
     QVERIFY2(exported.status == 0, qPrintable(exported.err));
     const QJsonDocument cocoDoc = jsonFile(coco, &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
-    const QJsonArray bbox =
-        cocoDoc.object().value(QLatin1String("annotations")).toArray().first().toObject().value(QLatin1String("bbox")).toArray();
+    const QJsonArray bbox = cocoDoc.object()
+                                .value(QLatin1String("annotations"))
+                                .toArray()
+                                .first()
+                                .toObject()
+                                .value(QLatin1String("bbox"))
+                                .toArray();
     QCOMPARE(bbox, (QJsonArray{79.5, 99.25, 20.5, 50})); // MOT counts pixels from 1, COCO from 0
 }
 
@@ -240,14 +265,16 @@ void TestLocale::monitorCsv()
     QFile::setPermissions(keyFile, QFile::ReadOwner | QFile::WriteOwner);
     NodeProcess node(QStringLiteral("pi, rack 2"), keyFile);
     QVERIFY2(node.waitReady(), qPrintable(node.log()));
-    const Run nodes = cliIn(kGerman, {"nodes", "--probe", QStringLiteral("127.0.0.1:%1").arg(node.discoveryPort),
-                                      "--timeout", "2s", "--json"});
+    const Run nodes =
+        cliIn(kGerman, {"nodes", "--probe", QStringLiteral("127.0.0.1:%1").arg(node.discoveryPort),
+                        "--timeout", "2s", "--json"});
     QVERIFY2(nodes.status == 0, qPrintable(nodes.err));
     QVERIFY2(nodes.jsonError.isEmpty(), qPrintable(nodes.jsonError));
     QVERIFY2(nodes.out.contains(QLatin1String("pi, rack 2")), qPrintable(nodes.out));
     const QString csv = m_dir.filePath(QStringLiteral("metrics.csv"));
-    const Run monitor = cliIn(kGerman, {"monitor", "--nodes", QStringLiteral("127.0.0.1:%1").arg(node.port), "--key-file",
-                                        keyFile, "--csv", csv, "--duration", "3s"});
+    const Run monitor =
+        cliIn(kGerman, {"monitor", "--nodes", QStringLiteral("127.0.0.1:%1").arg(node.port),
+                        "--key-file", keyFile, "--csv", csv, "--duration", "3s"});
     QVERIFY2(monitor.status == 0, qPrintable(monitor.err));
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -279,8 +306,8 @@ void TestLocale::sessionAcrossLocales()
     s.training.metrics.push_back({1.5, QStringLiteral("pi, rack 2"), 37.5, 1.5e8, 1024.5, 2048.25,
                                   QStringLiteral("train"), 1, 0.6931, 0.125, 812.5});
     s.training.progress.push_back({2.25, QStringLiteral("pi, rack 2"), 1, 17, 0.5, 0.875, 640.5});
-    auto equalAfterReopening = [&](const char *saveIn, QLocale::Language saveLanguage, const char *openIn,
-                                   QLocale::Language openLanguage) {
+    auto equalAfterReopening = [&](const char *saveIn, QLocale::Language saveLanguage,
+                                   const char *openIn, QLocale::Language openLanguage) {
         useLocale(saveIn, saveLanguage);
         QString error;
         QVERIFY2(s.save(&error), qPrintable(error));

@@ -37,7 +37,8 @@ void TstSession::roundTrip()
     s.nodes.push_back({QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700, true,
                        QStringLiteral("aarch64"), QStringLiteral("Cortex-A72"), 4, 4LL << 30});
     s.capture.source = QStringLiteral("/data/bay.mp4");
-    s.capture.teacher = QStringLiteral("cascade:/usr/share/opencv4/haarcascades/haarcascade_fullbody.xml");
+    s.capture.teacher =
+        QStringLiteral("cascade:/usr/share/opencv4/haarcascades/haarcascade_fullbody.xml");
     s.capture.every = 5;
     s.dataset.width = 32;
     s.dataset.height = 64;
@@ -54,11 +55,14 @@ void TstSession::roundTrip()
     e.test_accuracy = 0.9;
     e.shares = {1.0};
     s.training.epochs.push_back(e);
-    s.training.events.push_back({2.5, net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700}, net::ClusterEventKind::Lost,
-                                 QStringLiteral("stopped answering")});
-    s.training.events.push_back({3.0, net::NodeId{QStringLiteral("pi-2"), QStringLiteral("fe80::1"), 47701},
-                                 net::ClusterEventKind::CollectiveFailed, QStringLiteral("timed out")});
-    s.training.events.push_back({4.0, net::NodeId(), net::ClusterEventKind::Regrouped, QStringLiteral("group 1")});
+    s.training.events.push_back(
+        {2.5, net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700},
+         net::ClusterEventKind::Lost, QStringLiteral("stopped answering")});
+    s.training.events.push_back(
+        {3.0, net::NodeId{QStringLiteral("pi-2"), QStringLiteral("fe80::1"), 47701},
+         net::ClusterEventKind::CollectiveFailed, QStringLiteral("timed out")});
+    s.training.events.push_back(
+        {4.0, net::NodeId(), net::ClusterEventKind::Regrouped, QStringLiteral("group 1")});
     app::MetricRow m;
     m.seconds = 1.5;
     m.node = QStringLiteral("pi-1");
@@ -72,7 +76,8 @@ void TstSession::roundTrip()
     m.cpuPercent = 12.5;
     s.training.metrics.push_back(m);
     s.training.progress.push_back({0.75, QStringLiteral("pi-1"), 1, 17, 0.625, 0.5, 88.5});
-    s.training.progress.push_back({1.25, QStringLiteral("lab, \"bench\"\nPi 4"), 2, 34, 0.25, 0.75, 90.0});
+    s.training.progress.push_back(
+        {1.25, QStringLiteral("lab, \"bench\"\nPi 4"), 2, 34, 0.25, 0.75, 90.0});
     s.training.weights = QStringLiteral("student.safetensors");
     s.evaluation.done = true;
     s.evaluation.frames = 12;
@@ -132,7 +137,8 @@ void TstSession::roundTrip()
     QCOMPARE(back->training.events[0].kind, net::ClusterEventKind::Lost);
     QCOMPARE(back->training.events[1].kind, net::ClusterEventKind::CollectiveFailed);
     QCOMPARE(back->training.events[2].kind, net::ClusterEventKind::Regrouped);
-    QCOMPARE(back->training.events[0].node, (net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700}));
+    QCOMPARE(back->training.events[0].node,
+             (net::NodeId{QStringLiteral("pi-1"), QStringLiteral("192.0.2.7"), 47700}));
     QCOMPARE(back->training.events[1].node.address(), QStringLiteral("[fe80::1]:47701"));
     QVERIFY(back->training.events[2].node.isNone());
     QCOMPARE(int(back->training.metrics.size()), 2);
@@ -222,30 +228,39 @@ void TstSession::damagedManifest_data()
 {
     QTest::addColumn<QByteArray>("content");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("truncated") << QByteArray("{\"format\": \"edgetrain-session\", \"vers") << QStringLiteral("at byte");
-    QTest::newRow("not a session") << QByteArray("{\"format\": \"something-else\"}") << QStringLiteral("not an EdgeTrain session");
-    QTest::newRow("future format") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 99}")
-                                   << QStringLiteral("session format 99");
-    QTest::newRow("bad mode") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"mode\": \"turbo\"}}")
+    QTest::newRow("truncated") << QByteArray("{\"format\": \"edgetrain-session\", \"vers")
+                               << QStringLiteral("at byte");
+    QTest::newRow("not a session") << QByteArray("{\"format\": \"something-else\"}")
+                                   << QStringLiteral("not an EdgeTrain session");
+    QTest::newRow("future format")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 99}")
+        << QStringLiteral("session format 99");
+    QTest::newRow("bad mode") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, "
+                                            "\"plan\": {\"mode\": \"turbo\"}}")
                               << QStringLiteral("field \"plan.mode\"");
     QTest::newRow("absurd batch")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"batch\": -3}}")
+        << QByteArray(
+               "{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"batch\": -3}}")
         << QStringLiteral("field \"plan.batch\" must be an integer from 1 to 1048576, got -3");
-    QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"capture\": {\"every\": \"often\"}}")
+    QTest::newRow("wrong type") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, "
+                                              "\"capture\": {\"every\": \"often\"}}")
                                 << QStringLiteral("field \"capture.every\"");
     QTest::newRow("bad device budget")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": {\"device_budget_bytes\": {\"pi-1\": \"lots\"}}}")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": "
+                      "{\"device_budget_bytes\": {\"pi-1\": \"lots\"}}}")
         << QStringLiteral("field \"plan.device_budget_bytes.pi-1\"");
     QTest::newRow("bad dataset kind")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"kind\": \"tiles\"}}")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"dataset\": {\"kind\": "
+                      "\"tiles\"}}")
         << QStringLiteral("field \"dataset.kind\"");
     QTest::newRow("bad verified score")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"verified_evaluation\": "
-                      "{\"rounds\": [{\"scores\": [{\"recall\": 2}]}]}}")
+        << QByteArray(
+               "{\"format\": \"edgetrain-session\", \"version\": 1, \"verified_evaluation\": "
+               "{\"rounds\": [{\"scores\": [{\"recall\": 2}]}]}}")
         << QStringLiteral("field \"verified_evaluation.rounds.scores.recall\"");
-    QTest::newRow("unknown state")
-        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": {\"state\": \"dancing\"}}")
-        << QStringLiteral("field \"training.state\"");
+    QTest::newRow("unknown state") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": "
+                                                 "1, \"training\": {\"state\": \"dancing\"}}")
+                                   << QStringLiteral("field \"training.state\"");
 }
 
 void TstSession::damagedManifest()
@@ -279,7 +294,8 @@ void TstSession::failedLabelSaveIsSaid()
     for (int id : {1, 2}) {
         vision::Track t;
         t.id = id;
-        t.boxes.push_back({10, cv::Rect2d(20.0 * id, 30, 24, 48), vision::BoxSource::Teacher, 0.9f});
+        t.boxes.push_back(
+            {10, cv::Rect2d(20.0 * id, 30, 24, 48), vision::BoxSource::Teacher, 0.9f});
         labels.tracks.push_back(t);
     }
     labels.updateStats();
@@ -304,7 +320,8 @@ void TstSession::failedLabelSaveIsSaid()
     workflow.setTrackAccepted(2, false);
     QTRY_COMPARE_WITH_TIMEOUT(messages.count(), 1, 5000);
     const QString text = messages.at(0).at(0).toString();
-    QVERIFY2(text.contains(QLatin1String("could not be saved")) && text.contains(dir), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("could not be saved")) && text.contains(dir),
+             qPrintable(text));
 }
 
 QTEST_GUILESS_MAIN(TstSession)

@@ -72,15 +72,16 @@ private Q_SLOTS:
 
     void importThenExportThenImportAgain()
     {
-        const Run in = cli({"truth", "import", "--session", m_session, "--format", "mot",
-                            "--file", m_dir.filePath("gt.txt"), "--json"});
+        const Run in = cli({"truth", "import", "--session", m_session, "--format", "mot", "--file",
+                            m_dir.filePath("gt.txt"), "--json"});
         QVERIFY2(in.status == 0, qPrintable(in.err));
         QCOMPARE(in.json.value("frames").toInt(), 2);
         QCOMPARE(in.json.value("boxes").toInt(), 3);
         QCOMPARE(in.json.value("ignore_boxes").toInt(), 1);
         QCOMPARE(in.json.value("done_frames").toInt(), 2);
         QVERIFY(in.err.contains("imported 2 frames, 3 boxes (1 ignore)"));
-        const QJsonObject truth = QJsonDocument::fromJson(readFile(m_session + "/truth.json")).object();
+        const QJsonObject truth =
+            QJsonDocument::fromJson(readFile(m_session + "/truth.json")).object();
         QCOMPARE(truth.value("frame_width").toInt(), 160);
         QCOMPARE(truth.value("frames").toArray().size(), 2);
         QCOMPARE(truth.value("frames").toArray()[0].toObject().value("index").toInt(), 2);
@@ -111,15 +112,16 @@ private Q_SLOTS:
     void exportLabels()
     {
         const QString out = m_dir.filePath("yolo-labels");
-        const Run r = cli({"truth", "export", "--session", m_session, "--format", "yolo",
-                           "--out", out, "--what", "labels", "--json"});
+        const Run r = cli({"truth", "export", "--session", m_session, "--format", "yolo", "--out",
+                           out, "--what", "labels", "--json"});
         QVERIFY2(r.status == 0, qPrintable(r.err));
         QCOMPARE(r.json.value("frames").toInt(), 10);
-        QCOMPARE(r.json.value("boxes").toInt(), 2); // the rejected track is not exported
+        QCOMPARE(r.json.value("boxes").toInt(), 2);            // the rejected track is not exported
         QCOMPARE(QDir(out).entryList(QDir::Files).size(), 11); // + classes.txt
         QCOMPARE(readFile(out + "/classes.txt"), QByteArray("person\n"));
         // track 3 at frame 2: (10, 20, 30, 60) in a 160x120 frame
-        QCOMPARE(readFile(out + "/frame_000002.txt"), QByteArray("0 0.15625 0.416667 0.1875 0.5\n"));
+        QCOMPARE(readFile(out + "/frame_000002.txt"),
+                 QByteArray("0 0.15625 0.416667 0.1875 0.5\n"));
         QVERIFY(readFile(out + "/frame_000000.txt").isEmpty());
     }
 
@@ -128,8 +130,8 @@ private Q_SLOTS:
         const QByteArray before = readFile(m_session + "/truth.json");
         QVERIFY(!before.isEmpty());
         writeFile(m_dir.filePath("bad.txt"), "4,1,11,21,30,60,1,1,1\n4,2,x,11,20,40,1,1,1\n");
-        const Run r = cli({"truth", "import", "--session", m_session, "--format", "mot",
-                           "--file", m_dir.filePath("bad.txt")});
+        const Run r = cli({"truth", "import", "--session", m_session, "--format", "mot", "--file",
+                           m_dir.filePath("bad.txt")});
         QCOMPARE(r.status, 1);
         QVERIFY2(r.err.contains("bad.txt:2: column 3 (bb_left): 'x' is not a number"),
                  qPrintable(r.err));
@@ -148,13 +150,16 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
         QTest::newRow("no action") << QStringList{"truth"} << "expected import or export";
-        QTest::newRow("unknown action") << QStringList{"truth", "merge"} << "unknown action 'merge'";
+        QTest::newRow("unknown action")
+            << QStringList{"truth", "merge"} << "unknown action 'merge'";
         QTest::newRow("unknown format")
             << QStringList{"truth", "import", "--session", "s", "--format", "voc", "--file", "f"}
             << "mot, coco, cvat, yolo";
-        QTest::newRow("no file") << QStringList{"truth", "import", "--session", "s", "--format", "mot"}
+        QTest::newRow("no file") << QStringList{"truth", "import",   "--session",
+                                                "s",     "--format", "mot"}
                                  << "--file is required";
-        QTest::newRow("no out") << QStringList{"truth", "export", "--session", "s", "--format", "mot"}
+        QTest::newRow("no out") << QStringList{"truth", "export",   "--session",
+                                               "s",     "--format", "mot"}
                                 << "--out is required";
     }
 

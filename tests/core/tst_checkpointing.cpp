@@ -122,9 +122,9 @@ void TestCheckpointing::detectionGradientsEqualStoreAll()
     const int width = spec.labelWidth(), maxObjects = spec.loss().centernet.max_objects;
     std::vector<std::int32_t> labels(std::size_t(4 * width));
     for (int n = 0; n < 4; ++n)
-        DetectionLoss::encode({{2.0f + n, 3.0f, 20.0f + n, 25.0f, false},
-                               {30.0f, 4.0f, 44.0f, 12.0f, n % 2 == 1}},
-                              maxObjects, labels.data() + n * width);
+        DetectionLoss::encode(
+            {{2.0f + n, 3.0f, 20.0f + n, 25.0f, false}, {30.0f, 4.0f, 44.0f, 12.0f, n % 2 == 1}},
+            maxObjects, labels.data() + n * width);
     Model reference(spec, 3);
     const Tensor x = tests::randomTensor(reference.batchShape(4), 8);
     const Snapshot a = step(reference, nullptr, x, labels);

@@ -58,7 +58,8 @@ void expectSpecError(const char *json, const char *mustName)
         QFAIL(qPrintable(QStringLiteral("accepted: %1").arg(QString::fromUtf8(json))));
     } catch (const SpecError &e) {
         const QString what = QString::fromUtf8(e.what());
-        QVERIFY2(what.contains(QLatin1String(mustName)) && what.contains(QLatin1String("test.json")),
+        QVERIFY2(what.contains(QLatin1String(mustName)) &&
+                     what.contains(QLatin1String("test.json")),
                  qPrintable(what));
     }
 }
@@ -97,9 +98,9 @@ void TestDetection::lossGradientMatchesFiniteDifferences()
 {
     const DetectionLossOptions o = lossOptions(4);
     // Two frames of 24x32 input pixels (6x8 cells): two objects and an ignore region.
-    const auto labels = encodeAll({{{4, 4, 20, 16, false}, {18, 0, 32, 12, true}},
-                                   {{9.5f, 6.25f, 30, 22, false}}},
-                                  o.max_objects);
+    const auto labels =
+        encodeAll({{{4, 4, 20, 16, false}, {18, 0, 32, 12, true}}, {{9.5f, 6.25f, 30, 22, false}}},
+                  o.max_objects);
     Tensor out = tests::randomTensor({2, 5, 6, 8}, 11);
     Tensor dout;
     const auto r = DetectionLoss::compute(out, labels.data(), o, &dout);
@@ -143,8 +144,8 @@ void TestDetection::lossComputedByHand()
 
     // Box 4x4 cells: CenterNet's radius 1.09 -> 1, sigma 3/6: neighbours e^-2, corners e^-4.
     QVERIFY(std::abs(DetectionLoss::gaussianRadius(4, 4) - 1.0935) < 1e-3);
-    const auto heat = DetectionLoss::heatmapTarget(DetectionLoss::decodeLabels(labels.data(), 2),
-                                                   6, 8, 4);
+    const auto heat =
+        DetectionLoss::heatmapTarget(DetectionLoss::decodeLabels(labels.data(), 2), 6, 8, 4);
     QCOMPARE(heat[3 * 8 + 4], 1.0f);
     QVERIFY(std::abs(heat[3 * 8 + 5] - std::exp(-2.0f)) < 1e-6f);
     QVERIFY(std::abs(heat[2 * 8 + 4] - std::exp(-2.0f)) < 1e-6f);
@@ -224,15 +225,14 @@ void TestDetection::ignoreRegionHasNoHeatmapLoss()
 
 void TestDetection::labelsRoundTrip()
 {
-    const std::vector<LabelBox> boxes{{1.5f, 2.25f, 40.0625f, 60, false},
-                                      {100, 20, 140.5f, 90.75f, false},
-                                      {0, 0, 30, 30, true}};
+    const std::vector<LabelBox> boxes{
+        {1.5f, 2.25f, 40.0625f, 60, false}, {100, 20, 140.5f, 90.75f, false}, {0, 0, 30, 30, true}};
     std::vector<std::int32_t> label(std::size_t(DetectionLoss::labelWidth(4)), -7);
     DetectionLoss::encode(boxes, 4, label.data());
     QCOMPARE(label[0], 3);
     QCOMPARE(label[1], std::int32_t(std::lround(100 * 16))); // largest object first
     QCOMPARE(label[1 + 2 * 5 + 4], DetectionLoss::kIgnore);  // ignore regions last
-    QCOMPARE(label[16], 0);                                   // unused entries are zero
+    QCOMPARE(label[16], 0);                                  // unused entries are zero
     QCOMPARE(label[20], 0);
     auto back = DetectionLoss::decodeLabels(label.data(), 4);
     QCOMPARE(back.size(), std::size_t(3));
@@ -271,7 +271,7 @@ void TestDetection::decodeFindsPlantedBoxes()
     };
     const Plant plants[] = {{10, 5, 3.0f, 0.25f, 0.5f, 24, 60},
                             {40, 30, 1.0f, 0.0f, 0.75f, 40, 32},
-                            {60, 44, -0.5f, 0.5f, 0.5f, 12, 12}, // sigmoid 0.38
+                            {60, 44, -0.5f, 0.5f, 0.5f, 12, 12},  // sigmoid 0.38
                             {20, 40, -2.0f, 0.5f, 0.5f, 12, 12}}; // sigmoid 0.12: below 0.3
     for (const Plant &p : plants) {
         const std::int64_t at = std::int64_t(p.y) * w + p.x;
@@ -330,8 +330,7 @@ void TestDetection::specFieldsAreValidatedAndWrittenBack()
     // The built layers write back their options too (upsample2d, bias_init).
     auto stages = small.buildStages();
     QCOMPARE(stages[4]->spec().dump(), std::string(R"({"type":"upsample2d","factor":2})"));
-    QVERIFY(stages[5]->spec().dump().find(R"("bias_init":[-2.19,0,0,0,0.5])") !=
-            std::string::npos);
+    QVERIFY(stages[5]->spec().dump().find(R"("bias_init":[-2.19,0,0,0,0.5])") != std::string::npos);
     // A classifier does not grow a "loss" field; an explicit default is accepted and dropped.
     const ModelSpec lenet = Zoo::spec("lenet5");
     QVERIFY(lenet.toJson().dump().find("loss") == std::string::npos);
@@ -357,9 +356,9 @@ void TestDetection::specFieldsAreValidatedAndWrittenBack()
     expectSpecError(with(R"("stride": 4,)", R"("stride": 8,)").c_str(), "[5, 2, 3]");
     expectSpecError(with(R"(0, 0, 0, 0.5])", R"(0, 0.5])").c_str(), "bias_init");
     expectSpecError(with(R"([-2.19, 0, 0, 0, 0.5])", R"("low")").c_str(), "bias_init");
-    expectSpecError(with(R"({"type": "upsample2d"})", R"({"type": "upsample2d", "factor": 0})")
-                        .c_str(),
-                    "\"factor\"");
+    expectSpecError(
+        with(R"({"type": "upsample2d"})", R"({"type": "upsample2d", "factor": 0})").c_str(),
+        "\"factor\"");
     expectSpecError(R"({"name": "c", "input": [1, 8, 8], "loss": {"type": "centernet"},
         "stages": [{"type": "flatten"}, {"type": "linear", "out_features": 3}]})",
                     "loss centernet");
@@ -429,15 +428,16 @@ void TestDetection::trainerChecksLabelWidth()
         QFAIL("a dataset of class labels was accepted for a detector");
     } catch (const ShapeError &e) {
         const QString what = QString::fromUtf8(e.what());
-        QVERIFY2(what.contains(QLatin1String("class data")) && what.contains(QLatin1String(" 1 ")) &&
-                     what.contains(QLatin1String("16")) && what.contains(QLatin1String("centernet")),
+        QVERIFY2(what.contains(QLatin1String("class data")) &&
+                     what.contains(QLatin1String(" 1 ")) && what.contains(QLatin1String("16")) &&
+                     what.contains(QLatin1String("centernet")),
                  qPrintable(what));
     }
     // The wide dataset itself: sizes checked, gather copies whole records, views forward it.
-    QVERIFY_THROWS_EXCEPTION(Error, TensorDataset("bad", spec.inputShape(), 1,
-                                                  std::vector<float>(std::size_t(n * numel)),
-                                                  std::vector<std::int32_t>(std::size_t(n * 16 - 1)),
-                                                  16));
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             TensorDataset("bad", spec.inputShape(), 1,
+                                           std::vector<float>(std::size_t(n * numel)),
+                                           std::vector<std::int32_t>(std::size_t(n * 16 - 1)), 16));
     std::vector<std::int32_t> wide(std::size_t(n * 16));
     for (std::size_t i = 0; i < wide.size(); ++i)
         wide[i] = std::int32_t(i);
@@ -451,7 +451,7 @@ void TestDetection::trainerChecksLabelWidth()
     std::vector<float> images(std::size_t(2 * numel));
     std::vector<std::int32_t> got(32, -1);
     view.gather(pick, 2, images.data(), got.data());
-    QCOMPARE(got[0], 48); // sample 3's first value
+    QCOMPARE(got[0], 48);  // sample 3's first value
     QCOMPARE(got[31], 31); // sample 1's last
     QCOMPARE(boxes.slice(1, 3).labels().front(), 16);
     QCOMPARE(boxes.slice(1, 3).size(), std::int64_t(2));
@@ -475,11 +475,13 @@ void TestDetection::detectorLearnsSyntheticScene()
         const int count = 1 + int(rng.below(3));
         for (int k = 0; k < count; ++k) {
             const int bw = 10 + int(rng.below(19)), bh = 10 + int(rng.below(19));
-            const int x0 = int(rng.below(std::uint64_t(96 - bw))), y0 = int(rng.below(std::uint64_t(64 - bh)));
+            const int x0 = int(rng.below(std::uint64_t(96 - bw))),
+                      y0 = int(rng.below(std::uint64_t(64 - bh)));
             LabelBox b{float(x0), float(y0), float(x0 + bw), float(y0 + bh), false};
             bool overlaps = false;
             for (const LabelBox &o : truth[std::size_t(n)])
-                overlaps |= b.x0 < o.x1 + 4 && o.x0 < b.x1 + 4 && b.y0 < o.y1 + 4 && o.y0 < b.y1 + 4;
+                overlaps |=
+                    b.x0 < o.x1 + 4 && o.x0 < b.x1 + 4 && b.y0 < o.y1 + 4 && o.y0 < b.y1 + 4;
             if (overlaps)
                 continue;
             for (int c = 0; c < 3; ++c)
@@ -498,9 +500,8 @@ void TestDetection::detectorLearnsSyntheticScene()
     o.lr = 0.05;
     o.sgd.momentum = 0.9;
     std::vector<double> losses;
-    const TrainResult r = Trainer::run(model, data, nullptr, o,
-                                       {[&](const BatchProgress &p) { losses.push_back(p.loss); },
-                                        {}});
+    const TrainResult r = Trainer::run(
+        model, data, nullptr, o, {[&](const BatchProgress &p) { losses.push_back(p.loss); }, {}});
     QCOMPARE(losses.size(), std::size_t(90));
     const double first = (losses[0] + losses[1] + losses[2]) / 3;
     const double last = (losses[87] + losses[88] + losses[89]) / 3;
@@ -518,9 +519,8 @@ void TestDetection::detectorLearnsSyntheticScene()
     d.stride = 4;
     int matched = 0, total = 0, extra = 0;
     for (std::int64_t n = 0; n < frames; ++n) {
-        const auto found =
-            DetectionLoss::decode(y.data() + n * y.dim(1) * y.dim(2) * y.dim(3), int(y.dim(2)),
-                                  int(y.dim(3)), d);
+        const auto found = DetectionLoss::decode(y.data() + n * y.dim(1) * y.dim(2) * y.dim(3),
+                                                 int(y.dim(2)), int(y.dim(3)), d);
         for (const LabelBox &t : truth[std::size_t(n)]) {
             ++total;
             bool hit = false;
@@ -534,7 +534,8 @@ void TestDetection::detectorLearnsSyntheticScene()
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     qInfo("%d of %d rectangles found at IoU > 0.5, %d extra boxes, %.1f s", matched, total, extra,
           seconds);
-    QVERIFY2(matched >= total * 8 / 10, qPrintable(QStringLiteral("%1 / %2").arg(matched).arg(total)));
+    QVERIFY2(matched >= total * 8 / 10,
+             qPrintable(QStringLiteral("%1 / %2").arg(matched).arg(total)));
     QVERIFY2(extra <= total / 4, qPrintable(QString::number(extra)));
 }
 

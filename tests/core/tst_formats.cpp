@@ -6,18 +6,19 @@
 #include "core/fieldcheck.h"
 #include "core/idxfile.h"
 #include "core/json.h"
-#include "core/numbertext.h"
 #include "core/lrschedule.h"
 #include "core/model.h"
+#include "core/numbertext.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
 
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
+#include <zlib.h>
+
 #include <clocale>
 #include <limits>
-#include <zlib.h>
 
 using namespace edgetrain::core;
 
@@ -187,11 +188,14 @@ void TestFormats::jsonIntegersAreExact()
     QVERIFY(!a[5].isInteger()); // written with an exponent: a double, integral
     QCOMPARE(a[5].toInt(), std::int64_t(1000));
     QCOMPARE(a[6].toDouble(), 0.0);
-    QCOMPARE(parsed.dump(), std::string("[9007199254740993,-9223372036854775808,9223372036854775807,"
-                                        "9223372036854775808,2.5,1000,0]"));
+    QCOMPARE(parsed.dump(),
+             std::string("[9007199254740993,-9223372036854775808,9223372036854775807,"
+                         "9223372036854775808,2.5,1000,0]"));
     // Written exactly, read back exactly, whichever constructor made them.
     Json j = Json::object();
-    j.set("bytes", big).set("seed", std::uint64_t(1) << 60).set("huge", std::numeric_limits<std::uint64_t>::max());
+    j.set("bytes", big)
+        .set("seed", std::uint64_t(1) << 60)
+        .set("huge", std::numeric_limits<std::uint64_t>::max());
     const Json back = Json::parse(j.dump());
     QCOMPARE(back.find("bytes")->toInt(), big);
     QCOMPARE(back.find("seed")->toInt(), std::int64_t(1) << 60);
@@ -225,8 +229,8 @@ void TestFormats::numbersIgnoreTheLocale()
         QCOMPARE(Json::parse(Json(d).dump()).toDouble(), d);
     QCOMPARE(LrSchedule::parse("step:3:0.5").toString(), std::string("step:3:0.5"));
     // A fraction in a spec is read as itself: p = 1.5 is refused as 1.5, not as 1.
-    const Json spec = Json::parse(
-        R"({"name": "d", "input": [4], "stages": [{"type": "dropout", "p": 1.5}]})");
+    const Json spec =
+        Json::parse(R"({"name": "d", "input": [4], "stages": [{"type": "dropout", "p": 1.5}]})");
     expectError<SpecError>([&] { ModelSpec::fromJson(spec, "d.json"); }, {"got 1.5"});
     // Sizes for people, the same in every locale (the CLI's and the node's one formatter).
     QCOMPARE(NumberText::bytes(512), std::string("512 B"));
@@ -241,12 +245,14 @@ void TestFormats::fieldCheckWording()
     QCOMPARE(FieldCheck::integerIn("plan.batch", 0, 1, 1048576),
              std::string("field \"plan.batch\" must be an integer from 1 to 1048576, got 0"));
     QVERIFY(FieldCheck::integerIn("plan.batch", 1048576, 1, 1048576).empty());
-    QCOMPARE(FieldCheck::numberIn("p", 1.5, 0, 0.999), std::string("field \"p\" must be a number from 0 to 0.999, got 1.5"));
+    QCOMPARE(FieldCheck::numberIn("p", 1.5, 0, 0.999),
+             std::string("field \"p\" must be a number from 0 to 0.999, got 1.5"));
     QCOMPARE(FieldCheck::numberIn("lr", std::nan(""), 1e-9, 100),
              std::string("field \"lr\" must be a number from 1e-09 to 100, got NaN"));
     QCOMPARE(FieldCheck::missing("out_channels"), std::string("missing field \"out_channels\""));
     QVERIFY(FieldCheck::isIntegral(-3) && FieldCheck::isIntegral(9007199254740993.0));
-    QVERIFY(!FieldCheck::isIntegral(1.5) && !FieldCheck::isIntegral(std::nan("")) && !FieldCheck::isIntegral(1e300));
+    QVERIFY(!FieldCheck::isIntegral(1.5) && !FieldCheck::isIntegral(std::nan("")) &&
+            !FieldCheck::isIntegral(1e300));
 }
 
 void TestFormats::modelSpecErrors_data()
@@ -351,9 +357,8 @@ void TestFormats::safetensorsErrors()
     for (int b = 0; b < 8; ++b)
         file[b] = char((std::uint64_t(header.size()) >> (8 * b)) & 0xff);
     writeRaw(path("overflow.safetensors"), file + header);
-    expectError<FormatError>(
-        [&] { Safetensors::read(path("overflow.safetensors").toStdString()); },
-        {"overflow.safetensors", "tensor 't'", "overflows"});
+    expectError<FormatError>([&] { Safetensors::read(path("overflow.safetensors").toStdString()); },
+                             {"overflow.safetensors", "tensor 't'", "overflows"});
 }
 
 QTEST_APPLESS_MAIN(TestFormats)

@@ -14,12 +14,12 @@
 #include "gradcheck.h"
 
 #include <QTest>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <queue>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <thread>
 
 using namespace edgetrain;
 using namespace edgetrain::core;

@@ -104,7 +104,7 @@ private:
     QByteArray m_key = "cluster test key 0123456789";
     std::vector<std::unique_ptr<NodeProcess>> m_nodes;
     std::map<QString, std::int64_t> m_budgets; // per node, for run()
-    bool m_keepBest = false;                    // for run()
+    bool m_keepBest = false;                   // for run()
 };
 
 void TestCluster::initTestCase()
@@ -421,7 +421,9 @@ void TestCluster::syncEqualsOneNode()
     QVERIFY(std::abs(r.epochs[0].train_loss - local.epochs[0].train_loss) < 1e-4);
     // accuracy over what the loss counts (here samples), as the local trainer computes it
     QVERIFY2(std::abs(r.epochs[0].train_accuracy - local.epochs[0].train_accuracy) < 2e-3,
-             qPrintable(QStringLiteral("%1 vs %2").arg(r.epochs[0].train_accuracy).arg(local.epochs[0].train_accuracy)));
+             qPrintable(QStringLiteral("%1 vs %2")
+                            .arg(r.epochs[0].train_accuracy)
+                            .arg(local.epochs[0].train_accuracy)));
 }
 
 void TestCluster::asyncLearnsWithoutCollapse()
@@ -524,7 +526,10 @@ void TestCluster::keepBestReturnsTheLowestValidationLoss()
     const double best = r.epochs[std::size_t(r.best_epoch - 1)].test_loss;
     const double last = r.epochs.back().test_loss;
     QVERIFY2(std::abs(ev.loss - best) < 1e-3 * std::max(1.0, best),
-             qPrintable(QStringLiteral("loss %1, best epoch's %2, last epoch's %3").arg(ev.loss).arg(best).arg(last)));
+             qPrintable(QStringLiteral("loss %1, best epoch's %2, last epoch's %3")
+                            .arg(ev.loss)
+                            .arg(best)
+                            .arg(last)));
     QVERIFY(std::abs(ev.loss - last) > 1e-3);
 }
 
@@ -549,8 +554,8 @@ void TestCluster::killedNodeLeavesTheOthersTraining()
     QCOMPARE(r.epochs[1].nodes, 2);
     bool lost = false, regrouped = false;
     for (const auto &e : r.events) {
-        lost =
-            lost || (e.kind == net::ClusterEventKind::Lost && e.node.name == QLatin1String("node-2"));
+        lost = lost ||
+               (e.kind == net::ClusterEventKind::Lost && e.node.name == QLatin1String("node-2"));
         regrouped = regrouped || e.kind == net::ClusterEventKind::Regrouped;
     }
     QVERIFY(lost);
@@ -619,7 +624,8 @@ void TestCluster::malformedJobsAreRefused()
     };
     QCborMap bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
     bad.insert(QStringLiteral("epochs"), -3);
-    QCOMPARE(refusal(bad), QStringLiteral("job: field \"epochs\" must be an integer from 1 to 100000, got -3"));
+    QCOMPARE(refusal(bad),
+             QStringLiteral("job: field \"epochs\" must be an integer from 1 to 100000, got -3"));
     bad = lenetJob(net::TrainingMode::Sync, 10).toCbor();
     bad.insert(QStringLiteral("model"), QStringLiteral("{\"name\": \"x\", \"input\": [1, 28"));
     QVERIFY(refusal(bad).contains(QLatin1String("model")));
@@ -687,8 +693,10 @@ void TestCluster::nodeKeepsAJobsShipmentsTogether()
         return f.type + QLatin1Char(' ') + f.body.value(QStringLiteral("message")).toString();
     };
     // The two that arrived first made room.
-    QVERIFY(answer(QStringLiteral("train-z2-train"), {}).contains(QLatin1String("has not arrived")));
-    const QString accepted = answer(QStringLiteral("session-a-train"), QStringLiteral("session-a-test"));
+    QVERIFY(
+        answer(QStringLiteral("train-z2-train"), {}).contains(QLatin1String("has not arrived")));
+    const QString accepted =
+        answer(QStringLiteral("session-a-train"), QStringLiteral("session-a-test"));
     QVERIFY2(accepted.startsWith(QLatin1String("job_accepted")), qPrintable(accepted));
     client.send(QStringLiteral("stop"));
 }
@@ -778,7 +786,8 @@ void TestCluster::perNodeBudgetsReachEachNode()
     QVERIFY2(r.finished, qPrintable(r.error));
     bool refused = false;
     for (const net::ClusterEvent &e : r.events)
-        refused |= e.node.name == QLatin1String("node-0") && e.kind == net::ClusterEventKind::Failed &&
+        refused |= e.node.name == QLatin1String("node-0") &&
+                   e.kind == net::ClusterEventKind::Failed &&
                    e.message.contains(QLatin1String("does not fit the 64.0 KiB"));
     QVERIFY(refused);
     QCOMPARE(r.epochs.back().nodes, 1);

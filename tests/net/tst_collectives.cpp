@@ -4,9 +4,8 @@
 
 #include "net/collectives.h"
 
-#include <gloo/rendezvous/hash_store.h>
-
 #include <QTest>
+#include <gloo/rendezvous/hash_store.h>
 
 #include <atomic>
 #include <functional>
@@ -124,7 +123,8 @@ void TestCollectives::silentPeerFailsInsteadOfHanging()
         group.allreduceSum(v.data(), v.size());
     });
     QCOMPARE(connected.load(), 3);
-    QVERIFY(errors[0].find("allreduce failed") != std::string::npos || errors[1].find("allreduce failed") != std::string::npos);
+    QVERIFY(errors[0].find("allreduce failed") != std::string::npos ||
+            errors[1].find("allreduce failed") != std::string::npos);
     QVERIFY(errors[2].empty());
     QVERIFY2(clock.elapsed() < 10000, "the survivors must not hang");
 }

@@ -18,7 +18,8 @@ Frame sample(std::uint64_t seq = 0)
     Frame f;
     f.sequence = seq;
     f.type = QStringLiteral("metrics");
-    f.body = QCborMap{{QStringLiteral("cpu_percent"), 12.5}, {QStringLiteral("name"), QStringLiteral("pi-3")},
+    f.body = QCborMap{{QStringLiteral("cpu_percent"), 12.5},
+                      {QStringLiteral("name"), QStringLiteral("pi-3")},
                       {QStringLiteral("blob"), QByteArray(1000, 'x')}};
     return f;
 }
@@ -95,12 +96,14 @@ void TestFrame::refusals_data()
     QTest::newRow("garbage") << QByteArray("GET / HTTP/1.1\r\n\r\n") << "bad magic";
     QTest::newRow("one wrong byte") << QByteArray("X") << "bad magic";
     QTest::newRow("future version") << header(4, 9) + QByteArray(4, 0) << "protocol version 9";
-    QTest::newRow("unknown flags") << header(4, 1, 0x40) + QByteArray(4, 0) << "unknown frame flags";
+    QTest::newRow("unknown flags")
+        << header(4, 1, 0x40) + QByteArray(4, 0) << "unknown frame flags";
     QTest::newRow("oversized") << header(100u << 20) << "exceeds the limit";
     const QByteArray junk("\xff\xff\xff\xff", 4);
     QTest::newRow("undecodable payload") << header(4) + junk << "undecodable frame payload";
     const QByteArray notArray = QCborValue(QCborMap{{QStringLiteral("a"), 1}}).toCbor();
-    QTest::newRow("payload shape") << header(quint32(notArray.size())) + notArray << "not [sequence, type, body]";
+    QTest::newRow("payload shape")
+        << header(quint32(notArray.size())) + notArray << "not [sequence, type, body]";
     QTest::newRow("authenticated before handshake")
         << header(3, 1, Frame::kAuthenticated) + QByteArray(3 + 32, 0) << "before the handshake";
 }
@@ -138,7 +141,8 @@ void TestFrame::alteredAuthenticatedFrame()
     afterHandshake.setSessionKey("k1");
     afterHandshake.feed(sample().encode());
     QVERIFY(!afterHandshake.next());
-    QVERIFY(afterHandshake.error().contains(QLatin1String("unauthenticated frame after the handshake")));
+    QVERIFY(afterHandshake.error().contains(
+        QLatin1String("unauthenticated frame after the handshake")));
 }
 
 void TestFrame::handshakeProofs()
@@ -176,7 +180,8 @@ void TestFrame::randomGarbageNeverCrashes()
         int frames = 0;
         while (const auto f = d.next()) {
             ++frames;
-            QVERIFY2(frames == 1, qPrintable(QStringLiteral("trial %1: a second frame").arg(trial)));
+            QVERIFY2(frames == 1,
+                     qPrintable(QStringLiteral("trial %1: a second frame").arg(trial)));
             // An authenticated frame that decodes is the one that was sent: a changed byte
             // never gets through the MAC.
             if (keyed) {
@@ -191,7 +196,8 @@ void TestFrame::randomGarbageNeverCrashes()
             QVERIFY(!d.error().isEmpty());
             QVERIFY(d.offset() <= bytes.size());
             d.feed(clean);
-            QVERIFY2(!d.next(), qPrintable(QStringLiteral("trial %1: decoded after an error").arg(trial)));
+            QVERIFY2(!d.next(),
+                     qPrintable(QStringLiteral("trial %1: decoded after an error").arg(trial)));
         } else if (frames == 0) {
             ++waiting; // a cut stream: waits for the rest, which a clean prefix is
         }

@@ -192,8 +192,9 @@ void TestNode::discoveryTargetsParse()
     // The one parser behind `nodes --probe`, `train --discover --probe` and the app's probe field.
     QList<NodeBrowser::Target> t;
     QString error;
-    QVERIFY2(parseDiscoveryTargets(QStringLiteral("10.0.0.5:45454, localhost:1,[::1]:2"), &t, &error),
-             qPrintable(error));
+    QVERIFY2(
+        parseDiscoveryTargets(QStringLiteral("10.0.0.5:45454, localhost:1,[::1]:2"), &t, &error),
+        qPrintable(error));
     QCOMPARE(t.size(), 3);
     QCOMPARE(t[0].address, QHostAddress(QStringLiteral("10.0.0.5")));
     QCOMPARE(t[0].port, quint16(45454));
@@ -351,8 +352,8 @@ void TestNode::replayedHandshakeAndFrames()
     RawPeer replay(m_node->port);
     QVERIFY(replay.handshake(m_secret, nonce, nullptr, proof).isEmpty());
     QVERIFY(replay.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->logSince(mark).contains(QLatin1String("did not prove the cluster key")),
-                             3000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_node->logSince(mark).contains(QLatin1String("did not prove the cluster key")), 3000);
     mark = m_node->logMark();
 
     // Inside a session: a frame sent twice (same sequence number) is a replay.
@@ -369,8 +370,8 @@ void TestNode::replayedHandshakeAndFrames()
     QVERIFY(pong && pong->type == QLatin1String("pong"));
     peer.write(bytes);
     QVERIFY(peer.closedByNode());
-    QTRY_VERIFY_WITH_TIMEOUT(m_node->logSince(mark).contains(QLatin1String("replayed or out of order")),
-                             3000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_node->logSince(mark).contains(QLatin1String("replayed or out of order")), 3000);
 }
 
 void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()

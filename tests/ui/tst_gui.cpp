@@ -1,9 +1,8 @@
 // The desktop app through its real window: real edgetrain-node processes on 127.0.0.1, real
 // OpenCV on vtest.avi, real training across the nodes, a real PDF. QT_QPA_PLATFORM=offscreen.
 // With EDGETRAIN_SCREENSHOTS=DIR set, every step is also saved as DIR/<n>-<step>.png.
-#include "nodeprocess.h"
-
 #include "core/memoryaccountant.h"
+#include "nodeprocess.h"
 #include "ui/capturepage.h"
 #include "ui/datasetpage.h"
 #include "ui/mainwindow.h"
@@ -20,8 +19,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QProcess>
-#include <QSet>
 #include <QPushButton>
+#include <QSet>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTableWidget>
@@ -104,9 +103,10 @@ public:
     {
         m_timer.stop();
         TimedApplication::measuring = false;
-        qInfo("%s: the longest event on the GUI thread took %.1f ms (%s); a 10 ms timer came at most "
-              "%.1f ms late",
-              during, TimedApplication::longest, TimedApplication::what.constData(), m_late);
+        qInfo(
+            "%s: the longest event on the GUI thread took %.1f ms (%s); a 10 ms timer came at most "
+            "%.1f ms late",
+            during, TimedApplication::longest, TimedApplication::what.constData(), m_late);
     }
     double busy() const { return TimedApplication::longest; } // ms
     double late() const { return m_late; }                    // ms
@@ -182,8 +182,9 @@ void TstGui::initTestCase()
     f.close();
     QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
     for (int i = 1; i <= 2; ++i) {
-        m_nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("gui-node-%1").arg(i), m_keyFile,
-                                                        QStringList{QStringLiteral("--threads"), QStringLiteral("1")}));
+        m_nodes.push_back(std::make_unique<NodeProcess>(
+            QStringLiteral("gui-node-%1").arg(i), m_keyFile,
+            QStringList{QStringLiteral("--threads"), QStringLiteral("1")}));
         QVERIFY2(m_nodes.back()->waitReady(), qPrintable(m_nodes.back()->log()));
     }
     m_session = m_dir.path() + QStringLiteral("/session");
@@ -222,7 +223,8 @@ void TstGui::requirePairedNodes()
     QString error;
     QVERIFY2(m_workflow->nodes().setKeyFile(m_keyFile, &error), qPrintable(error));
     for (const auto &n : m_nodes)
-        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort), &error),
+        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort),
+                                              &error),
                  qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(int(m_workflow->nodes().all().size()), 2, 5000);
     m_workflow->nodes().pairAll();
@@ -279,7 +281,8 @@ void TstGui::discoveryFillsNodesTable()
     QString error;
     QVERIFY2(m_workflow->nodes().setKeyFile(m_keyFile, &error), qPrintable(error));
     for (const auto &n : m_nodes)
-        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort), &error),
+        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort),
+                                              &error),
                  qPrintable(error));
     QTableWidget *table = m_window->nodesPage()->table();
     // Discovery finds both nodes: their names appear in the table with their real facts.
@@ -289,7 +292,8 @@ void TstGui::discoveryFillsNodesTable()
         names.append(table->item(r, 0)->text());
     names.sort();
     QCOMPARE(names, (QStringList{QStringLiteral("gui-node-1"), QStringLiteral("gui-node-2")}));
-    const int cores = column(table, QStringLiteral("Cores")), state = column(table, QStringLiteral("State")),
+    const int cores = column(table, QStringLiteral("Cores")),
+              state = column(table, QStringLiteral("State")),
               address = column(table, QStringLiteral("Address"));
     QVERIFY(cores >= 0 && state >= 0 && address >= 0);
     const int first = rowNamed(table, QStringLiteral("gui-node-1"));
@@ -299,9 +303,10 @@ void TstGui::discoveryFillsNodesTable()
     // Pairing proves the key; the state column says so and the status bar counts them.
     m_workflow->nodes().pairAll();
     QTRY_COMPARE_WITH_TIMEOUT(m_workflow->nodes().pairedNodes().size(), 2, 5000);
-    QTRY_VERIFY_WITH_TIMEOUT(table->item(rowNamed(table, QStringLiteral("gui-node-1")), state)->text() ==
-                                 QLatin1String("paired"),
-                             3000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        table->item(rowNamed(table, QStringLiteral("gui-node-1")), state)->text() ==
+            QLatin1String("paired"),
+        3000);
     QTRY_VERIFY(m_window->clusterLabel()->text().startsWith(QLatin1String("2 paired")));
     // A node with another cluster's key stays locked and says why; Forget drops it.
     {
@@ -313,17 +318,20 @@ void TstGui::discoveryFillsNodesTable()
         QFile::setPermissions(otherKey, QFile::ReadOwner | QFile::WriteOwner);
         NodeProcess stranger(QStringLiteral("stranger"), otherKey);
         QVERIFY2(stranger.waitReady(), qPrintable(stranger.log()));
-        QVERIFY(m_workflow->nodes().addNode(QStringLiteral("127.0.0.1:%1").arg(stranger.port), &error));
+        QVERIFY(
+            m_workflow->nodes().addNode(QStringLiteral("127.0.0.1:%1").arg(stranger.port), &error));
         const QString key = QStringLiteral("127.0.0.1:%1").arg(stranger.port);
         QTRY_VERIFY_WITH_TIMEOUT(m_workflow->nodes().all().count(key) &&
-                                     m_workflow->nodes().all().at(key).state == app::NodeView::State::Locked,
+                                     m_workflow->nodes().all().at(key).state ==
+                                         app::NodeView::State::Locked,
                                  5000);
         QTRY_COMPARE(table->rowCount(), 3);
         bool shown = false;
         for (int r = 0; r < table->rowCount(); ++r)
-            shown |= table->item(r, address)->text() == key &&
-                     table->item(r, state)->text().startsWith(QLatin1String("locked: key refused")) &&
-                     table->item(r, state)->text().contains(QLatin1String("cluster key"));
+            shown |=
+                table->item(r, address)->text() == key &&
+                table->item(r, state)->text().startsWith(QLatin1String("locked: key refused")) &&
+                table->item(r, state)->text().contains(QLatin1String("cluster key"));
         QVERIFY(shown);
         QCOMPARE(m_workflow->nodes().pairedNodes().size(), 2);
         m_workflow->nodes().forget(key);
@@ -335,13 +343,15 @@ void TstGui::discoveryFillsNodesTable()
     // A probe by name is looked up in the background (the GUI thread does not wait for DNS); a
     // name that does not resolve is said in the status bar.
     QSignalSpy said(&m_workflow->nodes(), &app::NodeRegistry::message);
-    QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("no-such-node.invalid:45454"), &error), qPrintable(error));
-    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(said.begin(), said.end(),
-                                         [](const QList<QVariant> &m) {
-                                             return m.at(0).toString().contains(QLatin1String("no-such-node.invalid")) &&
-                                                    m.at(0).toString().contains(QLatin1String("resolve"));
-                                         }),
-                             30000);
+    QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("no-such-node.invalid:45454"), &error),
+             qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::any_of(said.begin(), said.end(),
+                    [](const QList<QVariant> &m) {
+                        return m.at(0).toString().contains(QLatin1String("no-such-node.invalid")) &&
+                               m.at(0).toString().contains(QLatin1String("resolve"));
+                    }),
+        30000);
     screenshot(QStringLiteral("nodes"));
 }
 
@@ -357,18 +367,21 @@ void TstGui::sliderChangesScheduleAndMemory()
     ui::PlanPage *plan = m_window->planPage();
     QSlider *slider = plan->slider();
     // ResNet-20's plan has come (the student's has a single point on the curve).
-    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan().has_value() && plan->lastPlan()->sweep.size() > 3, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan().has_value() && plan->lastPlan()->sweep.size() > 3,
+                             20000);
     // At the top of the slider everything fits: store-all. (Moving it sets a budget.)
     slider->setValue(slider->maximum() - 1);
     slider->setValue(slider->maximum());
     QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->schedule == QLatin1String("store-all") &&
-                                 plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024,
+                                 plan->lastPlan()->request.budgetBytes ==
+                                     std::int64_t(slider->value()) * 16 * 1024,
                              20000);
     const std::int64_t storeAll = plan->lastPlan()->plan.predicted_peak_bytes;
     const QString topText = plan->memoryTable()->item(6, 0)->text();
     // Half-way down: a checkpointing schedule, less memory, some recompute.
     slider->setValue((slider->minimum() + slider->maximum()) / 2);
-    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
     const app::PlanView mid = *plan->lastPlan();
     QVERIFY2(mid.plan.fits, qPrintable(plan->scheduleLabel()->text()));
     QVERIFY(mid.schedule != QLatin1String("store-all"));
@@ -378,7 +391,8 @@ void TstGui::sliderChangesScheduleAndMemory()
     QVERIFY(plan->memoryTable()->item(6, 0)->text() != topText);
     // At the bottom nothing fits: the warning says what would.
     slider->setValue(slider->minimum());
-    QTRY_VERIFY_WITH_TIMEOUT(plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        plan->lastPlan()->request.budgetBytes == std::int64_t(slider->value()) * 16 * 1024, 10000);
     QVERIFY(!plan->lastPlan()->plan.fits);
     slider->setValue((slider->minimum() + 2 * slider->maximum()) / 3);
     screenshot(QStringLiteral("plan"));
@@ -414,8 +428,9 @@ void TstGui::labelReviewAndDataset()
     app::CaptureSettings capture = m_workflow->session().capture;
     capture.source = m_dir.path() + QStringLiteral("/no-such-video.avi");
     QVERIFY(m_workflow->setCapture(capture));
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->capturePage()->view()->problem().contains(QLatin1String("no-such-video.avi")),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->capturePage()->view()->problem().contains(QLatin1String("no-such-video.avi")),
+        5000);
     capture.source = kVideo;
     capture.every = 3;
     capture.maxFrames = 240;
@@ -429,20 +444,25 @@ void TstGui::labelReviewAndDataset()
     QString message;
     QVERIFY2(waitTask(*m_workflow, app::Task::Labelling, 120000, &message), qPrintable(message));
     watchdog.stop("labelling");
-    QVERIFY2(watchdog.busy() < 50.0, qPrintable(QStringLiteral("GUI thread busy for %1 ms").arg(watchdog.busy())));
-    QVERIFY2(watchdog.late() < 100.0, qPrintable(QStringLiteral("a timer came %1 ms late").arg(watchdog.late())));
+    QVERIFY2(watchdog.busy() < 50.0,
+             qPrintable(QStringLiteral("GUI thread busy for %1 ms").arg(watchdog.busy())));
+    QVERIFY2(watchdog.late() < 100.0,
+             qPrintable(QStringLiteral("a timer came %1 ms late").arg(watchdog.late())));
     const auto labels = m_workflow->labels();
     QVERIFY(labels && labels->stats.tracks > 3);
     // Review: reject one track; the change is in labels.json at once.
     const int id = labels->tracks.front().id;
     m_workflow->setTrackAccepted(id, false);
     QCOMPARE(m_workflow->labels()->tracks.front().state, vision::Track::State::Rejected);
-    QTRY_VERIFY_WITH_TIMEOUT(vision::LabelResult::load(m_session.toStdString()).tracks.front().state ==
-                                 vision::Track::State::Rejected,
-                             3000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        vision::LabelResult::load(m_session.toStdString()).tracks.front().state ==
+            vision::Track::State::Rejected,
+        3000);
     m_workflow->setTrackAccepted(id, true);
-    m_window->capturePage()->timeline()->trackClicked(labels->tracks[1].id, labels->tracks[1].boxes.front().frame);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->capturePage()->view()->frame() == labels->tracks[1].boxes.front().frame, 5000);
+    m_window->capturePage()->timeline()->trackClicked(labels->tracks[1].id,
+                                                      labels->tracks[1].boxes.front().frame);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->capturePage()->view()->frame() == labels->tracks[1].boxes.front().frame, 5000);
     screenshot(QStringLiteral("capture"));
 
     m_window->showStep(ui::MainWindow::Dataset);
@@ -469,8 +489,10 @@ void TstGui::trainingFillsChartsAndPdf()
     QVERIFY2(waitTask(*m_workflow, app::Task::Training, 240000, &message), qPrintable(message));
     QVERIFY2(waitTask(*m_workflow, app::Task::Evaluation, 240000, &message), qPrintable(message));
     watchdog.stop("training and evaluation");
-    QVERIFY2(watchdog.busy() < 50.0, qPrintable(QStringLiteral("GUI thread busy for %1 ms").arg(watchdog.busy())));
-    QVERIFY2(watchdog.late() < 100.0, qPrintable(QStringLiteral("a timer came %1 ms late").arg(watchdog.late())));
+    QVERIFY2(watchdog.busy() < 50.0,
+             qPrintable(QStringLiteral("GUI thread busy for %1 ms").arg(watchdog.busy())));
+    QVERIFY2(watchdog.late() < 100.0,
+             qPrintable(QStringLiteral("a timer came %1 ms late").arg(watchdog.late())));
     QCOMPARE(int(s.training.epochs.size()), 3);
     QCOMPARE(s.training.state, app::TrainingRecord::State::Finished);
     // Every chart has a line per device with points; the training curves a point per device and
@@ -478,10 +500,11 @@ void TstGui::trainingFillsChartsAndPdf()
     // came in at their next flush.
     for (ui::DeviceChart *c : train->charts().all())
         QTRY_VERIFY2_WITH_TIMEOUT(c->pointCount() >= 2, qPrintable(c->title()), 5000);
-    for (ui::DeviceChart *c : {train->charts().loss, train->charts().accuracy, train->charts().speed})
-        QTRY_VERIFY2_WITH_TIMEOUT(c->pointCount() >= 2 * 3,
-                                  qPrintable(QStringLiteral("%1: %2 points").arg(c->title()).arg(c->pointCount())),
-                                  5000);
+    for (ui::DeviceChart *c :
+         {train->charts().loss, train->charts().accuracy, train->charts().speed})
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            c->pointCount() >= 2 * 3,
+            qPrintable(QStringLiteral("%1: %2 points").arg(c->title()).arg(c->pointCount())), 5000);
     QSet<QString> reporting;
     for (const auto &p : s.training.progress)
         reporting.insert(p.node);
@@ -501,8 +524,9 @@ void TstGui::trainingFillsChartsAndPdf()
     exportClock.start();
     QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
     qInfo("export: %lld files in %lld ms", qint64(written.size()), exportClock.elapsed());
-    for (const char *f : {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv", "progress.csv",
-                          "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
+    for (const char *f :
+         {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv",
+          "progress.csv", "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
         QVERIFY2(QFileInfo(out + QLatin1Char('/') + QLatin1String(f)).size() > 0, f);
     QProcess pdfinfo;
     pdfinfo.start(QStringLiteral("pdfinfo"), {out + QStringLiteral("/report.pdf")});
@@ -510,8 +534,10 @@ void TstGui::trainingFillsChartsAndPdf()
     QVERIFY2(pdfinfo.waitForFinished(10000) && pdfinfo.exitStatus() == QProcess::NormalExit,
              "pdfinfo (poppler-utils) did not run");
     const QString info = QString::fromUtf8(pdfinfo.readAllStandardOutput());
-    QVERIFY2(pdfinfo.exitCode() == 0, qPrintable(QString::fromUtf8(pdfinfo.readAllStandardError())));
-    QVERIFY2(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+%1\\n").arg(ui::ReportWriter::kPages))),
+    QVERIFY2(pdfinfo.exitCode() == 0,
+             qPrintable(QString::fromUtf8(pdfinfo.readAllStandardError())));
+    QVERIFY2(info.contains(QRegularExpression(
+                 QStringLiteral("Pages:\\s+%1\\n").arg(ui::ReportWriter::kPages))),
              qPrintable(info));
     // The CSV holds every device reading of the run (one a second per device, so how many
     // depends on how long the run took): a header and one line per reading, from both devices.
@@ -543,7 +569,9 @@ bool TstGui::nodesIdle(int timeoutMs)
         t.start();
         bool idle = false;
         while (!idle && t.elapsed() < timeoutMs && metrics.wait(1500))
-            idle = !net::TrainingStatus::fromCbor(metrics.last().at(0).value<net::SystemSample>().training).active;
+            idle = !net::TrainingStatus::fromCbor(
+                        metrics.last().at(0).value<net::SystemSample>().training)
+                        .active;
         if (!idle)
             return false;
     }
@@ -561,7 +589,8 @@ void TstGui::closingMidTrainingStopsTheJob()
     const QString lost = QStringLiteral("gui-node-2");
     auto seriesNamed = [this](const QString &name) {
         const auto all = m_window->trainPage()->charts().cpu->chart()->series();
-        return std::any_of(all.begin(), all.end(), [&](QAbstractSeries *x) { return x->name() == name; });
+        return std::any_of(all.begin(), all.end(),
+                           [&](QAbstractSeries *x) { return x->name() == name; });
     };
     // Both devices' readings are on the charts before one of them is lost (a first epoch can
     // end before the first reading of a device arrives: readings come once a second).
@@ -571,7 +600,8 @@ void TstGui::closingMidTrainingStopsTheJob()
     m_nodes[1]->kill();
     QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
                                          [](const QList<QVariant> &e) {
-                                             return e.at(0).value<net::ClusterEvent>().kind == net::ClusterEventKind::Lost;
+                                             return e.at(0).value<net::ClusterEvent>().kind ==
+                                                    net::ClusterEventKind::Lost;
                                          }),
                              15000);
     QVERIFY(m_workflow->isTraining());

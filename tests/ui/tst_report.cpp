@@ -6,6 +6,7 @@
 // With EDGETRAIN_SCREENSHOTS=DIR set, look() scores HOG+motion, motion and (with
 // EDGETRAIN_STUDENT=detector.safetensors) a trained student on tests/data/vtest's verified frames
 // from 480 on, and saves the Report page, the PDF's results page and the PR chart as PNGs in DIR.
+#include "../support/walkingvideo.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
@@ -19,10 +20,9 @@
 #include "ui/reportwriter.h"
 #include "ui/videoview.h"
 #include "vision/detectionrun.h"
-#include "vision/framestudenttrainer.h"
 #include "vision/framesource.h"
+#include "vision/framestudenttrainer.h"
 #include "vision/studentteacher.h"
-#include "../support/walkingvideo.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -38,11 +38,10 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
 
 #include <set>
-#include <opencv2/videoio.hpp>
 
 using namespace edgetrain;
 
@@ -81,8 +80,9 @@ std::vector<app::VerifiedRound> verifiedRounds()
                  score("student", 0.70, 0.88, 82, {{0.3, 0.97, 0.8f}, {0.70, 0.88, 0.3f}})};
     app::VerifiedRound r2 = r1;
     r2.round = 2;
-    r2.scores[2] = score("student", 0.87, 0.93, 82,
-                         {{0.1, 1.0, 0.9f}, {0.5, 0.96, 0.6f}, {0.87, 0.93, 0.3f}, {0.92, 0.71, 0.1f}});
+    r2.scores[2] =
+        score("student", 0.87, 0.93, 82,
+              {{0.1, 1.0, 0.9f}, {0.5, 0.96, 0.6f}, {0.87, 0.93, 0.3f}, {0.92, 0.71, 0.1f}});
     return {r1, r2};
 }
 
@@ -107,8 +107,9 @@ void trackerEvaluation(app::Session &s)
 QString pdfText(const QString &pdf, int page)
 {
     QProcess p;
-    p.start(QStringLiteral("pdftotext"), {QStringLiteral("-f"), QString::number(page), QStringLiteral("-l"),
-                                          QString::number(page), QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+    p.start(QStringLiteral("pdftotext"),
+            {QStringLiteral("-f"), QString::number(page), QStringLiteral("-l"),
+             QString::number(page), QStringLiteral("-layout"), pdf, QStringLiteral("-")});
     if (!p.waitForFinished(20000) || p.exitCode() != 0)
         return QString();
     // pdftotext writes the fonts' ligatures as they are: "veriﬁed".
@@ -124,14 +125,21 @@ int pdfPages(const QString &pdf)
     p.start(QStringLiteral("pdfinfo"), {pdf});
     if (!p.waitForFinished(20000) || p.exitCode() != 0)
         return -1;
-    const auto m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(QString::fromUtf8(p.readAllStandardOutput()));
+    const auto m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)"))
+                       .match(QString::fromUtf8(p.readAllStandardOutput()));
     return m.hasMatch() ? m.captured(1).toInt() : -1;
 }
 
 constexpr int kFrames = tests::kWalkingFrames;
 const cv::Size kSize = tests::kWalkingSize;
-cv::Rect2d personAt(int frame) { return tests::walkingPersonAt(frame); }
-void writeVideo(const QString &path) { tests::writeWalkingVideo(path); }
+cv::Rect2d personAt(int frame)
+{
+    return tests::walkingPersonAt(frame);
+}
+void writeVideo(const QString &path)
+{
+    tests::writeWalkingVideo(path);
+}
 
 /** `session` written to `dir` and opened there, as a user reopens a session with results. */
 bool openWith(app::Workflow &workflow, const QString &dir, app::Session session, QString *error)
@@ -147,7 +155,8 @@ int pixelsLike(const QImage &img, const QColor &colour)
     for (int y = 0; y < img.height(); ++y)
         for (int x = 0; x < img.width(); ++x) {
             const QColor c = img.pixelColor(x, y);
-            n += std::abs(c.red() - colour.red()) < 40 && std::abs(c.green() - colour.green()) < 40 &&
+            n += std::abs(c.red() - colour.red()) < 40 &&
+                 std::abs(c.green() - colour.green()) < 40 &&
                  std::abs(c.blue() - colour.blue()) < 40;
         }
     return n;
@@ -187,15 +196,19 @@ void TestReport::headline_data()
     QTest::addColumn<QString>("category");
     QTest::addColumn<int>("maxFrames");
     QTest::addColumn<QString>("expected");
-    const QString rest = QStringLiteral(" the student finds 87 % of the %1 at 93 % precision; the teacher 41 % at 80 %; "
-                                        "motion 90 % at 95 %. Before self-training (round 1) the student found 70 % at 88 %.");
-    QTest::newRow("people, held out") << "person" << 480
-                                      << QStringLiteral("On 13 verified frames (from frame 480 on, never seen in training)") +
-                                             rest.arg(QStringLiteral("people"));
-    // Trained on the whole video: the verified frames may have been seen, and it must not say otherwise.
-    QTest::newRow("faces, whole video") << "face" << 0
-                                        << QStringLiteral("On 13 verified frames (from frame 480 on)") +
-                                               rest.arg(QStringLiteral("objects"));
+    const QString rest = QStringLiteral(
+        " the student finds 87 % of the %1 at 93 % precision; the teacher 41 % at 80 %; "
+        "motion 90 % at 95 %. Before self-training (round 1) the student found 70 % at 88 %.");
+    QTest::newRow("people, held out")
+        << "person" << 480
+        << QStringLiteral("On 13 verified frames (from frame 480 on, never seen in training)") +
+               rest.arg(QStringLiteral("people"));
+    // Trained on the whole video: the verified frames may have been seen, and it must not say
+    // otherwise.
+    QTest::newRow("faces, whole video")
+        << "face" << 0
+        << QStringLiteral("On 13 verified frames (from frame 480 on)") +
+               rest.arg(QStringLiteral("objects"));
 }
 
 void TestReport::headline()
@@ -221,13 +234,17 @@ void TestReport::verifiedPage()
     s.evaluation.student_fps = 41.5;
     s.evaluation.teacher_fps = 4.8;
     s.evaluation.motion_fps = 144;
-    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("verified")), s, &error), qPrintable(error));
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("verified")), s, &error),
+             qPrintable(error));
     ui::ReportPage page(&workflow, {});
 
     const QString head = page.headline()->text();
     QVERIFY2(head.contains(QStringLiteral("On 13 verified frames")), qPrintable(head));
-    QVERIFY2(head.contains(QStringLiteral("the student finds 87 % of the people at 93 % precision")), qPrintable(head));
-    QVERIFY2(head.contains(QStringLiteral("the teacher 41 % at 80 %; motion 90 % at 95 %")), qPrintable(head));
+    QVERIFY2(
+        head.contains(QStringLiteral("the student finds 87 % of the people at 93 % precision")),
+        qPrintable(head));
+    QVERIFY2(head.contains(QStringLiteral("the teacher 41 % at 80 %; motion 90 % at 95 %")),
+             qPrintable(head));
     QVERIFY(!page.verifyButton()->isVisibleTo(&page));
 
     // Both rounds, student first in each; the current round with its speeds.
@@ -237,8 +254,8 @@ void TestReport::verifiedPage()
     QStringList header;
     for (int c = 0; c < t->columnCount(); ++c)
         header << t->horizontalHeaderItem(c)->text();
-    QCOMPARE(header, QStringList({"Round", "Detector", "Recall", "Precision", "F1", "AP@0.5", "AP@[.5:.95]",
-                                  "TP / FP", "Frames/s"}));
+    QCOMPARE(header, QStringList({"Round", "Detector", "Recall", "Precision", "F1", "AP@0.5",
+                                  "AP@[.5:.95]", "TP / FP", "Frames/s"}));
     auto row = [t](int r) {
         QStringList cells;
         for (int c = 0; c < t->columnCount(); ++c)
@@ -247,7 +264,8 @@ void TestReport::verifiedPage()
     };
     QCOMPARE(row(0).mid(0, 4), QStringList({"1", "student", "70.0 %", "88.0 %"}));
     QCOMPARE(row(0).last(), QStringLiteral("–")); // an earlier round's speed was not measured
-    QCOMPARE(row(3), QStringList({"2", "student", "87.0 %", "93.0 %", "0.899", "0.809", "0.405", "71 / 5", "41.5"}));
+    QCOMPARE(row(3), QStringList({"2", "student", "87.0 %", "93.0 %", "0.899", "0.809", "0.405",
+                                  "71 / 5", "41.5"}));
     QCOMPARE(row(4).mid(1, 3), QStringList({"teacher", "41.0 %", "80.0 %"}));
     QCOMPARE(row(4).last(), QStringLiteral("4.8"));
     QCOMPARE(row(5).last(), QStringLiteral("144"));
@@ -263,7 +281,8 @@ void TestReport::withoutVerifiedFrames()
     QString error;
     app::Session s;
     trackerEvaluation(s);
-    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("tracker")), s, &error), qPrintable(error));
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("tracker")), s, &error),
+             qPrintable(error));
     ui::ReportPage page(&workflow, {});
     const QString head = page.headline()->text();
     QVERIFY2(head.contains(QStringLiteral("against the tracker's own labels")), qPrintable(head));
@@ -277,7 +296,9 @@ void TestReport::withoutVerifiedFrames()
     QCOMPARE(verify.count(), 1);
     // The plain-text headline (the PDF's) says the same.
     const QString plain = ui::ReportText::headline(workflow.session(), "person");
-    QVERIFY2(plain.startsWith(QStringLiteral("Against the tracker's labels: on 310 held-out boxes")), qPrintable(plain));
+    QVERIFY2(
+        plain.startsWith(QStringLiteral("Against the tracker's labels: on 310 held-out boxes")),
+        qPrintable(plain));
     QVERIFY2(plain.contains(QStringLiteral("Verify frames in step 4")), qPrintable(plain));
 }
 
@@ -287,7 +308,8 @@ void TestReport::verifyButtonGoesToVerify()
     QString error;
     app::Session s;
     trackerEvaluation(s);
-    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("window")), s, &error), qPrintable(error));
+    QVERIFY2(openWith(workflow, m_dir.filePath(QStringLiteral("window")), s, &error),
+             qPrintable(error));
     ui::MainWindow window(&workflow);
     window.showStep(ui::MainWindow::Report);
     window.show();
@@ -314,14 +336,17 @@ void TestReport::prChart()
         QVERIFY2(curve, qPrintable(name));
         QCOMPARE(curve->count(), int(d.curve.size()));
         for (int i = 0; i < curve->count(); ++i)
-            QCOMPARE(curve->at(i), QPointF(d.curve[std::size_t(i)].recall, d.curve[std::size_t(i)].precision));
+            QCOMPARE(curve->at(i),
+                     QPointF(d.curve[std::size_t(i)].recall, d.curve[std::size_t(i)].precision));
         QCOMPARE(curve->pen().color(), ui::detectorColor(name));
         QScatterSeries *point = chart.operatingPoint(name);
         QCOMPARE(point->count(), 1);
         QCOMPARE(point->at(0), QPointF(d.recall, d.precision));
-        QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP50 ")), qPrintable(curve->name()));
+        QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP50 ")),
+                 qPrintable(curve->name()));
     }
-    QCOMPARE(ui::detectorColor(QStringLiteral("student")), QColor(60, 140, 255)); // as the video views
+    QCOMPARE(ui::detectorColor(QStringLiteral("student")),
+             QColor(60, 140, 255)); // as the video views
     QCOMPARE(ui::detectorColor(QStringLiteral("teacher")), QColor(40, 200, 80));
     // Again with fewer detectors: the old curves go.
     chart.show({rounds.back().scores[0]});
@@ -333,7 +358,9 @@ void TestReport::pdfAndCharts_data()
 {
     QTest::addColumn<bool>("verified");
     QTest::addColumn<QString>("results"); // on page 6
-    QTest::newRow("verified") << true << QStringLiteral("the student finds 87 % of the people at 93 % precision");
+    QTest::newRow("verified") << true
+                              << QStringLiteral(
+                                     "the student finds 87 % of the people at 93 % precision");
     QTest::newRow("none verified") << false << QStringLiteral("No frame is verified yet");
 }
 
@@ -350,7 +377,8 @@ void TestReport::pdfAndCharts()
         s.evaluation.verified = verifiedRounds();
     ui::ReportContent content;
     content.session = &s;
-    const QString out = m_dir.filePath(verified ? QStringLiteral("out-verified") : QStringLiteral("out-none"));
+    const QString out =
+        m_dir.filePath(verified ? QStringLiteral("out-verified") : QStringLiteral("out-none"));
     QStringList written;
     QString error;
     QVERIFY2(ui::ReportWriter::exportAll(out, content, &written, &error), qPrintable(error));
@@ -381,18 +409,22 @@ void TestReport::pdfAndCharts()
         QVERIFY2(page6.contains(QStringLiteral("AP@[.5:.95]")), qPrintable(page6));
         // The PR chart is drawn on the page (as an image: see ReportWriter's Page::widget).
         QProcess images;
-        images.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("6"),
-                                                   QStringLiteral("-l"), QStringLiteral("6"), pdf});
+        images.start(QStringLiteral("pdfimages"),
+                     {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("6"),
+                      QStringLiteral("-l"), QStringLiteral("6"), pdf});
         QVERIFY(images.waitForFinished(20000));
-        const QStringList lines = QString::fromUtf8(images.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        QVERIFY2(lines.size() >= 3 && lines[2].trimmed().startsWith(QLatin1String("6 ")), qPrintable(lines.join(QLatin1Char('\n'))));
+        const QStringList lines = QString::fromUtf8(images.readAllStandardOutput())
+                                      .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() >= 3 && lines[2].trimmed().startsWith(QLatin1String("6 ")),
+                 qPrintable(lines.join(QLatin1Char('\n'))));
     }
     const QString title = pdfText(pdf, 1);
     QVERIFY2(title.contains(verified ? QStringLiteral("On 13 verified frames")
                                      : QStringLiteral("Against the tracker's labels")),
              qPrintable(title));
     const QString page7 = pdfText(pdf, 7);
-    QVERIFY2(page7.contains(QStringLiteral("Results against the tracker's labels")), qPrintable(page7));
+    QVERIFY2(page7.contains(QStringLiteral("Results against the tracker's labels")),
+             qPrintable(page7));
     QVERIFY2(page7.contains(QStringLiteral("44.0 %")), qPrintable(page7));
 }
 
@@ -424,8 +456,10 @@ void TestReport::verifiedGallery()
     // box in green inside it.
     const double k = 300.0 / kSize.height;
     const cv::Rect2d p = personAt(40);
-    QCOMPARE(img.pixelColor(int((p.x - 4) * k), int((p.y + p.height / 2) * k)), ui::detectorColor(QStringLiteral("truth")));
-    QVERIFY2(pixelsLike(img, ui::detectorColor(QStringLiteral("teacher"))) > 100, "no teacher box drawn");
+    QCOMPARE(img.pixelColor(int((p.x - 4) * k), int((p.y + p.height / 2) * k)),
+             ui::detectorColor(QStringLiteral("truth")));
+    QVERIFY2(pixelsLike(img, ui::detectorColor(QStringLiteral("teacher"))) > 100,
+             "no teacher box drawn");
     QCOMPARE(pixelsLike(img, ui::detectorColor(QStringLiteral("student"))), 0);
 }
 
@@ -475,8 +509,9 @@ void TestReport::look()
     const QString dir = m_dir.filePath(QStringLiteral("look"));
     QVERIFY(QDir().mkpath(dir));
     // The verified frames made by hand (tests/data/vtest), scored from frame 480 on.
-    vision::GroundTruth truth = vision::GroundTruth::importFile(
-        EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt", vision::AnnotationFormat::Mot, cv::Size(768, 576), 795);
+    vision::GroundTruth truth =
+        vision::GroundTruth::importFile(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt",
+                                        vision::AnnotationFormat::Mot, cv::Size(768, 576), 795);
     truth.source = vtest.toStdString();
     truth.save(dir.toStdString());
     // Students: EDGETRAIN_STUDENT (current) and EDGETRAIN_STUDENT_ROUND1 (before self-training).
@@ -485,13 +520,16 @@ void TestReport::look()
         if (qEnvironmentVariableIsSet(var))
             students << qEnvironmentVariable(var);
     if (!students.isEmpty())
-        QVERIFY(QFile::copy(students.last(), QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString()))));
+        QVERIFY(QFile::copy(
+            students.last(),
+            QString::fromStdString(vision::StudentTeacher::weightsPath(dir.toStdString()))));
 
     std::vector<std::unique_ptr<vision::Teacher>> detectors;
     detectors.push_back(vision::Teacher::create("hog"));
     detectors.push_back(vision::Teacher::create("motion"));
     for (const QString &w : students) {
-        auto student = std::make_unique<vision::StudentTeacher>(vision::FrameStudent::loadModel(w.toStdString()));
+        auto student = std::make_unique<vision::StudentTeacher>(
+            vision::FrameStudent::loadModel(w.toStdString()));
         student->threshold = 0.05f; // the whole curve; the operating point is at 0.3
         detectors.push_back(std::move(student));
     }
@@ -519,11 +557,14 @@ void TestReport::look()
         round.first_frame = 480;
         round.frames = int(frames.size());
         options.threshold = 0.0f;
-        round.scores.push_back(vision::DetectionMetrics::evaluate("teacher", found.detections[0], truth, options));
-        round.scores.push_back(vision::DetectionMetrics::evaluate("motion", found.detections[1], truth, options));
+        round.scores.push_back(
+            vision::DetectionMetrics::evaluate("teacher", found.detections[0], truth, options));
+        round.scores.push_back(
+            vision::DetectionMetrics::evaluate("motion", found.detections[1], truth, options));
         if (!students.isEmpty()) {
             options.threshold = 0.3f;
-            round.scores.push_back(vision::DetectionMetrics::evaluate("student", found.detections[2 + r], truth, options));
+            round.scores.push_back(vision::DetectionMetrics::evaluate(
+                "student", found.detections[2 + r], truth, options));
         }
         s.evaluation.verified.push_back(round);
     }
@@ -552,15 +593,19 @@ void TestReport::look()
     QStringList written;
     QVERIFY2(page->exportTo(out, &written, &error), qPrintable(error));
     QFile::remove(shots + QStringLiteral("/pr-chart.png"));
-    QVERIFY(QFile::copy(out + QStringLiteral("/charts/pr.png"), shots + QStringLiteral("/pr-chart.png")));
+    QVERIFY(QFile::copy(out + QStringLiteral("/charts/pr.png"),
+                        shots + QStringLiteral("/pr-chart.png")));
     QFile::copy(out + QStringLiteral("/report.pdf"), shots + QStringLiteral("/report.pdf"));
-    for (const auto &[first, name] : {std::pair{6, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
-                                      std::pair{8, "report-pdf-gallery"}}) {
+    for (const auto &[first, name] :
+         {std::pair{6, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
+          std::pair{8, "report-pdf-gallery"}}) {
         QProcess ppm;
-        ppm.start(QStringLiteral("pdftoppm"), {QStringLiteral("-f"), QString::number(first), QStringLiteral("-l"),
-                                              QString::number(first), QStringLiteral("-png"), QStringLiteral("-r"),
-                                              QStringLiteral("60"), QStringLiteral("-singlefile"),
-                                              out + QStringLiteral("/report.pdf"), shots + QLatin1Char('/') + QLatin1String(name)});
+        ppm.start(QStringLiteral("pdftoppm"),
+                  {QStringLiteral("-f"), QString::number(first), QStringLiteral("-l"),
+                   QString::number(first), QStringLiteral("-png"), QStringLiteral("-r"),
+                   QStringLiteral("60"), QStringLiteral("-singlefile"),
+                   out + QStringLiteral("/report.pdf"),
+                   shots + QLatin1Char('/') + QLatin1String(name)});
         QVERIFY(ppm.waitForFinished(60000));
         QCOMPARE(ppm.exitCode(), 0);
     }
@@ -571,9 +616,10 @@ void TestReport::look()
     ui::CapturePage *capture = window.capturePage();
     QTRY_VERIFY(capture->studentToggle()->isEnabled());
     capture->studentToggle()->setChecked(true);
-    QTRY_VERIFY_WITH_TIMEOUT(capture->view()->studentFrame() == capture->view()->frame() &&
-                                 capture->studentSpeed()->text().contains(QStringLiteral("frames/s")),
-                             20000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        capture->view()->studentFrame() == capture->view()->frame() &&
+            capture->studentSpeed()->text().contains(QStringLiteral("frames/s")),
+        20000);
     QTest::qWait(200);
     QVERIFY(window.grab().save(shots + QStringLiteral("/capture-student.png")));
 }

@@ -3,6 +3,7 @@
 // every edit. No nodes. QT_QPA_PLATFORM=offscreen.
 // With EDGETRAIN_SCREENSHOTS=DIR set, screenshot() also labels 120 frames of vtest.avi with the
 // HOG teacher and saves the window on the Verify step as DIR/verify-editor.png.
+#include "../support/walkingvideo.h"
 #include "app/session/framepick.h"
 #include "app/session/workflow.h"
 #include "ui/mainwindow.h"
@@ -10,7 +11,6 @@
 #include "ui/verifypage.h"
 #include "vision/framesource.h"
 #include "vision/teacher.h"
-#include "../support/walkingvideo.h"
 
 #include <QApplication>
 #include <QLabel>
@@ -20,7 +20,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
-
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
@@ -32,8 +31,14 @@ namespace {
 
 constexpr int kFrames = tests::kWalkingFrames;
 const cv::Size kSize = tests::kWalkingSize;
-cv::Rect2d personAt(int frame) { return tests::walkingPersonAt(frame); }
-void writeVideo(const QString &path) { tests::writeWalkingVideo(path); }
+cv::Rect2d personAt(int frame)
+{
+    return tests::walkingPersonAt(frame);
+}
+void writeVideo(const QString &path)
+{
+    tests::writeWalkingVideo(path);
+}
 
 /** The labels a teacher every 10 frames and a tracker in between would give the person, in the
  *  first 40 frames (the labelling stopped there). */
@@ -83,10 +88,17 @@ void drag(ui::TruthView *view, QPoint from, QPoint to)
 void compareBox(const cv::Rect2d &got, const cv::Rect2d &want)
 {
     const QString text = QStringLiteral("got (%1, %2, %3, %4), want (%5, %6, %7, %8)")
-                             .arg(got.x).arg(got.y).arg(got.width).arg(got.height)
-                             .arg(want.x).arg(want.y).arg(want.width).arg(want.height);
+                             .arg(got.x)
+                             .arg(got.y)
+                             .arg(got.width)
+                             .arg(got.height)
+                             .arg(want.x)
+                             .arg(want.y)
+                             .arg(want.width)
+                             .arg(want.height);
     QVERIFY2(std::abs(got.x - want.x) < 1e-6 && std::abs(got.y - want.y) < 1e-6 &&
-                 std::abs(got.width - want.width) < 1e-6 && std::abs(got.height - want.height) < 1e-6,
+                 std::abs(got.width - want.width) < 1e-6 &&
+                 std::abs(got.height - want.height) < 1e-6,
              qPrintable(text));
 }
 
@@ -167,7 +179,8 @@ void TestVerify::pickRule()
     const auto held = std::count_if(got.begin(), got.end(), [](int f) { return f >= 200; });
     QVERIFY2(held >= minHeldOut, qPrintable(QStringLiteral("%1 held-out picks").arg(held)));
     QVERIFY2(held < int(got.size()), "the rest of the video gets picks too");
-    QVERIFY(std::any_of(got.begin(), got.end(), [](int f) { return f >= 50 && f < 60; })); // unlabelled
+    QVERIFY(
+        std::any_of(got.begin(), got.end(), [](int f) { return f >= 50 && f < 60; })); // unlabelled
     // Spread: no two new picks in the held-out span closer than a third of an even spacing.
     std::vector<int> heldPicks;
     for (int f : got)
@@ -232,7 +245,8 @@ void TestVerify::editor()
     const std::vector<int> picked = v->frames();
     QVERIFY(std::any_of(picked.begin(), picked.end(), [](int f) { return f >= 40; }));
     // A labelled frame to work on.
-    const int frame = *std::find_if(picked.begin(), picked.end(), [](int f) { return f < 40 && (f < 12 || f >= 16); });
+    const int frame = *std::find_if(picked.begin(), picked.end(),
+                                    [](int f) { return f < 40 && (f < 12 || f >= 16); });
     m_page->showFrame(frame);
     QTRY_COMPARE(view->frame(), frame);
     QVERIFY(view->hasImage());
@@ -261,14 +275,16 @@ void TestVerify::editor()
     const QPoint centre = at(view, drawn.x + drawn.width / 2, drawn.y + drawn.height / 2);
     drag(view, centre, centre + QPoint(30, 20));
     QCOMPARE(undo->count(), 3); // one command for the whole drag
-    const QPointF shift = view->widgetToImage(centre + QPoint(30, 20)) - view->widgetToImage(centre);
+    const QPointF shift =
+        view->widgetToImage(centre + QPoint(30, 20)) - view->widgetToImage(centre);
     compareBox(v->truth().frame(frame)->boxes[0].box,
                {drawn.x + shift.x(), drawn.y + shift.y(), drawn.width, drawn.height});
     check("moved");
     const cv::Rect2d moved = v->truth().frame(frame)->boxes[0].box;
 
     // Resize by the bottom-right handle.
-    const QPoint corner = view->imageToWidget({moved.x + moved.width, moved.y + moved.height}).toPoint();
+    const QPoint corner =
+        view->imageToWidget({moved.x + moved.width, moved.y + moved.height}).toPoint();
     const QPointF cornerImage = view->widgetToImage(corner);
     drag(view, corner, corner + QPoint(-15, 25));
     QCOMPARE(undo->count(), 4);
@@ -400,7 +416,8 @@ void TestVerify::reopen()
     QCOMPARE(page.progressLabel()->text(), QStringLiteral("1 of 6 done"));
     // It goes on at the first frame not done.
     const auto &frames = workflow.verification()->truth().frames;
-    const auto open = std::find_if(frames.begin(), frames.end(), [](const vision::TruthFrame &f) { return !f.done; });
+    const auto open = std::find_if(frames.begin(), frames.end(),
+                                   [](const vision::TruthFrame &f) { return !f.done; });
     QCOMPARE(page.currentFrame(), open->index);
     QTRY_COMPARE(page.view()->frame(), open->index);
 }

@@ -86,7 +86,8 @@ int main(int argc, char **argv)
         const auto t0 = std::chrono::steady_clock::now();
         for (const cv::Mat &f : frames)
             boxes += m->detect(f).size();
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("%-18s %.1f frames/s on one thread, %.2f boxes/frame\n", spec,
                     double(frames.size()) / s, double(boxes) / double(frames.size()));
     }
@@ -151,8 +152,8 @@ int main(int argc, char **argv)
                 e[0].size());
     const char *edge[] = {"dx0", "dy0", "dx1", "dy1"};
     for (int i = 0; i < 4; ++i)
-        std::printf("  %s %.3f [%.3f, %.3f]\n", edge[i], quantile(e[i], 0.5),
-                    quantile(e[i], 0.25), quantile(e[i], 0.75));
+        std::printf("  %s %.3f [%.3f, %.3f]\n", edge[i], quantile(e[i], 0.5), quantile(e[i], 0.25),
+                    quantile(e[i], 0.75));
     std::printf("corrected HOG hits a blob matches at IoU >= 0.5: MOG2 %.3f, KNN %.3f\n",
                 double(agreeMog2) / std::max(hits, 1), double(agreeKnn) / std::max(hits, 1));
 

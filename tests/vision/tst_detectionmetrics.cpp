@@ -48,7 +48,8 @@ private Q_SLOTS:
         // (7 * 51/101 + 3 * 26/101) / 10 = 435/1010 = 0.43069.
         // Threshold 0.65 (d5 and d3 dropped): TP 2, FP 0: recall .5, precision 1, F1 2/3.
         GroundTruth gt;
-        gt.frames.push_back(doneFrame(0, {{cv::Rect2d(0, 0, 10, 10)}, {cv::Rect2d(20, 0, 10, 10)}}));
+        gt.frames.push_back(
+            doneFrame(0, {{cv::Rect2d(0, 0, 10, 10)}, {cv::Rect2d(20, 0, 10, 10)}}));
         gt.frames.push_back(
             doneFrame(1, {{cv::Rect2d(0, 0, 10, 10)}, {cv::Rect2d(40, 0, 20, 20), true}}));
         gt.frames.push_back(doneFrame(2, {{cv::Rect2d(0, 0, 10, 10)}}));

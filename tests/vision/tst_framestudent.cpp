@@ -132,7 +132,9 @@ double bestIou(const cv::Rect2d &b, const std::vector<Detection> &found)
 class ScriptedDetector : public Teacher
 {
 public:
-    ScriptedDetector(const Scene &scene, const LabelResult &labels) : m_scene(scene), m_labels(labels) {}
+    ScriptedDetector(const Scene &scene, const LabelResult &labels)
+        : m_scene(scene), m_labels(labels)
+    {}
     std::string name() const override { return "scripted"; }
     std::vector<Detection> detect(const cv::Mat &bgr) override
     {
@@ -314,12 +316,15 @@ void TestFrameStudent::augmentationMovesBoxesWithPixels()
                         p = q;
                     }
                 }
-            QVERIFY2(hi - lo > 100, qPrintable(QStringLiteral("sample %1: box centre (%2, %3) "
-                                                              "is not on a rectangle (BGR %4 %5 %6)")
-                                                   .arg(QString::fromStdString(x.file))
-                                                   .arg(double(b.x0 + b.x1) / 2)
-                                                   .arg(double(b.y0 + b.y1) / 2)
-                                                   .arg(p[0]).arg(p[1]).arg(p[2])));
+            QVERIFY2(hi - lo > 100,
+                     qPrintable(QStringLiteral("sample %1: box centre (%2, %3) "
+                                               "is not on a rectangle (BGR %4 %5 %6)")
+                                    .arg(QString::fromStdString(x.file))
+                                    .arg(double(b.x0 + b.x1) / 2)
+                                    .arg(double(b.y0 + b.y1) / 2)
+                                    .arg(p[0])
+                                    .arg(p[1])
+                                    .arg(p[2])));
             ++objects;
         }
     }
@@ -352,8 +357,9 @@ void TestFrameStudent::loadsAsDetectionTensors()
         ++i;
     }
     QCOMPARE(i, train.size());
-    QVERIFY_THROWS_EXCEPTION(core::IoError, FrameDataset::load((m_dir.path() + "/none").toStdString(),
-                                               Split::Train, 32));
+    QVERIFY_THROWS_EXCEPTION(
+        core::IoError,
+        FrameDataset::load((m_dir.path() + "/none").toStdString(), Split::Train, 32));
 }
 
 void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
@@ -394,8 +400,8 @@ void TestFrameStudent::studentFindsRectanglesOnLaterFrames()
         }
     }
     const double recall = double(found) / truths, precision = double(correct) / detections;
-    qInfo("student on frames 120-159: recall %.3f (%d/%d), precision %.3f (%d/%d)", recall,
-          found, truths, precision, correct, detections);
+    qInfo("student on frames 120-159: recall %.3f (%d/%d), precision %.3f (%d/%d)", recall, found,
+          truths, precision, correct, detections);
     QVERIFY(recall >= 0.8);
     QVERIFY(precision >= 0.8);
 }
@@ -444,7 +450,8 @@ void TestFrameStudent::boxesMapBackToSourcePixels()
     StudentTeacher teacher(m_model);
     teacher.threshold = 0.3f;
     QCOMPARE(teacher.detect(frame).size(), small.size());
-    QVERIFY_THROWS_EXCEPTION(core::IoError, StudentTeacher::fromSession((m_dir.path() + "/none").toStdString()));
+    QVERIFY_THROWS_EXCEPTION(core::IoError,
+                             StudentTeacher::fromSession((m_dir.path() + "/none").toStdString()));
 }
 
 void TestFrameStudent::labelsKeepStudentBoxes()

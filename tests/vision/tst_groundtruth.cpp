@@ -134,15 +134,29 @@ private Q_SLOTS:
         QTest::addColumn<QString>("format");
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("locale");
-        QTest::newRow("mot") << "mot" << "gt.txt" << "C";
-        QTest::newRow("coco") << "coco" << "instances.json" << "C";
-        QTest::newRow("cvat") << "cvat" << "annotations.xml" << "C";
-        QTest::newRow("yolo") << "yolo" << "labels" << "C";
+        QTest::newRow("mot") << "mot"
+                             << "gt.txt"
+                             << "C";
+        QTest::newRow("coco") << "coco"
+                              << "instances.json"
+                              << "C";
+        QTest::newRow("cvat") << "cvat"
+                              << "annotations.xml"
+                              << "C";
+        QTest::newRow("yolo") << "yolo"
+                              << "labels"
+                              << "C";
         // The text formats read and write numbers without the locale (decimal commas in German).
         // COCO goes through core/json.h, whose own locale fix is another change.
-        QTest::newRow("mot de_DE") << "mot" << "gt.txt" << "de_DE.utf8";
-        QTest::newRow("cvat de_DE") << "cvat" << "annotations.xml" << "de_DE.utf8";
-        QTest::newRow("yolo de_DE") << "yolo" << "labels" << "de_DE.utf8";
+        QTest::newRow("mot de_DE") << "mot"
+                                   << "gt.txt"
+                                   << "de_DE.utf8";
+        QTest::newRow("cvat de_DE") << "cvat"
+                                    << "annotations.xml"
+                                    << "de_DE.utf8";
+        QTest::newRow("yolo de_DE") << "yolo"
+                                    << "labels"
+                                    << "de_DE.utf8";
     }
 
     void roundTrip()
@@ -151,7 +165,8 @@ private Q_SLOTS:
         QFETCH(QString, file);
         QFETCH(QString, locale);
         if (!std::setlocale(LC_ALL, locale.toUtf8().constData()))
-            QFAIL(qPrintable(locale + QStringLiteral(" is missing: scripts/install-deps.sh generates it")));
+            QFAIL(qPrintable(locale +
+                             QStringLiteral(" is missing: scripts/install-deps.sh generates it")));
         const auto restore = qScopeGuard([] { std::setlocale(LC_ALL, "C"); });
         QTemporaryDir dir;
         const std::string path = dir.filePath(file).toStdString();
@@ -224,7 +239,7 @@ private Q_SLOTS:
         QVERIFY(boxes[1].ignore);
         QVERIFY(boxes[2].ignore);
         QVERIFY(gt.frame(4) && gt.frame(4)->boxes.empty()); // annotated frame, no person on it
-        QCOMPARE(int(gt.frame(5)->boxes.size()), 1);       // 6 columns: a MOT15-style line
+        QCOMPARE(int(gt.frame(5)->boxes.size()), 1);        // 6 columns: a MOT15-style line
         QVERIFY(QString::fromStdString(gt.note).contains("1 rows of other classes left out"));
     }
 
@@ -271,8 +286,10 @@ private Q_SLOTS:
             << "mot" << QStringList{"gt.txt", ok + "21,1,10,10,20,40,1,1,1\n"} << "gt.txt"
             << QStringList{"gt.txt:2:", "column 1 (frame)", "frame 21 is not in the video (1..20)"};
 
-        const QString cats = R"("categories": [{"id": 1, "name": "person"}, {"id": 2, "name": "car"}])";
-        const QString img = R"({"id": 1, "file_name": "frame_000003.png", "width": 320, "height": 240})";
+        const QString cats =
+            R"("categories": [{"id": 1, "name": "person"}, {"id": 2, "name": "car"}])";
+        const QString img =
+            R"({"id": 1, "file_name": "frame_000003.png", "width": 320, "height": 240})";
         auto coco = [&](const QString &images, const QString &annotations) {
             return "{\"images\": [" + images + "],\n \"annotations\": [" + annotations + "],\n " +
                    cats + "}\n";
@@ -284,7 +301,8 @@ private Q_SLOTS:
             << "coco"
             << QStringList{"coco.json",
                            coco(img, R"({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3]})")}
-            << "coco.json" << QStringList{"coco.json: annotations[0].bbox", "[x, y, width, height]"};
+            << "coco.json"
+            << QStringList{"coco.json: annotations[0].bbox", "[x, y, width, height]"};
         QTest::newRow("coco: box outside the frame")
             << "coco"
             << QStringList{"coco.json",
@@ -294,27 +312,34 @@ private Q_SLOTS:
         QTest::newRow("coco: unknown frame")
             << "coco"
             << QStringList{"coco.json", coco(R"({"id": 4, "file_name": "frame_000050.png"})", "")}
-            << "coco.json" << QStringList{"coco.json: images[0]", "frame 50 is not in the video (0..19)"};
+            << "coco.json"
+            << QStringList{"coco.json: images[0]", "frame 50 is not in the video (0..19)"};
         QTest::newRow("coco: image without a frame")
-            << "coco" << QStringList{"coco.json", coco(R"({"id": 4, "file_name": "street.png"})", "")}
-            << "coco.json" << QStringList{"coco.json: images[0].file_name", "'street.png' has no frame number"};
+            << "coco"
+            << QStringList{"coco.json", coco(R"({"id": 4, "file_name": "street.png"})", "")}
+            << "coco.json"
+            << QStringList{"coco.json: images[0].file_name", "'street.png' has no frame number"};
         QTest::newRow("coco: wrong category")
             << "coco"
             << QStringList{"coco.json",
                            coco(img, R"({"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]})")}
-            << "coco.json" << QStringList{"coco.json: annotations[0].category_id", "'car' is not 'person'"};
+            << "coco.json"
+            << QStringList{"coco.json: annotations[0].category_id", "'car' is not 'person'"};
 
         auto cvat = [](const QString &boxes, const QString &name = "frame_000003.png") {
             return "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<annotations>\n"
-                   "  <version>1.1</version>\n  <image id=\"0\" name=\"" + name +
-                   "\" width=\"320\" height=\"240\">\n" + boxes + "  </image>\n</annotations>\n";
+                   "  <version>1.1</version>\n  <image id=\"0\" name=\"" +
+                   name + "\" width=\"320\" height=\"240\">\n" + boxes +
+                   "  </image>\n</annotations>\n";
         };
-        const QString box = "    <box label=\"person\" xtl=\"1\" ytl=\"2\" xbr=\"30\" ybr=\"60\"/>\n";
+        const QString box =
+            "    <box label=\"person\" xtl=\"1\" ytl=\"2\" xbr=\"30\" ybr=\"60\"/>\n";
         QTest::newRow("cvat: malformed XML")
             << "cvat" << QStringList{"a.xml", cvat(box + "    <box label=\"person\" xtl=\"1\">\n")}
             << "a.xml" << QStringList{"a.xml:7:", "malformed XML"};
         QTest::newRow("cvat: not a number")
-            << "cvat" << QStringList{"a.xml", cvat(box + QString(box).replace("xtl=\"1\"", "xtl=\"1,5\""))}
+            << "cvat"
+            << QStringList{"a.xml", cvat(box + QString(box).replace("xtl=\"1\"", "xtl=\"1,5\""))}
             << "a.xml" << QStringList{"a.xml:6:", "<box>", "'xtl'", "'1,5' is not a number"};
         QTest::newRow("cvat: box outside the frame")
             << "cvat"
@@ -333,18 +358,22 @@ private Q_SLOTS:
             << "labels" << QStringList{"frame_000003.txt:2:", "4 columns, expected 5"};
         QTest::newRow("yolo: unknown class")
             << "yolo"
-            << QStringList{"labels/classes.txt", "person\n", "labels/frame_000003.txt", line + "1 0.5 0.5 0.1 0.2\n"}
-            << "labels" << QStringList{"frame_000003.txt:2:", "column 1 (class)", "unknown class index '1'"};
+            << QStringList{"labels/classes.txt", "person\n", "labels/frame_000003.txt",
+                           line + "1 0.5 0.5 0.1 0.2\n"}
+            << "labels"
+            << QStringList{"frame_000003.txt:2:", "column 1 (class)", "unknown class index '1'"};
         QTest::newRow("yolo: wrong category")
-            << "yolo"
-            << QStringList{"labels/classes.txt", "car\n", "labels/frame_000003.txt", line}
-            << "labels" << QStringList{"frame_000003.txt:1:", "column 1 (class)", "'car' is not 'person'"};
+            << "yolo" << QStringList{"labels/classes.txt", "car\n", "labels/frame_000003.txt", line}
+            << "labels"
+            << QStringList{"frame_000003.txt:1:", "column 1 (class)", "'car' is not 'person'"};
         QTest::newRow("yolo: box outside the frame")
             << "yolo" << QStringList{"labels/frame_000003.txt", line + "0 0.99 0.5 0.1 0.2\n"}
             << "labels" << QStringList{"frame_000003.txt:2:", "field 'w'", "ends right"};
         QTest::newRow("yolo: unknown frame")
-            << "yolo" << QStringList{"labels/frame_000003.txt", line, "labels/frame_000025.txt", line}
-            << "labels" << QStringList{"frame_000025.txt: file name", "frame 25 is not in the video (0..19)"};
+            << "yolo"
+            << QStringList{"labels/frame_000003.txt", line, "labels/frame_000025.txt", line}
+            << "labels"
+            << QStringList{"frame_000025.txt: file name", "frame 25 is not in the video (0..19)"};
     }
 
     void badFiles()

@@ -45,8 +45,8 @@ cv::Mat background(cv::Size size)
     cv::Mat img(size, CV_8UC3);
     for (int y = 0; y < size.height; ++y)
         for (int x = 0; x < size.width; ++x) {
-            const int v = 100 + int(35 * std::sin(x * 0.09) * std::cos(y * 0.07)) +
-                          ((x * 7 + y * 13) % 17);
+            const int v =
+                100 + int(35 * std::sin(x * 0.09) * std::cos(y * 0.07)) + ((x * 7 + y * 13) % 17);
             img.at<cv::Vec3b>(y, x) = cv::Vec3b(uchar(v), uchar(v + 5), uchar(v));
         }
     return img;
@@ -141,8 +141,7 @@ void TestMotion::conventionsAndSpecs()
     auto fused = Teacher::create("hog+motion?warmup=5");
     QCOMPARE(fused->name(), std::string("hog+motion"));
     QVERIFY(fused->needsEveryFrame());
-    QCOMPARE(dynamic_cast<MotionFusionTeacher *>(fused.get())->motion().options().warmup_frames,
-             5);
+    QCOMPARE(dynamic_cast<MotionFusionTeacher *>(fused.get())->motion().options().warmup_frames, 5);
 
     auto refused = [](const std::string &spec, const char *expect) {
         try {
@@ -176,7 +175,8 @@ void TestMotion::motionFindsMoversWithTightBoxes()
     for (int f = 0; f < 100; ++f) {
         const auto boxes = motion.detect(draw(bg, movers, f));
         if (f < 60) { // the warm-up, then a still scene: nothing
-            QVERIFY2(boxes.empty(), qPrintable(QString("%1 boxes on frame %2").arg(boxes.size()).arg(f)));
+            QVERIFY2(boxes.empty(),
+                     qPrintable(QString("%1 boxes on frame %2").arg(boxes.size()).arg(f)));
             continue;
         }
         QCOMPARE(int(boxes.size()), 2);
@@ -245,7 +245,8 @@ void TestMotion::fusionSplitsKeepsAndDrops()
             if (!movers[std::size_t(i)].visible(f))
                 continue;
             const cv::Rect2d b = movers[std::size_t(i)].box(f);
-            given.next.push_back({cv::Rect2d(b.x - 4, b.y - 8, b.width + 8, b.height + 16), 1.f, 0});
+            given.next.push_back(
+                {cv::Rect2d(b.x - 4, b.y - 8, b.width + 8, b.height + 16), 1.f, 0});
         }
         const auto boxes = fusion.detect(draw(bg, movers, f));
         if (f < 102)
@@ -258,7 +259,8 @@ void TestMotion::fusionSplitsKeepsAndDrops()
         QCOMPARE(int(boxes.size()), 4);
         for (int i : {0, 1, 4}) {
             const double v = bestIou(boxes, movers[std::size_t(i)].box(f));
-            QVERIFY2(v > 0.8, qPrintable(QString("frame %1 object %2: IoU %3").arg(f).arg(i).arg(v)));
+            QVERIFY2(v > 0.8,
+                     qPrintable(QString("frame %1 object %2: IoU %3").arg(f).arg(i).arg(v)));
         }
         QVERIFY(bestIou(boxes, given.next[2].box) > 0.99); // the still one: the detector's box
         QCOMPARE(bestIou(boxes, movers[3].box(f)), 0.0);   // the flat blob is gone
@@ -327,7 +329,8 @@ void TestMotion::knockVideoMovesPixelsAndBoxes()
         }
     }
     const std::string gt = dir.path().toStdString() + "/gt.txt";
-    std::ofstream(gt) << "3,1,100,80,40,60,1,1,1\n8,1,100,80,40,60,1,1,1\n8,2,300,220,30,30,1,1,1\n";
+    std::ofstream(gt)
+        << "3,1,100,80,40,60,1,1,1\n8,1,100,80,40,60,1,1,1\n8,2,300,220,30,30,1,1,1\n";
     QProcess p;
     p.start(KNOCK_VIDEO, {"--in", QString::fromStdString(in), "--out", dir.path() + "/out.avi",
                           "--from", "5", "--scale", "1.1", "--shift", "40,24", "--map-mot",
@@ -350,7 +353,11 @@ void TestMotion::knockVideoMovesPixelsAndBoxes()
                      std::abs(found.br().x - want.br().x) <= 1.0 &&
                      std::abs(found.br().y - want.br().y) <= 1.0,
                  qPrintable(QString("frame %1: found %2,%3 %4x%5")
-                                .arg(f).arg(found.x).arg(found.y).arg(found.width).arg(found.height)));
+                                .arg(f)
+                                .arg(found.x)
+                                .arg(found.y)
+                                .arg(found.width)
+                                .arg(found.height)));
         // border replicated: the corner is the background's grey, not black
         QVERIFY(frame.at<cv::Vec3b>(0, 0)[0] > 60);
     }
@@ -365,9 +372,9 @@ void TestMotion::knockVideoMovesPixelsAndBoxes()
     QVERIFY(!std::getline(mapped, l3));
 
     std::ofstream(gt) << "8,1,100,eighty,40,60,1,1,1\n";
-    p.start(KNOCK_VIDEO, {"--in", QString::fromStdString(in), "--out", dir.path() + "/o2.avi",
-                          "--from", "5", "--map-mot", QString::fromStdString(gt), "--map-out",
-                          dir.path() + "/o2.txt"});
+    p.start(KNOCK_VIDEO,
+            {"--in", QString::fromStdString(in), "--out", dir.path() + "/o2.avi", "--from", "5",
+             "--map-mot", QString::fromStdString(gt), "--map-out", dir.path() + "/o2.txt"});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(p.readAllStandardError().contains("gt.txt:1 field y: 'eighty' is not a number"));

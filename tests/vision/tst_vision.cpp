@@ -334,14 +334,19 @@ void TestVision::propagationRecoversWhatTheTeacherMissed()
                 best = std::max(best, iou(d.box, b.box));
             if (b.source == BoxSource::Teacher) {
                 ++teacherBoxes;
-                QVERIFY2(best > 0.99, qPrintable(QStringLiteral("teacher box on frame %1 is no detection (IoU %2)")
-                                                     .arg(b.frame)
-                                                     .arg(best)));
+                QVERIFY2(
+                    best > 0.99,
+                    qPrintable(QStringLiteral("teacher box on frame %1 is no detection (IoU %2)")
+                                   .arg(b.frame)
+                                   .arg(best)));
             } else {
                 ++trackerBoxes;
-                QVERIFY2(best < 0.7, qPrintable(QStringLiteral("tracker box on frame %1 where the teacher found it (IoU %2)")
-                                                    .arg(b.frame)
-                                                    .arg(best)));
+                QVERIFY2(
+                    best < 0.7,
+                    qPrintable(QStringLiteral(
+                                   "tracker box on frame %1 where the teacher found it (IoU %2)")
+                                   .arg(b.frame)
+                                   .arg(best)));
             }
         }
     }
