@@ -16,6 +16,8 @@ packages=(
   libxml2-dev                  # vision/: CVAT XML annotations
   opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
   locales                      # de_DE.UTF-8: the tests read and write files under a comma-decimal locale
+  clang-format                 # scripts/check-format.sh: the tree as .clang-format has it (CI checks it)
+  git                          # scripts/check-format.sh lists the tracked files
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
