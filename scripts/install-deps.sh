@@ -18,6 +18,7 @@ packages=(
   locales                      # de_DE.UTF-8: the tests read and write files under a comma-decimal locale
   clang-format                 # scripts/check-format.sh: the tree as .clang-format has it (CI checks it)
   git                          # scripts/check-format.sh lists the tracked files
+  libomp-14-dev                # the tsan preset: LLVM's libomp and its Archer tool (OpenMP under TSan)
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
