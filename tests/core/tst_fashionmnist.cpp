@@ -1,7 +1,8 @@
 // Real data: LeNet-5 on the full Fashion-MNIST (Debian's dataset-fashion-mnist) does at least as
-// well as PyTorch. After one epoch (constant lr) it must reach 85 % test accuracy; the PyTorch
+// well as PyTorch. After one epoch (constant lr) it must reach 84.5 % test accuracy: the PyTorch
 // reference with the same model, normalisation and settings reaches 84.6 % on 1 thread and
 // 84.5 % on 2 (../shared/bench/torch_fmnist_lenet.py, figures in ../shared/bench/README.md).
+// The engine reaches 85.9 % with oneDNN's GEMM and 84.9 % with Eigen's (the arm64 build).
 // After five epochs (cosine lr) it must reach 89 %: there is no PyTorch figure for that run, so
 // this bound is the engine's own result (89.7 %) less a margin.
 
@@ -47,7 +48,7 @@ void TestFashionMnist::lenet5Accuracy_data()
     QTest::addColumn<QString>("schedule");
     QTest::addColumn<double>("minAccuracy");
     // The README's settings: batch 64, lr 0.05, momentum 0.9 (the reference's too).
-    QTest::newRow("1 epoch") << 1 << "constant" << 0.85; // PyTorch: 84.5-84.6 %
+    QTest::newRow("1 epoch") << 1 << "constant" << 0.845; // PyTorch: 84.5-84.6 %
     QTest::newRow("5 epochs") << 5 << "cosine" << 0.89;  // no PyTorch reference
 }
 
