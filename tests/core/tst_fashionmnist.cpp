@@ -49,7 +49,7 @@ void TestFashionMnist::lenet5Accuracy_data()
     QTest::addColumn<double>("minAccuracy");
     // The README's settings: batch 64, lr 0.05, momentum 0.9 (the reference's too).
     QTest::newRow("1 epoch") << 1 << "constant" << 0.845; // PyTorch: 84.5-84.6 %
-    QTest::newRow("5 epochs") << 5 << "cosine" << 0.89;  // no PyTorch reference
+    QTest::newRow("5 epochs") << 5 << "cosine" << 0.89;   // no PyTorch reference
 }
 
 void TestFashionMnist::lenet5Accuracy()
