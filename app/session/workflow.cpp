@@ -125,57 +125,6 @@ void Workflow::startLabelling()
         });
 }
 
-void Workflow::saveLabels()
-{
-    if (!m_labels || m_session.dir.isEmpty())
-        return;
-    // A copy is written by the saver thread (a long video's labels take a while to serialise),
-    // after any save queued before it. The previous file stays intact if this one fails.
-    (void)QtConcurrent::run(&m_saver, [this, labels = *m_labels, dir = m_session.dir] {
-        try {
-            labels.save(dir.toStdString());
-        } catch (const std::exception &e) {
-            const QString error = QStringLiteral("the label edits could not be saved in '%1': %2")
-                                      .arg(dir, QString::fromStdString(e.what()));
-            QMetaObject::invokeMethod(
-                this, [this, error] { Q_EMIT message(error); }, Qt::QueuedConnection);
-        }
-    });
-}
-
-void Workflow::editTrack(int track, const std::function<void(vision::Track &)> &edit)
-{
-    if (!m_labels)
-        return;
-    // Readers (pages, a worker) may hold the current labels: edits make a new version.
-    auto edited = std::make_shared<vision::LabelResult>(*m_labels);
-    for (vision::Track &t : edited->tracks)
-        if (t.id == track)
-            edit(t);
-    edited->updateStats();
-    m_labels = edited;
-    saveLabels();
-    Q_EMIT labelsChanged();
-}
-
-void Workflow::setTrackAccepted(int track, bool accepted)
-{
-    editTrack(track, [accepted](vision::Track &t) {
-        t.state = accepted ? vision::Track::State::Accepted : vision::Track::State::Rejected;
-        t.note = accepted ? std::string() : std::string("rejected in review");
-    });
-}
-
-void Workflow::trimTrack(int track, int first, int last)
-{
-    if (first > last)
-        return;
-    editTrack(track, [first, last](vision::Track &t) {
-        t.trim(first, last);
-        t.note = "trimmed to frames " + std::to_string(first) + "-" + std::to_string(last);
-    });
-}
-
 void Workflow::startDataset()
 {
     if (busy() != Task::None)

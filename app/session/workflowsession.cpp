@@ -6,7 +6,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 // The Workflow's session: new, open, save (in the background or waiting), save as, the typed
-// setters the pages use, and what the node registry records in the session.
+// setters the pages use, the label edits of the review, and what the node registry records.
 
 namespace edgetrain::app {
 
@@ -245,6 +245,57 @@ void Workflow::recordForgotten(const NodeView &v)
     std::erase_if(m_session.nodes,
                   [&](const SessionNode &s) { return s.host == v.host && s.port == v.port; });
     m_session.plan.nodes.removeAll(v.info.name);
+}
+
+void Workflow::saveLabels()
+{
+    if (!m_labels || m_session.dir.isEmpty())
+        return;
+    // A copy is written by the saver thread (a long video's labels take a while to serialise),
+    // after any save queued before it. The previous file stays intact if this one fails.
+    (void)QtConcurrent::run(&m_saver, [this, labels = *m_labels, dir = m_session.dir] {
+        try {
+            labels.save(dir.toStdString());
+        } catch (const std::exception &e) {
+            const QString error = QStringLiteral("the label edits could not be saved in '%1': %2")
+                                      .arg(dir, QString::fromStdString(e.what()));
+            QMetaObject::invokeMethod(
+                this, [this, error] { Q_EMIT message(error); }, Qt::QueuedConnection);
+        }
+    });
+}
+
+void Workflow::editTrack(int track, const std::function<void(vision::Track &)> &edit)
+{
+    if (!m_labels)
+        return;
+    // Readers (pages, a worker) may hold the current labels: edits make a new version.
+    auto edited = std::make_shared<vision::LabelResult>(*m_labels);
+    for (vision::Track &t : edited->tracks)
+        if (t.id == track)
+            edit(t);
+    edited->updateStats();
+    m_labels = edited;
+    saveLabels();
+    Q_EMIT labelsChanged();
+}
+
+void Workflow::setTrackAccepted(int track, bool accepted)
+{
+    editTrack(track, [accepted](vision::Track &t) {
+        t.state = accepted ? vision::Track::State::Accepted : vision::Track::State::Rejected;
+        t.note = accepted ? std::string() : std::string("rejected in review");
+    });
+}
+
+void Workflow::trimTrack(int track, int first, int last)
+{
+    if (first > last)
+        return;
+    editTrack(track, [first, last](vision::Track &t) {
+        t.trim(first, last);
+        t.note = "trimmed to frames " + std::to_string(first) + "-" + std::to_string(last);
+    });
 }
 
 } // namespace edgetrain::app
