@@ -135,7 +135,9 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
         d.width = m_width->value();
         d.height = m_height->value();
         d.negativesPerPositive = m_negatives->value();
+        m_storing = true; // the spin boxes show these values already (and the user may be typing)
         m_workflow->setDatasetSettings(d); // the spin boxes' ranges are the session's
+        m_storing = false;
     };
     connect(m_width, &QSpinBox::valueChanged, this, store);
     connect(m_height, &QSpinBox::valueChanged, this, store);
@@ -176,7 +178,7 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
     });
     connect(m_workflow, &app::Workflow::sessionChanged, this, &DatasetPage::loadSettings);
     connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
-        if (part == app::Settings::Dataset) // (the spin boxes' signals are blocked while loading)
+        if (part == app::Settings::Dataset && !m_storing)
             loadSettings();
     });
     connect(m_workflow, &app::Workflow::taskStarted, this, [this] { m_build->setEnabled(false); });

@@ -38,6 +38,7 @@ private:
     QListWidget *m_gallery;
     QLabel *m_stale;
     bool m_loaded = false;
+    bool m_storing = false; // setDatasetSettings() from this page
     int m_galleryRequest = 0;
 };
 

@@ -163,15 +163,24 @@ bool Workflow::changeSettings(Settings part, const std::function<void(Session &)
 {
     // Checked on the settings alone (not the run's records), written and read back the way a
     // reopened session would be.
-    Session settings;
-    settings.capture = m_session.capture;
-    settings.dataset = m_session.dataset;
-    settings.plan = m_session.plan;
-    settings.evaluation.frames = m_session.evaluation.frames;
+    auto settingsOf = [](const Session &s) {
+        Session only;
+        only.title = s.title;
+        only.capture = s.capture;
+        only.dataset = s.dataset;
+        only.plan = s.plan;
+        only.evaluation.frames = s.evaluation.frames;
+        return only;
+    };
+    Session settings = settingsOf(m_session);
+    const QJsonObject before = settings.toJson();
     edit(settings);
+    const QJsonObject after = settings.toJson();
+    if (after == before)
+        return true; // nothing changes: no save, no announcement
     Session reread;
     QString why;
-    if (!reread.fromJson(settings.toJson(), &why)) {
+    if (!reread.fromJson(after, &why)) {
         why = QStringLiteral("setting refused: %1").arg(why);
         if (error)
             *error = why;
