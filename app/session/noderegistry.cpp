@@ -69,20 +69,23 @@ bool NodeRegistry::addProbe(const QString &hostPort, QString *error)
         return false;
     startDiscovery();
     for (const auto &[host, port] : list) {
-        Q_EMIT probeAdded(net::hostPort(host, port));
         if (const QHostAddress address(host); !address.isNull()) {
             m_browser->addTarget({address, port});
+            Q_EMIT probeAdded(net::hostPort(host, port));
             continue;
         }
-        // A name is looked up without holding the GUI thread; one that does not resolve is said.
+        // A name is looked up without holding the GUI thread; it is kept (in the session) once it
+        // resolves, and one that does not is said and dropped.
         QHostInfo::lookupHost(host, this, [this, host = host, port = port](const QHostInfo &info) {
             QHostAddress address;
             QString problem;
-            if (net::resolvedAddress(host, info, &address, &problem))
+            if (net::resolvedAddress(host, info, &address, &problem)) {
                 m_browser->addTarget({address, port});
-            else
+                Q_EMIT probeAdded(net::hostPort(host, port));
+            } else {
                 Q_EMIT message(
                     QStringLiteral("probe %1: %2").arg(net::hostPort(host, port), problem));
+            }
         });
     }
     return true;
