@@ -51,6 +51,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("local_steps"), local_steps);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
+    m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
     m.insert(QStringLiteral("dataset"), dataset);
     m.insert(QStringLiteral("train_limit"), qint64(train_limit));
     m.insert(QStringLiteral("test_limit"), qint64(test_limit));
@@ -145,7 +146,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     j.staleness = int(r.integer("staleness", 0, kMaxStaleness));
     j.local_steps = int(r.integer("local_steps", 1, kMaxLocalSteps));
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
-    j.memory_budget_bytes = r.integer("memory_budget_bytes", -1, std::int64_t(1) << 50);
+    // A job from a version before sizes said their unit names it memory_budget.
+    j.memory_budget_bytes =
+        r.integer(map.contains(QLatin1String("memory_budget_bytes")) ? "memory_budget_bytes"
+                                                                     : "memory_budget",
+                  -1, std::int64_t(1) << 50);
     j.dataset = r.text("dataset", 64);
     j.train_limit = r.integer("train_limit", 0, std::int64_t(1) << 40);
     j.test_limit = r.integer("test_limit", 0, std::int64_t(1) << 40);

@@ -222,6 +222,16 @@ void TestCluster::jobsAreValidated()
     QCOMPARE(back->mode, net::TrainingMode::LocalSgd);
     QCOMPARE(back->batch, job.batch);
     QCOMPARE(back->model.dump(), job.model.dump());
+    // The memory budget travels as memory_budget_bytes, and under its old name for older nodes;
+    // a job from an older app (the old name only) is read too.
+    net::JobSpec budgeted = job;
+    budgeted.memory_budget_bytes = 64 << 20;
+    QCborMap old = budgeted.toCbor();
+    QCOMPARE(old.value(QLatin1String("memory_budget")).toInteger(), qint64(64 << 20));
+    old.remove(QLatin1String("memory_budget_bytes"));
+    const auto fromOld = net::JobSpec::fromCbor(old, &error);
+    QVERIFY2(fromOld, qPrintable(error));
+    QCOMPARE(fromOld->memory_budget_bytes, std::int64_t(64 << 20));
 
     auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
         QCborMap m = job.toCbor();
