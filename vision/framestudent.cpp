@@ -109,6 +109,11 @@ std::vector<Detection> FrameStudent::detect(const cv::Mat &bgr, float threshold)
             b = {float(m_input.width) - b.x1, b.y0, float(m_input.width) - b.x0, b.y1, b.score};
         boxes = fuseViews(boxes, back, mirror_iou);
         std::erase_if(boxes, [&](const core::DecodedBox &b) { return b.score < threshold; });
+        std::stable_sort(
+            boxes.begin(), boxes.end(),
+            [](const core::DecodedBox &a, const core::DecodedBox &b) { return a.score > b.score; });
+        if (boxes.size() > std::size_t(m_maxDetections))
+            boxes.resize(std::size_t(m_maxDetections));
     }
     const double kx = double(bgr.cols) / m_input.width, ky = double(bgr.rows) / m_input.height;
     std::vector<Detection> found;
@@ -150,12 +155,23 @@ float FrameStudent::savedThreshold(const std::string &path)
     return value;
 }
 
-void FrameStudent::saveModel(core::Model &model, const std::string &path, float threshold)
+void FrameStudent::saveModel(core::Model &model, const std::string &path, float threshold,
+                             bool mirror)
 {
     char text[32];
     const auto [end, ec] = std::to_chars(text, text + sizeof text, threshold);
     core::Safetensors::saveModel(
-        model, path, {{kThresholdKey, std::string(text, ec == std::errc() ? end : text)}});
+        model, path,
+        {{kThresholdKey, std::string(text, ec == std::errc() ? end : text)},
+         {kViewsKey, mirror ? "mirror" : "frame"}});
+}
+
+bool FrameStudent::savedMirror(const std::string &path)
+{
+    const core::Safetensors file = core::Safetensors::read(path);
+    const auto it = file.metadata().find(kViewsKey);
+    return it != file.metadata().end() ? it->second == "mirror"
+                                       : !file.metadata().count(kThresholdKey);
 }
 
 } // namespace edgetrain::vision

@@ -45,9 +45,15 @@ public:
      *  when the threshold was calibrated or chosen), or -1 if there is none. Throws like
      *  loadModel. */
     static float savedThreshold(const std::string &path);
-    /** Saves the model with its operating threshold in the metadata (locale-free). */
-    static void saveModel(core::Model &model, const std::string &path, float threshold);
+    /** Saves the model with its operating threshold in the metadata (locale-free), and whether
+     *  that threshold was chosen with the mirror view (kViewsKey: "mirror" or "frame"). */
+    static void saveModel(core::Model &model, const std::string &path, float threshold,
+                          bool mirror = true);
+    /** Whether the saved threshold was chosen with the mirror view: weights calibrated before the
+     *  mirror view existed carry no kViewsKey and are run on the frame alone, as calibrated. */
+    static bool savedMirror(const std::string &path);
     static constexpr const char *kThresholdKey = "edgetrain.operating_threshold";
+    static constexpr const char *kViewsKey = "edgetrain.operating_views";
     /** The boxes of the frame and of its mirror image (already mirrored back), as one list: a
      *  box with a partner in the other view (IoU >= minIou; the highest-scored free one) is their
      *  score-weighted average scored by the mean of both; a box alone keeps half its score. */

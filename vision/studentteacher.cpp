@@ -19,7 +19,8 @@ std::unique_ptr<StudentTeacher> StudentTeacher::fromSession(const std::string &s
     std::shared_ptr<core::Model> model = FrameStudent::loadModel(path);
     auto student = std::make_unique<StudentTeacher>(std::move(model), "session:" + sessionDir);
     if (const float saved = FrameStudent::savedThreshold(path); saved > 0)
-        student->threshold = saved; // its calibrated operating point
+        student->threshold = saved;                              // its calibrated operating point
+    student->student().mirror = FrameStudent::savedMirror(path); // the views it was chosen with
     return student;
 }
 

@@ -517,6 +517,16 @@ void TestFrameStudent::operatingThresholdTravelsWithTheWeights()
     FrameStudent::saveModel(*m_model, weights, 0.37f);
     QCOMPARE(FrameStudent::savedThreshold(weights), 0.37f);
     QCOMPARE(StudentTeacher::fromSession(dir.toStdString())->threshold, 0.37f);
+    // The views the threshold was chosen with travel too: the mirror view by default, the frame
+    // alone when asked, and the frame alone for weights calibrated before the mirror view (a
+    // threshold without the key) — a box seen in one view has half its score with the mirror.
+    QVERIFY(StudentTeacher::fromSession(dir.toStdString())->student().mirror);
+    FrameStudent::saveModel(*m_model, weights, 0.37f, false);
+    QVERIFY(!StudentTeacher::fromSession(dir.toStdString())->student().mirror);
+    core::Safetensors::saveModel(*m_model, weights, {{FrameStudent::kThresholdKey, "0.37"}});
+    QVERIFY(!FrameStudent::savedMirror(weights));
+    core::Safetensors::saveModel(*m_model, weights);
+    QVERIFY(FrameStudent::savedMirror(weights)); // no threshold saved: the default views
     // A damaged value is named, not taken.
     core::Safetensors::saveModel(*m_model, weights, {{FrameStudent::kThresholdKey, "0,37"}});
     QVERIFY_THROWS_EXCEPTION(core::FormatError, FrameStudent::savedThreshold(weights));
