@@ -1,5 +1,6 @@
 #include "nodescommand.h"
 
+#include "app/session/csvfield.h"
 #include "clicontext.h"
 #include "core/error.h"
 #include "core/numbertext.h"
@@ -81,21 +82,6 @@ int NodesCommand::run(const QStringList &arguments)
     return ExitSuccess;
 }
 
-namespace {
-
-/** A CSV field as RFC 4180 has it: quoted (quotes doubled) when it holds a comma, a quote or a
- *  line break — a node may be called "pi, rack 2". */
-QString csvField(const QString &s)
-{
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) &&
-        !s.contains(QLatin1Char('\n')))
-        return s;
-    return QLatin1Char('"') + QString(s).replace(QLatin1String("\""), QLatin1String("\"\"")) +
-           QLatin1Char('"');
-}
-
-} // namespace
-
 int MonitorCommand::run(const QStringList &arguments)
 {
     CliContext cli(QStringLiteral("monitor"),
@@ -164,7 +150,8 @@ int MonitorCommand::run(const QStringList &arguments)
                 const QString row =
                     QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12\n")
                         .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs),
-                             csvField(c->node().name), csvField(c->address()))
+                             QString::fromUtf8(csvField(c->node().name)),
+                             QString::fromUtf8(csvField(c->address())))
                         .arg(s.cpu_percent, 0, 'f', 2)
                         .arg(s.agent_cpu_percent, 0, 'f', 2)
                         .arg(s.agent_rss_bytes)

@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include "csvfield.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -12,16 +14,6 @@
 namespace edgetrain::app {
 
 namespace {
-
-QByteArray csvField(const QString &s)
-{
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) &&
-        !s.contains(QLatin1Char('\n')))
-        return s.toUtf8();
-    QString q = s;
-    q.replace(QLatin1String("\""), QLatin1String("\"\""));
-    return '"' + q.toUtf8() + '"';
-}
 
 /** One CSV record's fields (RFC 4180: quoted fields may hold commas and doubled quotes). */
 QList<QByteArray> csvFields(const QByteArray &line)

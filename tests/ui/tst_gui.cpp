@@ -154,6 +154,8 @@ private:
     void screenshot(const QString &name);
     // Each slot can run alone (e.g. `tst_gui trainingFillsChartsAndPdf`): what it needs from an
     // earlier step is made here when that step has not run.
+    /** The key file set and both nodes probed by their discovery ports. */
+    void probeNodes();
     void requirePairedNodes();
     void requireDataset();
     /** Paired nodes, a crop dataset, and the crop student planned for `epochs` (batch 64). */
@@ -216,16 +218,23 @@ int rowNamed(const QTableWidget *table, const QString &name)
     return -1;
 }
 
-void TstGui::requirePairedNodes()
+void TstGui::probeNodes()
 {
-    if (m_workflow->nodes().pairedNodes().size() == 2)
-        return;
     QString error;
     QVERIFY2(m_workflow->nodes().setKeyFile(m_keyFile, &error), qPrintable(error));
     for (const auto &n : m_nodes)
         QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort),
                                               &error),
                  qPrintable(error));
+}
+
+void TstGui::requirePairedNodes()
+{
+    if (m_workflow->nodes().pairedNodes().size() == 2)
+        return;
+    probeNodes();
+    if (QTest::currentTestFailed())
+        return;
     QTRY_COMPARE_WITH_TIMEOUT(int(m_workflow->nodes().all().size()), 2, 5000);
     m_workflow->nodes().pairAll();
     QTRY_COMPARE_WITH_TIMEOUT(m_workflow->nodes().pairedNodes().size(), 2, 5000);
@@ -278,12 +287,10 @@ void TstGui::screenshot(const QString &name)
 void TstGui::discoveryFillsNodesTable()
 {
     m_window->showStep(ui::MainWindow::Nodes);
+    probeNodes();
+    if (QTest::currentTestFailed())
+        return;
     QString error;
-    QVERIFY2(m_workflow->nodes().setKeyFile(m_keyFile, &error), qPrintable(error));
-    for (const auto &n : m_nodes)
-        QVERIFY2(m_workflow->nodes().addProbe(QStringLiteral("127.0.0.1:%1").arg(n->discoveryPort),
-                                              &error),
-                 qPrintable(error));
     QTableWidget *table = m_window->nodesPage()->table();
     // Discovery finds both nodes: their names appear in the table with their real facts.
     QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 2, 5000);
