@@ -3,6 +3,8 @@
 #include "eigentypes.h"
 #include "error.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -125,6 +127,44 @@ GemmBackend parseGemmBackend(std::string_view name)
     if (name == "dnnl")
         return GemmBackend::Dnnl;
     throw SpecError("unknown GEMM backend '" + std::string(name) + "' (expected eigen or dnnl)");
+}
+
+double measureGemmGflops(std::int64_t n, int repeats)
+{
+    std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n)), c(std::size_t(n * n));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        a[i] = float((i * 7919) % 1000) / 1000.0f - 0.5f;
+        b[i] = float((i * 104729) % 1000) / 1000.0f - 0.5f;
+    }
+    gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    std::vector<double> seconds;
+    for (int r = 0; r < std::max(1, repeats); ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+        seconds.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return 2.0 * double(n) * double(n) * double(n) / seconds[seconds.size() / 2] / 1e9;
+}
+
+double measureGemmThroughput(std::int64_t n, std::chrono::duration<double> wall)
+{
+    std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n)), c(std::size_t(n * n));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        a[i] = float((i * 7919) % 1000) / 1000.0f - 0.5f;
+        b[i] = float((i * 104729) % 1000) / 1000.0f - 0.5f;
+    }
+    gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    const auto start = std::chrono::steady_clock::now();
+    std::int64_t products = 0;
+    std::chrono::duration<double> elapsed{0};
+    while (elapsed < wall || products == 0) {
+        gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+        ++products;
+        elapsed = std::chrono::steady_clock::now() - start;
+    }
+    return 2.0 * double(n) * double(n) * double(n) * double(products) / elapsed.count() / 1e9;
 }
 
 } // namespace edgetrain::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -34,5 +35,14 @@ void setGemmBackend(GemmBackend backend);
 std::string_view gemmBackendName(GemmBackend backend); // "eigen", "dnnl"
 /** "eigen" / "dnnl" -> backend; throws SpecError for anything else. */
 GemmBackend parseGemmBackend(std::string_view name);
+
+/** GFLOP/s of C = A * B (square, size n) with the current backend and this thread's engine
+ *  threads: the median of `repeats` products after one warm-up. How fast a device is, as
+ *  `edgetrain-cli bench --gemm-size` prints it and device profiles state it. */
+double measureGemmGflops(std::int64_t n, int repeats);
+/** GFLOP/s of back-to-back products (square, size n) over `wall` of wall-clock time: what a
+ *  process gets from the CPU it may use, throttling included (a single product may fit in one
+ *  burst of a CPU quota and would look unthrottled). */
+double measureGemmThroughput(std::int64_t n, std::chrono::duration<double> wall);
 
 } // namespace edgetrain::core

@@ -65,11 +65,6 @@ double measureFmaPeak()
 /** GF/s of C = A * B (square, size n) per available backend: the median of several runs. */
 int benchGemm(CliContext &cli, std::int64_t n, int repeats)
 {
-    std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n)), c(std::size_t(n * n));
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        a[i] = float((i * 7919) % 1000) / 1000.0f - 0.5f;
-        b[i] = float((i * 104729) % 1000) / 1000.0f - 0.5f;
-    }
     const double peak = measureFmaPeak();
     char peakLine[96];
     std::snprintf(peakLine, sizeof peakLine, "FMA ceiling of one core, measured: %.1f GFLOP/s",
@@ -79,17 +74,7 @@ int benchGemm(CliContext &cli, std::int64_t n, int repeats)
     const core::GemmBackend original = core::gemmBackend();
     for (const core::GemmBackend backend : core::availableGemmBackends()) {
         core::setGemmBackend(backend);
-        core::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-        std::vector<double> seconds;
-        for (int r = 0; r < repeats; ++r) {
-            const auto t0 = std::chrono::steady_clock::now();
-            core::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-            seconds.push_back(
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(seconds.begin(), seconds.end());
-        const double gflops =
-            2.0 * double(n) * double(n) * double(n) / seconds[seconds.size() / 2] / 1e9;
+        const double gflops = core::measureGemmGflops(n, repeats);
         char line[160];
         std::snprintf(line, sizeof line,
                       "sgemm %lld^3  %-5s  %d thread(s): %7.1f GFLOP/s (%.1f per thread, %.0f %% "
