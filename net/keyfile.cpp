@@ -1,8 +1,11 @@
 #include "keyfile.h"
 
 #include <QFile>
+#include <QRandomGenerator>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace edgetrain::net {
 
@@ -35,6 +38,26 @@ bool readKeyFile(const QString &path, QByteArray *key, QString *error)
         return false;
     }
     return true;
+}
+
+bool writeNewKeyFile(const QString &path, QString *error)
+{
+    QByteArray key(32, '\0');
+    QRandomGenerator::system()->generate(key.begin(), key.end());
+    const QByteArray text = key.toBase64() + '\n';
+    // open(2) with mode 0600, so the key is never readable by others, not even for a moment
+    const int fd =
+        ::open(QFile::encodeName(path).constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *error = QStringLiteral("cannot write the key file '%1'").arg(path);
+        return false;
+    }
+    const bool written = ::fchmod(fd, 0600) == 0 &&
+                         ::write(fd, text.constData(), std::size_t(text.size())) == text.size();
+    ::close(fd);
+    if (!written)
+        *error = QStringLiteral("cannot write the key file '%1'").arg(path);
+    return written;
 }
 
 } // namespace edgetrain::net

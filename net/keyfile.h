@@ -12,4 +12,8 @@ namespace edgetrain::net {
  */
 bool readKeyFile(const QString &path, QByteArray *key, QString *error);
 
+/** Writes a new random cluster key (32 bytes, base64) to `path`, readable by its owner only from
+ *  the moment it exists. False with a message naming the file if it cannot. */
+bool writeNewKeyFile(const QString &path, QString *error);
+
 } // namespace edgetrain::net

@@ -18,6 +18,8 @@ QCborMap NodeInfo::toCbor() const
     m.insert(QStringLiteral("arch"), arch);
     m.insert(QStringLiteral("cpu_model"), cpu_model);
     m.insert(QStringLiteral("load"), load);
+    if (!device_profile.isEmpty())
+        m.insert(QStringLiteral("device_profile"), device_profile);
     return m;
 }
 
@@ -41,6 +43,7 @@ std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
     n.arch = m.value(QStringLiteral("arch")).toString().left(32);
     n.cpu_model = m.value(QStringLiteral("cpu_model")).toString().left(128);
     n.load = m.value(QStringLiteral("load")).toDouble();
+    n.device_profile = m.value(QStringLiteral("device_profile")).toString().left(64);
     return n;
 }
 

@@ -21,6 +21,9 @@ struct NodeInfo
     QString arch;
     QString cpu_model;
     double load = 0.0;
+    /** The device profile it runs as (an edge-lab node or one started with --device-profile;
+     *  the facts above are then the profile's), empty otherwise. */
+    QString device_profile;
     QHostAddress address; // filled in by whoever heard it
 
     QCborMap toCbor() const;

@@ -36,6 +36,13 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     m_info.ram_bytes = device.ram_bytes;
     m_info.arch = device.arch;
     m_info.cpu_model = device.cpu_model;
+    if (const auto &p = m_options.device_profile) {
+        m_info.cores = p->cores;
+        m_info.ram_bytes = p->ram_bytes;
+        m_info.arch = QString::fromStdString(p->arch);
+        m_info.cpu_model = QString::fromStdString(p->cpu_model);
+        m_info.device_profile = QString::fromStdString(p->id);
+    }
     connect(&m_server, &QTcpServer::newConnection, this, &NodeServer::onConnection);
     connect(&m_discovery, &QUdpSocket::readyRead, this, &NodeServer::onDatagrams);
     connect(&m_beaconTimer, &QTimer::timeout, this, &NodeServer::sendBeacon);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "controlchannel.h"
+#include "core/deviceprofile.h"
 #include "discovery.h"
 #include "joblink.h"
 #include "nodeinfo.h"
@@ -15,6 +16,7 @@
 #include <QUdpSocket>
 
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,9 @@ struct NodeOptions
     std::chrono::milliseconds handshake_timeout{5000};
     std::int64_t memory_limit = -1; // bytes a training job may use (--memory-limit)
     QString data_dir;               // where datasets the node has live (--data-dir)
+    /** The device it says it is (--device-profile): its cores, RAM, arch and CPU instead of this
+     *  machine's. */
+    std::optional<core::DeviceProfile> device_profile;
 };
 
 /**

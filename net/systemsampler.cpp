@@ -6,6 +6,12 @@
 #include <QSysInfo>
 #include <QThread>
 
+#include <algorithm>
+#include <cstddef>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace edgetrain::net {
@@ -51,6 +57,8 @@ QCborMap SystemSample::toCbor() const
     m.insert(QStringLiteral("memory_available_bytes"), qint64(memory_available_bytes));
     m.insert(QStringLiteral("net_rx_bytes_per_second"), net_rx_bytes_per_second);
     m.insert(QStringLiteral("net_tx_bytes_per_second"), net_tx_bytes_per_second);
+    m.insert(QStringLiteral("agent_rx_bytes_per_second"), agent_rx_bytes_per_second);
+    m.insert(QStringLiteral("agent_tx_bytes_per_second"), agent_tx_bytes_per_second);
     m.insert(QStringLiteral("load1"), load1);
     if (cpu_mhz)
         m.insert(QStringLiteral("cpu_mhz"), *cpu_mhz);
@@ -72,6 +80,11 @@ SystemSample SystemSample::fromCbor(const QCborMap &m)
     s.training = m.value(QStringLiteral("training")).toMap();
     s.net_rx_bytes_per_second = m.value(QStringLiteral("net_rx_bytes_per_second")).toDouble();
     s.net_tx_bytes_per_second = m.value(QStringLiteral("net_tx_bytes_per_second")).toDouble();
+    // A node from before these counters: its interfaces' figures stand in.
+    s.agent_rx_bytes_per_second =
+        m.value(QStringLiteral("agent_rx_bytes_per_second")).toDouble(s.net_rx_bytes_per_second);
+    s.agent_tx_bytes_per_second =
+        m.value(QStringLiteral("agent_tx_bytes_per_second")).toDouble(s.net_tx_bytes_per_second);
     s.load1 = m.value(QStringLiteral("load1")).toDouble();
     if (m.contains(QStringLiteral("cpu_mhz")))
         s.cpu_mhz = m.value(QStringLiteral("cpu_mhz")).toDouble();
@@ -94,12 +107,123 @@ DeviceInfo DeviceInfo::read()
     return d;
 }
 
-SystemSampler::SystemSampler() : m_last(read()) {}
+CgroupLimits CgroupLimits::read()
+{
+    CgroupLimits g;
+    const QString root = QStringLiteral("/sys/fs/cgroup");
+    QString v2, cpu, cpuacct, memory;
+    for (const QByteArray &line : readFile(QStringLiteral("/proc/self/cgroup")).split('\n')) {
+        const QList<QByteArray> f = line.split(':');
+        if (f.size() < 3)
+            continue;
+        const QString path = QString::fromUtf8(f.mid(2).join(':'));
+        if (f[0] == "0" && f[1].isEmpty())
+            v2 = path;
+        for (const QByteArray &c : f[1].split(',')) {
+            if (c == "cpu")
+                cpu = path;
+            if (c == "cpuacct")
+                cpuacct = path;
+            else if (c == "memory")
+                memory = path;
+        }
+    }
+    if (!cpu.isEmpty()) {
+        const double quota =
+            readFile(root + QStringLiteral("/cpu") + cpu + QStringLiteral("/cpu.cfs_quota_us"))
+                .trimmed()
+                .toDouble();
+        const double period =
+            readFile(root + QStringLiteral("/cpu") + cpu + QStringLiteral("/cpu.cfs_period_us"))
+                .trimmed()
+                .toDouble();
+        if (quota > 0 && period > 0) {
+            g.cpu_cores = quota / period;
+            // cpuacct may be a hierarchy of its own, where this process sits elsewhere (or at
+            // the root): then the process's own CPU time stands for the cgroup's.
+            const QString usage =
+                root + QStringLiteral("/cpuacct") + cpuacct + QStringLiteral("/cpuacct.usage");
+            if (cpuacct == cpu && QFile::exists(usage))
+                g.cpu_usage_file = usage;
+        }
+    } else if (!v2.isEmpty()) {
+        const QList<QByteArray> max =
+            readFile(root + v2 + QStringLiteral("/cpu.max")).trimmed().split(' ');
+        if (max.size() == 2 && max[0] != "max" && max[1].toDouble() > 0) {
+            g.cpu_cores = max[0].toDouble() / max[1].toDouble();
+            g.cpu_usage_file = root + v2 + QStringLiteral("/cpu.stat");
+        }
+    }
+    const std::int64_t noLimit = std::int64_t(1) << 60; // v1 writes ~2^63 for "none"
+    if (!memory.isEmpty()) {
+        const QString dir = root + QStringLiteral("/memory") + memory;
+        const std::int64_t limit =
+            readFile(dir + QStringLiteral("/memory.limit_in_bytes")).trimmed().toLongLong();
+        if (limit > 0 && limit < noLimit) {
+            g.memory_limit_bytes = limit;
+            g.memory_usage_file = dir + QStringLiteral("/memory.usage_in_bytes");
+            g.memory_stat_file = dir + QStringLiteral("/memory.stat");
+        }
+    } else if (!v2.isEmpty()) {
+        const QByteArray max = readFile(root + v2 + QStringLiteral("/memory.max")).trimmed();
+        if (!max.isEmpty() && max != "max" && max.toLongLong() > 0) {
+            g.memory_limit_bytes = max.toLongLong();
+            g.memory_usage_file = root + v2 + QStringLiteral("/memory.current");
+            g.memory_stat_file = root + v2 + QStringLiteral("/memory.stat");
+        }
+    }
+    return g;
+}
+
+SystemSampler::SystemSampler() : m_cgroup(CgroupLimits::read()), m_last(read()) {}
+
+void SystemSampler::readSockets(Counters &c)
+{
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> now;
+    const QDir fds(QStringLiteral("/proc/self/fd"));
+    for (const QString &name : fds.entryList(QDir::System | QDir::NoDotAndDotDot)) {
+        bool ok = false;
+        const int fd = name.toInt(&ok);
+        struct stat st
+        {};
+        if (!ok || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        struct tcp_info info
+        {};
+        socklen_t len = sizeof info;
+        if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received)
+            continue; // not TCP, or a kernel without these counters
+        now[std::uint64_t(st.st_ino)] = {info.tcpi_bytes_received, info.tcpi_bytes_acked};
+    }
+    for (const auto &[inode, counts] : m_sockets)
+        if (!now.count(inode)) { // closed since: its bytes stay counted
+            m_closedRx += counts.first;
+            m_closedTx += counts.second;
+        }
+    m_sockets = std::move(now);
+    c.agent_rx = m_closedRx;
+    c.agent_tx = m_closedTx;
+    for (const auto &[inode, counts] : m_sockets) {
+        c.agent_rx += counts.first;
+        c.agent_tx += counts.second;
+    }
+}
 
 SystemSampler::Counters SystemSampler::read()
 {
     Counters c;
     c.nanoseconds = monotonicNanoseconds();
+    if (!m_cgroup.cpu_usage_file.isEmpty()) {
+        const QByteArray usage = readFile(m_cgroup.cpu_usage_file);
+        if (m_cgroup.cpu_usage_file.endsWith(QLatin1String("cpu.stat"))) {
+            for (const QByteArray &line : usage.split('\n'))
+                if (line.startsWith("usage_usec "))
+                    c.cgroup_cpu_ns = line.mid(11).trimmed().toULongLong() * 1000;
+        } else {
+            c.cgroup_cpu_ns = usage.trimmed().toULongLong();
+        }
+    }
     const QList<QByteArray> cpu =
         readFile(QStringLiteral("/proc/stat")).split('\n').value(0).simplified().split(' ');
     // cpu user nice system idle iowait irq softirq steal
@@ -109,6 +233,7 @@ SystemSampler::Counters SystemSampler::read()
         if (i != 4 && i != 5)
             c.cpu_busy += v;
     }
+    readSockets(c);
     const QByteArray self = readFile(QStringLiteral("/proc/self/stat"));
     const QList<QByteArray> fields = self.mid(self.lastIndexOf(')') + 2).split(' ');
     c.agent_ticks = fields.value(11).toULongLong() + fields.value(12).toULongLong(); // utime, stime
@@ -133,14 +258,38 @@ SystemSample SystemSampler::sample()
         s.agent_cpu_percent = 100.0 * double(now.agent_ticks - m_last.agent_ticks) / totalTicks;
     }
     const double seconds = double(now.nanoseconds - m_last.nanoseconds) / 1e9;
+    if (m_cgroup.cpu_cores > 0 && seconds > 0) { // the device is the quota
+        const double busy =
+            m_cgroup.cpu_usage_file.isEmpty()
+                ? double(now.agent_ticks - m_last.agent_ticks) / double(::sysconf(_SC_CLK_TCK))
+                : double(now.cgroup_cpu_ns - m_last.cgroup_cpu_ns) / 1e9;
+        s.cpu_percent = std::clamp(100.0 * busy / seconds / m_cgroup.cpu_cores, 0.0, 100.0);
+        s.agent_cpu_percent =
+            std::clamp(100.0 * double(now.agent_ticks - m_last.agent_ticks) /
+                           double(::sysconf(_SC_CLK_TCK)) / seconds / m_cgroup.cpu_cores,
+                       0.0, 100.0);
+    }
     if (seconds > 0) {
         s.net_rx_bytes_per_second = double(now.rx - m_last.rx) / seconds;
         s.net_tx_bytes_per_second = double(now.tx - m_last.tx) / seconds;
+        s.agent_rx_bytes_per_second = double(now.agent_rx - m_last.agent_rx) / seconds;
+        s.agent_tx_bytes_per_second = double(now.agent_tx - m_last.agent_tx) / seconds;
     }
     m_last = now;
     const QByteArray meminfo = readFile(QStringLiteral("/proc/meminfo"));
     s.memory_total_bytes = meminfoBytes(meminfo, "MemTotal:");
     s.memory_available_bytes = meminfoBytes(meminfo, "MemAvailable:");
+    if (m_cgroup.memory_limit_bytes > 0) {
+        std::int64_t used = readFile(m_cgroup.memory_usage_file).trimmed().toLongLong();
+        for (const QByteArray &line : readFile(m_cgroup.memory_stat_file).split('\n'))
+            if (line.startsWith("inactive_file ")) { // reclaimable page cache (v1 and v2)
+                used -= line.mid(line.indexOf(' ') + 1).trimmed().toLongLong();
+                break;
+            }
+        s.memory_total_bytes = m_cgroup.memory_limit_bytes;
+        s.memory_available_bytes = std::clamp<std::int64_t>(m_cgroup.memory_limit_bytes - used, 0,
+                                                            m_cgroup.memory_limit_bytes);
+    }
     s.agent_rss_bytes = meminfoBytes(readFile(QStringLiteral("/proc/self/status")), "VmRSS:");
     s.load1 = readFile(QStringLiteral("/proc/loadavg")).split(' ').value(0).toDouble();
     bool ok = false;

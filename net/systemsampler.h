@@ -4,6 +4,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 
 namespace edgetrain::net {
@@ -18,6 +19,13 @@ struct SystemSample
     std::int64_t memory_available_bytes = 0;
     double net_rx_bytes_per_second = 0.0; // every interface but loopback
     double net_tx_bytes_per_second = 0.0;
+    /** This agent's own traffic: the payload its TCP sockets (control channel, gloo's pairs,
+     *  shipments) received and sent, loopback included (TCP_INFO of every socket, each sample).
+     *  On a machine that runs several nodes (the demo, plain local nodes) this, not the
+     *  interfaces, is each node's traffic. What a socket moves between the last sample and its
+     *  close is not seen (the agent's connections are long-lived). */
+    double agent_rx_bytes_per_second = 0.0;
+    double agent_tx_bytes_per_second = 0.0;
     double load1 = 0.0;
     std::optional<double> cpu_mhz;       // where cpufreq is exposed
     std::optional<double> temperature_c; // where a thermal zone exists
@@ -38,9 +46,26 @@ struct DeviceInfo
 };
 
 /**
+ * The CPU and memory limits of the cgroup this process runs in (an edge-lab device, a systemd
+ * slice, a container), v1 or v2; none found: zeros and empty paths.
+ */
+struct CgroupLimits
+{
+    double cpu_cores = 0.0; // the CPU quota in cores (0: none)
+    QString cpu_usage_file; // cpuacct.usage (ns) or cpu.stat (usage_usec); empty: the process's
+    std::int64_t memory_limit_bytes = 0; // 0: none
+    QString memory_usage_file;           // memory.usage_in_bytes or memory.current
+    QString memory_stat_file;            // memory.stat (its inactive_file is reclaimable)
+    static CgroupLimits read();
+};
+
+/**
  * Reads /proc/stat, /proc/self/stat, /proc/self/status, /proc/meminfo, /proc/net/dev,
  * /proc/loadavg and, where present, cpufreq and thermal zones. Rates are differences to the
  * previous sample() call. Unreadable files give zeros, never errors (containers hide some).
+ * Inside a cgroup with limits the device is what the cgroup allows: CPU % is of the quota, and
+ * memory total/available are the limit and what is left of it. Network counters are those of
+ * the process's network namespace (an edge-lab device has its own).
  */
 class SystemSampler
 {
@@ -52,9 +77,17 @@ private:
     struct Counters
     {
         std::uint64_t cpu_busy = 0, cpu_total = 0, agent_ticks = 0, rx = 0, tx = 0;
+        std::uint64_t cgroup_cpu_ns = 0;
+        std::uint64_t agent_rx = 0, agent_tx = 0; // every TCP socket this process had
         std::int64_t nanoseconds = 0;
     };
-    static Counters read();
+    Counters read();
+    /** Sums TCP_INFO's bytes_received / bytes_acked over this process's sockets; a socket
+     *  that has closed keeps its last count in the totals. */
+    void readSockets(Counters &c);
+    CgroupLimits m_cgroup;
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> m_sockets; // inode -> rx, tx
+    std::uint64_t m_closedRx = 0, m_closedTx = 0;
     Counters m_last;
 };
 

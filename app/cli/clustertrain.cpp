@@ -194,16 +194,17 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         [&](const net::NodeId &node, const net::SystemSample &m) {
             const auto t = net::TrainingStatus::fromCbor(m.training);
             char line[320];
-            std::snprintf(line, sizeof line,
-                          "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
-                          "cpu %5.1f%% rss %s rx %s/s tx %s/s",
-                          qPrintable(node.label()),
-                          qPrintable(t.phase.isEmpty() ? QStringLiteral("idle") : t.phase), t.epoch,
-                          (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
-                          groupDigits(t.images_per_second).c_str(), m.cpu_percent,
-                          core::NumberText::bytes(m.agent_rss_bytes).c_str(),
-                          core::NumberText::bytes(std::int64_t(m.net_rx_bytes_per_second)).c_str(),
-                          core::NumberText::bytes(std::int64_t(m.net_tx_bytes_per_second)).c_str());
+            std::snprintf(
+                line, sizeof line,
+                "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
+                "cpu %5.1f%% rss %s rx %s/s tx %s/s",
+                qPrintable(node.label()),
+                qPrintable(t.phase.isEmpty() ? QStringLiteral("idle") : t.phase), t.epoch,
+                (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
+                groupDigits(t.images_per_second).c_str(), m.cpu_percent,
+                core::NumberText::bytes(m.agent_rss_bytes).c_str(),
+                core::NumberText::bytes(std::int64_t(m.agent_rx_bytes_per_second)).c_str(),
+                core::NumberText::bytes(std::int64_t(m.agent_tx_bytes_per_second)).c_str());
             cli.message(line);
         });
     QObject::connect(&coordinator, &net::TrainingCoordinator::epochFinished, &coordinator,

@@ -118,7 +118,8 @@ int MonitorCommand::run(const QStringList &arguments)
             csv->write(
                 "time,node,address,cpu_percent,agent_cpu_percent,agent_rss_bytes,memory_available_"
                 "bytes,"
-                "net_rx_bytes_per_second,net_tx_bytes_per_second,load1,cpu_mhz,temperature_c\n");
+                "net_rx_bytes_per_second,net_tx_bytes_per_second,load1,cpu_mhz,temperature_c,"
+                "agent_rx_bytes_per_second,agent_tx_bytes_per_second\n");
     }
 
     std::map<QString, int> samples;
@@ -135,20 +136,23 @@ int MonitorCommand::run(const QStringList &arguments)
         });
         QObject::connect(c, &net::ControlClient::metrics, c, [&, c](const net::SystemSample &s) {
             ++samples[c->address()];
-            char line[256];
-            std::snprintf(line, sizeof line,
-                          "%-14s cpu %5.1f%% (agent %4.1f%%)  agent rss %s  available %s  rx %s/s  "
-                          "tx %s/s  load %.2f",
-                          qPrintable(c->node().name), s.cpu_percent, s.agent_cpu_percent,
-                          core::NumberText::bytes(s.agent_rss_bytes).c_str(),
-                          core::NumberText::bytes(s.memory_available_bytes).c_str(),
-                          core::NumberText::bytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
-                          core::NumberText::bytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(),
-                          s.load1);
+            char line[384];
+            std::snprintf(
+                line, sizeof line,
+                "%-14s cpu %5.1f%% (agent %4.1f%%)  agent rss %s  available %s  rx %s/s  "
+                "tx %s/s (the agent's own: rx %s/s tx %s/s)  load %.2f",
+                qPrintable(c->node().name), s.cpu_percent, s.agent_cpu_percent,
+                core::NumberText::bytes(s.agent_rss_bytes).c_str(),
+                core::NumberText::bytes(s.memory_available_bytes).c_str(),
+                core::NumberText::bytes(std::int64_t(s.net_rx_bytes_per_second)).c_str(),
+                core::NumberText::bytes(std::int64_t(s.net_tx_bytes_per_second)).c_str(),
+                core::NumberText::bytes(std::int64_t(s.agent_rx_bytes_per_second)).c_str(),
+                core::NumberText::bytes(std::int64_t(s.agent_tx_bytes_per_second)).c_str(),
+                s.load1);
             cli.message(line);
             if (csv) {
                 const QString row =
-                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12\n")
+                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14\n")
                         .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs),
                              QString::fromUtf8(csvField(c->node().name)),
                              QString::fromUtf8(csvField(c->address())))
@@ -161,7 +165,9 @@ int MonitorCommand::run(const QStringList &arguments)
                         .arg(s.load1, 0, 'f', 2)
                         .arg(s.cpu_mhz ? QString::number(*s.cpu_mhz, 'f', 0) : QString())
                         .arg(s.temperature_c ? QString::number(*s.temperature_c, 'f', 1)
-                                             : QString());
+                                             : QString())
+                        .arg(s.agent_rx_bytes_per_second, 0, 'f', 1)
+                        .arg(s.agent_tx_bytes_per_second, 0, 'f', 1);
                 csv->write(row.toUtf8());
                 csv->flush(); // every sample on disk as it arrives
             }

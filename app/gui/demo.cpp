@@ -1,6 +1,7 @@
 #include "demo.h"
 
 #include "app/session/evaluationtask.h"
+#include "net/keyfile.h"
 #include "ui/gallery.h"
 #include "ui/reportwriter.h"
 #include "vision/framesource.h"
@@ -10,7 +11,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QRandomGenerator>
 #include <QTimer>
 #include <QUdpSocket>
 
@@ -100,15 +100,8 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
 {
     QDir().mkpath(dir);
     m_keyFile = dir + QStringLiteral("/demo.key");
-    if (!QFileInfo::exists(m_keyFile)) {
-        QByteArray key(32, '\0');
-        QRandomGenerator::system()->generate(key.begin(), key.end());
-        QFile f(m_keyFile);
-        if (!f.open(QIODevice::WriteOnly) || f.write(key.toBase64() + '\n') < 0) {
-            *error = QStringLiteral("cannot write the demo key '%1'").arg(m_keyFile);
-            return false;
-        }
-    }
+    if (!QFileInfo::exists(m_keyFile) && !net::writeNewKeyFile(m_keyFile, error))
+        return false;
     QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
     const QString program =
         QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");

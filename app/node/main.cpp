@@ -3,8 +3,10 @@
 
 #include "core/bufferpool.h"
 #include "core/error.h"
+#include "core/gemm.h"
 #include "core/memoryplanner.h"
 #include "core/parallel.h"
+#include "net/deviceprofiles.h"
 #include "net/keyfile.h"
 #include "net/nodeserver.h"
 
@@ -68,6 +70,12 @@ static int run(int argc, char **argv)
          QStringLiteral(
              "Folder of the datasets this node has (default: /usr/share/datasets/fashion-mnist)."),
          QStringLiteral("D")});
+    parser.addOption(
+        {QStringLiteral("device-profile"),
+         QStringLiteral("Say this device is the one in a device profile (a built-in id "
+                        "such as pi3b, or a .json file): its cores, RAM, arch and "
+                        "CPU. The edge lab starts its nodes with it."),
+         QStringLiteral("P")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
                       QStringLiteral("P"), QString::number(net::kDiscoveryPort)});
@@ -76,6 +84,12 @@ static int run(int argc, char **argv)
     parser.addOption(
         {QStringLiteral("print-port"),
          QStringLiteral("Print the control port on stdout once listening (for scripts).")});
+    parser.addOption(
+        {QStringLiteral("measure-gemm"),
+         QStringLiteral("Measure the engine's GEMM rate as this process may run it (its cgroup "
+                        "and --threads) for SECONDS of wall time, print GFLOP/s and exit (the "
+                        "edge lab checks its CPU quotas with it)."),
+         QStringLiteral("SECONDS")});
     parser.process(app);
 
     bool ok = false;
@@ -87,6 +101,17 @@ static int run(int argc, char **argv)
         std::fprintf(stderr,
                      "edgetrain-node: --port, --discovery-port or --threads out of range\n");
         return 2;
+    }
+    if (parser.isSet(QStringLiteral("measure-gemm"))) {
+        const double seconds = parser.value(QStringLiteral("measure-gemm")).toDouble();
+        if (!(seconds > 0 && seconds <= 60)) {
+            std::fprintf(stderr, "edgetrain-node: --measure-gemm: seconds from 0 to 60\n");
+            return 2;
+        }
+        core::setDefaultThreadCount(threads);
+        std::printf("%.3f\n",
+                    core::measureGemmThroughput(256, std::chrono::duration<double>(seconds)));
+        return 0;
     }
     net::NodeOptions options;
     QString error;
@@ -100,6 +125,15 @@ static int run(int argc, char **argv)
     options.discovery_port = quint16(discoveryPort);
     options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
     options.data_dir = parser.value(QStringLiteral("data-dir"));
+    if (parser.isSet(QStringLiteral("device-profile"))) {
+        try {
+            options.device_profile =
+                net::DeviceProfiles::find(parser.value(QStringLiteral("device-profile")));
+        } catch (const core::Error &e) {
+            std::fprintf(stderr, "edgetrain-node: --device-profile: %s\n", e.what());
+            return 2;
+        }
+    }
     core::setDefaultThreadCount(threads); // the training thread takes it up
     if (parser.isSet(QStringLiteral("memory-limit"))) {
         try {

@@ -301,8 +301,10 @@ void Workflow::connectTrainingRun()
                 m.cpuPercent = sample.cpu_percent;
                 m.memoryUsedBytes =
                     double(sample.memory_total_bytes - sample.memory_available_bytes);
-                m.rxBytesPerSecond = sample.net_rx_bytes_per_second;
-                m.txBytesPerSecond = sample.net_tx_bytes_per_second;
+                // The node's own traffic: on one machine (the demo) the interfaces are shared
+                // and loopback is not counted.
+                m.rxBytesPerSecond = sample.agent_rx_bytes_per_second;
+                m.txBytesPerSecond = sample.agent_tx_bytes_per_second;
                 m.phase = st.active ? st.phase : QStringLiteral("idle");
                 m.epoch = st.epoch;
                 m.loss = st.loss;

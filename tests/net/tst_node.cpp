@@ -6,12 +6,15 @@
 #include "net/controlclient.h"
 #include "net/frame.h"
 #include "net/nodeid.h"
+#include "net/systemsampler.h"
 #include "nodeprocess.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
@@ -122,6 +125,7 @@ private Q_SLOTS:
     void discoveryByProbe();
     void discoveryTargetsParse();
     void metricsStreamMatchesProc();
+    void agentTrafficIsItsOwnSockets();
     void refusals_data();
     void refusals();
     void replayedHandshakeAndFrames();
@@ -274,6 +278,67 @@ void TestNode::metricsStreamMatchesProc()
     QVERIFY(s.agent_rss_bytes > (1 << 20) && s.agent_rss_bytes < (500 << 20));
     QVERIFY(s.net_rx_bytes_per_second >= 0.0);
     client.close();
+}
+
+void TestNode::agentTrafficIsItsOwnSockets()
+{
+    // Both ends of a loopback connection in this process: the sampler counts what its sockets
+    // sent and received (loopback is no interface it counts); when a socket closes, what was
+    // counted stays counted (the rate does not go negative) and a new one starts from zero.
+    // (What a socket moves between the last sample and its close is not seen: the agent's
+    // connections are long-lived and sampled every second.)
+    QElapsedTimer clock;
+    clock.start();
+    SystemSampler sampler;
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    struct Pair
+    {
+        QTcpSocket client;
+        std::unique_ptr<QTcpSocket> peer;
+    };
+    auto connectPair = [&](Pair &p) {
+        p.client.connectToHost(QHostAddress::LocalHost, server.serverPort());
+        if (!p.client.waitForConnected(5000) || !server.waitForNewConnection(5000))
+            return false;
+        p.peer.reset(server.nextPendingConnection());
+        return true;
+    };
+    auto transfer = [](Pair &p, qint64 bytes) {
+        const QByteArray chunk(1 << 16, 'x');
+        qint64 received = 0;
+        for (qint64 sent = 0; sent < bytes; sent += chunk.size()) {
+            p.client.write(chunk);
+            p.client.waitForBytesWritten(1000);
+            while (p.peer->waitForReadyRead(10))
+                received += p.peer->readAll().size();
+        }
+        while (received < bytes && p.peer->waitForReadyRead(1000))
+            received += p.peer->readAll().size();
+        QTest::qWait(50); // the last ACKs
+        return received == bytes;
+    };
+    const double mib = double(1 << 20);
+    auto sent = [&](double expectedMib, double tolerance) {
+        const double seconds = double(clock.restart()) / 1000.0;
+        const SystemSample s = sampler.sample();
+        const double tx = s.agent_tx_bytes_per_second * seconds / mib;
+        const double rx = s.agent_rx_bytes_per_second * seconds / mib;
+        return std::abs(tx - expectedMib) < tolerance && std::abs(rx - expectedMib) < tolerance &&
+               s.agent_rx_bytes_per_second >= 0.0;
+    };
+    {
+        Pair a;
+        QVERIFY(connectPair(a));
+        QVERIFY(transfer(a, 4 << 20));
+        QVERIFY2(sent(4.0, 0.2), "4 MiB over a live connection");
+    } // closed
+    QTest::qWait(200);
+    QVERIFY2(sent(0.0, 0.05), "nothing moved since, and the closed socket's 4 MiB stay counted");
+    Pair b;
+    QVERIFY(connectPair(b));
+    QVERIFY(transfer(b, 2 << 20));
+    QVERIFY2(sent(2.0, 0.1), "2 MiB over a new connection");
 }
 
 void TestNode::refusals_data()

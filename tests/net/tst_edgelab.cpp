@@ -1,0 +1,351 @@
+// The edge lab (net/edgelab.h) for real: emulated devices with the real edgetrain-node, in
+// network namespaces with shaped links and cgroup limits (as root, which CI is), or as plain
+// local nodes; and lab down leaving nothing behind. The speed of the emulation (step time and
+// link rate against the profile) is measured in tests/benchmarks/lab_check.sh, not here.
+
+#include "core/error.h"
+#include "net/controlclient.h"
+#include "net/deviceprofiles.h"
+#include "net/edgelab.h"
+#include "net/keyfile.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <csignal>
+#include <unistd.h>
+
+using namespace edgetrain;
+using namespace edgetrain::net;
+
+namespace {
+
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll().trimmed() : QByteArray();
+}
+
+QString run(const QString &program, const QStringList &args)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    p.waitForFinished(10000);
+    return QString::fromLocal8Bit(p.readAll());
+}
+
+bool alive(qint64 pid)
+{
+    const QByteArray stat = readAll(QStringLiteral("/proc/%1/stat").arg(pid));
+    const int close = stat.lastIndexOf(')');
+    return !stat.isEmpty() && !(close > 0 && stat.at(close + 2) == 'Z');
+}
+
+/** Everything on this machine whose name carries the lab's id. */
+QStringList leftovers(const QString &id)
+{
+    QStringList found;
+    for (const QString &ns : QDir(QStringLiteral("/run/netns")).entryList(QDir::Files))
+        if (ns.contains(id))
+            found << QStringLiteral("netns ") + ns;
+    for (const QString &link :
+         QDir(QStringLiteral("/sys/class/net")).entryList(QDir::AllEntries | QDir::NoDotAndDotDot))
+        if (link.contains(id))
+            found << QStringLiteral("link ") + link;
+    for (const QString &root :
+         {QStringLiteral("/sys/fs/cgroup/cpu"), QStringLiteral("/sys/fs/cgroup/memory"),
+          QStringLiteral("/sys/fs/cgroup")})
+        if (QFileInfo::exists(root + QStringLiteral("/edgetrain-lab-") + id))
+            found << QStringLiteral("cgroup ") + root + QStringLiteral("/edgetrain-lab-") + id;
+    return found;
+}
+
+} // namespace
+
+class TestEdgeLab : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void profilesByIdAliasAndFile();
+    void devicesListParsed();
+    void emulatedDevicesUpAndDown();
+    void timeScaleFitsTheLabIntoThisMachine();
+    void secondLabInTheSameFolderRefused();
+    void failedStartRemovesWhatItMade();
+    void withoutEmulationPlainLocalNodes();
+
+private:
+    static void requireRoot();
+    LabOptions options(const QString &dir, const QString &devices) const;
+    QTemporaryDir m_dir;
+};
+
+void TestEdgeLab::requireRoot()
+{
+    const QStringList missing = EdgeLab::missingCapabilities();
+    if (::geteuid() != 0)
+        QSKIP("the edge lab needs root (CI runs as root)");
+    if (!missing.isEmpty())
+        QFAIL(qPrintable(missing.join(QStringLiteral("; "))));
+}
+
+LabOptions TestEdgeLab::options(const QString &dir, const QString &devices) const
+{
+    LabOptions o;
+    o.devices = EdgeLab::parseDevices(devices);
+    o.dir = dir;
+    o.node_program = QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node");
+    o.host_core_gflops = 100.0; // fixed, so the quotas are known here
+    o.link_bits_per_second = 50'000'000;
+    return o;
+}
+
+void TestEdgeLab::profilesByIdAliasAndFile()
+{
+    QCOMPARE(DeviceProfiles::find(QStringLiteral("pi3")).id, std::string("pi3b"));
+    QCOMPARE(DeviceProfiles::find(QStringLiteral("pi4")).id, std::string("pi4b-4gb"));
+    QCOMPARE(DeviceProfiles::find(QStringLiteral("pi5-4gb")).ram_bytes, std::int64_t(4) << 30);
+    try {
+        DeviceProfiles::find(QStringLiteral("pi9"));
+        QFAIL("an unknown profile was accepted");
+    } catch (const core::SpecError &e) {
+        QVERIFY2(
+            QString::fromUtf8(e.what()).contains(QLatin1String("unknown device profile 'pi9'")) &&
+                QString::fromUtf8(e.what()).contains(QLatin1String("pi3b (pi3)")),
+            e.what());
+    }
+    // The user's own folder: a new device, and one built-in replaced.
+    const QString mine = m_dir.filePath(QStringLiteral("mine"));
+    QDir().mkpath(mine);
+    core::DeviceProfile custom = DeviceProfiles::find(QStringLiteral("pi3b"));
+    custom.core_gflops = 3.3;
+    custom.sources["core_gflops"] = "edgetrain-cli bench on our own Pi 3";
+    QFile f(mine + QStringLiteral("/pi3b.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray::fromStdString(custom.toJson().dump(2)));
+    f.close();
+    qputenv("EDGETRAIN_DEVICE_DIR", mine.toUtf8());
+    QCOMPARE(DeviceProfiles::find(QStringLiteral("pi3")).core_gflops, 3.3);
+    // A bad file there is named, with its field.
+    QFile bad(mine + QStringLiteral("/broken.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(
+        QByteArray::fromStdString(custom.toJson().set("id", "broken").set("cores", 0).dump()));
+    bad.close();
+    try {
+        DeviceProfiles::all();
+        QFAIL("a bad user profile was accepted");
+    } catch (const core::SpecError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(mine + QStringLiteral("/broken.json: ")) &&
+                     QString::fromUtf8(e.what()).contains(QLatin1String("field \"cores\"")),
+                 e.what());
+    }
+    qunsetenv("EDGETRAIN_DEVICE_DIR");
+    // a path is read as a file
+    QCOMPARE(DeviceProfiles::find(mine + QStringLiteral("/pi3b.json")).core_gflops, 3.3);
+}
+
+void TestEdgeLab::devicesListParsed()
+{
+    const auto d = EdgeLab::parseDevices(QStringLiteral("pi3:3, pi4:1,jetson-nano"));
+    QCOMPARE(int(d.size()), 3);
+    QCOMPARE(d[0].count, 3);
+    QCOMPARE(d[1].profile.id, std::string("pi4b-4gb"));
+    QCOMPARE(d[2].count, 1);
+    for (const char *bad : {"pi3:0", "pi3:x", "", "pi3:65"})
+        QVERIFY_THROWS_EXCEPTION(core::SpecError, EdgeLab::parseDevices(QLatin1String(bad)));
+}
+
+void TestEdgeLab::emulatedDevicesUpAndDown()
+{
+    requireRoot();
+    const QString dir = m_dir.filePath(QStringLiteral("lab"));
+    const LabState lab = EdgeLab::up(options(dir, QStringLiteral("pi3:1,pi4:1")));
+    QVERIFY(lab.not_emulated.isEmpty() ||
+            lab.not_emulated.join(QLatin1Char(' ')).contains(QLatin1String("netem")));
+    QCOMPARE(int(lab.nodes.size()), 2);
+    QCOMPARE(lab.time_scale, 1.0);
+    QVERIFY(!leftovers(lab.id).isEmpty());
+
+    // The files every other command is pointed at.
+    QCOMPARE(readAll(dir + QStringLiteral("/nodes")),
+             QByteArray((lab.nodes[0].address + QStringLiteral(":47700\n") + lab.nodes[1].address +
+                         QStringLiteral(":47700"))
+                            .toUtf8()));
+    QByteArray key;
+    QString error;
+    QVERIFY2(readKeyFile(lab.key_file, &key, &error), qPrintable(error));
+    QCOMPARE(QFile::permissions(lab.key_file) & (QFile::ReadOther | QFile::ReadGroup),
+             QFile::Permissions());
+
+    const core::DeviceProfile pi3 = DeviceProfiles::find(QStringLiteral("pi3"));
+    const LabNode &n = lab.nodes[0];
+    QCOMPARE(n.name, QStringLiteral("pi3b-1"));
+    QVERIFY(QFileInfo::exists(QStringLiteral("/run/netns/") + n.netns));
+    // CPU: 4 cores x 2.7 GFLOP/s against 100 here = 0.108 of a core, the quota corrected once by
+    // the engine's measured share (within a factor of 2), and the share then measured near it;
+    // memory: RAM less the OS.
+    QCOMPARE(n.cpu_cores, 4 * pi3.core_gflops / 100.0);
+    QVERIFY2(n.cpu_quota_cores >= 0.5 * n.cpu_cores && n.cpu_quota_cores <= 2 * n.cpu_cores,
+             qPrintable(QString::number(n.cpu_quota_cores)));
+    QVERIFY2(std::abs(n.measured_cores / n.cpu_cores - 1) < 0.25,
+             qPrintable(QString::number(n.measured_cores)));
+    const QByteArray quota = QByteArray::number(qint64(std::llround(n.cpu_quota_cores * 1e5)));
+    QCOMPARE(n.memory_limit_bytes, pi3.usableBytes());
+    if (QFileInfo::exists(n.cpu_cgroup + QStringLiteral("/cpu.cfs_quota_us"))) {
+        QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.cfs_quota_us")), quota);
+        QCOMPARE(readAll(n.memory_cgroup + QStringLiteral("/memory.limit_in_bytes")).toLongLong(),
+                 pi3.usableBytes());
+    } else {
+        QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.max")), quota + " 100000");
+        QCOMPARE(readAll(n.memory_cgroup + QStringLiteral("/memory.max")).toLongLong(),
+                 pi3.usableBytes());
+    }
+    QVERIFY(readAll(n.cpu_cgroup + QStringLiteral("/cgroup.procs"))
+                .split('\n')
+                .contains(QByteArray::number(n.pid)));
+    // The link, both ends, at 50 Mbit/s.
+    QVERIFY2(run(QStringLiteral("tc"), {QStringLiteral("qdisc"), QStringLiteral("show"),
+                                        QStringLiteral("dev"), n.host_link})
+                 .contains(QLatin1String("rate 50Mbit")),
+             qPrintable(n.host_link));
+    QVERIFY(run(QStringLiteral("tc"),
+                {QStringLiteral("-n"), n.netns, QStringLiteral("qdisc"), QStringLiteral("show"),
+                 QStringLiteral("dev"), QStringLiteral("eth0")})
+                .contains(QLatin1String("rate 50Mbit")));
+
+    // The node says it is the device, and its metrics are the device's: memory is the limit.
+    ControlClient client(n.address, n.port, key);
+    QSignalSpy ready(&client, &ControlClient::ready);
+    QList<SystemSample> samples;
+    connect(&client, &ControlClient::metrics, this, [&](const SystemSample &s) { samples << s; });
+    client.connectToNode();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 10000);
+    QCOMPARE(client.node().name, QStringLiteral("pi3b-1"));
+    QCOMPARE(client.node().cores, 4);
+    QCOMPARE(client.node().ram_bytes, pi3.ram_bytes);
+    QCOMPARE(client.node().cpu_model, QString::fromStdString(pi3.cpu_model));
+    QCOMPARE(client.node().device_profile, QStringLiteral("pi3b"));
+    client.subscribeMetrics();
+    QTRY_VERIFY_WITH_TIMEOUT(samples.size() >= 2, 8000);
+    QCOMPARE(samples.last().memory_total_bytes, pi3.usableBytes());
+    QVERIFY(samples.last().memory_available_bytes > pi3.usableBytes() / 2);
+    QVERIFY(samples.last().cpu_percent >= 0.0 && samples.last().cpu_percent <= 100.0);
+    client.close();
+
+    for (const LabNode &node : lab.nodes) {
+        const LabNodeStatus s = EdgeLab::status(node);
+        QVERIFY(s.running && s.answering);
+    }
+    const QStringList removed = EdgeLab::down(dir);
+    QVERIFY2(removed.size() >= 5, qPrintable(removed.join(QLatin1Char('\n'))));
+    QCOMPARE(leftovers(lab.id), QStringList());
+    for (const LabNode &node : lab.nodes)
+        QTRY_VERIFY_WITH_TIMEOUT(!alive(node.pid), 5000);
+    QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/lab.json")));
+    QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/cluster.key")));
+    QVERIFY(QFileInfo::exists(n.log)); // the logs stay
+}
+
+void TestEdgeLab::timeScaleFitsTheLabIntoThisMachine()
+{
+    requireRoot();
+    const QString dir = m_dir.filePath(QStringLiteral("scaled"));
+    LabOptions o = options(dir, QStringLiteral("pi5:2"));
+    o.host_core_gflops = 10.0; // a slow machine: two Pi 5 need 12 of its cores
+    const LabState lab = EdgeLab::up(o);
+    const double cores = QThread::idealThreadCount();
+    QCOMPARE(lab.time_scale, 2 * 4 * 15.1 / 10.0 / (0.9 * cores));
+    double used = 0.0;
+    for (const LabNode &n : lab.nodes) {
+        used += n.cpu_cores;
+        // the link slows with the devices: 50 Mbit/s / time_scale
+        QCOMPARE(n.link_bits_per_second, std::int64_t(50e6 / lab.time_scale));
+    }
+    QVERIFY2(std::abs(used - 0.9 * cores) < 1e-9, qPrintable(QString::number(used)));
+    EdgeLab::down(dir);
+    QCOMPARE(leftovers(lab.id), QStringList());
+}
+
+void TestEdgeLab::secondLabInTheSameFolderRefused()
+{
+    requireRoot();
+    const QString dir = m_dir.filePath(QStringLiteral("twice"));
+    const LabState lab = EdgeLab::up(options(dir, QStringLiteral("pi3:1")));
+    try {
+        EdgeLab::up(options(dir, QStringLiteral("pi3:1")));
+        QFAIL("a second lab in the same folder was started");
+    } catch (const core::Error &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("already up")), e.what());
+    }
+    QVERIFY(EdgeLab::status(lab.nodes[0]).answering); // the first is untouched
+    EdgeLab::down(dir);
+    QCOMPARE(leftovers(lab.id), QStringList());
+}
+
+void TestEdgeLab::failedStartRemovesWhatItMade()
+{
+    requireRoot();
+    // A "node" that dies at once, after the namespaces and cgroups were made for it.
+    const QString fake = m_dir.filePath(QStringLiteral("bin/edgetrain-node"));
+    QDir().mkpath(QFileInfo(fake).path());
+    QFile script(fake);
+    QVERIFY(script.open(QIODevice::WriteOnly));
+    script.write("#!/bin/sh\necho 'cannot bind control port' >&2\nexit 1\n");
+    script.close();
+    script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    const QString dir = m_dir.filePath(QStringLiteral("failed"));
+    LabOptions o = options(dir, QStringLiteral("pi3:2"));
+    o.node_program = fake;
+    QString id;
+    try {
+        EdgeLab::up(o);
+        QFAIL("a lab whose node died was reported up");
+    } catch (const core::Error &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("pi3b-1 stopped at start")) &&
+                     QString::fromUtf8(e.what()).contains(QLatin1String("cannot bind control")),
+                 e.what());
+    }
+    QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/lab.json")));
+    const QString listed =
+        run(QStringLiteral("ip"), {QStringLiteral("netns"), QStringLiteral("list")});
+    QVERIFY2(!listed.contains(QLatin1String("etlab")), qPrintable(listed));
+}
+
+void TestEdgeLab::withoutEmulationPlainLocalNodes()
+{
+    const QString dir = m_dir.filePath(QStringLiteral("plain"));
+    LabOptions o = options(dir, QStringLiteral("pi3:2"));
+    o.emulate = false;
+    const LabState lab = EdgeLab::up(o);
+    QVERIFY(lab.not_emulated.join(QLatin1Char(' ')).contains(QLatin1String("plain local nodes")));
+    QCOMPARE(int(lab.nodes.size()), 2);
+    QVERIFY(lab.bridge.isEmpty());
+    QVERIFY(lab.nodes[0].port != lab.nodes[1].port);
+    QByteArray key;
+    QString error;
+    QVERIFY(readKeyFile(lab.key_file, &key, &error));
+    for (const LabNode &n : lab.nodes) {
+        QCOMPARE(n.address, QStringLiteral("127.0.0.1"));
+        QVERIFY(n.netns.isEmpty() && n.cpu_cgroup.isEmpty() && n.cpu_cores == 0.0);
+        ControlClient client(n.address, n.port, key);
+        QSignalSpy ready(&client, &ControlClient::ready);
+        client.connectToNode();
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 10000);
+        QCOMPARE(client.node().name, n.name);
+        QCOMPARE(client.node().device_profile, QStringLiteral("pi3b"));
+        client.close();
+    }
+    EdgeLab::down(dir);
+    for (const LabNode &n : lab.nodes)
+        QTRY_VERIFY_WITH_TIMEOUT(!alive(n.pid), 5000);
+}
+
+QTEST_GUILESS_MAIN(TestEdgeLab)
+#include "tst_edgelab.moc"
