@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "detectcommand.h"
 #include "evaluatecommand.h"
+#include "labcommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
 #include "traincommand.h"
@@ -34,7 +35,8 @@ void printUsage(FILE *out)
                "  dataset    a labelled session's tracks to student crops, split by track\n"
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
                "  detect     one detector (teacher, motion, a session's student) over a source\n"
-               "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n\n"
+               "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
+               "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -86,6 +88,8 @@ int main(int argc, char **argv)
             return DetectCommand::run(args);
         if (command == QLatin1String("truth"))
             return TruthCommand::run(args);
+        if (command == QLatin1String("lab"))
+            return LabCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;

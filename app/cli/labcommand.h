@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QStringList>
+
+namespace edgetrain::app {
+
+/**
+ * `edgetrain-cli lab up|down|status|profiles`: the edge lab (net/edgelab.h).
+ *  up --devices pi3:3,pi4:1 [--link 100mbit] [--delay 2ms] [--loss 0] [--out DIR]
+ *     [--time-scale X] [--host-gflops X] [--no-emulation]: emulated devices; DIR/cluster.key
+ *     and DIR/nodes (one host:port a line) let every other command use them.
+ *  down [--out DIR]: removes what `up` made. status [--out DIR]: each node's state.
+ *  profiles: the device profiles known (built-in and the user's).
+ * Exit status 2 for usage errors (unknown device, bad --link), 1 when the system refuses.
+ */
+class LabCommand
+{
+public:
+    static int run(const QStringList &arguments);
+};
+
+} // namespace edgetrain::app
