@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -36,6 +37,8 @@ struct LabOptions
     /** false: plain local nodes with the profiles' names and figures, nothing limited (what
      *  happens anyway without root, namespaces or cgroups). */
     bool emulate = true;
+    /** Set (e.g. by Ctrl-C): `up` stops between steps, removes what it made and throws. */
+    const std::atomic<bool> *stop = nullptr;
 };
 
 /** One emulated device as the lab made it. */
@@ -49,6 +52,7 @@ struct LabNode
     quint16 port = 0;
     quint16 discovery_port = 0; // where it answers discovery probes (at `address`)
     qint64 pid = 0;
+    qint64 start_time = 0;  // when the kernel started it (ticks since boot): tells a reused pid
     double cpu_cores = 0.0; // the profile's speed in cores of this machine (0: not limited)
     /** The quota set for it, in cores: cpu_cores corrected once by a measurement (small quotas
      *  yield less than their share), and what the engine then measured inside it. */
@@ -77,7 +81,10 @@ struct LabState
     std::vector<LabNode> nodes;
 
     core::Json toJson() const;
-    /** Throws core::FormatError naming the file. */
+    /** Writes DIR/lab.json (atomically); throws core::IoError. */
+    void save() const;
+    /** Throws core::FormatError naming the file, also when a name in it is not one a lab gives
+     *  (down acts on them as root: a namespace, link or cgroup outside the lab is refused). */
     static LabState fromJson(const core::Json &json, const std::string &source);
 };
 
@@ -123,10 +130,24 @@ public:
      *  --gemm-size 1024 --threads 1` measures it: the best of three medians of five products.
      *  Sets the engine to one thread while it runs. */
     static double calibrate();
-    /** Why this process cannot emulate devices here (empty: it can). */
+    /** Why this process cannot emulate devices here (empty: it can): tried for real (a
+     *  namespace and a cgroup are made and removed), so a container's root without the
+     *  capabilities is told, not failed. */
     static QStringList missingCapabilities();
-    /** "pi3:3,pi4:1" -> profiles and counts (DeviceProfiles::find). Throws core::SpecError. */
+    /** "pi3:3,pi4:1" -> profiles and counts (DeviceProfiles::find); a profile named twice is
+     *  one entry. Throws core::SpecError (an unknown name, a count outside 1-64, more than
+     *  200 devices). */
     static std::vector<LabOptions::Devices> parseDevices(const QString &text);
+    /** Where a lab lives unless told: /run/edgetrain-lab for root (not a folder every user may
+     *  write to), $XDG_RUNTIME_DIR/edgetrain-lab or /tmp/edgetrain-lab-UID otherwise. */
+    static QString defaultFolder();
+
+private:
+    /** Stops the lab's processes and removes its namespaces, links, cgroups and bridge. Goes
+     *  on past a failure; returns what it removed, and adds what it could not (and why) to
+     *  `failed`. */
+    static QStringList removeAll(const LabState &lab, QStringList *failed,
+                                 const Progress &progress);
 };
 
 } // namespace edgetrain::net

@@ -259,10 +259,13 @@ SystemSample SystemSampler::sample()
     }
     const double seconds = double(now.nanoseconds - m_last.nanoseconds) / 1e9;
     if (m_cgroup.cpu_cores > 0 && seconds > 0) { // the device is the quota
-        const double busy =
-            m_cgroup.cpu_usage_file.isEmpty()
-                ? double(now.agent_ticks - m_last.agent_ticks) / double(::sysconf(_SC_CLK_TCK))
-                : double(now.cgroup_cpu_ns - m_last.cgroup_cpu_ns) / 1e9;
+        // A usage file unreadable for one sample (0) must not wrap round to a huge figure.
+        const bool cgroupUsage = !m_cgroup.cpu_usage_file.isEmpty() && now.cgroup_cpu_ns > 0 &&
+                                 m_last.cgroup_cpu_ns > 0 &&
+                                 now.cgroup_cpu_ns >= m_last.cgroup_cpu_ns;
+        const double busy = cgroupUsage ? double(now.cgroup_cpu_ns - m_last.cgroup_cpu_ns) / 1e9
+                                        : double(now.agent_ticks - m_last.agent_ticks) /
+                                              double(::sysconf(_SC_CLK_TCK));
         s.cpu_percent = std::clamp(100.0 * busy / seconds / m_cgroup.cpu_cores, 0.0, 100.0);
         s.agent_cpu_percent =
             std::clamp(100.0 * double(now.agent_ticks - m_last.agent_ticks) /

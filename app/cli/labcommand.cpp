@@ -17,7 +17,7 @@ namespace {
 
 QString defaultDir()
 {
-    return QDir::tempPath() + QStringLiteral("/edgetrain-lab");
+    return net::EdgeLab::defaultFolder();
 }
 
 /** "100mbit", "1gbit", "94.4mbit", "500kbit", "2000000" -> bits per second. */
@@ -143,6 +143,8 @@ int runUp(const QStringList &arguments)
         o.host_core_gflops = cli.number("host-gflops", 0.01, 1e5);
     o.emulate = !cli.isSet("no-emulation");
     o.node_program = QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
+    CliContext::installStopHandler(); // Ctrl-C: stop between steps and remove what was made
+    o.stop = CliContext::stopFlag();
     const net::LabState lab =
         net::EdgeLab::up(o, [&](const QString &line) { cli.message(line.toStdString()); });
     for (const QString &m : lab.not_emulated)
