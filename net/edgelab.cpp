@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,6 +341,24 @@ std::vector<LabOptions::Devices> EdgeLab::parseDevices(const QString &text)
         throw core::SpecError("--devices: " + std::to_string(total) + " devices; a lab holds " +
                               std::to_string(kMaxDevices) + " at most");
     return out;
+}
+
+std::int64_t EdgeLab::parseRate(const QString &text)
+{
+    std::string t = text.trimmed().toLower().toStdString();
+    double scale = 1.0;
+    for (const auto &[suffix, s] : {std::pair{"gbit", 1e9}, std::pair{"mbit", 1e6},
+                                    std::pair{"kbit", 1e3}, std::pair{"bit", 1.0}})
+        if (t.size() > std::strlen(suffix) && t.ends_with(suffix)) {
+            scale = s;
+            t.resize(t.size() - std::strlen(suffix));
+            break;
+        }
+    const auto value = core::NumberText::parse(t);
+    if (!value || !(*value > 0) || *value * scale < 1000 || *value * scale > 1e12)
+        throw core::SpecError("'" + text.toStdString() +
+                              "' is not a link rate from 1kbit to 1000gbit (e.g. 100mbit, 1gbit)");
+    return std::int64_t(std::llround(*value * scale));
 }
 
 QString EdgeLab::defaultFolder()

@@ -141,6 +141,9 @@ public:
     /** Where a lab lives unless told: /run/edgetrain-lab for root (not a folder every user may
      *  write to), $XDG_RUNTIME_DIR/edgetrain-lab or /tmp/edgetrain-lab-UID otherwise. */
     static QString defaultFolder();
+    /** "100mbit", "1gbit", "94.4mbit", "500kbit", "2000000" -> bits per second (1 kbit/s to
+     *  1000 Gbit/s, locale-free). Throws core::SpecError naming the text. */
+    static std::int64_t parseRate(const QString &text);
 
 private:
     /** Stops the lab's processes and removes its namespaces, links, cgroups and bridge. Goes

@@ -7,6 +7,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
@@ -55,6 +56,30 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     addrRow->addWidget(m_address, 1);
     addrRow->addWidget(addNode);
     form->addRow(tr("Add by address:"), addrRow);
+
+    // Rehearsal before a site visit: emulated devices on this machine (net/edgelab.h).
+    auto *labRow = new QHBoxLayout;
+    m_labDevices = new QLineEdit(QStringLiteral("pi3:3,pi4:1"), this);
+    m_labDevices->setToolTip(tr("Device profiles and counts: pi3b (pi3), pi3bplus, pi4b-2gb, "
+                                "pi4b-4gb (pi4), pi4b-8gb, pi5-4gb, pi5-8gb (pi5), jetson-nano, "
+                                "laptop-i5-8250u (laptop), or a profile file"));
+    m_labLink = new QLineEdit(this);
+    m_labLink->setPlaceholderText(tr("link, e.g. 100mbit (default: each device's)"));
+    m_labButton = new QPushButton(tr("Rehearse with emulated devices…"), this);
+    m_labButton->setToolTip(tr("Start an edge lab: each device an edgetrain-node in its own "
+                               "network namespace, its link shaped, its CPU and memory limited "
+                               "to the profile's (needs root; otherwise plain local nodes)"));
+    labRow->addWidget(m_labDevices, 2);
+    labRow->addWidget(m_labLink, 1);
+    labRow->addWidget(m_labButton);
+    form->addRow(tr("Rehearse:"), labRow);
+    m_labDevices->setObjectName(QStringLiteral("labDevices"));
+    m_labLink->setObjectName(QStringLiteral("labLink"));
+    m_labButton->setObjectName(QStringLiteral("labButton"));
+    m_labState = new QLabel(this);
+    m_labState->setObjectName(QStringLiteral("labState"));
+    m_labState->setWordWrap(true);
+    form->addRow(QString(), m_labState);
     layout->addLayout(form);
 
     m_table = new QTableWidget(0, Columns, this);
@@ -110,6 +135,49 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     connect(pairAll, &QPushButton::clicked, &m_workflow->nodes(), &app::NodeRegistry::pairAll);
     connect(forget, &QPushButton::clicked, this,
             [this] { m_workflow->nodes().forget(selectedKey()); });
+    app::LabControl &lab = m_workflow->lab();
+    connect(m_labButton, &QPushButton::clicked, this, [this, warn, &lab] {
+        if (lab.busy())
+            return lab.cancel();
+        if (lab.isUp())
+            return lab.stop();
+        QString error;
+        if (!lab.start(m_labDevices->text(), m_labLink->text(), &error))
+            warn(error);
+    });
+    auto showLab = [this, &lab] {
+        m_labButton->setText(lab.busy()   ? tr("Cancel")
+                             : lab.isUp() ? tr("Stop the rehearsal")
+                                          : tr("Rehearse with emulated devices…"));
+        m_labDevices->setEnabled(!lab.busy() && !lab.isUp());
+        m_labLink->setEnabled(!lab.busy() && !lab.isUp());
+    };
+    connect(&lab, &app::LabControl::busyChanged, this, showLab);
+    connect(&lab, &app::LabControl::progress, m_labState, &QLabel::setText);
+    connect(&lab, &app::LabControl::started, this, [this, showLab](const net::LabState &s) {
+        showLab();
+        m_keyFile->setText(s.key_file);
+        QString text = tr("%n emulated device(s) up in %1, paired with the lab's key", nullptr,
+                          int(s.nodes.size()))
+                           .arg(s.dir);
+        if (s.time_scale > 1.0 + 1e-9)
+            text += tr("; every device runs %1x slower than its profile (this machine has too "
+                       "few cores)")
+                        .arg(s.time_scale, 0, 'f', 2);
+        for (const QString &m : s.not_emulated)
+            text += QStringLiteral("\n") + tr("Not emulated: %1").arg(m);
+        m_labState->setText(text);
+    });
+    connect(&lab, &app::LabControl::stopped, this, [this, showLab] {
+        showLab();
+        m_labState->setText(tr("The rehearsal lab was taken down."));
+    });
+    connect(&lab, &app::LabControl::failed, this, [this, showLab, warn](const QString &m) {
+        showLab();
+        m_labState->setText(m);
+        warn(m);
+    });
+    showLab();
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this,
             [this] { m_keyFile->setText(m_workflow->session().keyFile); });

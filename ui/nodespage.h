@@ -4,7 +4,9 @@
 
 #include <QWidget>
 
+class QLabel;
 class QLineEdit;
+class QPushButton;
 class QTableWidget;
 
 namespace edgetrain::ui {
@@ -23,7 +25,9 @@ private:
     QString selectedKey() const;
 
     app::Workflow *m_workflow;
-    QLineEdit *m_keyFile, *m_probe, *m_address;
+    QLineEdit *m_keyFile, *m_probe, *m_address, *m_labDevices, *m_labLink;
+    QPushButton *m_labButton;
+    QLabel *m_labState;
     QTableWidget *m_table;
 };
 

@@ -20,27 +20,6 @@ QString defaultDir()
     return net::EdgeLab::defaultFolder();
 }
 
-/** "100mbit", "1gbit", "94.4mbit", "500kbit", "2000000" -> bits per second. */
-std::int64_t parseRate(const std::string &text)
-{
-    std::string t;
-    for (const char c : text)
-        t += char(std::tolower(static_cast<unsigned char>(c)));
-    double scale = 1.0;
-    for (const auto &[suffix, s] : {std::pair{"gbit", 1e9}, std::pair{"mbit", 1e6},
-                                    std::pair{"kbit", 1e3}, std::pair{"bit", 1.0}})
-        if (t.size() > std::strlen(suffix) && t.ends_with(suffix)) {
-            scale = s;
-            t.resize(t.size() - std::strlen(suffix));
-            break;
-        }
-    const auto value = core::NumberText::parse(t);
-    if (!value || !(*value > 0) || *value * scale < 1000 || *value * scale > 1e12)
-        throw UsageError("--link: '" + text +
-                         "' is not a rate from 1kbit to 1000gbit (e.g. 100mbit, 1gbit)");
-    return std::int64_t(std::llround(*value * scale));
-}
-
 double parseDelayMs(const std::string &text)
 {
     std::string t = text;
@@ -132,8 +111,14 @@ int runUp(const QStringList &arguments)
     } catch (const core::Error &e) {
         throw UsageError(std::string("--devices: ") + e.what());
     }
-    if (cli.isSet("link"))
-        o.link_bits_per_second = parseRate(cli.text("link"));
+    if (cli.isSet("link")) {
+        try {
+            o.link_bits_per_second =
+                net::EdgeLab::parseRate(QString::fromStdString(cli.text("link")));
+        } catch (const core::Error &e) {
+            throw UsageError(std::string("--link: ") + e.what());
+        }
+    }
     o.delay_ms = parseDelayMs(cli.text("delay"));
     o.loss_percent = parseLoss(cli.text("loss"));
     o.dir = QString::fromStdString(cli.text("out"));

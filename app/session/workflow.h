@@ -1,5 +1,6 @@
 #pragma once
 
+#include "labcontrol.h"
 #include "noderegistry.h"
 #include "plannerworker.h"
 #include "session.h"
@@ -71,6 +72,8 @@ public:
     // Nodes: discovery, pairing and node state; what it should record lands in the session.
     NodeRegistry &nodes() { return m_nodes; }
     const NodeRegistry &nodes() const { return m_nodes; }
+    /** Rehearsal on emulated devices (an edge lab), whose nodes join nodes(). */
+    LabControl &lab() { return m_lab; }
     /** The nodes' summary and the running task, for the status bar. */
     QString clusterSummary() const;
 
@@ -155,6 +158,7 @@ private:
     Session m_session;
     QThreadPool m_saver; // background saves (session and labels), one after the other
     NodeRegistry m_nodes;
+    LabControl m_lab{&m_nodes};
     TaskRunner m_runner;
     std::shared_ptr<const vision::LabelResult> m_labels;
     Verification m_verification;

@@ -17,7 +17,9 @@
 #include <QChart>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
 #include <QSet>
@@ -26,6 +28,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 using namespace edgetrain;
 
@@ -148,6 +151,7 @@ private Q_SLOTS:
     void labelReviewAndDataset();
     void trainingFillsChartsAndPdf();
     void closingMidTrainingStopsTheJob();
+    void rehearseWithEmulatedDevices();
     void cleanupTestCase();
 
 private:
@@ -641,6 +645,56 @@ void TstGui::closingMidTrainingStopsTheJob()
     QVERIFY(m_workflow->labels() != nullptr);
     QCOMPARE(again.capture.source, kVideo);
     QVERIFY(m_window->trainPage()->charts().cpu->pointCount() > 0);
+}
+
+void TstGui::rehearseWithEmulatedDevices()
+{
+    // The Nodes step's rehearsal: typed devices, one click, the lab's nodes paired in the table
+    // with the profile's facts; a second click takes the lab down and its nodes leave. (As
+    // root, which CI is, emulated; otherwise plain local nodes: the same path in the app.)
+    auto *page = m_window->findChild<ui::NodesPage *>();
+    QVERIFY(page);
+    const QString labDir = m_dir.path() + QStringLiteral("/lab");
+    m_workflow->lab().setFolder(labDir);
+    m_workflow->lab().setNodeProgram(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"));
+    auto *devices = page->findChild<QLineEdit *>(QStringLiteral("labDevices"));
+    auto *button = page->findChild<QPushButton *>(QStringLiteral("labButton"));
+    auto *state = page->findChild<QLabel *>(QStringLiteral("labState"));
+    QVERIFY(devices && button && state);
+    m_window->showStep(ui::MainWindow::Nodes);
+    devices->setText(QStringLiteral("pi3:9x")); // a bad count: refused, nothing started
+    QTimer::singleShot(200, [] {
+        if (auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget()))
+            box->accept();
+    });
+    button->click();
+    QVERIFY(!m_workflow->lab().busy() && !m_workflow->lab().isUp());
+    devices->setText(QStringLiteral("pi3:2"));
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(m_workflow->lab().busy(), 2000);
+    QCOMPARE(button->text(), QStringLiteral("Cancel"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_workflow->lab().isUp(), 90000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_workflow->nodes().pairedNodes().contains(QStringLiteral("pi3b-1")) &&
+            m_workflow->nodes().pairedNodes().contains(QStringLiteral("pi3b-2")),
+        10000);
+    QTableWidget *table = page->table();
+    const int row = rowNamed(table, QStringLiteral("pi3b-1"));
+    QVERIFY(row >= 0);
+    QCOMPARE(table->item(row, column(table, QStringLiteral("Cores")))->text(), QStringLiteral("4"));
+    QCOMPARE(table->item(row, column(table, QStringLiteral("Arch")))->text(),
+             QStringLiteral("aarch64"));
+    QVERIFY2(state->text().contains(QLatin1String("2 emulated device(s) up")),
+             qPrintable(state->text()));
+    QCOMPARE(button->text(), QStringLiteral("Stop the rehearsal"));
+    QVERIFY(QFileInfo::exists(labDir + QStringLiteral("/lab.json")));
+    screenshot(QStringLiteral("nodes-rehearsal"));
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_workflow->lab().isUp() && !m_workflow->lab().busy(), 30000);
+    QVERIFY(!m_workflow->nodes().pairedNodes().contains(QStringLiteral("pi3b-1")));
+    QCOMPARE(rowNamed(table, QStringLiteral("pi3b-1")), -1);
+    QVERIFY(!QFileInfo::exists(labDir + QStringLiteral("/lab.json")));
+    QVERIFY2(state->text().contains(QLatin1String("taken down")), qPrintable(state->text()));
 }
 
 void TstGui::cleanupTestCase()
