@@ -19,6 +19,7 @@ packages=(
   clang-format                 # scripts/check-format.sh: the tree as .clang-format has it (CI checks it)
   git                          # scripts/check-format.sh lists the tracked files
   libomp-14-dev                # the tsan preset: LLVM's libomp and its Archer tool (OpenMP under TSan)
+  iproute2                     # the edge lab: ip (namespaces, veth, bridge) and tc (link shaping)
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then

@@ -281,7 +281,7 @@ void TestLocale::monitorCsv()
     const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
     QVERIFY2(lines.size() >= 2, "no reading written");
     const int columns = int(lines.first().count(',')) + 1;
-    QCOMPARE(columns, 12);
+    QCOMPARE(columns, 14);
     for (qsizetype i = 1; i < lines.size(); ++i) {
         // "…","pi, rack 2","127.0.0.1:port",12.50,…: the quoted name, then numbers with points.
         const QByteArray &line = lines[i];
