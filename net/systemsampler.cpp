@@ -66,6 +66,11 @@ QCborMap SystemSample::toCbor() const
         m.insert(QStringLiteral("temperature_c"), *temperature_c);
     if (!training.isEmpty())
         m.insert(QStringLiteral("training"), training);
+    if (power_watts) {
+        m.insert(QStringLiteral("power_watts"), *power_watts);
+        m.insert(QStringLiteral("power_source"), power_source);
+    }
+    m.insert(QStringLiteral("energy_joules"), energy_joules);
     return m;
 }
 
@@ -90,6 +95,11 @@ SystemSample SystemSample::fromCbor(const QCborMap &m)
         s.cpu_mhz = m.value(QStringLiteral("cpu_mhz")).toDouble();
     if (m.contains(QStringLiteral("temperature_c")))
         s.temperature_c = m.value(QStringLiteral("temperature_c")).toDouble();
+    if (m.contains(QStringLiteral("power_watts"))) {
+        s.power_watts = m.value(QStringLiteral("power_watts")).toDouble();
+        s.power_source = m.value(QStringLiteral("power_source")).toString().left(64);
+    }
+    s.energy_joules = m.value(QStringLiteral("energy_joules")).toDouble();
     return s;
 }
 
@@ -175,7 +185,62 @@ CgroupLimits CgroupLimits::read()
     return g;
 }
 
-SystemSampler::SystemSampler() : m_cgroup(CgroupLimits::read()), m_last(read()) {}
+SystemSampler::SystemSampler(QString sysRoot)
+    : m_sys(std::move(sysRoot)), m_cgroup(CgroupLimits::read()), m_last(read())
+{
+    if (const auto sensor = readPowerSensors()) // the counters' starting point
+        m_lastSensorJoules = sensor->joules;
+}
+
+std::optional<SystemSampler::PowerSensor> SystemSampler::readPowerSensors()
+{
+    // powercap: the package domains (intel-rapl:N; their :N:M children are parts of them).
+    const QDir powercap(m_sys + QStringLiteral("/class/powercap"));
+    double joules = 0.0;
+    bool rapl = false;
+    for (const QString &d : powercap.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::System)) {
+        if (d.count(QLatin1Char(':')) != 1)
+            continue;
+        bool ok = false;
+        const std::uint64_t uj = readFile(powercap.filePath(d) + QStringLiteral("/energy_uj"))
+                                     .trimmed()
+                                     .toULongLong(&ok);
+        if (!ok)
+            continue;
+        const std::uint64_t range =
+            readFile(powercap.filePath(d) + QStringLiteral("/max_energy_range_uj"))
+                .trimmed()
+                .toULongLong();
+        // The counter wraps at max_energy_range_uj: count the steps, not the raw value.
+        auto it = m_raplLast.find(d);
+        std::uint64_t &total = m_raplTotal[d];
+        if (it != m_raplLast.end())
+            total += uj >= it->second ? uj - it->second : uj + range - it->second;
+        m_raplLast[d] = uj;
+        joules += double(total) / 1e6;
+        rapl = true;
+    }
+    if (rapl)
+        return PowerSensor{QStringLiteral("rapl"), joules, std::nullopt};
+    // hwmon sensors that report power (microwatts): a Pi's PMIC, some boards' INA chips.
+    const QDir hwmon(m_sys + QStringLiteral("/class/hwmon"));
+    double watts = 0.0;
+    bool any = false;
+    for (const QString &h : hwmon.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::System))
+        for (const QString &f :
+             QDir(hwmon.filePath(h)).entryList({QStringLiteral("power*_input")}, QDir::Files)) {
+            bool ok = false;
+            const double uw =
+                readFile(hwmon.filePath(h) + QLatin1Char('/') + f).trimmed().toDouble(&ok);
+            if (ok) {
+                watts += uw / 1e6;
+                any = true;
+            }
+        }
+    if (any)
+        return PowerSensor{QStringLiteral("hwmon"), std::nullopt, watts};
+    return std::nullopt;
+}
 
 void SystemSampler::readSockets(Counters &c)
 {
@@ -306,6 +371,24 @@ SystemSample SystemSampler::sample()
         readFile(QStringLiteral("/sys/class/thermal/thermal_zone0/temp")).trimmed().toDouble(&ok);
     if (ok)
         s.temperature_c = milli / 1000.0;
+
+    // Power: measured if a sensor exposes it, else the device profile's model at this load.
+    if (const auto sensor = readPowerSensors()) {
+        if (sensor->watts) {
+            s.power_watts = sensor->watts;
+        } else if (sensor->joules && seconds > 0) { // RAPL: joules since the previous sample
+            if (m_lastSensorJoules)
+                s.power_watts = (*sensor->joules - *m_lastSensorJoules) / seconds;
+            m_lastSensorJoules = sensor->joules;
+        }
+        s.power_source = sensor->source;
+    } else if (m_profile) {
+        s.power_watts = m_profile->watts(s.cpu_percent / 100.0);
+        s.power_source = QStringLiteral("estimated: ") + QString::fromStdString(m_profile->id);
+    }
+    if (s.power_watts && seconds > 0)
+        m_energy += *s.power_watts * seconds;
+    s.energy_joules = m_energy;
     return s;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/deviceprofile.h"
+
 #include <QCborMap>
 #include <QString>
 
@@ -29,7 +31,17 @@ struct SystemSample
     double load1 = 0.0;
     std::optional<double> cpu_mhz;       // where cpufreq is exposed
     std::optional<double> temperature_c; // where a thermal zone exists
-    QCborMap training;                   // the job's progress (TrainingStatus), if any
+    /** The device's power since the previous sample: measured where the device exposes it
+     *  (powercap/RAPL energy counters, hwmon power sensors), else estimated from its device
+     *  profile's power model at this CPU utilisation; absent when neither is there. */
+    std::optional<double> power_watts;
+    QString power_source;       // "rapl", "hwmon" (measured) or "estimated: <profile id>"
+    double energy_joules = 0.0; // the agent's running total of power_watts x time since it started
+    bool powerMeasured() const
+    {
+        return power_source == QLatin1String("rapl") || power_source == QLatin1String("hwmon");
+    }
+    QCborMap training; // the job's progress (TrainingStatus), if any
 
     QCborMap toCbor() const;
     static SystemSample fromCbor(const QCborMap &map);
@@ -70,8 +82,12 @@ struct CgroupLimits
 class SystemSampler
 {
 public:
-    SystemSampler();
+    /** `sysRoot`: where /sys is (tests give a folder of fake sensor files). */
+    explicit SystemSampler(QString sysRoot = QStringLiteral("/sys"));
     SystemSample sample();
+    /** The power model used where no sensor measures the device (an edge-lab node's, or a
+     *  device started with --device-profile). */
+    void setPowerModel(const core::DeviceProfile &profile) { m_profile = profile; }
 
 private:
     struct Counters
@@ -82,9 +98,24 @@ private:
         std::int64_t nanoseconds = 0;
     };
     Counters read();
+    struct PowerSensor
+    {
+        QString source;               // "rapl" or "hwmon"
+        std::optional<double> joules; // RAPL: energy counted since the sampler started
+        std::optional<double> watts;  // hwmon: power now
+    };
+    /** powercap (RAPL package domains, wrap-around handled) or, failing that, hwmon power
+     *  sensors; nothing if neither exists. */
+    std::optional<PowerSensor> readPowerSensors();
     /** Sums TCP_INFO's bytes_received / bytes_acked over this process's sockets; a socket
      *  that has closed keeps its last count in the totals. */
     void readSockets(Counters &c);
+    QString m_sys;
+    std::optional<core::DeviceProfile> m_profile;
+    std::optional<double> m_lastSensorJoules;     // RAPL's counter at the previous sample
+    std::map<QString, std::uint64_t> m_raplLast;  // per domain: the counter's last value
+    std::map<QString, std::uint64_t> m_raplTotal; // per domain: microjoules counted since start
+    double m_energy = 0.0;
     CgroupLimits m_cgroup;
     std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> m_sockets; // inode -> rx, tx
     std::uint64_t m_closedRx = 0, m_closedTx = 0;

@@ -1,5 +1,6 @@
 #include "clustertrain.h"
 
+#include "core/energytrace.h"
 #include "core/error.h"
 #include "core/numbertext.h"
 #include "net/controlclient.h"
@@ -8,12 +9,15 @@
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QLoggingCategory>
 #include <QTimer>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace edgetrain::app {
 
@@ -189,9 +193,32 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
              ? ", averaging every " + std::to_string(job.local_steps) + " steps"
              : ""));
 
+    // Energy per node: the running totals the nodes report, on this clock; the epochs' ends.
+    QElapsedTimer clock;
+    clock.start();
+    std::map<QString, core::EnergyTrace> energy;
+    std::map<QString, QString> powerSource;
+    std::map<int, double> epochEnds; // epoch -> when it ended, on this clock
+    // An epoch's energy: over its training time (ending when it was reported), the sum over the
+    // nodes and each node's.
+    auto epochEnergy = [&](int epoch, double seconds) {
+        std::vector<std::pair<QString, double>> byNode;
+        double total = 0.0;
+        const double end = epochEnds[epoch];
+        for (const auto &[node, trace] : energy) {
+            const double j = trace.between(end - seconds, end);
+            byNode.emplace_back(node, j);
+            total += j;
+        }
+        return std::pair{total, byNode};
+    };
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
         [&](const net::NodeId &node, const net::SystemSample &m) {
+            if (m.power_watts) {
+                energy[node.label()].add(double(clock.elapsed()) / 1000.0, m.energy_joules);
+                powerSource[node.label()] = m.power_source;
+            }
             const auto t = net::TrainingStatus::fromCbor(m.training);
             char line[320];
             std::snprintf(
@@ -219,6 +246,17 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
                              e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
                              groupDigits(e.images_per_second).c_str(), e.seconds);
                          cli.message(line);
+                         epochEnds[e.epoch] = double(clock.elapsed()) / 1000.0;
+                         if (!energy.empty()) {
+                             const auto [joules, byNode] = epochEnergy(e.epoch, e.seconds);
+                             std::string each;
+                             for (const auto &[node, j] : byNode)
+                                 each += (each.empty() ? "" : ", ") + node.toStdString() + " " +
+                                         core::NumberText::format(std::round(j * 10) / 10) + " J";
+                             cli.message("  energy of the epoch: " +
+                                         core::NumberText::format(std::round(joules * 10) / 10) +
+                                         " J (" + each + ")");
+                         }
                      });
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::clusterEvent, &coordinator,
@@ -283,9 +321,36 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         j.set("samples", e.samples)
             .set("images_per_second", e.images_per_second)
             .set("train_seconds", e.seconds);
+        // from the nodes' power (measured or estimated): the sum and each node's share
+        if (!energy.empty() && epochEnds.count(e.epoch)) {
+            const auto [joules, byNode] = epochEnergy(e.epoch, e.seconds);
+            core::Json each = core::Json::array();
+            for (const auto &[node, nj] : byNode) {
+                core::Json n;
+                n.set("node", node.toStdString()).set("joules", nj);
+                each.push(std::move(n));
+            }
+            j.set("energy_joules", joules).set("energy_joules_by_node", std::move(each));
+        }
         epochs.push(std::move(j));
     }
     json.set("epochs", std::move(epochs));
+    if (!energy.empty()) {
+        // the whole run: from the start (the job's set-up included) to the last epoch's end
+        core::Json each = core::Json::array();
+        double total = 0.0;
+        const double end =
+            epochEnds.empty() ? double(clock.elapsed()) / 1000.0 : epochEnds.rbegin()->second;
+        for (const auto &[node, trace] : energy) {
+            const double j = trace.between(0.0, end);
+            total += j;
+            core::Json n;
+            n.set("node", node.toStdString()).set("joules", j);
+            n.set("power_source", powerSource[node].toStdString());
+            each.push(std::move(n));
+        }
+        json.set("energy_joules", total).set("energy_by_node", std::move(each));
+    }
     if (!r.epochs.empty()) {
         const auto &last = r.epochs.back();
         json.set("train_loss", last.train_loss).set("train_accuracy", last.train_accuracy);

@@ -119,7 +119,8 @@ int MonitorCommand::run(const QStringList &arguments)
                 "time,node,address,cpu_percent,agent_cpu_percent,agent_rss_bytes,memory_available_"
                 "bytes,"
                 "net_rx_bytes_per_second,net_tx_bytes_per_second,load1,cpu_mhz,temperature_c,"
-                "agent_rx_bytes_per_second,agent_tx_bytes_per_second\n");
+                "agent_rx_bytes_per_second,agent_tx_bytes_per_second,power_watts,power_source,"
+                "energy_joules\n");
     }
 
     std::map<QString, int> samples;
@@ -152,7 +153,7 @@ int MonitorCommand::run(const QStringList &arguments)
             cli.message(line);
             if (csv) {
                 const QString row =
-                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14\n")
+                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17\n")
                         .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs),
                              QString::fromUtf8(csvField(c->node().name)),
                              QString::fromUtf8(csvField(c->address())))
@@ -167,7 +168,10 @@ int MonitorCommand::run(const QStringList &arguments)
                         .arg(s.temperature_c ? QString::number(*s.temperature_c, 'f', 1)
                                              : QString())
                         .arg(s.agent_rx_bytes_per_second, 0, 'f', 1)
-                        .arg(s.agent_tx_bytes_per_second, 0, 'f', 1);
+                        .arg(s.agent_tx_bytes_per_second, 0, 'f', 1)
+                        .arg(s.power_watts ? QString::number(*s.power_watts, 'f', 3) : QString())
+                        .arg(QString::fromUtf8(csvField(s.power_source)))
+                        .arg(s.energy_joules, 0, 'f', 3);
                 csv->write(row.toUtf8());
                 csv->flush(); // every sample on disk as it arrives
             }

@@ -263,7 +263,9 @@ void TestLocale::monitorCsv()
     key.write("locale test cluster key 0123456789\n");
     key.close();
     QFile::setPermissions(keyFile, QFile::ReadOwner | QFile::WriteOwner);
-    NodeProcess node(QStringLiteral("pi, rack 2"), keyFile);
+    // as a Pi 3B: its power is the profile's estimate, so the CSV carries watts and joules too
+    NodeProcess node(QStringLiteral("pi, rack 2"), keyFile,
+                     {QStringLiteral("--device-profile"), QStringLiteral("pi3")});
     QVERIFY2(node.waitReady(), qPrintable(node.log()));
     const Run nodes =
         cliIn(kGerman, {"nodes", "--probe", QStringLiteral("127.0.0.1:%1").arg(node.discoveryPort),
@@ -281,7 +283,7 @@ void TestLocale::monitorCsv()
     const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
     QVERIFY2(lines.size() >= 2, "no reading written");
     const int columns = int(lines.first().count(',')) + 1;
-    QCOMPARE(columns, 14);
+    QCOMPARE(columns, 17);
     for (qsizetype i = 1; i < lines.size(); ++i) {
         // "…","pi, rack 2","127.0.0.1:port",12.50,…: the quoted name, then numbers with points.
         const QByteArray &line = lines[i];
@@ -291,6 +293,12 @@ void TestLocale::monitorCsv()
         bool ok = false;
         after[1].toDouble(&ok); // cpu_percent
         QVERIFY2(ok && after[1].contains('.'), line.constData());
+        const double watts = after[columns - 5].toDouble(&ok); // power_watts
+        QVERIFY2(ok && watts >= 1.4 && watts <= 3.7 && after[columns - 5].contains('.'),
+                 line.constData());
+        QCOMPARE(after[columns - 4], QByteArray("estimated: pi3b"));
+        after[columns - 3].toDouble(&ok); // energy_joules
+        QVERIFY2(ok && after[columns - 3].contains('.'), line.constData());
     }
 }
 

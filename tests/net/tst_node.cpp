@@ -9,8 +9,10 @@
 #include "net/systemsampler.h"
 #include "nodeprocess.h"
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -126,6 +128,7 @@ private Q_SLOTS:
     void discoveryTargetsParse();
     void metricsStreamMatchesProc();
     void agentTrafficIsItsOwnSockets();
+    void powerMeasuredOrEstimated();
     void refusals_data();
     void refusals();
     void replayedHandshakeAndFrames();
@@ -339,6 +342,64 @@ void TestNode::agentTrafficIsItsOwnSockets()
     QVERIFY(connectPair(b));
     QVERIFY(transfer(b, 2 << 20));
     QVERIFY2(sent(2.0, 0.1), "2 MiB over a new connection");
+}
+
+void TestNode::powerMeasuredOrEstimated()
+{
+    // A fake /sys: RAPL's energy counter (which wraps), then an hwmon power sensor, then
+    // neither (the device profile's estimate). Energy is the running total of power x time.
+    QTemporaryDir sys;
+    auto write = [&](const QString &file, const QByteArray &text) {
+        QDir().mkpath(QFileInfo(sys.filePath(file)).path());
+        QFile f(sys.filePath(file));
+        return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+    };
+    const QString rapl = QStringLiteral("class/powercap/intel-rapl:0/");
+    QVERIFY(write(rapl + QStringLiteral("max_energy_range_uj"), "10000000\n")); // 10 J
+    QVERIFY(write(rapl + QStringLiteral("energy_uj"), "9000000\n"));
+    QVERIFY(write(rapl + QStringLiteral("intel-rapl:0:0/energy_uj"), "1\n")); // a part: not summed
+    {
+        SystemSampler sampler(sys.path());
+        QElapsedTimer clock;
+        clock.start();
+        QTest::qWait(250);
+        QVERIFY(write(rapl + QStringLiteral("energy_uj"), "2000000\n")); // wrapped: +3 J
+        double seconds = double(clock.restart()) / 1000.0;
+        SystemSample s = sampler.sample();
+        QCOMPARE(s.power_source, QStringLiteral("rapl"));
+        QVERIFY(s.powerMeasured());
+        QVERIFY(s.power_watts.has_value());
+        QVERIFY2(std::abs(*s.power_watts * seconds - 3.0) < 0.15,
+                 qPrintable(QString::number(*s.power_watts * seconds)));
+        QVERIFY2(std::abs(s.energy_joules - 3.0) < 0.15,
+                 qPrintable(QString::number(s.energy_joules)));
+    }
+    QVERIFY(QDir(sys.filePath(QStringLiteral("class/powercap"))).removeRecursively());
+    QVERIFY(write(QStringLiteral("class/hwmon/hwmon3/power1_input"), "2500000\n")); // 2.5 W
+    {
+        SystemSampler sampler(sys.path());
+        QTest::qWait(200);
+        const SystemSample s = sampler.sample();
+        QCOMPARE(s.power_source, QStringLiteral("hwmon"));
+        QCOMPARE(*s.power_watts, 2.5);
+        QVERIFY(s.energy_joules > 0.3 && s.energy_joules < 1.5);
+    }
+    QVERIFY(QDir(sys.filePath(QStringLiteral("class/hwmon"))).removeRecursively());
+    {
+        SystemSampler sampler(sys.path());
+        QTest::qWait(100);
+        QVERIFY(!sampler.sample().power_watts.has_value()); // no sensor, no profile: no figure
+        edgetrain::core::DeviceProfile pi;
+        pi.id = "pi3b";
+        pi.idle_watts = 1.4;
+        pi.full_watts = 3.7;
+        sampler.setPowerModel(pi);
+        QTest::qWait(100);
+        const SystemSample s = sampler.sample();
+        QCOMPARE(s.power_source, QStringLiteral("estimated: pi3b"));
+        QVERIFY(!s.powerMeasured());
+        QCOMPARE(*s.power_watts, pi.watts(s.cpu_percent / 100.0));
+    }
 }
 
 void TestNode::refusals_data()
