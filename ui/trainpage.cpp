@@ -14,7 +14,7 @@
 namespace edgetrain::ui {
 
 namespace {
-enum Column { Device, State, Phase, Epoch, Loss, Accuracy, Speed, Cpu, Columns };
+enum Column { Device, State, Phase, Epoch, Loss, Accuracy, Speed, Cpu, Power, Energy, Columns };
 }
 
 TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
@@ -39,7 +39,11 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
     auto *top = new QHBoxLayout;
     m_devices = new QTableWidget(0, Columns, this);
     m_devices->setHorizontalHeaderLabels({tr("Device"), tr("State"), tr("Phase"), tr("Epoch"),
-                                          tr("Loss"), tr("Accuracy"), tr("Images/s"), tr("CPU %")});
+                                          tr("Loss"), tr("Accuracy"), tr("Images/s"), tr("CPU %"),
+                                          tr("Power"), tr("Energy")});
+    m_devices->horizontalHeaderItem(Power)->setToolTip(
+        tr("Measured where the device exposes it (RAPL, hwmon), else estimated from its device "
+           "profile at its CPU load (\"est.\")"));
     m_devices->verticalHeader()->hide();
     m_devices->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_devices->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
@@ -147,16 +151,20 @@ void TrainPage::showDevices()
     int row = 0;
     for (const auto &[name, r] : m_latest) {
         const bool lost = m_lost.count(name) > 0;
-        const QString values[Columns] = {name,
-                                         lost ? tr("lost") : tr("connected"),
-                                         r.phase,
-                                         QString::number(r.epoch),
-                                         r.epoch > 0 ? QString::number(r.loss, 'f', 4) : QString(),
-                                         r.epoch > 0 ? QString::number(100 * r.accuracy, 'f', 1) +
-                                                           QStringLiteral(" %")
-                                                     : QString(),
-                                         QString::number(r.imagesPerSecond, 'f', 0),
-                                         QString::number(r.cpuPercent, 'f', 0)};
+        const QString values[Columns] = {
+            name,
+            lost ? tr("lost") : tr("connected"),
+            r.phase,
+            QString::number(r.epoch),
+            r.epoch > 0 ? QString::number(r.loss, 'f', 4) : QString(),
+            r.epoch > 0 ? QString::number(100 * r.accuracy, 'f', 1) + QStringLiteral(" %")
+                        : QString(),
+            QString::number(r.imagesPerSecond, 'f', 0),
+            QString::number(r.cpuPercent, 'f', 0),
+            r.powerWatts < 0 ? QString()
+                             : QString::number(r.powerWatts, 'f', 1) +
+                                   (r.powerMeasured ? tr(" W") : tr(" W est.")),
+            r.powerWatts < 0 ? QString() : QString::number(r.energyJoules, 'f', 0) + tr(" J")};
         for (int c = 0; c < Columns; ++c) {
             auto *item = new QTableWidgetItem(values[c]);
             if (c == State && lost)

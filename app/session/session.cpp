@@ -153,6 +153,11 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
         m.loss = f[8].toDouble();
         m.accuracy = f[9].toDouble();
         m.imagesPerSecond = f[10].toDouble();
+        if (f.size() >= 14 && !f[11].isEmpty()) { // sessions from before power have 11 columns
+            m.powerWatts = f[11].toDouble();
+            m.powerMeasured = f[12] == "measured";
+            m.energyJoules = f[13].toDouble();
+        }
         s.training.metrics.push_back(m);
     }
     for (const QList<QByteArray> &f : csvRecords(s.path(QStringLiteral("progress.csv")))) {
@@ -174,7 +179,8 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
 QByteArray Session::metricsCsv() const
 {
     QByteArray out = "seconds,node,cpu_percent,memory_used_bytes,rx_bytes_per_second,"
-                     "tx_bytes_per_second,phase,epoch,loss,accuracy,images_per_second\n";
+                     "tx_bytes_per_second,phase,epoch,loss,accuracy,images_per_second,"
+                     "power_watts,power,energy_joules\n";
     for (const MetricRow &m : training.metrics) {
         out += QByteArray::number(m.seconds, 'f', 3) + ',' + csvField(m.node) + ',' +
                QByteArray::number(m.cpuPercent, 'f', 1) + ',' +
@@ -183,7 +189,12 @@ QByteArray Session::metricsCsv() const
                QByteArray::number(m.txBytesPerSecond, 'f', 0) + ',' + csvField(m.phase) + ',' +
                QByteArray::number(m.epoch) + ',' + QByteArray::number(m.loss, 'g', 6) + ',' +
                QByteArray::number(m.accuracy, 'g', 6) + ',' +
-               QByteArray::number(m.imagesPerSecond, 'f', 1) + '\n';
+               QByteArray::number(m.imagesPerSecond, 'f', 1) + ',' +
+               (m.powerWatts < 0 ? QByteArray(",,")
+                                 : QByteArray::number(m.powerWatts, 'f', 3) + ',' +
+                                       (m.powerMeasured ? "measured" : "estimated") + ',' +
+                                       QByteArray::number(m.energyJoules, 'f', 3)) +
+               '\n';
     }
     return out;
 }

@@ -305,6 +305,11 @@ void Workflow::connectTrainingRun()
                 // and loopback is not counted.
                 m.rxBytesPerSecond = sample.agent_rx_bytes_per_second;
                 m.txBytesPerSecond = sample.agent_tx_bytes_per_second;
+                if (sample.power_watts) {
+                    m.powerWatts = *sample.power_watts;
+                    m.powerMeasured = sample.powerMeasured();
+                    m.energyJoules = sample.energy_joules;
+                }
                 m.phase = st.active ? st.phase : QStringLiteral("idle");
                 m.epoch = st.epoch;
                 m.loss = st.loss;

@@ -74,6 +74,8 @@ void TstSession::roundTrip()
     // A name CSV must quote: a comma, a quote and a line break.
     m.node = QStringLiteral("lab, \"bench\"\nPi 4");
     m.cpuPercent = 12.5;
+    m.powerWatts = 3.25; // estimated from its profile
+    m.energyJoules = 41.5;
     s.training.metrics.push_back(m);
     s.training.progress.push_back({0.75, QStringLiteral("pi-1"), 1, 17, 0.625, 0.5, 88.5});
     s.training.progress.push_back(
@@ -146,6 +148,10 @@ void TstSession::roundTrip()
     QCOMPARE(back->training.metrics[1].node, QStringLiteral("lab, \"bench\"\nPi 4"));
     QCOMPARE(back->training.metrics[1].cpuPercent, 12.5);
     QCOMPARE(back->training.metrics[1].phase, QStringLiteral("training"));
+    QCOMPARE(back->training.metrics[0].powerWatts, -1.0); // reported none
+    QCOMPARE(back->training.metrics[1].powerWatts, 3.25);
+    QVERIFY(!back->training.metrics[1].powerMeasured);
+    QCOMPARE(back->training.metrics[1].energyJoules, 41.5);
     QCOMPARE(int(back->training.progress.size()), 2);
     QCOMPARE(back->training.progress[0].step, std::int64_t(17));
     QCOMPARE(back->training.progress[0].loss, 0.625);
