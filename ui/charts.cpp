@@ -189,6 +189,9 @@ TrainingCharts TrainingCharts::create(QWidget *parent)
     c.memory = new DeviceChart(QStringLiteral("Memory in use"), QStringLiteral("MiB"), parent);
     c.network = new DeviceChart(QStringLiteral("Network: received (solid), sent (dashed)"),
                                 QStringLiteral("KiB/s"), parent);
+    // measured where a sensor exposes it, else the device profile's estimate (the Train page's
+    // device table says which)
+    c.power = new DeviceChart(QStringLiteral("Power"), QStringLiteral("W"), parent);
     c.loss = new DeviceChart(QStringLiteral("Training loss"), QStringLiteral("loss"), parent);
     c.accuracy = new DeviceChart(QStringLiteral("Training accuracy"), QStringLiteral("%"), parent);
     c.accuracy->setFixedMax(100);
@@ -205,6 +208,8 @@ void TrainingCharts::add(const app::MetricRow &m)
     memory->append(m.node, m.seconds, m.memoryUsedBytes / (1024.0 * 1024.0));
     network->append(m.node, m.seconds, m.rxBytesPerSecond / 1024.0, 0);
     network->append(m.node, m.seconds, m.txBytesPerSecond / 1024.0, 1);
+    if (m.powerWatts >= 0)
+        power->append(m.node, m.seconds, m.powerWatts);
 }
 
 void TrainingCharts::add(const app::ProgressRow &p)

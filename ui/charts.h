@@ -60,13 +60,21 @@ private:
     double m_fixedMax = 0;
 };
 
-/** The six training charts of one run, in a fixed order. */
+/** The training charts of one run, in a fixed order. */
 struct TrainingCharts
 {
-    DeviceChart *cpu, *memory, *network, *loss, *accuracy, *speed;
-    std::vector<DeviceChart *> all() const { return {cpu, memory, network, loss, accuracy, speed}; }
+    DeviceChart *cpu, *memory, *network, *power, *loss, *accuracy, *speed;
+    std::vector<DeviceChart *> all() const
+    {
+        return {cpu, memory, network, power, loss, accuracy, speed};
+    }
+    /** The six of the report's training page (its power figures are in its energy table). */
+    std::vector<DeviceChart *> reportPage() const
+    {
+        return {cpu, memory, network, loss, accuracy, speed};
+    }
     static TrainingCharts create(QWidget *parent);
-    void add(const app::MetricRow &row);   // CPU, memory, network
+    void add(const app::MetricRow &row);   // CPU, memory, network, power
     void add(const app::ProgressRow &row); // loss, accuracy, throughput
     void flush();
     void clear();

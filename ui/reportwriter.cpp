@@ -146,6 +146,7 @@ struct Charts
             {QStringLiteral("cpu"), training.cpu},
             {QStringLiteral("memory"), training.memory},
             {QStringLiteral("network"), training.network},
+            {QStringLiteral("power"), training.power},
             {QStringLiteral("loss"), training.loss},
             {QStringLiteral("accuracy"), training.accuracy},
             {QStringLiteral("throughput"), training.speed}};
@@ -383,7 +384,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     {
         Page page = newPage();
         page.heading(QObject::tr("5  Training on the devices"));
-        const auto list = charts->training.all();
+        const auto list = charts->training.reportPage();
         const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
         for (int i = 0; i < int(list.size()); ++i)
             page.widget(list[std::size_t(i)],

@@ -188,9 +188,12 @@ void TstGui::initTestCase()
     f.close();
     QFile::setPermissions(m_keyFile, QFile::ReadOwner | QFile::WriteOwner);
     for (int i = 1; i <= 2; ++i) {
-        m_nodes.push_back(std::make_unique<NodeProcess>(
-            QStringLiteral("gui-node-%1").arg(i), m_keyFile,
-            QStringList{QStringLiteral("--threads"), QStringLiteral("1")}));
+        // The second says it is a Raspberry Pi 4: it reports the profile's facts and power.
+        QStringList extra{QStringLiteral("--threads"), QStringLiteral("1")};
+        if (i == 2)
+            extra << QStringLiteral("--device-profile") << QStringLiteral("pi4");
+        m_nodes.push_back(
+            std::make_unique<NodeProcess>(QStringLiteral("gui-node-%1").arg(i), m_keyFile, extra));
         QVERIFY2(m_nodes.back()->waitReady(), qPrintable(m_nodes.back()->log()));
     }
     m_session = m_dir.path() + QStringLiteral("/session");
@@ -310,6 +313,11 @@ void TstGui::discoveryFillsNodesTable()
     const int first = rowNamed(table, QStringLiteral("gui-node-1"));
     QVERIFY(first >= 0);
     QCOMPARE(table->item(first, cores)->text().toInt(), QThread::idealThreadCount());
+    const int second = rowNamed(table, QStringLiteral("gui-node-2"));
+    QVERIFY(second >= 0);
+    QCOMPARE(table->item(second, cores)->text().toInt(), 4); // the Pi 4's
+    QCOMPARE(table->item(second, column(table, QStringLiteral("Arch")))->text(),
+             QStringLiteral("aarch64"));
     QVERIFY(table->item(first, state)->text().startsWith(QLatin1String("locked")));
     // Pairing proves the key; the state column says so and the status bar counts them.
     m_workflow->nodes().pairAll();
@@ -510,7 +518,8 @@ void TstGui::trainingFillsChartsAndPdf()
     // epoch at least, however fast the run (every epoch's end is reported). The charts draw what
     // came in at their next flush.
     for (ui::DeviceChart *c : train->charts().all())
-        QTRY_VERIFY2_WITH_TIMEOUT(c->pointCount() >= 2, qPrintable(c->title()), 5000);
+        if (c != train->charts().power) // one device reports power: checked below
+            QTRY_VERIFY2_WITH_TIMEOUT(c->pointCount() >= 2, qPrintable(c->title()), 5000);
     for (ui::DeviceChart *c :
          {train->charts().loss, train->charts().accuracy, train->charts().speed})
         QTRY_VERIFY2_WITH_TIMEOUT(
@@ -521,6 +530,11 @@ void TstGui::trainingFillsChartsAndPdf()
         reporting.insert(p.node);
     QCOMPARE(reporting.size(), 2);
     QVERIFY(train->charts().cpu->chart()->series().size() == 2);
+    // Power: a line for the device that reports it (the Pi 4's estimate), none for the other.
+    QTRY_VERIFY_WITH_TIMEOUT(train->charts().power->pointCount() >= 1, 5000);
+    QCOMPARE(int(train->charts().power->chart()->series().size()), 1);
+    QCOMPARE(train->charts().power->chart()->series().first()->name(),
+             QStringLiteral("gui-node-2"));
     screenshot(QStringLiteral("train"));
 
     m_window->showStep(ui::MainWindow::Report);
