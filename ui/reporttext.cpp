@@ -3,6 +3,7 @@
 #include <QObject>
 
 #include <algorithm>
+#include <map>
 
 namespace edgetrain::ui {
 
@@ -211,6 +212,43 @@ QString ReportText::operatingPoint(const app::Session &s)
         .arg(p->threshold, 0, 'f', 2)
         .arg(p->f1, 0, 'f', 2)
         .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")));
+}
+
+QList<QStringList> ReportText::energyRows(const app::Session &s)
+{
+    QList<QStringList> rows{{QObject::tr("Device"), QObject::tr("Power from"),
+                             QObject::tr("Energy"), QObject::tr("Mean power"),
+                             QObject::tr("Per epoch")}};
+    struct Span
+    {
+        double t0 = -1, t1 = -1, e0 = 0, e1 = 0;
+        bool measured = true;
+    };
+    std::map<QString, Span> devices;
+    for (const app::MetricRow &m : s.training.metrics) {
+        if (m.powerWatts < 0)
+            continue;
+        Span &d = devices[m.node];
+        if (d.t0 < 0) {
+            d.t0 = m.seconds;
+            d.e0 = m.energyJoules;
+        }
+        d.t1 = m.seconds;
+        d.e1 = m.energyJoules;
+        d.measured = d.measured && m.powerMeasured;
+    }
+    const int epochs = int(s.training.epochs.size());
+    for (const auto &[name, d] : devices) {
+        const double joules = d.e1 - d.e0;
+        rows.append({name,
+                     d.measured ? QObject::tr("measured") : QObject::tr("estimated (profile)"),
+                     QStringLiteral("%1 J").arg(joules, 0, 'f', 1),
+                     d.t1 > d.t0 ? QStringLiteral("%1 W").arg(joules / (d.t1 - d.t0), 0, 'f', 2)
+                                 : QStringLiteral("–"),
+                     epochs > 0 ? QStringLiteral("%1 J").arg(joules / epochs, 0, 'f', 1)
+                                : QStringLiteral("–")});
+    }
+    return rows;
 }
 
 QList<QStringList> ReportText::trackerRows(const app::Session &s)

@@ -43,6 +43,10 @@ public:
      *  AP@[.5:.95], TP / FP, frames/s. With more than one round, every round's rows, the
      *  first column naming the round. Only the header without verified figures. */
     static QList<QStringList> verifiedRows(const app::Session &session);
+    /** Header + one row per device that reported power during the run: how (measured or
+     *  estimated from its profile), its energy over the readings, its mean power, and the
+     *  energy per epoch (the run's over its epochs). Only the header without power readings. */
+    static QList<QStringList> energyRows(const app::Session &session);
     /** Header + the three rows against the tracker's labels ("–" where nothing was measured). */
     static QList<QStringList> trackerRows(const app::Session &session);
     /** What the verified figures were measured on, one sentence ("" without them). */

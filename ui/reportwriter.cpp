@@ -392,6 +392,9 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         page.skip(3 * (h + 14));
         if (s.training.metrics.empty())
             page.paragraph(QObject::tr("No training run was recorded in this session."));
+        // Energy, from the devices' power (measured, or estimated from their profiles)
+        if (const QList<QStringList> energy = ReportText::energyRows(s); energy.size() > 1)
+            page.table(energy, {0.3, 0.2, 0.17, 0.17, 0.16}, 6);
     }
     // 6. Results against verified frames
     {

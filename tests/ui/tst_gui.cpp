@@ -549,6 +549,8 @@ void TstGui::trainingFillsChartsAndPdf()
     exportClock.start();
     QVERIFY2(m_window->reportPage()->exportTo(out, &written, &error), qPrintable(error));
     qInfo("export: %lld files in %lld ms", qint64(written.size()), exportClock.elapsed());
+    if (const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS"); !shots.isEmpty())
+        QFile::copy(out + QStringLiteral("/report.pdf"), shots + QStringLiteral("/report.pdf"));
     for (const char *f :
          {"report.pdf", "charts/cpu.png", "charts/cpu.svg", "charts/loss.svg", "metrics.csv",
           "progress.csv", "epochs.csv", "evaluation.csv", "session.json", "student.safetensors"})
