@@ -180,6 +180,7 @@ private Q_SLOTS:
     void pdfAndCharts();
     void verifiedGallery();
     void captureTeachersAndPreview();
+    void energyTable();
     void look();
 
 private:
@@ -498,6 +499,36 @@ void TestReport::captureTeachersAndPreview()
     page.studentToggle()->setChecked(false);
     QCOMPARE(page.view()->studentFrame(), -1);
     QVERIFY(page.studentSpeed()->text().isEmpty());
+}
+
+void TestReport::energyTable()
+{
+    // Per device that reported power: its energy over its readings, the mean power, per epoch.
+    app::Session s;
+    auto reading = [&](const QString &node, double t, double watts, double joules, bool measured) {
+        app::MetricRow m;
+        m.seconds = t;
+        m.node = node;
+        m.powerWatts = watts;
+        m.energyJoules = joules;
+        m.powerMeasured = measured;
+        s.training.metrics.push_back(m);
+    };
+    QCOMPARE(ui::ReportText::energyRows(s).size(), 1); // only the header: no power at all
+    reading(QStringLiteral("pi"), 1.0, 3.0, 10.0, false);
+    reading(QStringLiteral("plain"), 1.5, -1.0, 0.0, false); // reports no power: not listed
+    reading(QStringLiteral("laptop"), 2.0, 20.0, 100.0, true);
+    reading(QStringLiteral("pi"), 3.0, 3.0, 16.0, false);
+    reading(QStringLiteral("laptop"), 4.0, 20.0, 140.0, true);
+    s.training.epochs.resize(2);
+    const QList<QStringList> rows = ui::ReportText::energyRows(s);
+    QCOMPARE(rows.size(), 3);
+    QCOMPARE(rows[1], (QStringList{QStringLiteral("laptop"), QStringLiteral("measured"),
+                                   QStringLiteral("40.0 J"), QStringLiteral("20.00 W"),
+                                   QStringLiteral("20.0 J")}));
+    QCOMPARE(rows[2], (QStringList{QStringLiteral("pi"), QStringLiteral("estimated (profile)"),
+                                   QStringLiteral("6.0 J"), QStringLiteral("3.00 W"),
+                                   QStringLiteral("3.0 J")}));
 }
 
 void TestReport::look()
