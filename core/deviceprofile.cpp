@@ -5,9 +5,7 @@
 #include "numbertext.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace edgetrain::core {
 
@@ -232,12 +230,7 @@ DeviceProfile DeviceProfile::fromJson(const Json &json, const std::string &sourc
 
 DeviceProfile DeviceProfile::load(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw IoError("cannot read device profile '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return fromJson(Json::parse(text.str(), path), path);
+    return fromJson(Json::parseFile(path, "cannot read device profile"), path);
 }
 
 } // namespace edgetrain::core

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 namespace edgetrain::core {
 
@@ -495,6 +497,16 @@ void Json::dumpTo(std::string &out, int indent, int depth) const
 Json Json::parse(std::string_view text, std::string_view source)
 {
     return Parser(text, source).document();
+}
+
+Json Json::parseFile(const std::string &path, std::string_view cannot)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw IoError(std::string(cannot) + " '" + path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse(text.str(), path);
 }
 
 } // namespace edgetrain::core

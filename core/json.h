@@ -73,6 +73,9 @@ public:
 
     /** Parses text; `source` names the file or stream in error messages. */
     static Json parse(std::string_view text, std::string_view source = "JSON");
+    /** Reads and parses a file; throws IoError "<cannot> '<path>'" if it cannot be read (e.g.
+     *  "cannot open model spec"), FormatError naming the file if it is not JSON. */
+    static Json parseFile(const std::string &path, std::string_view cannot);
 
 private:
     std::variant<std::monostate, bool, double, std::int64_t, std::string, Array, Object> m_value;

@@ -16,10 +16,8 @@
 #include "upsample2d.h"
 
 #include <algorithm>
-#include <fstream>
 #include <initializer_list>
 #include <optional>
-#include <sstream>
 
 namespace edgetrain::core {
 
@@ -272,12 +270,7 @@ ModelSpec ModelSpec::fromJson(const Json &json, const std::string &source)
 
 ModelSpec ModelSpec::load(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw IoError("cannot open model spec '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return fromJson(Json::parse(text.str(), path), path);
+    return fromJson(Json::parseFile(path, "cannot open model spec"), path);
 }
 
 Json ModelSpec::toJson() const

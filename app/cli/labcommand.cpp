@@ -6,9 +6,7 @@
 #include "net/edgelab.h"
 
 #include <QCoreApplication>
-#include <QDir>
 
-#include <cmath>
 #include <cstdio>
 
 namespace edgetrain::app {
