@@ -302,9 +302,12 @@ void LabBuilder::startNode(LabNode &n, const QStringList &args, const QStringLis
             n.port = quint16(port.toUInt());
             break;
         }
-        if (!isOurNode(n.pid, n.start_time))
-            throw core::Error("edgetrain-node " + n.name.toStdString() +
-                              " stopped at start: " + readFile(n.log).right(400).toStdString());
+        if (!isOurNode(n.pid, n.start_time)) {
+            const QByteArray log = readFile(n.log).trimmed().right(400);
+            throw core::Error(
+                "edgetrain-node " + n.name.toStdString() + " stopped at start: " +
+                (log.isEmpty() ? "it wrote nothing to " + n.log.toStdString() : log.toStdString()));
+        }
         if (std::chrono::steady_clock::now() > deadline)
             throw core::Error("edgetrain-node " + n.name.toStdString() +
                               " did not start listening within 15 s (log: " + n.log.toStdString() +

@@ -154,8 +154,11 @@ bool isOurNode(qint64 pid, qint64 start)
     const int close = stat.lastIndexOf(')');
     if (close < 0 || stat.size() <= close + 2 || stat.at(close + 2) == 'Z')
         return false;
-    if (start > 0 && startTime(pid) != start)
-        return false;
+    // The pid and its start time name one process for the life of the machine. Its command line
+    // is asked only when the start time is not known: while the process is inside execve its
+    // /proc cmdline is briefly empty, and a node seen in that moment is still ours.
+    if (start > 0)
+        return startTime(pid) == start;
     return readFile(QStringLiteral("/proc/%1/cmdline").arg(pid)).contains("edgetrain-node");
 }
 

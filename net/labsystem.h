@@ -40,8 +40,9 @@ QByteArray readFile(const QString &path);
 /** When the kernel started `pid` (clock ticks since boot, /proc/PID/stat field 22), 0 if there
  *  is no such process. */
 qint64 startTime(qint64 pid);
-/** Whether `pid` is a live (not zombie) edgetrain-node that started at `start` (0: any time):
- *  a pid the kernel handed to another process since is not ours. */
+/** Whether `pid` is a live (not zombie) process that started at `start` — the node we started:
+ *  a pid the kernel handed to another process since is not ours. With `start` 0 (not known) it
+ *  must be an edgetrain-node by its command line. */
 bool isOurNode(qint64 pid, qint64 start);
 
 /**
