@@ -1,0 +1,142 @@
+#pragma once
+
+#include "job.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace edgetrain::net {
+
+/**
+ * What profiling measured on one device, on the real job (its model, its own data shard):
+ * forward + backward time against the local batch (a line through two measured batch sizes),
+ * the optimizer's update, evaluation, the largest local batch its memory takes, its power idle
+ * and busy, and its link to the coordinator (measured with timed transfers, not configured).
+ */
+struct DeviceMeasurement
+{
+    QString name;
+    // Seconds of forward + backward for a local batch b: fixed + per_sample * b.
+    double step_fixed_seconds = 0.0;
+    double step_per_sample_seconds = 0.0;
+    double update_seconds = 0.0;          // one optimizer step over the whole model
+    double eval_per_sample_seconds = 0.0; // forward only
+    /** The largest local batch that fits the device's memory; 0: not even one sample (the
+     *  device is refused by every candidate that has it); -1: no limit known. */
+    std::int64_t max_local_batch = -1;
+    double idle_watts = -1.0; // < 0: not known
+    double busy_watts = -1.0; // < 0: not known
+    QString power_source;     // "rapl", "hwmon" (measured) or "estimated: <profile>"
+    // The link, as the coordinator measured it: one-way rates and the round trip.
+    double up_bytes_per_second = 0.0;   // device -> network
+    double down_bytes_per_second = 0.0; // network -> device
+    double rtt_seconds = 0.0;
+
+    /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */
+    double stepSeconds(std::int64_t batch) const
+    {
+        return batch > 0 ? step_fixed_seconds + step_per_sample_seconds * double(batch) : 0.0;
+    }
+    bool powerKnown() const { return idle_watts >= 0.0 && busy_watts >= 0.0; }
+};
+
+/** The work the plan is for: what is left of the job once profiling is done. */
+struct PlanWork
+{
+    std::int64_t train_samples = 0;
+    std::int64_t test_samples = 0;
+    int epochs = 1;
+    std::int64_t batch = 64;          // the global batch
+    std::int64_t gradient_floats = 0; // what a sync step allreduces (FlatState gradients)
+    std::int64_t averaged_floats = 0; // what local SGD averages and async pulls
+    std::int64_t buffer_floats = 0;   // batch-norm statistics (async pushes them)
+    int local_steps = 8;              // local SGD
+};
+
+/** One candidate: a subset of the devices, a mode, and what the model predicts for it. */
+struct PlanCandidate
+{
+    std::vector<int> devices; // indices into the measurements, ascending
+    QStringList names;        // the devices' names, in the same order
+    TrainingMode mode = TrainingMode::Sync;
+    std::vector<double> shares;         // of the global batch, as the trainer splits it
+    double seconds = 0.0;               // to finish the work
+    double watts = 0.0;                 // mean power of the candidate's devices while it trains
+    double joules = 0.0;                // seconds x watts
+    double edp = 0.0;                   // joules x seconds (J·s)
+    double compute_seconds = 0.0;       // of it: the slowest device's computing
+    double communication_seconds = 0.0; // of it: allreduce / pushes and pulls
+    bool power_known = true;            // every device's idle and busy power was measured or
+                                        // estimated
+    QString refused; // why this candidate cannot run (a device over its memory); empty: it can
+};
+
+/** What the user asks the plan to minimise, and under which limits. */
+struct PlanObjective
+{
+    enum class Kind { Time, Power, Energy, Edp, Mix };
+    Kind kind = Kind::Time;
+    // Mix: minimises the weighted sum of the figures, each divided by the best candidate's.
+    double time_weight = 1.0, power_weight = 0.0, energy_weight = 0.0, edp_weight = 0.0;
+    double max_watts = 0.0;        // > 0: candidates drawing more are out
+    double deadline_seconds = 0.0; // > 0: candidates taking longer are out
+
+    /** "time", "power", "energy", "edp" or "mix:time=1,energy=2" (the weights of a mix). */
+    static std::optional<PlanObjective> parse(const QString &text, QString *error);
+    QString name() const;
+};
+
+/**
+ * The planner's model. For every subset of the devices and every mode it predicts the time to
+ * finish the work, the mean power, the energy and the energy-delay product, from measurements
+ * alone:
+ *
+ *  - the batch split the trainer uses (shares proportional to measured speed, re-measured each
+ *    epoch: the fixed point of that rule at each device's own share), capped by memory;
+ *  - sync: per step the slowest device's compute and update, plus gloo's ring allreduce of the
+ *    gradients (2(n-1) rounds of 1/n of them, each round as slow as the ring's slowest hop:
+ *    the lower of the sender's up- and the receiver's down-rate, half of both round trips);
+ *  - local SGD: the same compute every step, the allreduce of the model every local_steps;
+ *  - async: each device computes its part of the data in its own local batches and pushes
+ *    gradients up and pulls the model down through its own link; the epoch ends with the
+ *    slowest;
+ *  - per epoch the evaluation of the test set split by speed;
+ *  - power per device: idle + (busy - idle) x the share of the time it computes; the
+ *    candidate's power is its devices' sum (devices outside it are free for other work).
+ */
+class ClusterPlanner
+{
+public:
+    ClusterPlanner(std::vector<DeviceMeasurement> devices, PlanWork work);
+
+    /** Every non-empty subset of the devices in every given mode (at most 12 devices). */
+    std::vector<PlanCandidate> candidates(const std::vector<TrainingMode> &modes) const;
+    /** One candidate's prediction. */
+    PlanCandidate predict(const std::vector<int> &devices, TrainingMode mode) const;
+    /** Best first by the objective: candidates that can run and meet the limits, then the rest
+     *  (refused, over a limit, or with unknown power for a power objective) in the same order. */
+    static std::vector<PlanCandidate> rank(std::vector<PlanCandidate> candidates,
+                                           const PlanObjective &objective);
+    /** Whether the candidate can be chosen under the objective; the reason if not. */
+    static QString unsuitable(const PlanCandidate &c, const PlanObjective &objective);
+
+    /** Seconds of gloo's ring allreduce of `bytes` among `devices`. */
+    double allreduceSeconds(const std::vector<int> &devices, double bytes) const;
+    /** Shares of the global batch for `devices` (in their order), as the trainer settles them. */
+    std::vector<double> shares(const std::vector<int> &devices) const;
+
+    const std::vector<DeviceMeasurement> &devices() const { return m_devices; }
+    const PlanWork &work() const { return m_work; }
+
+    static constexpr int kMaxDevices = 12;
+
+private:
+    std::vector<DeviceMeasurement> m_devices;
+    PlanWork m_work;
+};
+
+} // namespace edgetrain::net

@@ -1,0 +1,235 @@
+// The cluster planner's model (net/clusterplanner.h) on synthetic devices whose answers are
+// worked out by hand: the ring allreduce, the batch split, which cluster each objective picks,
+// limits, memory refusals, and the modes' communication.
+
+#include "net/clusterplanner.h"
+
+#include <QTest>
+
+using namespace edgetrain::net;
+
+namespace {
+
+DeviceMeasurement device(const char *name, double perSample, double idle, double busy,
+                         double linkBytesPerSecond)
+{
+    DeviceMeasurement d;
+    d.name = QString::fromLatin1(name);
+    d.step_per_sample_seconds = perSample;
+    d.idle_watts = idle;
+    d.busy_watts = busy;
+    d.up_bytes_per_second = d.down_bytes_per_second = linkBytesPerSecond;
+    d.power_source = QStringLiteral("estimated: test");
+    return d;
+}
+
+/** A: 1 ms per sample at 5-10 W; B and C: 4 ms at 2-3 W. */
+std::vector<DeviceMeasurement> threeDevices(double link)
+{
+    return {device("A", 0.001, 5, 10, link), device("B", 0.004, 2, 3, link),
+            device("C", 0.004, 2, 3, link)};
+}
+
+/** 1000 samples in batches of 100, one epoch, a model of a million parameters (4 MB). */
+PlanWork work()
+{
+    PlanWork w;
+    w.train_samples = 1000;
+    w.batch = 100;
+    w.epochs = 1;
+    w.gradient_floats = 1000000;
+    w.averaged_floats = 1000000;
+    return w;
+}
+
+const PlanCandidate &find(const std::vector<PlanCandidate> &all, const QStringList &names,
+                          TrainingMode mode = TrainingMode::Sync)
+{
+    for (const auto &c : all)
+        if (c.names == names && c.mode == mode)
+            return c;
+    qFatal("no candidate %s", qPrintable(names.join(QLatin1Char('+'))));
+}
+
+QStringList chosen(const std::vector<PlanCandidate> &all, const QString &objective)
+{
+    QString error;
+    const auto o = PlanObjective::parse(objective, &error);
+    if (!o)
+        qFatal("%s", qPrintable(error));
+    return ClusterPlanner::rank(all, *o).front().names;
+}
+
+} // namespace
+
+class TestClusterPlanner : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void ringAllreduceByHand();
+    void sharesFollowSpeed();
+    void slowLinkTrainsAlone();
+    void fastLinkEachObjectiveItsCluster();
+    void limitsRuleCandidatesOut();
+    void memoryRefusesAndCaps();
+    void modesCommunicateDifferently();
+    void objectivesParsed();
+};
+
+void TestClusterPlanner::ringAllreduceByHand()
+{
+    auto devices = threeDevices(1e6);
+    for (auto &d : devices)
+        d.rtt_seconds = 0.004;
+    devices[2].down_bytes_per_second = 1e5; // C receives at a tenth
+    ClusterPlanner p(devices, work());
+    // Two ranks: 2(n-1) = 2 rounds of 500 kB at 1 MB/s plus half of both round trips.
+    QCOMPARE(p.allreduceSeconds({0, 1}, 1e6), 2 * (0.004 + 0.5));
+    // Three: 4 rounds of 333 kB; the hop into C is the slowest.
+    QVERIFY(qAbs(p.allreduceSeconds({0, 1, 2}, 1e6) - 4 * (0.004 + 1e6 / 3 / 1e5)) < 1e-9);
+    QCOMPARE(p.allreduceSeconds({1}, 1e6), 0.0);
+}
+
+void TestClusterPlanner::sharesFollowSpeed()
+{
+    ClusterPlanner p(threeDevices(1e6), work());
+    // 1000 and 250 images/s: 80 % and 20 %, as the trainer's speed rule settles; split as the
+    // trainer splits (one each first, then by largest remainder).
+    const auto s = p.shares({0, 1});
+    QVERIFY(qAbs(s[0] - 0.8) < 1e-3 && qAbs(s[1] - 0.2) < 1e-3);
+    const auto c = p.predict({0, 1}, TrainingMode::Sync);
+    QCOMPARE(splitByShares(100, c.shares), (std::vector<std::int64_t>{79, 21}));
+}
+
+void TestClusterPlanner::slowLinkTrainsAlone()
+{
+    // 8 Mbit/s links and a 4 MB model: one allreduce costs 4 s, ten steps 40 s; A alone takes
+    // 10 x 0.1 s = 1 s. Every objective but power wants A alone; power wants a small one alone.
+    ClusterPlanner p(threeDevices(1e6), work());
+    const auto all = p.candidates({TrainingMode::Sync});
+    QCOMPARE(all.size(), std::size_t(7));
+    const auto &a = find(all, {QStringLiteral("A")});
+    QVERIFY(qAbs(a.seconds - 1.0) < 1e-9);
+    QVERIFY(qAbs(a.watts - 10.0) < 1e-9); // busy all the time
+    QVERIFY(qAbs(a.joules - 10.0) < 1e-9);
+    const auto &ab = find(all, {QStringLiteral("A"), QStringLiteral("B")});
+    QVERIFY(qAbs(ab.communication_seconds - 10 * 2 * (4000020.0 / 2 / 1e6)) < 1e-6);
+    QCOMPARE(chosen(all, QStringLiteral("time")), QStringList{QStringLiteral("A")});
+    QCOMPARE(chosen(all, QStringLiteral("energy")), QStringList{QStringLiteral("A")});
+    QCOMPARE(chosen(all, QStringLiteral("edp")), QStringList{QStringLiteral("A")});
+    QCOMPARE(chosen(all, QStringLiteral("power")), QStringList{QStringLiteral("B")});
+}
+
+void TestClusterPlanner::fastLinkEachObjectiveItsCluster()
+{
+    // Free links: all three finish first (0.68 s against A+B's 0.84 s and A's 1 s). Energy: A
+    // alone 10 J, A+B 10.7 J, all three about 10.8 J, B alone 4 s x 3 W = 12 J.
+    // EDP: all three (about 7.3 J·s) before A+B (9.0) and A alone (10).
+    ClusterPlanner p(threeDevices(1e12), work());
+    const auto all = p.candidates({TrainingMode::Sync});
+    const auto &abc = find(all, {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")});
+    QVERIFY2(qAbs(abc.seconds - 0.68) < 0.01, qPrintable(QString::number(abc.seconds)));
+    const auto &ab = find(all, {QStringLiteral("A"), QStringLiteral("B")});
+    QVERIFY(qAbs(ab.seconds - 0.84) < 1e-3); // parts 79 and 21: B's 84 ms per step
+    QVERIFY(qAbs(ab.joules - 0.84 * (5 + 5 * 0.79 / 0.84 + 3)) < 1e-3);
+    QVERIFY(qAbs(find(all, {QStringLiteral("B")}).joules - 12.0) < 1e-9);
+    QCOMPARE(chosen(all, QStringLiteral("time")),
+             (QStringList{QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")}));
+    QCOMPARE(chosen(all, QStringLiteral("energy")), QStringList{QStringLiteral("A")});
+    QCOMPARE(chosen(all, QStringLiteral("edp")),
+             (QStringList{QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")}));
+    // Mixes, each figure over the best one's: energy ten times time gives A alone
+    // (1/0.68 + 10 x 1.0 = 11.5 against all three's 1.0 + 10 x 1.08 = 11.8); time three times
+    // energy gives all three (3.0 + 1.08 against 4.4 + 1.0).
+    QCOMPARE(chosen(all, QStringLiteral("mix:time=1,energy=10")), QStringList{QStringLiteral("A")});
+    QCOMPARE(chosen(all, QStringLiteral("mix:time=3,energy=1")),
+             (QStringList{QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")}));
+}
+
+void TestClusterPlanner::limitsRuleCandidatesOut()
+{
+    ClusterPlanner p(threeDevices(1e12), work());
+    const auto all = p.candidates({TrainingMode::Sync});
+    QString error;
+    auto o = *PlanObjective::parse(QStringLiteral("time"), &error);
+    o.max_watts = 8.0; // A draws 10 W busy: only B and C are left; together they are faster
+    auto ranked = ClusterPlanner::rank(all, o);
+    QCOMPARE(ranked.front().names, (QStringList{QStringLiteral("B"), QStringLiteral("C")}));
+    QVERIFY(ClusterPlanner::unsuitable(ranked.back(), o).contains(QLatin1String("over the limit")));
+    o.max_watts = 0;
+    o.deadline_seconds = 0.5; // nothing finishes in time: the fastest is still first, unsuitable
+    ranked = ClusterPlanner::rank(all, o);
+    QVERIFY(ClusterPlanner::unsuitable(ranked.front(), o).contains(QLatin1String("deadline")));
+    // A device without a power figure: time can still be planned, energy cannot pick it.
+    auto devices = threeDevices(1e12);
+    devices[0].busy_watts = -1;
+    ClusterPlanner q(devices, work());
+    const auto some = q.candidates({TrainingMode::Sync});
+    QCOMPARE(chosen(some, QStringLiteral("time")),
+             (QStringList{QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("C")}));
+    QVERIFY(!chosen(some, QStringLiteral("energy")).contains(QStringLiteral("A")));
+}
+
+void TestClusterPlanner::memoryRefusesAndCaps()
+{
+    auto devices = threeDevices(1e12);
+    devices[0].max_local_batch = 50; // A: at most half a batch
+    devices[2].max_local_batch = 0;  // C: not one sample
+    ClusterPlanner p(devices, work());
+    const auto all = p.candidates({TrainingMode::Sync});
+    const auto &c = find(all, {QStringLiteral("C")});
+    QVERIFY(c.refused.contains(QLatin1String("C cannot hold one sample")));
+    const auto &ab = find(all, {QStringLiteral("A"), QStringLiteral("B")});
+    QVERIFY(ab.refused.isEmpty());
+    QVERIFY(qAbs(ab.shares[0] - 0.5) < 1e-9); // capped from 0.8
+    // A alone cannot hold a batch of 100
+    QVERIFY(find(all, {QStringLiteral("A")}).refused.contains(QLatin1String("less than a batch")));
+    // Never chosen: the ranking puts every refused candidate last.
+    QString error;
+    const auto ranked =
+        ClusterPlanner::rank(all, *PlanObjective::parse(QStringLiteral("time"), &error));
+    QVERIFY(ranked.front().refused.isEmpty());
+    for (const auto &r : ranked)
+        if (r.names.contains(QStringLiteral("C")))
+            QVERIFY(!ClusterPlanner::unsuitable(r, PlanObjective{}).isEmpty());
+}
+
+void TestClusterPlanner::modesCommunicateDifferently()
+{
+    ClusterPlanner p(threeDevices(1e6), work());
+    const auto all =
+        p.candidates({TrainingMode::Sync, TrainingMode::LocalSgd, TrainingMode::Async});
+    // Singles once (sync); pairs and the triple in every mode: 3 + 4 x 3.
+    QCOMPARE(all.size(), std::size_t(15));
+    const QStringList ab{QStringLiteral("A"), QStringLiteral("B")};
+    const auto &sync = find(all, ab, TrainingMode::Sync);
+    const auto &local = find(all, ab, TrainingMode::LocalSgd);
+    const auto &async = find(all, ab, TrainingMode::Async);
+    // local SGD averages twice in ten steps (at 8 and at the end) where sync reduces ten times
+    QVERIFY(qAbs(local.communication_seconds - 2 * 2 * (4000020.0 / 2 / 1e6)) < 1e-6);
+    QVERIFY(local.seconds < sync.seconds);
+    // async: the data split 799 / 201; B pushes its 201 in local batches of 20 (11 pushes, the
+    // slowest), each 4 MB up and 4 MB down over 1 MB/s
+    QVERIFY2(qAbs(async.seconds - 11 * (0.08 + 8.0)) < 1e-6,
+             qPrintable(QString::number(async.seconds)));
+    QCOMPARE(chosen(all, QStringLiteral("time")), QStringList{QStringLiteral("A")});
+}
+
+void TestClusterPlanner::objectivesParsed()
+{
+    QString error;
+    QVERIFY(PlanObjective::parse(QStringLiteral("EDP"), &error)->kind == PlanObjective::Kind::Edp);
+    const auto mix = PlanObjective::parse(QStringLiteral("mix:time=1,energy=2.5"), &error);
+    QVERIFY(mix && mix->energy_weight == 2.5 && mix->time_weight == 1.0);
+    QCOMPARE(mix->name(), QStringLiteral("mix:time=1,energy=2.5"));
+    QVERIFY(!PlanObjective::parse(QStringLiteral("speed"), &error));
+    QVERIFY(error.contains(QLatin1String("time, power, energy, edp")));
+    QVERIFY(!PlanObjective::parse(QStringLiteral("mix:time=-1"), &error));
+    QVERIFY(error.contains(QLatin1String("time=-1")));
+    QVERIFY(!PlanObjective::parse(QStringLiteral("mix:speed=1"), &error));
+    QVERIFY(!PlanObjective::parse(QStringLiteral("mix:time=0"), &error));
+    QVERIFY(error.contains(QLatin1String("no weight")));
+}
+
+QTEST_GUILESS_MAIN(TestClusterPlanner)
+#include "tst_clusterplanner.moc"
