@@ -49,6 +49,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("schedule"), schedule);
     m.insert(QStringLiteral("staleness"), staleness);
     m.insert(QStringLiteral("local_steps"), local_steps);
+    m.insert(QStringLiteral("profile_steps"), profile_steps);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
@@ -145,6 +146,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     j.schedule = r.text("schedule", 64);
     j.staleness = int(r.integer("staleness", 0, kMaxStaleness));
     j.local_steps = int(r.integer("local_steps", 1, kMaxLocalSteps));
+    if (map.contains(QLatin1String("profile_steps"))) // absent from older coordinators' jobs
+        j.profile_steps = int(r.integer("profile_steps", 1, kMaxProfileSteps));
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
     // A job from a version before sizes said their unit names it memory_budget.
     j.memory_budget_bytes =

@@ -25,6 +25,7 @@ struct JobSpec
 {
     static constexpr int kMaxStaleness = 64;
     static constexpr int kMaxLocalSteps = 10000;
+    static constexpr int kMaxProfileSteps = 1000;
 
     QString id; // chosen by the coordinator, names the run in logs and reports
     TrainingMode mode = TrainingMode::Sync;
@@ -40,6 +41,9 @@ struct JobSpec
     int staleness = 4;   // async: how far the fastest worker may run ahead of the slowest
     int local_steps = 8; // local-sgd: steps between model averages
     int collective_timeout_ms = 10000;
+    // Before it joins, each node times this many forward + backward passes of the job's model on
+    // its own data at two local batch sizes (its speed, and the planner's compute line).
+    int profile_steps = 3;
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

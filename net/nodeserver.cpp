@@ -1,5 +1,6 @@
 #include "nodeserver.h"
 
+#include "core/parallel.h"
 #include "protocol.h"
 
 #include <QCborValue>
@@ -210,7 +211,16 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
 void NodeServer::handleRequest(Session *s, const Frame &frame)
 {
     if (frame.type == Message::Ping) {
-        s->channel->send(Message::Pong, frame.body);
+        // A link probe asks for an answer of a given size instead of its own body back.
+        if (frame.body.contains(QLatin1String("answer_bytes"))) {
+            const qint64 n = std::clamp<qint64>(
+                frame.body.value(QLatin1String("answer_bytes")).toInteger(), 0, kMaxProbeBytes);
+            s->channel->send(Message::Pong, QCborMap{{QStringLiteral("probe"),
+                                                      frame.body.value(QLatin1String("probe"))},
+                                                     {QStringLiteral("pad"), QByteArray(n, '\0')}});
+        } else {
+            s->channel->send(Message::Pong, frame.body);
+        }
     } else if (frame.type == Message::Subscribe) {
         s->subscribed = true;
     } else if (frame.type == Message::Unsubscribe) {
@@ -298,6 +308,12 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     context.bind_address = s->channel->localAddress().toStdString();
     context.memory_limit = m_options.memory_limit;
     context.data_dir = m_options.data_dir.toStdString();
+    const SystemSampler::PowerFigures power =
+        m_sampler.powerFigures(core::threadCount(), m_info.cores, m_lastSample);
+    context.idle_watts = power.idle_watts;
+    context.busy_watts = power.busy_watts;
+    context.power_source = power.source;
+    context.cpu_quota_cores = m_sampler.cgroup().cpu_cores;
     if (job->dataset == QLatin1String("shipped")) {
         context.train = shipment(job->train_shipment);
         if (!context.train)
@@ -332,6 +348,8 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
 void NodeServer::sendMetrics()
 {
     const SystemSample sample = m_sampler.sample();
+    if (!m_job.worker)
+        m_lastSample = sample; // the device idle, for the planner's power figures
     m_info.load = sample.load1;
     QCborMap body = sample.toCbor();
     if (m_job.worker)

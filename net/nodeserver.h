@@ -90,6 +90,7 @@ private:
     QTimer m_beaconTimer;
     QTimer m_metricsTimer;
     SystemSampler m_sampler;
+    SystemSample m_lastSample; // the last one taken while no job ran
     std::vector<std::unique_ptr<Session>> m_sessions;
 
     // One training job at a time; it talks to the session that sent it.

@@ -392,4 +392,22 @@ SystemSample SystemSampler::sample()
     return s;
 }
 
+SystemSampler::PowerFigures SystemSampler::powerFigures(int threads, int cores,
+                                                        const SystemSample &idle) const
+{
+    PowerFigures f;
+    const double quota = m_cgroup.cpu_cores > 0 ? m_cgroup.cpu_cores : double(std::max(cores, 1));
+    const double busy = std::clamp(double(threads) / quota, 0.0, 1.0);
+    if (m_profile) {
+        f.idle_watts = m_profile->watts(0.0);
+        f.busy_watts = m_profile->watts(busy);
+        f.source = QStringLiteral("estimated: ") + QString::fromStdString(m_profile->id);
+    }
+    if (idle.powerMeasured() && idle.power_watts) {
+        f.idle_watts = *idle.power_watts;
+        f.source = idle.power_source;
+    }
+    return f;
+}
+
 } // namespace edgetrain::net

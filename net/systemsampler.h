@@ -88,6 +88,17 @@ public:
     /** The power model used where no sensor measures the device (an edge-lab node's, or a
      *  device started with --device-profile). */
     void setPowerModel(const core::DeviceProfile &profile) { m_profile = profile; }
+    /** The device's power idle and busy with `threads` computing, for the cluster planner: from
+     *  the device profile's model (idle: nothing running; busy: the share of the device — or of
+     *  its cgroup CPU quota — that `threads` keep busy); `idle_measured` replaces the idle
+     *  figure where a sensor measured it. Negative: not known (a sensor and no profile). */
+    struct PowerFigures
+    {
+        double idle_watts = -1.0, busy_watts = -1.0;
+        QString source;
+    };
+    PowerFigures powerFigures(int threads, int cores, const SystemSample &idle) const;
+    const CgroupLimits &cgroup() const { return m_cgroup; }
 
 private:
     struct Counters

@@ -99,6 +99,7 @@ struct TrainingWorker::Run
     core::LrSchedule schedule;
 
     GroupSpec group;
+    bool joined = false; // a group was adopted (a node released before it trains never is)
     std::unique_ptr<CollectiveGroup> collectives;
     std::optional<core::Schedule> checkpointing;
 
@@ -169,30 +170,113 @@ struct TrainingWorker::Run
         w.setStatus([&](TrainingStatus &s) { s.steps = totalSteps; });
     }
 
-    /** Images per second of forward + backward on this node, on a few batches. */
-    double calibrate()
+    /** The largest local batch the model trains within this node's memory budget (-1: no
+     *  budget, 0: not even one sample). */
+    std::int64_t largestLocalBatch() const
+    {
+        const std::int64_t budget =
+            job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+        if (budget < 0)
+            return -1;
+        auto fits = [&](std::int64_t b) {
+            return core::MemoryPlanner(*model, b).plan(budget).fits;
+        };
+        std::int64_t lo = 0, hi = job.batch + 1;
+        if (fits(hi))
+            return hi;
+        while (hi - lo > 1) { // fits(lo), !fits(hi)
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            (fits(mid) ? lo : hi) = mid;
+        }
+        return lo;
+    }
+
+    /** What the node tells the coordinator before it joins: its speed (images/s of forward +
+     *  backward at a small batch) and, for the planner, the time per step at that batch and at
+     *  the largest one it could get, an optimizer update, evaluation per sample, the largest
+     *  batch its memory takes and its power. Timed on a model of its own with the job's spec
+     *  and data: profiling must not move the job's weights or batch-norm statistics. */
+    std::pair<double, QCborMap> profile()
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
-        const std::int64_t b = std::min<std::int64_t>({job.batch, 16, train->size()});
-        std::vector<std::int64_t> index(static_cast<std::size_t>(b));
-        std::iota(index.begin(), index.end(), 0);
-        // A model of its own: calibration must not move the job's batch-norm statistics.
+        const auto began = Clock::now();
         core::Model probe(model->spec(), job.seed);
-        core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
-        train->gather(index.data(), b, x.data(), labels.data());
+        const std::int64_t maxBatch = largestLocalBatch();
+        const std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
+        std::int64_t large = std::min<std::int64_t>(job.batch, train->size());
+        if (maxBatch >= 1)
+            large = std::min(large, maxBatch);
+        const int steps = std::max(1, job.profile_steps);
+        // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
+        // its quota's share of each 100 ms period and then stops it: a window of a few periods
+        // would time the burst, not the device. Ten periods at least; 0.2 s elsewhere.
+        const double minSeconds = w.m_context.cpu_quota_cores > 0 ? 1.0 : 0.2;
+        std::vector<std::int64_t> index(static_cast<std::size_t>(std::max(small, large)));
+        std::iota(index.begin(), index.end(), 0);
         core::PassContext ctx;
         ctx.training = true;
-        probe.forwardBackward(x, labels.data(), ctx); // warm-up: first touch, caches
-        // At least 3 batches and 0.2 s, at most 2 s: enough to rise above timer noise.
-        const auto start = Clock::now();
-        int rounds = 0;
-        while (rounds < 3 || (secondsSince(start) < 0.2 && rounds < 1000)) {
-            probe.forwardBackward(x, labels.data(), ctx);
-            ++rounds;
-            if (secondsSince(start) > 2.0)
-                break;
-        }
-        return double(b * rounds) / std::max(secondsSince(start), 1e-9);
+        // Seconds per forward + backward at batch b (the memory plan training would use), after
+        // a warm-up: at least `steps` passes and at least minSeconds (at most 4 s unless the
+        // steps take longer).
+        auto timeSteps = [&](std::int64_t b) {
+            core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
+            train->gather(index.data(), b, x.data(), labels.data());
+            std::optional<core::Schedule> memoryPlan;
+            const std::int64_t budget =
+                job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+            if (budget >= 0) {
+                const core::MemoryPlan p = core::MemoryPlanner(probe, b).plan(budget);
+                if (p.fits && p.schedule.name() != "store-all")
+                    memoryPlan = p.schedule;
+            }
+            const core::Schedule *plan = memoryPlan ? &*memoryPlan : nullptr;
+            probe.forwardBackward(x, labels.data(), ctx, plan); // first touch, caches
+            const auto start = Clock::now();
+            int rounds = 0;
+            while (rounds < steps || (secondsSince(start) < minSeconds && rounds < 1000)) {
+                probe.forwardBackward(x, labels.data(), ctx, plan);
+                ++rounds;
+                if (secondsSince(start) > 4.0 && rounds >= steps)
+                    break;
+            }
+            return secondsSince(start) / rounds;
+        };
+        const double smallSeconds = timeSteps(small);
+        const double largeSeconds = large > small ? timeSteps(large) : smallSeconds;
+        // The same rule for the update and evaluation, over half the window each.
+        auto timeRepeated = [&](const std::function<void()> &work) {
+            work(); // first touch
+            const auto begin = Clock::now();
+            int rounds = 0;
+            while (rounds < steps || (secondsSince(begin) < minSeconds / 2 && rounds < 100000)) {
+                work();
+                ++rounds;
+            }
+            return secondsSince(begin) / rounds;
+        };
+        // An optimizer update, and evaluation (forward only) per sample at the large batch.
+        core::SgdOptions o;
+        o.momentum = job.momentum;
+        o.weight_decay = job.weight_decay;
+        core::Sgd sgd(probe, o);
+        const double update = timeRepeated([&] { sgd.step(0.0); });
+        core::PassContext eval;
+        eval.training = false;
+        core::Tensor x(probe.batchShape(large), core::MemoryCategory::Activations);
+        train->gather(index.data(), large, x.data(), labels.data());
+        const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
+
+        QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
+                   {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},
+                   {QStringLiteral("update_seconds"), update},
+                   {QStringLiteral("eval_seconds_per_sample"), evalPerSample},
+                   {QStringLiteral("max_local_batch"), qint64(maxBatch)},
+                   {QStringLiteral("steps"), steps},
+                   {QStringLiteral("seconds"), secondsSince(began)},
+                   {QStringLiteral("idle_watts"), w.m_context.idle_watts},
+                   {QStringLiteral("busy_watts"), w.m_context.busy_watts},
+                   {QStringLiteral("power_source"), w.m_context.power_source}};
+        return {double(small) / std::max(smallSeconds, 1e-9), p};
     }
 
     void plan(std::int64_t localBatch)
@@ -221,6 +305,7 @@ struct TrainingWorker::Run
         if (!g)
             throw core::FormatError("the coordinator sent " + error.toStdString());
         group = *g;
+        joined = true;
         w.setStatus([&](TrainingStatus &s) {
             s.rank = group.rank;
             s.group_size = group.size;
@@ -719,7 +804,7 @@ void TrainingWorker::run()
     };
     try {
         run.load();
-        const double speed = run.calibrate();
+        const auto [speed, profile] = run.profile();
         qCInfo(lcWorker).noquote()
             << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")
                    .arg(m_job.id, modeName(m_job.mode))
@@ -732,12 +817,16 @@ void TrainingWorker::run()
             QCborMap{{QStringLiteral("images_per_second"), speed},
                      {QStringLiteral("train_samples"), qint64(run.train->size())},
                      {QStringLiteral("test_samples"), qint64(run.test ? run.test->size() : 0)},
-                     {QStringLiteral("parameters"), qint64(run.model->parameterCount())}});
+                     {QStringLiteral("parameters"), qint64(run.model->parameterCount())},
+                     {QStringLiteral("gradient_floats"), qint64(run.flat->gradientSize())},
+                     {QStringLiteral("averaged_floats"), qint64(run.flat->averagedSize())},
+                     {QStringLiteral("buffer_floats"), qint64(run.flat->bufferSize())},
+                     {QStringLiteral("profile"), profile}});
         const bool cancelled =
             m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);
         // The final weights: from rank 0 of the collective modes (all ranks hold them);
         // in async mode the coordinator's parameter server has them already.
-        if (m_job.mode != TrainingMode::Async && run.group.rank == 0)
+        if (m_job.mode != TrainingMode::Async && run.joined && run.group.rank == 0)
             run.postWeights(Message::Weights);
         m_link->post(Message::JobDone, QCborMap{{QStringLiteral("cancelled"), cancelled},
                                                 {QStringLiteral("steps"), qint64(run.step)},

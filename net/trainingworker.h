@@ -40,6 +40,11 @@ struct WorkerContext
     std::int64_t memory_limit = -1;         // the node's --memory-limit (bytes)
     std::string data_dir;                   // the node's --data-dir (empty: the default)
     std::shared_ptr<const core::TensorDataset> train, test; // shipped data, if the job uses it
+    // The device's power idle and busy for the planner (SystemSampler::powerFigures); < 0: not
+    // known.
+    double idle_watts = -1.0, busy_watts = -1.0;
+    double cpu_quota_cores = 0.0; // the node's cgroup CPU quota (0: none)
+    QString power_source;
 };
 
 /**
