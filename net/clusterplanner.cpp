@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <QCborArray>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -71,6 +73,55 @@ bool needsPower(const PlanObjective &o)
 }
 
 } // namespace
+
+DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready)
+{
+    DeviceMeasurement d;
+    d.name = name;
+    const QCborMap p = ready.value(QLatin1String("profile")).toMap();
+    const QCborArray batches = p.value(QLatin1String("batches")).toArray();
+    const QCborArray seconds = p.value(QLatin1String("step_seconds")).toArray();
+    if (batches.size() == 2 && seconds.size() == 2) {
+        const double b1 = double(batches[0].toInteger()), b2 = double(batches[1].toInteger());
+        const double t1 = seconds[0].toDouble(), t2 = seconds[1].toDouble();
+        if (b2 > b1 && t2 >= t1) {
+            d.step_per_sample_seconds = (t2 - t1) / (b2 - b1);
+            d.step_fixed_seconds = t1 - d.step_per_sample_seconds * b1;
+        }
+        if (d.step_fixed_seconds < 0.0 || d.step_per_sample_seconds <= 0.0) {
+            d.step_fixed_seconds = 0.0;
+            d.step_per_sample_seconds = b2 > 0 ? t2 / b2 : 0.0;
+        }
+    } else {
+        // An older node: its speed alone, as time per sample.
+        const double speed = ready.value(QLatin1String("images_per_second")).toDouble();
+        d.step_per_sample_seconds = speed > 0 ? 1.0 / speed : 0.0;
+    }
+    d.update_seconds = p.value(QLatin1String("update_seconds")).toDouble();
+    d.eval_per_sample_seconds = p.value(QLatin1String("eval_seconds_per_sample")).toDouble();
+    d.max_local_batch = p.value(QLatin1String("max_local_batch")).toInteger(-1);
+    d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
+    d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
+    d.power_source = p.value(QLatin1String("power_source")).toString();
+    return d;
+}
+
+PlanWork workFromReady(const JobSpec &job, const QCborMap &ready)
+{
+    PlanWork w;
+    w.train_samples = ready.value(QLatin1String("train_samples")).toInteger();
+    w.test_samples = ready.value(QLatin1String("test_samples")).toInteger();
+    w.epochs = job.epochs;
+    w.batch = job.batch;
+    w.gradient_floats = ready.value(QLatin1String("gradient_floats")).toInteger();
+    w.averaged_floats = ready.value(QLatin1String("averaged_floats")).toInteger();
+    w.buffer_floats = ready.value(QLatin1String("buffer_floats")).toInteger();
+    if (w.gradient_floats <= 0) // an older node: its parameter count
+        w.gradient_floats = w.averaged_floats =
+            ready.value(QLatin1String("parameters")).toInteger();
+    w.local_steps = job.local_steps;
+    return w;
+}
 
 std::optional<PlanObjective> PlanObjective::parse(const QString &text, QString *error)
 {

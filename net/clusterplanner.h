@@ -2,6 +2,7 @@
 
 #include "job.h"
 
+#include <QCborMap>
 #include <QString>
 #include <QStringList>
 
@@ -74,6 +75,14 @@ struct PlanCandidate
                                         // estimated
     QString refused; // why this candidate cannot run (a device over its memory); empty: it can
 };
+
+/** A device's measurement from its job_ready message (its "profile"; the link is left for the
+ *  LinkProbe's figures). The compute line goes through the two measured batch sizes; noise that
+ *  would give a negative slope or intercept falls back to the larger batch's time per sample. */
+DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready);
+/** What is left to train after profiling: the job's epochs over the ready node's data, and the
+ *  model's sizes from its job_ready message. */
+PlanWork workFromReady(const JobSpec &job, const QCborMap &ready);
 
 /** What the user asks the plan to minimise, and under which limits. */
 struct PlanObjective

@@ -35,6 +35,8 @@ struct TrainingCoordinator::Member
     qint64 readyRequest = -1, failedRequest = -1, doneRequest = -1, evalRequest = -1,
            pushRequest = -1;
     QCborMap doneBody, evalBody;
+    QCborMap readyBody;    // its speed and profile, as it said when ready
+    bool released = false; // not chosen to train: told to stop before the group formed
 
     QString label() const { return node.label(); }
 };
@@ -335,6 +337,30 @@ void TrainingCoordinator::maybeStart()
             if (m->state == Member::State::Ready)
                 reply(m.get(), m->readyRequest, stopReply());
         return finish(QString());
+    }
+    if (m_selection && !m_selected) {
+        m_selected = true;
+        std::vector<Member *> waiting;
+        std::vector<ReadyNode> nodes;
+        for (const auto &m : m_members)
+            if (m->state == Member::State::Ready) {
+                waiting.push_back(m.get());
+                nodes.push_back({m->node, m->readyBody});
+            }
+        const std::vector<int> keep = m_selection(nodes);
+        for (std::size_t i = 0; i < waiting.size(); ++i) {
+            if (std::find(keep.begin(), keep.end(), int(i)) != keep.end())
+                continue;
+            Member *m = waiting[i];
+            reply(m, m->readyRequest, stopReply());
+            m->readyRequest = -1;
+            m->released = true;
+            m->state = Member::State::Done;
+            m_result.released.push_back(m->node);
+        }
+        if (std::none_of(waiting.begin(), waiting.end(),
+                         [](const Member *m) { return m->state == Member::State::Ready; }))
+            return finish(QString()); // a plan only: nobody trains
     }
     m_phase = Phase::Training;
     formGroup();
@@ -732,6 +758,12 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     const QString &type = frame.type;
     const QCborMap &body = frame.body;
     const qint64 request = body.value(QStringLiteral("request")).toInteger(-1);
+    if (m->released) {
+        // Not chosen: its job ends with the stop it was given; nothing it sends counts.
+        if (type == Message::JobDone || type == Message::JobFailed)
+            m->state = Member::State::Done;
+        return;
+    }
     if (type.startsWith(QLatin1String("store_"))) {
         storeRequest(m, frame);
     } else if (type == Message::Progress) {
@@ -763,6 +795,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         releaseHeldPushes();
     } else if (type == Message::JobReady) {
         m->speed = body.value(QStringLiteral("images_per_second")).toDouble();
+        m->readyBody = body;
         m->testSamples = body.value(QStringLiteral("test_samples")).toInteger();
         m->readyRequest = request;
         m->state = Member::State::Ready;

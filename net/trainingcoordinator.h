@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,14 @@ struct ClusterResult
     /** With setKeepBest: the epoch whose weights `weights` holds (lowest validation loss), 0 when
      *  they are the last epoch's (no validation set, or no epoch finished). */
     int best_epoch = 0;
+    std::vector<NodeId> released; // not chosen by the selection: they did not train
+};
+
+/** A node that has loaded the job and profiled it, waiting to join (see setSelection). */
+struct ReadyNode
+{
+    NodeId node;
+    QCborMap ready; // its job_ready message: images_per_second, profile, sizes
 };
 
 /** Saves a run's final weights (ClusterResult::weights) as a safetensors file of `spec`'s model;
@@ -120,6 +129,13 @@ public:
      *  rather than the last epoch's (after each new best, one node that holds the synchronised
      *  model sends it; async: the parameter server's). Default off. */
     void setKeepBest(bool keep) { m_keepBest = keep; }
+    /** Chooses who trains. Called once, when every node has loaded the job and profiled it and
+     *  before the first group forms, with the ready nodes; returns the indices of those that
+     *  train. The others are released: told to stop, never called back, listed in
+     *  ClusterResult::released. None chosen ends the run there, finished, without training
+     *  (a plan only). */
+    using Selection = std::function<std::vector<int>(const std::vector<ReadyNode> &)>;
+    void setSelection(Selection selection) { m_selection = std::move(selection); }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
     /** Asks every node to stop after its current step; finished() follows. */
@@ -190,6 +206,8 @@ private:
     QElapsedTimer m_clock;
     std::unique_ptr<ParameterServer> m_ps;
     QByteArray m_weights; // assembled from rank 0's chunks
+    Selection m_selection;
+    bool m_selected = false;
     bool m_keepBest = false;
     double m_bestLoss = 0.0;
     int m_bestEpoch = 0;         // the best epoch so far (0: none), whose weights were asked for
