@@ -1,5 +1,6 @@
 #include "clustertrain.h"
 
+#include "clusterplan.h"
 #include "core/energytrace.h"
 #include "core/error.h"
 #include "core/numbertext.h"
@@ -124,6 +125,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     if (job.collective_timeout_ms < 500)
         throw UsageError("--collective-timeout must be at least 500ms");
     job.memory_budget_bytes = s.budget_bytes;
+    job.profile_steps = int(cli.integer("profile-steps", 1, net::JobSpec::kMaxProfileSteps));
     job.dataset = QString::fromStdString(s.dataset);
     job.train_limit = s.train_limit;
     job.test_limit = s.test_limit;
@@ -132,6 +134,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         if (!net::JobSpec::fromCbor(job.toCbor(), &check))
             throw UsageError(check.toStdString());
     }
+    std::optional<ClusterPlan> plan = ClusterPlan::fromOptions(cli, s.plan_only, job);
     if (!cli.isSet("key-file"))
         throw UsageError("--key-file is required to train across nodes");
     QByteArray key;
@@ -184,8 +187,15 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     for (auto *c : clients)
         c->disconnect(&connecting);
 
+    if (plan) {
+        plan->probeLinks(cli, clients);
+        coordinator.setSelection(plan->selection(cli));
+    }
     cli.message(
-        "training " + s.spec.name() + " on " + std::to_string(clients.size()) + " node(s), mode " +
+        std::string(s.plan_only ? "profiling "
+                    : plan      ? "profiling, planning and training "
+                                : "training ") +
+        s.spec.name() + " on " + std::to_string(clients.size()) + " node(s), mode " +
         net::modeName(job.mode).toStdString() + ", global batch " + std::to_string(job.batch) +
         (job.mode == net::TrainingMode::Async ? ", staleness bound " + std::to_string(job.staleness)
                                               : "") +
@@ -196,6 +206,8 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     // Energy per node: the running totals the nodes report, on this clock; the epochs' ends.
     QElapsedTimer clock;
     clock.start();
+    if (plan)
+        plan->setStarted();
     std::map<QString, core::EnergyTrace> energy;
     std::map<QString, QString> powerSource;
     std::map<int, double> epochEnds; // epoch -> when it ended, on this clock
@@ -283,6 +295,30 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         running.exec();
     const net::ClusterResult &r = coordinator.result();
 
+    if (s.plan_only) {
+        core::Json json = plan->json();
+        json.set("command", "plan").set("model", s.spec.name()).set("dataset", s.dataset);
+        json.set("batch", job.batch).set("epochs", job.epochs);
+        if (!r.error.isEmpty())
+            json.set("error", r.error.toStdString());
+        if (cli.json())
+            cli.printJson(json);
+        if (!r.error.isEmpty()) {
+            cli.message("error: " + r.error.toStdString());
+            return ExitFailure;
+        }
+        return plan->chose() ? ExitSuccess : ExitFailure;
+    }
+    if (plan && !plan->chose() && r.error.isEmpty() && !r.cancelled) {
+        cli.message("error: no cluster was chosen: nothing trained");
+        if (cli.json())
+            cli.printJson(core::Json()
+                              .set("command", "train")
+                              .set("plan", plan->json())
+                              .set("error", "no cluster was chosen"));
+        return ExitFailure;
+    }
+
     if (!s.save_path.empty() && !r.weights.empty()) {
         net::saveClusterWeights(s.spec, s.options.seed, r.weights, s.save_path);
         cli.message("weights saved to " + s.save_path);
@@ -350,6 +386,24 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
             each.push(std::move(n));
         }
         json.set("energy_joules", total).set("energy_by_node", std::move(each));
+    }
+    if (plan) {
+        // The chosen cluster's training as measured: from the plan to the last epoch's end, and
+        // the chosen nodes' energy over that time.
+        std::optional<std::pair<double, double>> measured;
+        if (!epochEnds.empty()) {
+            const double end = epochEnds.rbegin()->second;
+            double joules = 0.0;
+            for (const auto &[node, trace] : energy)
+                if (plan->chosenLabels().contains(node))
+                    joules += trace.between(plan->plannedAt(), end);
+            measured = std::pair{end - plan->plannedAt(), joules};
+            cli.message("plan against measurement: predicted " +
+                        core::NumberText::format(std::round(plan->chosen()->seconds * 10) / 10) +
+                        " s, measured " +
+                        core::NumberText::format(std::round(measured->first * 10) / 10) + " s");
+        }
+        json.set("plan", plan->json(measured));
     }
     if (!r.epochs.empty()) {
         const auto &last = r.epochs.back();

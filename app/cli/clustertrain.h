@@ -16,6 +16,7 @@ struct ClusterTrainSettings
     std::int64_t test_limit = 0;
     std::int64_t budget_bytes = -1; // per node; -1: none
     std::string save_path;
+    bool plan_only = false; // `plan`: profile and predict, train nothing
 };
 
 /** Adds train's cluster options (--nodes, --discover, --key-file, --mode, ...). */

@@ -25,7 +25,8 @@ void printUsage(FILE *out)
 {
     std::fputs("Usage: edgetrain-cli <command> [options]   (edgetrain-cli <command> --help)\n\n"
                "Commands:\n"
-               "  train      train a model on this machine (Fashion-MNIST)\n"
+               "  train      train a model on this machine or across nodes (Fashion-MNIST)\n"
+               "  plan       profile nodes, predict every cluster's time/power/energy/EDP\n"
                "  evaluate   test accuracy of saved weights\n"
                "  bench      training-step throughput and peak memory; SGEMM GFLOP/s\n"
                "  memory     memory budget -> checkpointing schedule, predicted and measured\n"
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
     try {
         if (command == QLatin1String("train"))
             return TrainCommand::run(args);
+        if (command == QLatin1String("plan"))
+            return TrainCommand::run(args, TrainCommand::Purpose::Plan);
         if (command == QLatin1String("evaluate"))
             return EvaluateCommand::run(args);
         if (command == QLatin1String("bench"))

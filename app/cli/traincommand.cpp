@@ -1,6 +1,7 @@
 #include "traincommand.h"
 
 #include "clicontext.h"
+#include "clusterplan.h"
 #include "clustertrain.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
@@ -18,13 +19,20 @@ namespace edgetrain::app {
 
 namespace {} // namespace
 
-int TrainCommand::run(const QStringList &arguments)
+int TrainCommand::run(const QStringList &arguments, Purpose purpose)
 {
-    CliContext cli(QStringLiteral("train"),
-                   QStringLiteral("Train a model on this machine, or across edgetrain-node devices "
-                                  "(--nodes or --discover), and report loss, accuracy and "
-                                  "throughput per epoch."),
-                   arguments);
+    const bool planOnly = purpose == Purpose::Plan;
+    CliContext cli(
+        planOnly ? QStringLiteral("plan") : QStringLiteral("train"),
+        planOnly
+            ? QStringLiteral("Profile a training job on edgetrain-node devices (--nodes or "
+                             "--discover): measure each node's compute, memory, power and link, "
+                             "predict the time, power, energy and EDP of every cluster of them "
+                             "and mode, and rank them by --objective. Trains nothing.")
+            : QStringLiteral("Train a model on this machine, or across edgetrain-node devices "
+                             "(--nodes or --discover), and report loss, accuracy and "
+                             "throughput per epoch."),
+        arguments);
     cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.", "M",
                   "lenet5");
     cli.addOption("dataset", "Dataset: fashion-mnist.", "NAME", "fashion-mnist");
@@ -46,8 +54,11 @@ int TrainCommand::run(const QStringList &arguments)
                   "are checkpointed as the memory planner decides.",
                   "SIZE");
     addClusterOptions(cli);
+    addPlanOptions(cli, planOnly);
     if (!cli.parse())
         return ExitSuccess;
+    if (planOnly && !wantsCluster(cli))
+        throw UsageError("plan needs the nodes: --nodes HOST:PORT,... or --discover N");
 
     core::TrainOptions options;
     options.epochs = int(cli.integer("epochs", 1, 100000));
@@ -68,6 +79,8 @@ int TrainCommand::run(const QStringList &arguments)
     const std::string savePath = cli.text("save");
 
     const std::int64_t budget = cli.byteSize("budget");
+    if (!planOnly && cli.isSet("auto-cluster") && !wantsCluster(cli))
+        throw UsageError("--auto-cluster chooses among nodes: add --nodes or --discover");
     if (wantsCluster(cli)) {
         ClusterTrainSettings settings;
         settings.spec = core::Zoo::resolve(modelName);
@@ -78,6 +91,7 @@ int TrainCommand::run(const QStringList &arguments)
         settings.test_limit = testLimit;
         settings.budget_bytes = budget;
         settings.save_path = savePath;
+        settings.plan_only = planOnly;
         return runClusterTraining(cli, settings);
     }
     if (budget >= 0)

@@ -44,6 +44,7 @@ private Q_SLOTS:
     void memoryWhenNothingFits();
     void trainWithinABudget();
     void trainAcrossNodes();
+    void planThenTrainOnTheChosen();
     void viewpointOnVtest();
     void frameViewpointTunesOnSeenFramesOnly();
     void detectFindsDrawnBoxes();
@@ -84,6 +85,12 @@ void TestCli::usageErrors_data()
         << QStringList{"dataset", "--session", "x", "--size", "4x4"} << "--size must be WxH";
     QTest::newRow("cluster without key")
         << QStringList{"train", "--nodes", "127.0.0.1:1"} << "--key-file is required";
+    QTest::newRow("plan without nodes") << QStringList{"plan"} << "plan needs the nodes";
+    QTest::newRow("unknown objective")
+        << QStringList{"plan", "--nodes", "127.0.0.1:1", "--key-file", "k", "--objective", "speed"}
+        << "--objective: the objective must be time, power, energy, edp";
+    QTest::newRow("auto-cluster without nodes")
+        << QStringList{"train", "--auto-cluster", "time"} << "--auto-cluster chooses among nodes";
     QTest::newRow("unknown mode") << QStringList{"train", "--nodes", "127.0.0.1:1", "--mode",
                                                  "gossip"}
                                   << "--mode must be sync, async or local-sgd";
@@ -400,6 +407,99 @@ void TestCli::trainAcrossNodes()
     QCOMPARE(eval.status, 0);
     QCOMPARE(eval.json.value(QLatin1String("test_accuracy")).toDouble(),
              shipped.json.value(QLatin1String("test_accuracy")).toDouble());
+}
+
+void TestCli::planThenTrainOnTheChosen()
+{
+    const QString key = m_dir.path() + QStringLiteral("/plan.key");
+    QFile f(key);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("plan cluster key\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    // Three nodes; the third may use 64 KiB, less than one sample of LeNet-5 needs.
+    std::vector<std::unique_ptr<NodeProcess>> nodes;
+    QStringList addresses;
+    for (int i = 0; i < 3; ++i) {
+        QStringList extra{"--threads", "1"};
+        if (i == 2)
+            extra << "--memory-limit"
+                  << "64KiB";
+        nodes.push_back(
+            std::make_unique<NodeProcess>(QStringLiteral("plan-node-%1").arg(i), key, extra));
+        QVERIFY(nodes.back()->waitReady());
+        addresses << QStringLiteral("127.0.0.1:%1").arg(nodes.back()->port);
+    }
+    const QStringList job{"--nodes", addresses.join(','), "--key-file", key, "--train-limit",
+                          "2048",    "--test-limit",      "256"};
+    const Run plan = cli(QStringList{"plan"} + job +
+                         QStringList{"--objective", "time", "--modes", "sync,local-sgd", "--json"});
+    QVERIFY2(plan.status == 0, qPrintable(plan.err));
+    QCOMPARE(plan.json.value(QLatin1String("command")).toString(), QStringLiteral("plan"));
+    // 7 subsets in sync, the 4 of two or more in local SGD
+    const QJsonArray candidates = plan.json.value(QLatin1String("candidates")).toArray();
+    QCOMPARE(candidates.size(), 11);
+    const QJsonObject chosen = plan.json.value(QLatin1String("chosen")).toObject();
+    QCOMPARE(chosen, candidates.first().toObject()); // ranked best first
+    const double best = chosen.value(QLatin1String("predicted_seconds")).toDouble();
+    QVERIFY(best > 0);
+    int refused = 0;
+    for (const QJsonValue &v : candidates) {
+        const QJsonObject c = v.toObject();
+        for (const char *field :
+             {"predicted_seconds", "predicted_watts", "predicted_joules", "predicted_edp"})
+            QVERIFY2(c.contains(QLatin1String(field)), field);
+        const bool limited = c.value(QLatin1String("nodes"))
+                                 .toArray()
+                                 .contains(QJsonValue(QStringLiteral("plan-node-2")));
+        // the node without the memory is in no cluster that can be chosen
+        QCOMPARE(c.value(QLatin1String("suitable")).toBool(), !limited);
+        if (limited) {
+            ++refused;
+            QVERIFY2(c.value(QLatin1String("why_not"))
+                         .toString()
+                         .contains(QLatin1String("plan-node-2 cannot hold one sample")),
+                     qPrintable(c.value(QLatin1String("why_not")).toString()));
+        } else {
+            QVERIFY(c.value(QLatin1String("predicted_seconds")).toDouble() >= best);
+        }
+    }
+    QCOMPARE(refused, 7); // 4 subsets with it in sync, 3 of two or more in local SGD
+    QVERIFY(plan.json.value(QLatin1String("profiling_seconds")).toDouble() > 0);
+    const QJsonArray devices = plan.json.value(QLatin1String("devices")).toArray();
+    QCOMPARE(devices.size(), 3);
+    for (const QJsonValue &d : devices) {
+        QVERIFY(d.toObject().value(QLatin1String("down_bytes_per_second")).toDouble() > 0);
+        QVERIFY(d.toObject().value(QLatin1String("step_seconds_per_sample")).toDouble() > 0);
+    }
+    // nothing was trained: the nodes take the next job at once
+    QVERIFY2(!plan.err.contains(QLatin1String("epoch 1/")), qPrintable(plan.err));
+
+    // train: profiled, planned, and trained on the chosen nodes only
+    const Run train = cli(QStringList{"train"} + job +
+                          QStringList{"--mode", "sync", "--auto-cluster", "time", "--json"});
+    QVERIFY2(train.status == 0, qPrintable(train.err));
+    const QJsonObject planned = train.json.value(QLatin1String("plan")).toObject();
+    const QJsonArray chosenNodes =
+        planned.value(QLatin1String("chosen")).toObject().value(QLatin1String("nodes")).toArray();
+    QVERIFY(!chosenNodes.isEmpty());
+    QVERIFY(!chosenNodes.contains(QJsonValue(QStringLiteral("plan-node-2"))));
+    QVERIFY(planned.value(QLatin1String("chosen"))
+                .toObject()
+                .value(QLatin1String("measured_seconds"))
+                .toDouble() > 0);
+    const QJsonArray epochs = train.json.value(QLatin1String("epochs")).toArray();
+    QCOMPARE(epochs.size(), 1);
+    QCOMPARE(epochs[0].toObject().value(QLatin1String("nodes")).toInt(), chosenNodes.size());
+    QCOMPARE(train.json.value(QLatin1String("nodes")).toArray().size(), chosenNodes.size());
+    QVERIFY(train.json.value(QLatin1String("test_accuracy")).toDouble() > 0.3);
+    QVERIFY(!train.json.value(QLatin1String("cancelled")).toBool());
+
+    // limits nothing meets: the plan says so and fails
+    const Run none = cli(QStringList{"plan"} + job + QStringList{"--deadline", "1ms"});
+    QCOMPARE(none.status, 1);
+    QVERIFY2(none.err.contains(QLatin1String("no candidate can run within the limits")),
+             qPrintable(none.err));
 }
 
 void TestCli::viewpointOnVtest()

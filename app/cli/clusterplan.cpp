@@ -1,0 +1,233 @@
+#include "clusterplan.h"
+
+#include "core/numbertext.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace edgetrain::app {
+
+namespace {
+
+core::Json candidateJson(const net::PlanCandidate &c, const net::PlanObjective &objective)
+{
+    core::Json j;
+    core::Json nodes = core::Json::array();
+    for (const QString &n : c.names)
+        nodes.push(core::Json(n.toStdString()));
+    j.set("nodes", std::move(nodes)).set("mode", net::modeName(c.mode).toStdString());
+    j.set("predicted_seconds", c.seconds)
+        .set("predicted_watts", c.watts)
+        .set("predicted_joules", c.joules)
+        .set("predicted_edp", c.edp);
+    j.set("compute_seconds", c.compute_seconds)
+        .set("communication_seconds", c.communication_seconds);
+    core::Json shares = core::Json::array();
+    for (double s : c.shares)
+        shares.push(core::Json(s));
+    j.set("shares", std::move(shares));
+    const QString why = net::ClusterPlanner::unsuitable(c, objective);
+    j.set("suitable", why.isEmpty());
+    if (!why.isEmpty())
+        j.set("why_not", why.toStdString());
+    return j;
+}
+
+std::string row(int rank, const net::PlanCandidate &c, const net::PlanObjective &objective)
+{
+    char line[400];
+    const QString why = net::ClusterPlanner::unsuitable(c, objective);
+    std::snprintf(line, sizeof line, "  %3d  %-40s %-9s %9.1f s %7.2f W %9.1f J %11.0f J·s%s%s",
+                  rank, qPrintable(c.names.join(QLatin1Char('+')).left(40)),
+                  qPrintable(net::modeName(c.mode)), c.seconds, c.watts, c.joules, c.edp,
+                  why.isEmpty() ? "" : "  (", why.isEmpty() ? "" : qPrintable(why + u')'));
+    return line;
+}
+
+} // namespace
+
+void addPlanOptions(CliContext &cli, bool planCommand)
+{
+    const char *objectives = "time, power, energy, edp, or a weighted mix "
+                             "mix:time=W,power=W,energy=W,edp=W";
+    if (planCommand) {
+        cli.addOption(
+            "objective",
+            QStringLiteral("What the chosen cluster minimises: %1.").arg(QLatin1String(objectives)),
+            "OBJ", "time");
+        cli.addOption("modes", "The modes to plan for, comma-separated.", "MODES",
+                      "sync,local-sgd,async");
+    } else {
+        cli.addOption("auto-cluster",
+                      QStringLiteral("Profile every node, predict every cluster of them and train "
+                                     "on the best for this objective (%1), in --mode.")
+                          .arg(QLatin1String(objectives)),
+                      "OBJ");
+    }
+    cli.addOption("max-watts", "Plan: clusters drawing more power than this are out.", "W");
+    cli.addOption("deadline", "Plan: clusters taking longer than this are out.", "DURATION");
+    cli.addOption("profile-steps",
+                  "Plan: timed forward + backward passes per batch size on every node.", "N", "3");
+}
+
+std::optional<ClusterPlan> ClusterPlan::fromOptions(const CliContext &cli, bool planCommand,
+                                                    const net::JobSpec &job)
+{
+    if (!planCommand && !cli.isSet("auto-cluster"))
+        return std::nullopt;
+    ClusterPlan p;
+    p.m_job = job;
+    p.m_train = !planCommand;
+    QString error;
+    const auto objective = net::PlanObjective::parse(
+        QString::fromStdString(cli.text(planCommand ? "objective" : "auto-cluster")), &error);
+    if (!objective)
+        throw UsageError(std::string(planCommand ? "--objective: " : "--auto-cluster: ") +
+                         error.toStdString());
+    p.m_objective = *objective;
+    if (cli.isSet("max-watts"))
+        p.m_objective.max_watts = cli.number("max-watts", 1e-3, 1e6);
+    if (cli.isSet("deadline"))
+        p.m_objective.deadline_seconds =
+            double(parseDuration(cli.text("deadline"), "deadline").count()) / 1000.0;
+    if (planCommand) {
+        for (const QString &m : QString::fromStdString(cli.text("modes"))
+                                    .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const auto mode = net::parseMode(m.trimmed());
+            if (!mode)
+                throw UsageError("--modes: '" + m.toStdString() +
+                                 "' is not sync, async or local-sgd");
+            if (std::find(p.m_modes.begin(), p.m_modes.end(), *mode) == p.m_modes.end())
+                p.m_modes.push_back(*mode);
+        }
+        if (p.m_modes.empty())
+            throw UsageError("--modes names no mode");
+    } else {
+        p.m_modes = {job.mode}; // the nodes were sent the job in this mode
+    }
+    return p;
+}
+
+void ClusterPlan::probeLinks(const CliContext &cli, const QList<net::ControlClient *> &clients)
+{
+    for (net::ControlClient *c : clients) {
+        const net::LinkMeasurement m = net::LinkProbe::run(c);
+        m_links[c->address()] = m;
+        m_linkSeconds += m.seconds;
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "link to %s: round trip %.2f ms, down %s/s, up %s/s (measured in %.2f s)",
+                      qPrintable(c->node().name), 1000.0 * m.rtt_seconds,
+                      core::NumberText::bytes(std::int64_t(m.down_bytes_per_second)).c_str(),
+                      core::NumberText::bytes(std::int64_t(m.up_bytes_per_second)).c_str(),
+                      m.seconds);
+        cli.message(line);
+    }
+}
+
+net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli)
+{
+    return [this, &cli](const std::vector<net::ReadyNode> &nodes) -> std::vector<int> {
+        m_plannedAt = elapsed();
+        m_devices.clear();
+        m_profileSeconds = 0.0;
+        for (const auto &n : nodes) {
+            net::DeviceMeasurement d = net::measurementFromReady(n.node.name, n.ready);
+            const auto link = m_links.find(n.node.address());
+            if (link != m_links.end()) {
+                d.rtt_seconds = link->second.rtt_seconds;
+                d.up_bytes_per_second = link->second.up_bytes_per_second;
+                d.down_bytes_per_second = link->second.down_bytes_per_second;
+            }
+            m_profileSeconds = std::max(m_profileSeconds, n.ready.value(QLatin1String("profile"))
+                                                              .toMap()
+                                                              .value(QLatin1String("seconds"))
+                                                              .toDouble());
+            m_devices.push_back(d);
+        }
+        if (nodes.empty() || int(nodes.size()) > net::ClusterPlanner::kMaxDevices) {
+            cli.message("plan: " + std::to_string(nodes.size()) +
+                        " ready node(s); the planner "
+                        "takes 1 to " +
+                        std::to_string(net::ClusterPlanner::kMaxDevices));
+            return {};
+        }
+        const net::ClusterPlanner planner(m_devices,
+                                          net::workFromReady(m_job, nodes.front().ready));
+        m_ranked = net::ClusterPlanner::rank(planner.candidates(m_modes), m_objective);
+        if (!m_ranked.empty() &&
+            net::ClusterPlanner::unsuitable(m_ranked.front(), m_objective).isEmpty())
+            m_chosen = m_ranked.front();
+        cli.message("plan for " + m_objective.name().toStdString() + ": " +
+                    std::to_string(m_ranked.size()) +
+                    " candidates (rank, nodes, mode, predicted "
+                    "time, mean power, energy, EDP)");
+        for (std::size_t i = 0; i < m_ranked.size() && i < 12; ++i)
+            cli.message(row(int(i) + 1, m_ranked[i], m_objective));
+        if (!m_chosen) {
+            cli.message("plan: no candidate can run within the limits");
+            return {};
+        }
+        std::vector<int> keep;
+        m_chosenLabels.clear();
+        for (int i : m_chosen->devices) {
+            keep.push_back(i);
+            m_chosenLabels << nodes[std::size_t(i)].node.label();
+        }
+        cli.message("chosen: " + m_chosen->names.join(QLatin1Char('+')).toStdString() + " (" +
+                    net::modeName(m_chosen->mode).toStdString() + ")" +
+                    (m_train ? "; the others are released" : ""));
+        return m_train ? keep : std::vector<int>{};
+    };
+}
+
+core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) const
+{
+    core::Json j;
+    j.set("objective", m_objective.name().toStdString());
+    if (m_objective.max_watts > 0)
+        j.set("max_watts", m_objective.max_watts);
+    if (m_objective.deadline_seconds > 0)
+        j.set("deadline_seconds", m_objective.deadline_seconds);
+    core::Json candidates = core::Json::array();
+    for (const auto &c : m_ranked)
+        candidates.push(candidateJson(c, m_objective));
+    j.set("candidates", std::move(candidates));
+    if (m_chosen) {
+        core::Json chosen = candidateJson(*m_chosen, m_objective);
+        if (measured) {
+            const auto [seconds, joules] = *measured;
+            chosen.set("measured_seconds", seconds).set("measured_joules", joules);
+            chosen.set("measured_watts", seconds > 0 ? joules / seconds : 0.0);
+        }
+        j.set("chosen", std::move(chosen));
+    } else {
+        j.set("chosen", core::Json());
+    }
+    // Profiling: the link probes (one node after the other) and the longest node's timed passes.
+    j.set("profiling_seconds", m_linkSeconds + m_profileSeconds)
+        .set("link_probe_seconds", m_linkSeconds)
+        .set("profile_seconds", m_profileSeconds)
+        .set("planned_after_seconds", m_plannedAt);
+    core::Json devices = core::Json::array();
+    for (const auto &d : m_devices) {
+        core::Json x;
+        x.set("name", d.name.toStdString())
+            .set("step_fixed_seconds", d.step_fixed_seconds)
+            .set("step_seconds_per_sample", d.step_per_sample_seconds)
+            .set("update_seconds", d.update_seconds)
+            .set("eval_seconds_per_sample", d.eval_per_sample_seconds)
+            .set("max_local_batch", d.max_local_batch);
+        x.set("idle_watts", d.idle_watts)
+            .set("busy_watts", d.busy_watts)
+            .set("power_source", d.power_source.toStdString());
+        x.set("rtt_seconds", d.rtt_seconds)
+            .set("up_bytes_per_second", d.up_bytes_per_second)
+            .set("down_bytes_per_second", d.down_bytes_per_second);
+        devices.push(std::move(x));
+    }
+    j.set("devices", std::move(devices));
+    return j;
+}
+
+} // namespace edgetrain::app

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "clicontext.h"
+#include "core/json.h"
+#include "net/clusterplanner.h"
+#include "net/linkprobe.h"
+#include "net/trainingcoordinator.h"
+
+#include <QElapsedTimer>
+
+#include <map>
+#include <optional>
+
+namespace edgetrain::app {
+
+/** `plan`'s options (--objective, --modes) or train's (--auto-cluster), and both's limits and
+ *  --profile-steps. */
+void addPlanOptions(CliContext &cli, bool planCommand);
+
+/**
+ * The planner at work for `plan` and `train --auto-cluster`: measures every node's link, then,
+ * as the coordinator's selection (when every node has loaded the job and profiled it), predicts
+ * every candidate cluster, ranks them by the objective and keeps the best: `plan` keeps none
+ * (nobody trains), `train` the chosen nodes. Prints the table; keeps it for the JSON.
+ */
+class ClusterPlan
+{
+public:
+    /** Parses the options; none when neither `plan` nor --auto-cluster asked for a plan. */
+    static std::optional<ClusterPlan> fromOptions(const CliContext &cli, bool planCommand,
+                                                  const net::JobSpec &job);
+
+    /** Times each node's link, one after the other (so they do not share the machine). */
+    void probeLinks(const CliContext &cli, const QList<net::ControlClient *> &clients);
+    net::TrainingCoordinator::Selection selection(const CliContext &cli);
+
+    bool trains() const { return m_train; }
+    /** Whether a candidate was chosen (false: none could run, or none met the limits). */
+    bool chose() const { return m_chosen.has_value(); }
+    const std::optional<net::PlanCandidate> &chosen() const { return m_chosen; }
+    /** The chosen nodes' labels (name (host:port)). */
+    const QStringList &chosenLabels() const { return m_chosenLabels; }
+    /** Seconds since the job was sent when the plan was made. */
+    double plannedAt() const { return m_plannedAt; }
+    void setStarted() { m_clock.start(); }
+    double elapsed() const { return double(m_clock.nsecsElapsed()) * 1e-9; }
+    /** {"objective", "candidates", "chosen", "profiling_seconds", "devices", ...}; with
+     *  `measured` (seconds, joules of the chosen cluster's training) the chosen row gets them. */
+    core::Json json(std::optional<std::pair<double, double>> measured = std::nullopt) const;
+
+private:
+    ClusterPlan() = default;
+    net::PlanObjective m_objective;
+    std::vector<net::TrainingMode> m_modes;
+    net::JobSpec m_job;
+    bool m_train = false;
+    std::map<QString, net::LinkMeasurement> m_links; // by host:port
+    double m_linkSeconds = 0.0;
+    double m_profileSeconds = 0.0;
+    std::vector<net::DeviceMeasurement> m_devices;
+    std::vector<net::PlanCandidate> m_ranked;
+    std::optional<net::PlanCandidate> m_chosen;
+    QStringList m_chosenLabels;
+    QElapsedTimer m_clock;
+    double m_plannedAt = 0.0;
+};
+
+} // namespace edgetrain::app
