@@ -103,6 +103,16 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
     d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
     d.power_source = p.value(QLatin1String("power_source")).toString();
+    const QCborMap link = p.value(QLatin1String("link")).toMap();
+    if (link.contains(QLatin1String("error"))) {
+        d.link_error = link.value(QLatin1String("error")).toString();
+    } else if (link.isEmpty()) {
+        d.link_error = QStringLiteral("the node did not probe it");
+    } else {
+        d.rtt_seconds = link.value(QLatin1String("rtt_seconds")).toDouble();
+        d.up_bytes_per_second = link.value(QLatin1String("up_bytes_per_second")).toDouble();
+        d.down_bytes_per_second = link.value(QLatin1String("down_bytes_per_second")).toDouble();
+    }
     return d;
 }
 
@@ -288,6 +298,14 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
         if (d.max_local_batch > 0)
             cap[i] = std::min(1.0, double(d.max_local_batch) / double(m_work.batch));
     }
+    if (n > 1)
+        for (int i : c.devices)
+            if (!m_devices[std::size_t(i)].link_error.isEmpty()) {
+                c.refused =
+                    QStringLiteral("the link of %1 was not measured: %2")
+                        .arg(m_devices[std::size_t(i)].name, m_devices[std::size_t(i)].link_error);
+                return c;
+            }
     c.shares = shares(c.devices);
     if (!capShares(c.shares, cap)) {
         c.refused =

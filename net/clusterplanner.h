@@ -36,6 +36,7 @@ struct DeviceMeasurement
     double up_bytes_per_second = 0.0;   // device -> network
     double down_bytes_per_second = 0.0; // network -> device
     double rtt_seconds = 0.0;
+    QString link_error; // the link could not be measured: the device trains alone or not at all
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */
     double stepSeconds(std::int64_t batch) const
@@ -76,9 +77,10 @@ struct PlanCandidate
     QString refused; // why this candidate cannot run (a device over its memory); empty: it can
 };
 
-/** A device's measurement from its job_ready message (its "profile"; the link is left for the
- *  LinkProbe's figures). The compute line goes through the two measured batch sizes; noise that
- *  would give a negative slope or intercept falls back to the larger batch's time per sample. */
+/** A device's measurement from its job_ready message (its "profile": compute, memory, power and the
+ *  link the node measured to the coordinator's LinkProbeServer). The compute line goes through the
+ * two measured batch sizes; noise that would give a negative slope or intercept falls back to the
+ * larger batch's time per sample. */
 DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready);
 /** What is left to train after profiling: the job's epochs over the ready node's data, and the
  *  model's sizes from its job_ready message. */

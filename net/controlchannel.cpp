@@ -47,6 +47,15 @@ QString ControlChannel::peer() const
                     : QString();
 }
 
+QString ControlChannel::peerHost() const
+{
+    if (!m_socket)
+        return {};
+    bool ipv4 = false;
+    const quint32 v4 = m_socket->peerAddress().toIPv4Address(&ipv4);
+    return ipv4 ? QHostAddress(v4).toString() : m_socket->peerAddress().toString();
+}
+
 QString ControlChannel::localAddress() const
 {
     if (!m_socket)

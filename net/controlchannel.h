@@ -42,6 +42,8 @@ public:
     /** Sends nothing more, closes after writing what is queued, emits closed(reason). */
     void close(const QString &reason);
     QString peer() const;
+    /** The peer's address alone (IPv4 where it is one). */
+    QString peerHost() const;
     /** This side's address of the connection (IPv4 where it is one): the interface the peer
      *  reaches us on. */
     QString localAddress() const;

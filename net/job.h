@@ -44,6 +44,9 @@ struct JobSpec
     // Before it joins, each node times this many forward + backward passes of the job's model on
     // its own data at two local batch sizes (its speed, and the planner's compute line).
     int profile_steps = 3;
+    // Where the coordinator's link probe listens (its address is the control connection's
+    // peer); 0: no probe. Set by a coordinator that plans.
+    int link_probe_port = 0;
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

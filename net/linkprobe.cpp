@@ -1,118 +1,217 @@
 #include "linkprobe.h"
 
 #include "core/error.h"
-#include "protocol.h"
 
-#include <QEventLoop>
+#include <QTcpSocket>
 
 #include <algorithm>
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
 
 namespace edgetrain::net {
 
 namespace {
-constexpr int kLatencyPings = 5;
-constexpr double kMinTransferSeconds = 0.05;
-constexpr int kTransfersKept = 2;
+
+/** One probe connection on the server side: reads requests, answers them. */
+class ProbeSession : public QObject
+{
+public:
+    explicit ProbeSession(QTcpSocket *socket) : QObject(socket), m_socket(socket)
+    {
+        connect(socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
+        connect(socket, &QTcpSocket::bytesWritten, this, [this] { refill(); });
+        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+    }
+
+private:
+    void onReadable()
+    {
+        while (m_socket->bytesAvailable() > 0) {
+            if (m_uploadLeft > 0) {
+                const QByteArray chunk = m_socket->read(std::min<qint64>(m_uploadLeft, 1 << 20));
+                m_uploadLeft -= chunk.size();
+                if (m_uploadLeft == 0)
+                    m_socket->write("u", 1);
+                continue;
+            }
+            if (m_socket->bytesAvailable() < 9)
+                return;
+            char header[9];
+            m_socket->read(header, 9);
+            std::uint64_t n = 0;
+            for (int i = 8; i >= 1; --i)
+                n = (n << 8) | std::uint8_t(header[i]);
+            const auto bytes = std::int64_t(std::min<std::uint64_t>(n, LinkProbeServer::kMaxBytes));
+            if (header[0] == 'E') {
+                m_socket->write("e", 1);
+            } else if (header[0] == 'U') {
+                m_uploadLeft = bytes;
+                if (bytes == 0)
+                    m_socket->write("u", 1);
+            } else if (header[0] == 'D') {
+                m_downloadLeft = bytes;
+                refill();
+            } else {
+                m_socket->abort(); // not a probe
+                return;
+            }
+        }
+    }
+    /** Keeps a few MiB queued while a download is under way. */
+    void refill()
+    {
+        static const QByteArray block(1 << 20, '\0');
+        while (m_downloadLeft > 0 && m_socket->bytesToWrite() < (4 << 20)) {
+            const qint64 n = std::min<qint64>(m_downloadLeft, block.size());
+            m_socket->write(block.constData(), n);
+            m_downloadLeft -= n;
+        }
+    }
+
+    QTcpSocket *m_socket;
+    std::int64_t m_uploadLeft = 0;
+    std::int64_t m_downloadLeft = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Socket
+{
+    int fd = -1;
+    ~Socket()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
 } // namespace
 
-LinkProbe::LinkProbe(ControlClient *client, QObject *parent) : QObject(parent), m_client(client)
+LinkProbeServer::LinkProbeServer(QObject *parent) : QObject(parent)
 {
-    qRegisterMetaType<LinkMeasurement>();
-    m_timeout.setSingleShot(true);
-    m_timeout.setInterval(30000);
-    connect(&m_timeout, &QTimer::timeout, this, [this] {
-        m_phase = Phase::Done;
-        Q_EMIT failed(QStringLiteral("%1 did not answer the link probe within 30 s")
-                          .arg(m_client->address()));
-    });
+    connect(&m_server, &QTcpServer::newConnection, this, &LinkProbeServer::onConnection);
 }
 
-void LinkProbe::start()
+bool LinkProbeServer::listen()
 {
-    connect(m_client, &ControlClient::message, this, &LinkProbe::onFrame);
-    connect(m_client, &ControlClient::failed, this, [this](const QString &reason) {
-        if (m_phase == Phase::Done)
-            return;
-        m_phase = Phase::Done;
-        m_timeout.stop();
-        Q_EMIT failed(reason);
-    });
-    m_total.start();
-    m_timeout.start();
-    send();
+    return m_server.listen(QHostAddress::Any, 0);
 }
 
-void LinkProbe::send()
+void LinkProbeServer::onConnection()
 {
-    ++m_id;
-    QCborMap body{{QStringLiteral("probe"), m_id}};
-    const qint64 bytes = m_phase == Phase::Latency ? 0 : m_bytes;
-    body.insert(QStringLiteral("pad"), QByteArray(m_phase == Phase::Down ? bytes : 0, '\0'));
-    body.insert(QStringLiteral("answer_bytes"), m_phase == Phase::Up ? bytes : 0);
-    m_sent.start();
-    m_client->send(Message::Ping, body);
-}
-
-void LinkProbe::onFrame(const Frame &frame)
-{
-    if (m_phase == Phase::Done || frame.type != Message::Pong ||
-        frame.body.value(QLatin1String("probe")).toInteger() != m_id)
-        return;
-    const double seconds = double(m_sent.nsecsElapsed()) * 1e-9;
-    if (m_phase == Phase::Latency) {
-        m_rtts.push_back(seconds);
-        if (int(m_rtts.size()) < kLatencyPings)
-            return send();
-        m_result.rtt_seconds = *std::min_element(m_rtts.begin(), m_rtts.end());
-        m_phase = Phase::Down;
-        m_bytes = 64 << 10;
-        return send();
+    while (QTcpSocket *socket = m_server.nextPendingConnection()) {
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        new ProbeSession(socket);
     }
-    const double transfer = seconds - m_result.rtt_seconds;
-    if (transfer < kMinTransferSeconds && m_bytes < kMaxProbeBytes) {
-        m_bytes = std::min<qint64>(m_bytes * 4, kMaxProbeBytes);
-        return send(); // too short to tell bandwidth from a burst: larger
-    }
-    m_best = std::max(m_best, double(m_bytes) / std::max(transfer, 1e-6));
-    if (++m_samples < kTransfersKept)
-        return send();
-    if (m_phase == Phase::Down) {
-        m_result.down_bytes_per_second = m_best;
-        m_phase = Phase::Up;
-    } else {
-        m_result.up_bytes_per_second = m_best;
-        m_phase = Phase::Done;
-    }
-    m_best = 0.0;
-    m_samples = 0;
-    m_bytes = 64 << 10;
-    if (m_phase != Phase::Done)
-        return send();
-    m_timeout.stop();
-    m_result.seconds = double(m_total.nsecsElapsed()) * 1e-9;
-    disconnect(m_client, nullptr, this, nullptr);
-    Q_EMIT finished(m_result);
 }
 
-LinkMeasurement LinkProbe::run(ControlClient *client)
+LinkMeasurement measureLink(const QString &host, quint16 port)
 {
-    LinkProbe probe(client);
-    QEventLoop loop;
-    LinkMeasurement result;
-    QString error;
-    connect(&probe, &LinkProbe::finished, &loop, [&](const LinkMeasurement &m) {
-        result = m;
-        loop.quit();
-    });
-    connect(&probe, &LinkProbe::failed, &loop, [&](const QString &reason) {
-        error = reason;
-        loop.quit();
-    });
-    probe.start();
-    loop.exec();
-    if (!error.isEmpty())
-        throw core::IoError("link probe: " + error.toStdString());
-    return result;
+    const auto began = Clock::now();
+    const std::string where = host.toStdString() + ":" + std::to_string(port);
+    auto fail = [&](const char *what) {
+        throw core::IoError("link probe to " + where + ": " + what + ": " + std::strerror(errno));
+    };
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    if (::getaddrinfo(host.toStdString().c_str(), std::to_string(port).c_str(), &hints, &found) !=
+            0 ||
+        !found)
+        throw core::IoError("link probe: cannot resolve " + where);
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> info(found, &::freeaddrinfo);
+    Socket s;
+    s.fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s.fd < 0)
+        fail("socket");
+    const timeval timeout{10, 0};
+    ::setsockopt(s.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    ::setsockopt(s.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    const int one = 1;
+    ::setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(s.fd, found->ai_addr, found->ai_addrlen) != 0)
+        fail("connect");
+
+    std::vector<char> buffer(1 << 20);
+    auto sendAll = [&](const char *data, std::size_t n) {
+        while (n > 0) {
+            const ssize_t k = ::send(s.fd, data, n, MSG_NOSIGNAL);
+            if (k <= 0)
+                fail("send");
+            data += k;
+            n -= std::size_t(k);
+        }
+    };
+    auto request = [&](char command, std::int64_t bytes) {
+        char header[9] = {command};
+        for (int i = 1; i <= 8; ++i)
+            header[i] = char((std::uint64_t(bytes) >> (8 * (i - 1))) & 0xff);
+        sendAll(header, sizeof header);
+    };
+    auto receive = [&](std::int64_t n) {
+        while (n > 0) {
+            const ssize_t k =
+                ::recv(s.fd, buffer.data(),
+                       std::size_t(std::min<std::int64_t>(n, std::int64_t(buffer.size()))), 0);
+            if (k <= 0)
+                fail("receive");
+            n -= k;
+        }
+    };
+
+    LinkMeasurement m;
+    m.rtt_seconds = 1e9;
+    for (int i = 0; i < 5; ++i) {
+        const auto t = Clock::now();
+        request('E', 0);
+        receive(1);
+        m.rtt_seconds = std::min(m.rtt_seconds, since(t));
+    }
+    // Grows until a transfer takes 50 ms, then keeps the better of two at that size.
+    auto rate = [&](char command) {
+        std::int64_t bytes = 256 << 10;
+        double best = 0.0;
+        for (int kept = 0; kept < 2;) {
+            const auto t = Clock::now();
+            request(command, bytes);
+            if (command == 'U') {
+                for (std::int64_t left = bytes; left > 0;) {
+                    const auto n =
+                        std::size_t(std::min<std::int64_t>(left, std::int64_t(buffer.size())));
+                    sendAll(buffer.data(), n);
+                    left -= std::int64_t(n);
+                }
+                receive(1);
+            } else {
+                receive(bytes);
+            }
+            const double seconds = since(t) - m.rtt_seconds;
+            if (seconds < 0.05 && bytes < LinkProbeServer::kMaxBytes) {
+                bytes *= 4;
+                continue;
+            }
+            best = std::max(best, double(bytes) / std::max(seconds, 1e-6));
+            ++kept;
+        }
+        return best;
+    };
+    m.up_bytes_per_second = rate('U');
+    m.down_bytes_per_second = rate('D');
+    m.seconds = since(began);
+    return m;
 }
 
 } // namespace edgetrain::net

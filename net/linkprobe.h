@@ -1,63 +1,55 @@
 #pragma once
 
-#include "controlclient.h"
-
-#include <QElapsedTimer>
 #include <QObject>
-#include <QTimer>
+#include <QString>
+#include <QTcpServer>
 
-#include <vector>
+#include <cstdint>
 
 namespace edgetrain::net {
 
-/** A node's link as the coordinator measured it (LinkProbe). */
+/** A node's link as measured between it and the coordinator. */
 struct LinkMeasurement
 {
-    double rtt_seconds = 0.0;           // the shortest of a few empty round trips
+    double rtt_seconds = 0.0;           // the shortest of a few one-byte round trips
     double up_bytes_per_second = 0.0;   // node -> coordinator
     double down_bytes_per_second = 0.0; // coordinator -> node
     double seconds = 0.0;               // how long measuring took
 };
 
 /**
- * Times a node's link over its control connection, both ways: empty round trips first (the
- * latency), then transfers in each direction (a ping carrying bytes, a pong asking for bytes
- * back; protocol.h's kMaxProbeBytes) that grow until one takes at least 50 ms, so a shaper's
- * burst allowance and TCP's slow start do not count as bandwidth. Rates are the transfers'
- * bytes over their time less the round trip, the better of two. Measured, never configured:
- * what the planner models the allreduce with. Runs on the client's thread; nothing blocks.
+ * The coordinator's end of the link probe, a plain TCP service in the spirit of iperf: a node
+ * connects and asks, per request, for a one-byte echo (the round trip), to send N bytes that are
+ * counted and dropped (then one byte back), or to be sent N bytes. No framing or parsing on the
+ * way, so what is timed is the link and the node's socket, not the control protocol's decoding
+ * (on a CPU-limited device that costs more than the transfer). Runs on the thread that owns it.
+ *
+ * Request: one command byte ('E' echo, 'U' upload, 'D' download) and a 64-bit little-endian
+ * byte count (at most kMaxBytes).
  */
-class LinkProbe : public QObject
+class LinkProbeServer : public QObject
 {
     Q_OBJECT
 
 public:
-    explicit LinkProbe(ControlClient *client, QObject *parent = nullptr);
-    void start();
-    /** Runs the probe in a local event loop; throws core::IoError if the node does not answer. */
-    static LinkMeasurement run(ControlClient *client);
-
-Q_SIGNALS:
-    void finished(const edgetrain::net::LinkMeasurement &measurement);
-    void failed(const QString &reason);
+    static constexpr std::int64_t kMaxBytes = std::int64_t(64) << 20;
+    explicit LinkProbeServer(QObject *parent = nullptr);
+    /** Listens on every address, any port; false (and errorString()) if it cannot. */
+    bool listen();
+    quint16 port() const { return m_server.serverPort(); }
+    QString errorString() const { return m_server.errorString(); }
 
 private:
-    enum class Phase { Latency, Down, Up, Done };
-    void send();
-    void onFrame(const Frame &frame);
-
-    ControlClient *m_client;
-    Phase m_phase = Phase::Latency;
-    qint64 m_bytes = 64 << 10;
-    int m_id = 0;
-    int m_samples = 0;
-    std::vector<double> m_rtts;
-    double m_best = 0.0;
-    QElapsedTimer m_sent, m_total;
-    QTimer m_timeout;
-    LinkMeasurement m_result;
+    void onConnection();
+    QTcpServer m_server;
 };
 
-} // namespace edgetrain::net
+/**
+ * The node's end: measures its link to the probe server at host:port — round trip, then
+ * uploads and downloads that grow until one takes at least 50 ms (so a shaper's burst and TCP's
+ * slow start are not taken for bandwidth), the better of two at that size. Blocking, with a
+ * 10 s timeout per transfer; throws core::IoError naming the address if the server fails.
+ */
+LinkMeasurement measureLink(const QString &host, quint16 port);
 
-Q_DECLARE_METATYPE(edgetrain::net::LinkMeasurement)
+} // namespace edgetrain::net

@@ -211,16 +211,7 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
 void NodeServer::handleRequest(Session *s, const Frame &frame)
 {
     if (frame.type == Message::Ping) {
-        // A link probe asks for an answer of a given size instead of its own body back.
-        if (frame.body.contains(QLatin1String("answer_bytes"))) {
-            const qint64 n = std::clamp<qint64>(
-                frame.body.value(QLatin1String("answer_bytes")).toInteger(), 0, kMaxProbeBytes);
-            s->channel->send(Message::Pong, QCborMap{{QStringLiteral("probe"),
-                                                      frame.body.value(QLatin1String("probe"))},
-                                                     {QStringLiteral("pad"), QByteArray(n, '\0')}});
-        } else {
-            s->channel->send(Message::Pong, frame.body);
-        }
+        s->channel->send(Message::Pong, frame.body);
     } else if (frame.type == Message::Subscribe) {
         s->subscribed = true;
     } else if (frame.type == Message::Unsubscribe) {
@@ -314,6 +305,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     context.busy_watts = power.busy_watts;
     context.power_source = power.source;
     context.cpu_quota_cores = m_sampler.cgroup().cpu_cores;
+    context.coordinator_host = s->channel->peerHost().toStdString();
     if (job->dataset == QLatin1String("shipped")) {
         context.train = shipment(job->train_shipment);
         if (!context.train)

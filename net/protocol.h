@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QLatin1String>
-#include <QtGlobal>
 
 namespace edgetrain::net {
 
@@ -55,10 +54,6 @@ inline constexpr QLatin1String BestWeights{"best_weights"};
 inline constexpr QLatin1String JobDone{"job_done"};
 inline constexpr QLatin1String JobFailed{"job_failed"};
 } // namespace Message
-
-/** A link probe is a ping with "pad" bytes that asks for "answer_bytes" back (at most this
- *  many) instead of its own body: the coordinator times both directions of a node's link. */
-inline constexpr qint64 kMaxProbeBytes = 4 << 20;
 
 /** The `action` field of the coordinator's replies: what the worker does next. */
 namespace Action {

@@ -5,6 +5,7 @@
 #include "core/memoryplanner.h"
 #include "core/model.h"
 #include "core/safetensors.h"
+#include "linkprobe.h"
 #include "parameterserver.h"
 #include "protocol.h"
 #include "shipment.h"
@@ -77,6 +78,14 @@ void TrainingCoordinator::setData(std::shared_ptr<const core::TensorDataset> tra
 void TrainingCoordinator::start(const QList<ControlClient *> &clients)
 {
     m_clock.start();
+    if (m_linkProbe) {
+        m_probeServer = std::make_unique<LinkProbeServer>();
+        if (m_probeServer->listen())
+            m_job.link_probe_port = m_probeServer->port();
+        else
+            qCWarning(lcCoordinator).noquote()
+                << "the link probe cannot listen:" << m_probeServer->errorString();
+    }
     if (m_job.mode == TrainingMode::Async) {
         core::SgdOptions sgd;
         sgd.momentum = m_job.momentum;
@@ -348,6 +357,7 @@ void TrainingCoordinator::maybeStart()
                 nodes.push_back({m->node, m->readyBody});
             }
         const std::vector<int> keep = m_selection(nodes);
+        m_probeServer.reset(); // every node has measured its link
         for (std::size_t i = 0; i < waiting.size(); ++i) {
             if (std::find(keep.begin(), keep.end(), int(i)) != keep.end())
                 continue;
@@ -365,6 +375,7 @@ void TrainingCoordinator::maybeStart()
     m_phase = Phase::Training;
     formGroup();
     m_reconnectTimer.start();
+    Q_EMIT trainingStarted();
 }
 
 void TrainingCoordinator::maybeRegroup()

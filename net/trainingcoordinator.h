@@ -18,6 +18,7 @@
 
 namespace edgetrain::net {
 
+class LinkProbeServer;
 class ParameterServer;
 
 Q_DECLARE_LOGGING_CATEGORY(lcCoordinator)
@@ -136,6 +137,9 @@ public:
      *  (a plan only). */
     using Selection = std::function<std::vector<int>(const std::vector<ReadyNode> &)>;
     void setSelection(Selection selection) { m_selection = std::move(selection); }
+    /** Whether the nodes measure their link to this coordinator while they profile (a
+     *  LinkProbeServer listens for the run; the job says where). Default off. */
+    void setLinkProbe(bool probe) { m_linkProbe = probe; }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
     /** Asks every node to stop after its current step; finished() follows. */
@@ -149,6 +153,8 @@ Q_SIGNALS:
     void nodeProgress(const edgetrain::net::NodeId &node,
                       const edgetrain::net::TrainingStatus &status);
     void epochFinished(const edgetrain::net::ClusterEpoch &epoch);
+    /** The first group formed: training begins (loading, profiling and planning are over). */
+    void trainingStarted();
     void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void finished();
 
@@ -207,6 +213,8 @@ private:
     std::unique_ptr<ParameterServer> m_ps;
     QByteArray m_weights; // assembled from rank 0's chunks
     Selection m_selection;
+    bool m_linkProbe = false;
+    std::unique_ptr<LinkProbeServer> m_probeServer;
     bool m_selected = false;
     bool m_keepBest = false;
     double m_bestLoss = 0.0;

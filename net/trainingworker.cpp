@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "core/sgd.h"
 #include "core/trainer.h"
+#include "linkprobe.h"
 #include "protocol.h"
 #include "remotestore.h"
 
@@ -200,6 +201,22 @@ struct TrainingWorker::Run
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
+        // The link first, while this node computes nothing.
+        QCborMap linkFigures;
+        if (job.link_probe_port > 0) {
+            try {
+                const LinkMeasurement m =
+                    measureLink(QString::fromStdString(w.m_context.coordinator_host),
+                                quint16(job.link_probe_port));
+                linkFigures =
+                    QCborMap{{QStringLiteral("rtt_seconds"), m.rtt_seconds},
+                             {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
+                             {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
+                             {QStringLiteral("seconds"), m.seconds}};
+            } catch (const core::Error &e) {
+                linkFigures = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+            }
+        }
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
         const std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
@@ -276,6 +293,8 @@ struct TrainingWorker::Run
                    {QStringLiteral("idle_watts"), w.m_context.idle_watts},
                    {QStringLiteral("busy_watts"), w.m_context.busy_watts},
                    {QStringLiteral("power_source"), w.m_context.power_source}};
+        if (!linkFigures.isEmpty())
+            p.insert(QStringLiteral("link"), linkFigures);
         return {double(small) / std::max(smallSeconds, 1e-9), p};
     }
 

@@ -44,6 +44,7 @@ struct WorkerContext
     // known.
     double idle_watts = -1.0, busy_watts = -1.0;
     double cpu_quota_cores = 0.0; // the node's cgroup CPU quota (0: none)
+    std::string coordinator_host; // the control connection's peer (the link probe's host)
     QString power_source;
 };
 

@@ -108,37 +108,29 @@ std::optional<ClusterPlan> ClusterPlan::fromOptions(const CliContext &cli, bool 
     return p;
 }
 
-void ClusterPlan::probeLinks(const CliContext &cli, const QList<net::ControlClient *> &clients)
-{
-    for (net::ControlClient *c : clients) {
-        const net::LinkMeasurement m = net::LinkProbe::run(c);
-        m_links[c->address()] = m;
-        m_linkSeconds += m.seconds;
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "link to %s: round trip %.2f ms, down %s/s, up %s/s (measured in %.2f s)",
-                      qPrintable(c->node().name), 1000.0 * m.rtt_seconds,
-                      core::NumberText::bytes(std::int64_t(m.down_bytes_per_second)).c_str(),
-                      core::NumberText::bytes(std::int64_t(m.up_bytes_per_second)).c_str(),
-                      m.seconds);
-        cli.message(line);
-    }
-}
-
 net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli)
 {
     return [this, &cli](const std::vector<net::ReadyNode> &nodes) -> std::vector<int> {
         m_plannedAt = elapsed();
         m_devices.clear();
-        m_profileSeconds = 0.0;
+        m_profileSeconds = m_linkSeconds = 0.0;
         for (const auto &n : nodes) {
-            net::DeviceMeasurement d = net::measurementFromReady(n.node.name, n.ready);
-            const auto link = m_links.find(n.node.address());
-            if (link != m_links.end()) {
-                d.rtt_seconds = link->second.rtt_seconds;
-                d.up_bytes_per_second = link->second.up_bytes_per_second;
-                d.down_bytes_per_second = link->second.down_bytes_per_second;
-            }
+            const net::DeviceMeasurement d = net::measurementFromReady(n.node.name, n.ready);
+            const QCborMap profile = n.ready.value(QLatin1String("profile")).toMap();
+            m_linkSeconds = std::max(m_linkSeconds, profile.value(QLatin1String("link"))
+                                                        .toMap()
+                                                        .value(QLatin1String("seconds"))
+                                                        .toDouble());
+            char line[240];
+            std::snprintf(line, sizeof line,
+                          "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms, up "
+                          "%s/s, down %s/s%s",
+                          qPrintable(d.name), 1000.0 * d.step_fixed_seconds,
+                          1000.0 * d.step_per_sample_seconds, 1000.0 * d.rtt_seconds,
+                          core::NumberText::bytes(std::int64_t(d.up_bytes_per_second)).c_str(),
+                          core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)).c_str(),
+                          d.link_error.isEmpty() ? "" : qPrintable(u" (" + d.link_error + u')'));
+            cli.message(line);
             m_profileSeconds = std::max(m_profileSeconds, n.ready.value(QLatin1String("profile"))
                                                               .toMap()
                                                               .value(QLatin1String("seconds"))
@@ -204,10 +196,10 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
     } else {
         j.set("chosen", core::Json());
     }
-    // Profiling: the link probes (one node after the other) and the longest node's timed passes.
-    j.set("profiling_seconds", m_linkSeconds + m_profileSeconds)
+    // Profiling: the nodes measure at the same time; the longest took this (its link probe, then
+    // its timed passes).
+    j.set("profiling_seconds", m_profileSeconds)
         .set("link_probe_seconds", m_linkSeconds)
-        .set("profile_seconds", m_profileSeconds)
         .set("planned_after_seconds", m_plannedAt);
     core::Json devices = core::Json::array();
     for (const auto &d : m_devices) {

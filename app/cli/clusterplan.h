@@ -3,7 +3,6 @@
 #include "clicontext.h"
 #include "core/json.h"
 #include "net/clusterplanner.h"
-#include "net/linkprobe.h"
 #include "net/trainingcoordinator.h"
 
 #include <QElapsedTimer>
@@ -18,8 +17,8 @@ namespace edgetrain::app {
 void addPlanOptions(CliContext &cli, bool planCommand);
 
 /**
- * The planner at work for `plan` and `train --auto-cluster`: measures every node's link, then,
- * as the coordinator's selection (when every node has loaded the job and profiled it), predicts
+ * The planner at work for `plan` and `train --auto-cluster`: as the coordinator's selection (when
+ * every node has loaded the job and profiled it, its link included), predicts
  * every candidate cluster, ranks them by the objective and keeps the best: `plan` keeps none
  * (nobody trains), `train` the chosen nodes. Prints the table; keeps it for the JSON.
  */
@@ -30,8 +29,6 @@ public:
     static std::optional<ClusterPlan> fromOptions(const CliContext &cli, bool planCommand,
                                                   const net::JobSpec &job);
 
-    /** Times each node's link, one after the other (so they do not share the machine). */
-    void probeLinks(const CliContext &cli, const QList<net::ControlClient *> &clients);
     net::TrainingCoordinator::Selection selection(const CliContext &cli);
 
     bool trains() const { return m_train; }
@@ -54,9 +51,8 @@ private:
     std::vector<net::TrainingMode> m_modes;
     net::JobSpec m_job;
     bool m_train = false;
-    std::map<QString, net::LinkMeasurement> m_links; // by host:port
-    double m_linkSeconds = 0.0;
-    double m_profileSeconds = 0.0;
+    double m_profileSeconds = 0.0; // the longest node's profile (link, compute, update, eval)
+    double m_linkSeconds = 0.0;    // of it, the longest link probe
     std::vector<net::DeviceMeasurement> m_devices;
     std::vector<net::PlanCandidate> m_ranked;
     std::optional<net::PlanCandidate> m_chosen;

@@ -188,7 +188,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         c->disconnect(&connecting);
 
     if (plan) {
-        plan->probeLinks(cli, clients);
+        coordinator.setLinkProbe(true);
         coordinator.setSelection(plan->selection(cli));
     }
     cli.message(
@@ -211,6 +211,9 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     std::map<QString, core::EnergyTrace> energy;
     std::map<QString, QString> powerSource;
     std::map<int, double> epochEnds; // epoch -> when it ended, on this clock
+    double trainingStart = -1.0;     // when the first group formed, on this clock
+    QObject::connect(&coordinator, &net::TrainingCoordinator::trainingStarted, &coordinator,
+                     [&] { trainingStart = double(clock.elapsed()) / 1000.0; });
     // An epoch's energy: over its training time (ending when it was reported), the sum over the
     // nodes and each node's.
     auto epochEnergy = [&](int epoch, double seconds) {
@@ -387,17 +390,31 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         }
         json.set("energy_joules", total).set("energy_by_node", std::move(each));
     }
+    if (trainingStart >= 0 && !epochEnds.empty()) {
+        // Training alone, as the planner predicts it: from the first group to the last epoch's
+        // end (loading, profiling and planning before it; the weights' return after it), and the
+        // energy of the nodes that trained over that time.
+        const double end = epochEnds.rbegin()->second;
+        double joules = 0.0;
+        for (const auto &[node, trace] : energy)
+            if (!std::any_of(r.released.begin(), r.released.end(),
+                             [&](const net::NodeId &id) { return id.label() == node; }))
+                joules += trace.between(trainingStart, end);
+        json.set("training_seconds", end - trainingStart);
+        if (!energy.empty())
+            json.set("training_joules", joules);
+    }
     if (plan) {
         // The chosen cluster's training as measured: from the plan to the last epoch's end, and
         // the chosen nodes' energy over that time.
         std::optional<std::pair<double, double>> measured;
-        if (!epochEnds.empty()) {
+        if (!epochEnds.empty() && trainingStart >= 0) {
             const double end = epochEnds.rbegin()->second;
             double joules = 0.0;
             for (const auto &[node, trace] : energy)
                 if (plan->chosenLabels().contains(node))
-                    joules += trace.between(plan->plannedAt(), end);
-            measured = std::pair{end - plan->plannedAt(), joules};
+                    joules += trace.between(trainingStart, end);
+            measured = std::pair{end - trainingStart, joules};
             cli.message("plan against measurement: predicted " +
                         core::NumberText::format(std::round(plan->chosen()->seconds * 10) / 10) +
                         " s, measured " +
