@@ -133,6 +133,35 @@ PlanWork workFromReady(const JobSpec &job, const QCborMap &ready)
     return w;
 }
 
+ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &ready,
+                              const JobSpec &job, const PlanObjective &objective,
+                              const std::vector<TrainingMode> &modes)
+{
+    ClusterPlanResult r;
+    r.objective = objective;
+    for (const auto &[name, body] : ready) {
+        r.devices.push_back(measurementFromReady(name, body));
+        const QCborMap profile = body.value(QLatin1String("profile")).toMap();
+        r.profiling_seconds =
+            std::max(r.profiling_seconds, profile.value(QLatin1String("seconds")).toDouble());
+        r.link_probe_seconds = std::max(r.link_probe_seconds, profile.value(QLatin1String("link"))
+                                                                  .toMap()
+                                                                  .value(QLatin1String("seconds"))
+                                                                  .toDouble());
+    }
+    if (ready.empty() || int(ready.size()) > ClusterPlanner::kMaxDevices) {
+        r.error = QStringLiteral("the planner takes 1 to %1 nodes, not %2")
+                      .arg(ClusterPlanner::kMaxDevices)
+                      .arg(ready.size());
+        return r;
+    }
+    const ClusterPlanner planner(r.devices, workFromReady(job, ready.front().second));
+    r.ranked = ClusterPlanner::rank(planner.candidates(modes), objective);
+    if (!r.ranked.empty() && ClusterPlanner::unsuitable(r.ranked.front(), objective).isEmpty())
+        r.chosen = r.ranked.front();
+    return r;
+}
+
 std::optional<PlanObjective> PlanObjective::parse(const QString &text, QString *error)
 {
     PlanObjective o;
@@ -224,19 +253,17 @@ ClusterPlanner::ClusterPlanner(std::vector<DeviceMeasurement> devices, PlanWork 
                           "least 1");
 }
 
-std::vector<double> ClusterPlanner::shares(const std::vector<int> &devices) const
+std::vector<double> settledShares(const std::vector<const DeviceMeasurement *> &devices,
+                                  std::int64_t batch)
 {
     const std::size_t n = devices.size();
-    std::vector<double> s(n, 1.0 / double(n));
-    // The trainer's rule: shares proportional to each device's measured images/s at the part it
-    // trains, re-measured every epoch. Its fixed point, by the same iteration.
+    std::vector<double> s(n, n ? 1.0 / double(n) : 0.0);
     for (int round = 0; round < 50; ++round) {
-        const auto parts = splitByShares(m_work.batch, s);
+        const auto parts = splitByShares(batch, s);
         std::vector<double> speeds(n);
         for (std::size_t i = 0; i < n; ++i) {
-            const auto &d = m_devices[std::size_t(devices[i])];
             const std::int64_t b = std::max<std::int64_t>(parts[i], 1);
-            speeds[i] = double(b) / std::max(d.stepSeconds(b), 1e-12);
+            speeds[i] = double(b) / std::max(devices[i]->stepSeconds(b), 1e-12);
         }
         const auto next = sharesFromSpeeds(speeds);
         double moved = 0.0;
@@ -247,6 +274,14 @@ std::vector<double> ClusterPlanner::shares(const std::vector<int> &devices) cons
             break;
     }
     return s;
+}
+
+std::vector<double> ClusterPlanner::shares(const std::vector<int> &devices) const
+{
+    std::vector<const DeviceMeasurement *> d;
+    for (int i : devices)
+        d.push_back(&m_devices[std::size_t(i)]);
+    return settledShares(d, m_work.batch);
 }
 
 double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double bytes) const
@@ -295,8 +330,12 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
                 QStringLiteral("%1 cannot hold one sample of the model in its memory").arg(d.name);
             return c;
         }
+        // As the coordinator caps it (fitShares): a worker plans its memory for its part of
+        // batch + 1, at most 2 + (batch + 1 - n) x share.
         if (d.max_local_batch > 0)
-            cap[i] = std::min(1.0, double(d.max_local_batch) / double(m_work.batch));
+            cap[i] = std::min(
+                1.0, std::max(1e-3, double(d.max_local_batch - 2) /
+                                        std::max(1.0, double(m_work.batch + 1 - std::int64_t(n)))));
     }
     if (n > 1)
         for (int i : c.devices)

@@ -3,6 +3,7 @@
 #include "job.h"
 
 #include <QCborMap>
+#include <QMetaType>
 #include <QString>
 #include <QStringList>
 
@@ -86,6 +87,12 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
  *  model's sizes from its job_ready message. */
 PlanWork workFromReady(const JobSpec &job, const QCborMap &ready);
 
+/** The batch shares the trainer settles on for `devices` (in rank order) with a global batch of
+ *  `batch`: proportional to each device's images/s at the part it trains (the fixed point of
+ *  re-measuring every epoch), from their measured compute lines. Not yet capped by memory. */
+std::vector<double> settledShares(const std::vector<const DeviceMeasurement *> &devices,
+                                  std::int64_t batch);
+
 /** What the user asks the plan to minimise, and under which limits. */
 struct PlanObjective
 {
@@ -150,4 +157,23 @@ private:
     PlanWork m_work;
 };
 
+/** A plan made from the nodes' job_ready messages (in the coordinator's order). */
+struct ClusterPlanResult
+{
+    std::vector<DeviceMeasurement> devices;
+    std::vector<PlanCandidate> ranked;   // best first
+    std::optional<PlanCandidate> chosen; // the best that can run within the limits
+    double profiling_seconds = 0.0;      // the longest node's profile (its link probe included)
+    double link_probe_seconds = 0.0;     // of it, the longest link probe
+    QString error;                       // why nothing could be planned (no or too many nodes)
+    PlanObjective objective;             // what it was ranked by
+};
+/** Measurements from each ready node (name, job_ready body), the work from the job, every
+ *  candidate in `modes`, ranked by `objective`. */
+ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &ready,
+                              const JobSpec &job, const PlanObjective &objective,
+                              const std::vector<TrainingMode> &modes);
+
 } // namespace edgetrain::net
+
+Q_DECLARE_METATYPE(edgetrain::net::ClusterPlanResult)

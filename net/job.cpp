@@ -51,6 +51,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("local_steps"), local_steps);
     m.insert(QStringLiteral("profile_steps"), profile_steps);
     m.insert(QStringLiteral("link_probe_port"), link_probe_port);
+    m.insert(QStringLiteral("link_probe_token"), link_probe_token);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
@@ -151,6 +152,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         j.profile_steps = int(r.integer("profile_steps", 1, kMaxProfileSteps));
     if (map.contains(QLatin1String("link_probe_port")))
         j.link_probe_port = int(r.integer("link_probe_port", 0, 65535));
+    if (map.contains(QLatin1String("link_probe_token")))
+        j.link_probe_token = r.text("link_probe_token", 64);
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
     // A job from a version before sizes said their unit names it memory_budget.
     j.memory_budget_bytes =

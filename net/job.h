@@ -47,6 +47,7 @@ struct JobSpec
     // Where the coordinator's link probe listens (its address is the control connection's
     // peer); 0: no probe. Set by a coordinator that plans.
     int link_probe_port = 0;
+    QString link_probe_token;              // what the probe sends first (LinkProbeServer::token)
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

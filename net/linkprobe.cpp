@@ -2,36 +2,59 @@
 
 #include "core/error.h"
 
+#include <QPointer>
 #include <QTcpSocket>
+#include <QUuid>
 
 #include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace edgetrain::net {
 
 namespace {
 
-/** One probe connection on the server side: reads requests, answers them. */
+/** One probe connection on the server side: checks the token, then answers requests. */
 class ProbeSession : public QObject
 {
 public:
-    explicit ProbeSession(QTcpSocket *socket) : QObject(socket), m_socket(socket)
+    ProbeSession(QTcpSocket *socket, QByteArray token, std::function<void()> ended)
+        : QObject(socket), m_socket(socket), m_token(std::move(token)), m_ended(std::move(ended))
     {
-        connect(socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
         connect(socket, &QTcpSocket::bytesWritten, this, [this] { refill(); });
-        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+        connect(socket, &QTcpSocket::disconnected, this, [this] { end(); });
+    }
+    /** Its turn: one session is served at a time, so probes do not share the machine's link. */
+    void activate()
+    {
+        m_active = true;
+        connect(m_socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
+        onReadable(); // what it sent while it waited
     }
 
 private:
+    void end()
+    {
+        // A session that waited its turn and went away frees nobody's turn.
+        if (m_active && m_ended)
+            std::exchange(m_ended, nullptr)();
+        m_socket->deleteLater();
+    }
+    void refuse()
+    {
+        m_socket->abort();
+        end();
+    }
     void onReadable()
     {
         while (m_socket->bytesAvailable() > 0) {
@@ -42,8 +65,18 @@ private:
                     m_socket->write("u", 1);
                 continue;
             }
+            if (!m_trusted) { // first the run's token, as the job (authenticated) gave it
+                if (m_socket->bytesAvailable() < m_token.size())
+                    return;
+                if (m_socket->read(m_token.size()) != m_token)
+                    return refuse();
+                m_trusted = true;
+                continue;
+            }
             if (m_socket->bytesAvailable() < 9)
                 return;
+            if (++m_requests > LinkProbeServer::kMaxRequests)
+                return refuse();
             char header[9];
             m_socket->read(header, 9);
             std::uint64_t n = 0;
@@ -60,8 +93,7 @@ private:
                 m_downloadLeft = bytes;
                 refill();
             } else {
-                m_socket->abort(); // not a probe
-                return;
+                return refuse(); // not a probe
             }
         }
     }
@@ -77,6 +109,11 @@ private:
     }
 
     QTcpSocket *m_socket;
+    QByteArray m_token;
+    std::function<void()> m_ended;
+    bool m_active = false;
+    bool m_trusted = false;
+    int m_requests = 0;
     std::int64_t m_uploadLeft = 0;
     std::int64_t m_downloadLeft = 0;
 };
@@ -100,10 +137,13 @@ struct Socket
 
 } // namespace
 
-LinkProbeServer::LinkProbeServer(QObject *parent) : QObject(parent)
+LinkProbeServer::LinkProbeServer(QObject *parent)
+    : QObject(parent), m_token(QUuid::createUuid().toByteArray(QUuid::Id128))
 {
     connect(&m_server, &QTcpServer::newConnection, this, &LinkProbeServer::onConnection);
 }
+
+LinkProbeServer::~LinkProbeServer() = default;
 
 bool LinkProbeServer::listen()
 {
@@ -114,16 +154,35 @@ void LinkProbeServer::onConnection()
 {
     while (QTcpSocket *socket = m_server.nextPendingConnection()) {
         socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-        new ProbeSession(socket);
+        m_waiting.push_back(new ProbeSession(socket, m_token, [this] {
+            m_busy = false;
+            serveNext();
+        }));
+    }
+    serveNext();
+}
+
+void LinkProbeServer::serveNext()
+{
+    while (!m_busy && !m_waiting.empty()) {
+        const QPointer<QObject> next = m_waiting.front();
+        m_waiting.pop_front();
+        if (!next)
+            continue; // it went away while it waited
+        m_busy = true;
+        static_cast<ProbeSession *>(next.data())->activate();
     }
 }
 
-LinkMeasurement measureLink(const QString &host, quint16 port)
+LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token)
 {
     const auto began = Clock::now();
     const std::string where = host.toStdString() + ":" + std::to_string(port);
     auto fail = [&](const char *what) {
-        throw core::IoError("link probe to " + where + ": " + what + ": " + std::strerror(errno));
+        const bool timeout = errno == EAGAIN || errno == EWOULDBLOCK;
+        throw core::IoError(
+            "link probe to " + where + ": " + what + ": " +
+            (timeout ? std::string("no answer within 30 s") : std::strerror(errno)));
     };
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
@@ -137,7 +196,7 @@ LinkMeasurement measureLink(const QString &host, quint16 port)
     s.fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s.fd < 0)
         fail("socket");
-    const timeval timeout{10, 0};
+    const timeval timeout{30, 0}; // it may wait while the others probe
     ::setsockopt(s.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     ::setsockopt(s.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     const int one = 1;
@@ -166,12 +225,15 @@ LinkMeasurement measureLink(const QString &host, quint16 port)
             const ssize_t k =
                 ::recv(s.fd, buffer.data(),
                        std::size_t(std::min<std::int64_t>(n, std::int64_t(buffer.size()))), 0);
-            if (k <= 0)
+            if (k == 0)
+                throw core::IoError("link probe to " + where + ": the coordinator closed it");
+            if (k < 0)
                 fail("receive");
             n -= k;
         }
     };
 
+    sendAll(token.constData(), std::size_t(token.size()));
     LinkMeasurement m;
     m.rtt_seconds = 1e9;
     for (int i = 0; i < 5; ++i) {

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <QTcpServer>
 
 #include <cstdint>
+#include <deque>
 
 namespace edgetrain::net {
 
@@ -24,8 +26,11 @@ struct LinkMeasurement
  * way, so what is timed is the link and the node's socket, not the control protocol's decoding
  * (on a CPU-limited device that costs more than the transfer). Runs on the thread that owns it.
  *
- * Request: one command byte ('E' echo, 'U' upload, 'D' download) and a 64-bit little-endian
- * byte count (at most kMaxBytes).
+ * A connection first sends the run's token (token(): 32 bytes, given to the nodes in the job,
+ * which travels authenticated), else it is dropped; then requests, each one command byte ('E'
+ * echo, 'U' upload, 'D' download) and a 64-bit little-endian byte count (at most kMaxBytes), at
+ * most kMaxRequests of them. One connection is served at a time (the others wait their turn),
+ * so the nodes' probes do not share this machine's link.
  */
 class LinkProbeServer : public QObject
 {
@@ -33,23 +38,32 @@ class LinkProbeServer : public QObject
 
 public:
     static constexpr std::int64_t kMaxBytes = std::int64_t(64) << 20;
+    static constexpr int kMaxRequests = 64;
     explicit LinkProbeServer(QObject *parent = nullptr);
+    ~LinkProbeServer() override;
     /** Listens on every address, any port; false (and errorString()) if it cannot. */
     bool listen();
     quint16 port() const { return m_server.serverPort(); }
     QString errorString() const { return m_server.errorString(); }
+    /** What a connection must send first (random per server). */
+    const QByteArray &token() const { return m_token; }
 
 private:
     void onConnection();
+    void serveNext();
     QTcpServer m_server;
+    QByteArray m_token;
+    std::deque<QPointer<QObject>> m_waiting; // sessions not served yet, in arrival order
+    bool m_busy = false;
 };
 
 /**
  * The node's end: measures its link to the probe server at host:port — round trip, then
  * uploads and downloads that grow until one takes at least 50 ms (so a shaper's burst and TCP's
- * slow start are not taken for bandwidth), the better of two at that size. Blocking, with a
- * 10 s timeout per transfer; throws core::IoError naming the address if the server fails.
+ * slow start are not taken for bandwidth), the better of two at that size. Sends `token` first.
+ * Blocking, with a 30 s timeout per transfer (it may wait its turn); throws core::IoError naming
+ * the address if the server refuses, closes or does not answer.
  */
-LinkMeasurement measureLink(const QString &host, quint16 port);
+LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token);
 
 } // namespace edgetrain::net

@@ -1,5 +1,6 @@
 #include "trainingcoordinator.h"
 
+#include "clusterplanner.h"
 #include "core/error.h"
 #include "core/flatstate.h"
 #include "core/memoryplanner.h"
@@ -80,9 +81,10 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
     m_clock.start();
     if (m_linkProbe) {
         m_probeServer = std::make_unique<LinkProbeServer>();
-        if (m_probeServer->listen())
+        if (m_probeServer->listen()) {
             m_job.link_probe_port = m_probeServer->port();
-        else
+            m_job.link_probe_token = QString::fromLatin1(m_probeServer->token());
+        } else
             qCWarning(lcCoordinator).noquote()
                 << "the link probe cannot listen:" << m_probeServer->errorString();
     }
@@ -165,8 +167,19 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
     bool any = false;
     for (std::size_t i = 0; i < members.size(); ++i) {
         const auto b = m_budgets.find(members[i]->client->node().name);
-        if (b == m_budgets.end() || b->second < 0)
+        if (b == m_budgets.end() || b->second < 0) {
+            // The node's own limit, as its profile measured it (the largest local batch).
+            const std::int64_t fit = members[i]
+                                         ->readyBody.value(QLatin1String("profile"))
+                                         .toMap()
+                                         .value(QLatin1String("max_local_batch"))
+                                         .toInteger(-1);
+            if (fit >= 0) {
+                cap[i] = std::max(1e-3, double(fit - 2) / std::max(1.0, total - n));
+                any = true;
+            }
             continue;
+        }
         try {
             const std::int64_t fit = largestBatchWithin(b->second);
             // Never 0: a group's shares must all be positive. A node that cannot take even
@@ -292,7 +305,25 @@ void TrainingCoordinator::formGroup()
     std::vector<double> speeds;
     for (Member *m : members)
         speeds.push_back(m->speed);
-    m_shares = fitShares(members, sharesFromSpeeds(speeds));
+    std::vector<double> shares = sharesFromSpeeds(speeds);
+    // The first group: where per-epoch rebalancing would settle, from the nodes' profiles (the
+    // time per step at two batch sizes), not their speed at a small batch — the planner
+    // predicts this split. Later groups follow the speeds measured over the epochs.
+    if (m_generation == 0) {
+        std::vector<DeviceMeasurement> profiles;
+        for (Member *m : members)
+            if (m->readyBody.value(QLatin1String("profile"))
+                    .toMap()
+                    .contains(QLatin1String("step_seconds")))
+                profiles.push_back(measurementFromReady(m->node.name, m->readyBody));
+        if (profiles.size() == members.size()) {
+            std::vector<const DeviceMeasurement *> d;
+            for (const auto &p : profiles)
+                d.push_back(&p);
+            shares = settledShares(d, m_job.batch);
+        }
+    }
+    m_shares = fitShares(members, shares);
     for (std::size_t i = 0; i < members.size(); ++i)
         members[i]->rank = int(i);
     // Keys of earlier generations are of no use to anyone now.
@@ -357,7 +388,8 @@ void TrainingCoordinator::maybeStart()
                 nodes.push_back({m->node, m->readyBody});
             }
         const std::vector<int> keep = m_selection(nodes);
-        m_probeServer.reset(); // every node has measured its link
+        m_probeServer.reset();     // every node has measured its link
+        m_job.link_probe_port = 0; // a node that rejoins later does not probe a closed port
         for (std::size_t i = 0; i < waiting.size(); ++i) {
             if (std::find(keep.begin(), keep.end(), int(i)) != keep.end())
                 continue;
@@ -580,9 +612,9 @@ void TrainingCoordinator::maybeFinish()
     for (const auto &m : m_members)
         if (m->state == Member::State::Ready)
             reply(m.get(), m->readyRequest, stopReply());
-    bool anyDone = false;
+    bool anyDone = false; // a node that trained to the end (a released one never trained)
     for (const auto &m : m_members)
-        anyDone = anyDone || m->state == Member::State::Done;
+        anyDone = anyDone || (m->state == Member::State::Done && !m->released);
     finish(anyDone ? QString() : QStringLiteral("every node was lost or failed"));
 }
 

@@ -207,7 +207,7 @@ struct TrainingWorker::Run
             try {
                 const LinkMeasurement m =
                     measureLink(QString::fromStdString(w.m_context.coordinator_host),
-                                quint16(job.link_probe_port));
+                                quint16(job.link_probe_port), job.link_probe_token.toLatin1());
                 linkFigures =
                     QCborMap{{QStringLiteral("rtt_seconds"), m.rtt_seconds},
                              {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
