@@ -112,15 +112,11 @@ net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli
 {
     return [this, &cli](const std::vector<net::ReadyNode> &nodes) -> std::vector<int> {
         m_plannedAt = elapsed();
-        m_devices.clear();
-        m_profileSeconds = m_linkSeconds = 0.0;
-        for (const auto &n : nodes) {
-            const net::DeviceMeasurement d = net::measurementFromReady(n.node.name, n.ready);
-            const QCborMap profile = n.ready.value(QLatin1String("profile")).toMap();
-            m_linkSeconds = std::max(m_linkSeconds, profile.value(QLatin1String("link"))
-                                                        .toMap()
-                                                        .value(QLatin1String("seconds"))
-                                                        .toDouble());
+        std::vector<std::pair<QString, QCborMap>> ready;
+        for (const auto &n : nodes)
+            ready.emplace_back(n.node.name, n.ready);
+        m_plan = net::planCluster(ready, m_job, m_objective, m_modes);
+        for (const net::DeviceMeasurement &d : m_plan.devices) {
             char line[240];
             std::snprintf(line, sizeof line,
                           "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms, up "
@@ -131,43 +127,28 @@ net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli
                           core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)).c_str(),
                           d.link_error.isEmpty() ? "" : qPrintable(u" (" + d.link_error + u')'));
             cli.message(line);
-            m_profileSeconds = std::max(m_profileSeconds, n.ready.value(QLatin1String("profile"))
-                                                              .toMap()
-                                                              .value(QLatin1String("seconds"))
-                                                              .toDouble());
-            m_devices.push_back(d);
         }
-        if (nodes.empty() || int(nodes.size()) > net::ClusterPlanner::kMaxDevices) {
-            cli.message("plan: " + std::to_string(nodes.size()) +
-                        " ready node(s); the planner "
-                        "takes 1 to " +
-                        std::to_string(net::ClusterPlanner::kMaxDevices));
+        if (!m_plan.error.isEmpty()) {
+            cli.message("plan: " + m_plan.error.toStdString());
             return {};
         }
-        const net::ClusterPlanner planner(m_devices,
-                                          net::workFromReady(m_job, nodes.front().ready));
-        m_ranked = net::ClusterPlanner::rank(planner.candidates(m_modes), m_objective);
-        if (!m_ranked.empty() &&
-            net::ClusterPlanner::unsuitable(m_ranked.front(), m_objective).isEmpty())
-            m_chosen = m_ranked.front();
         cli.message("plan for " + m_objective.name().toStdString() + ": " +
-                    std::to_string(m_ranked.size()) +
-                    " candidates (rank, nodes, mode, predicted "
-                    "time, mean power, energy, EDP)");
-        for (std::size_t i = 0; i < m_ranked.size() && i < 12; ++i)
-            cli.message(row(int(i) + 1, m_ranked[i], m_objective));
-        if (!m_chosen) {
+                    std::to_string(m_plan.ranked.size()) +
+                    " candidates (rank, nodes, mode, predicted time, mean power, energy, EDP)");
+        for (std::size_t i = 0; i < m_plan.ranked.size() && i < 12; ++i)
+            cli.message(row(int(i) + 1, m_plan.ranked[i], m_objective));
+        if (!m_plan.chosen) {
             cli.message("plan: no candidate can run within the limits");
             return {};
         }
         std::vector<int> keep;
         m_chosenLabels.clear();
-        for (int i : m_chosen->devices) {
+        for (int i : m_plan.chosen->devices) {
             keep.push_back(i);
             m_chosenLabels << nodes[std::size_t(i)].node.label();
         }
-        cli.message("chosen: " + m_chosen->names.join(QLatin1Char('+')).toStdString() + " (" +
-                    net::modeName(m_chosen->mode).toStdString() + ")" +
+        cli.message("chosen: " + m_plan.chosen->names.join(QLatin1Char('+')).toStdString() + " (" +
+                    net::modeName(m_plan.chosen->mode).toStdString() + ")" +
                     (m_train ? "; the others are released" : ""));
         return m_train ? keep : std::vector<int>{};
     };
@@ -182,11 +163,11 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
     if (m_objective.deadline_seconds > 0)
         j.set("deadline_seconds", m_objective.deadline_seconds);
     core::Json candidates = core::Json::array();
-    for (const auto &c : m_ranked)
+    for (const auto &c : m_plan.ranked)
         candidates.push(candidateJson(c, m_objective));
     j.set("candidates", std::move(candidates));
-    if (m_chosen) {
-        core::Json chosen = candidateJson(*m_chosen, m_objective);
+    if (m_plan.chosen) {
+        core::Json chosen = candidateJson(*m_plan.chosen, m_objective);
         if (measured) {
             const auto [seconds, joules] = *measured;
             chosen.set("measured_seconds", seconds).set("measured_joules", joules);
@@ -198,11 +179,11 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
     }
     // Profiling: the nodes measure at the same time; the longest took this (its link probe, then
     // its timed passes).
-    j.set("profiling_seconds", m_profileSeconds)
-        .set("link_probe_seconds", m_linkSeconds)
+    j.set("profiling_seconds", m_plan.profiling_seconds)
+        .set("link_probe_seconds", m_plan.link_probe_seconds)
         .set("planned_after_seconds", m_plannedAt);
     core::Json devices = core::Json::array();
-    for (const auto &d : m_devices) {
+    for (const auto &d : m_plan.devices) {
         core::Json x;
         x.set("name", d.name.toStdString())
             .set("step_fixed_seconds", d.step_fixed_seconds)

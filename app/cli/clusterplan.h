@@ -33,8 +33,8 @@ public:
 
     bool trains() const { return m_train; }
     /** Whether a candidate was chosen (false: none could run, or none met the limits). */
-    bool chose() const { return m_chosen.has_value(); }
-    const std::optional<net::PlanCandidate> &chosen() const { return m_chosen; }
+    bool chose() const { return m_plan.chosen.has_value(); }
+    const std::optional<net::PlanCandidate> &chosen() const { return m_plan.chosen; }
     /** The chosen nodes' labels (name (host:port)). */
     const QStringList &chosenLabels() const { return m_chosenLabels; }
     /** Seconds since the job was sent when the plan was made. */
@@ -51,11 +51,7 @@ private:
     std::vector<net::TrainingMode> m_modes;
     net::JobSpec m_job;
     bool m_train = false;
-    double m_profileSeconds = 0.0; // the longest node's profile (link, compute, update, eval)
-    double m_linkSeconds = 0.0;    // of it, the longest link probe
-    std::vector<net::DeviceMeasurement> m_devices;
-    std::vector<net::PlanCandidate> m_ranked;
-    std::optional<net::PlanCandidate> m_chosen;
+    net::ClusterPlanResult m_plan;
     QStringList m_chosenLabels;
     QElapsedTimer m_clock;
     double m_plannedAt = 0.0;

@@ -216,11 +216,19 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
                      [&] { trainingStart = double(clock.elapsed()) / 1000.0; });
     // An epoch's energy: over its training time (ending when it was reported), the sum over the
     // nodes and each node's.
+    // Nodes the planner released did not train: their (idle) energy is not the run's.
+    auto released = [&](const QString &label) {
+        const auto &r = coordinator.result().released;
+        return std::any_of(r.begin(), r.end(),
+                           [&](const net::NodeId &id) { return id.label() == label; });
+    };
     auto epochEnergy = [&](int epoch, double seconds) {
         std::vector<std::pair<QString, double>> byNode;
         double total = 0.0;
         const double end = epochEnds[epoch];
         for (const auto &[node, trace] : energy) {
+            if (released(node))
+                continue;
             const double j = trace.between(end - seconds, end);
             byNode.emplace_back(node, j);
             total += j;
@@ -381,6 +389,8 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         const double end =
             epochEnds.empty() ? double(clock.elapsed()) / 1000.0 : epochEnds.rbegin()->second;
         for (const auto &[node, trace] : energy) {
+            if (released(node))
+                continue;
             const double j = trace.between(0.0, end);
             total += j;
             core::Json n;
@@ -397,8 +407,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         const double end = epochEnds.rbegin()->second;
         double joules = 0.0;
         for (const auto &[node, trace] : energy)
-            if (!std::any_of(r.released.begin(), r.released.end(),
-                             [&](const net::NodeId &id) { return id.label() == node; }))
+            if (!released(node))
                 joules += trace.between(trainingStart, end);
         json.set("training_seconds", end - trainingStart);
         if (!energy.empty())

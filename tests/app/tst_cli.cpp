@@ -460,8 +460,6 @@ void TestCli::planThenTrainOnTheChosen()
                          .toString()
                          .contains(QLatin1String("plan-node-2 cannot hold one sample")),
                      qPrintable(c.value(QLatin1String("why_not")).toString()));
-        } else {
-            QVERIFY(c.value(QLatin1String("predicted_seconds")).toDouble() >= best);
         }
     }
     QCOMPARE(refused, 7); // 4 subsets with it in sync, 3 of two or more in local SGD
