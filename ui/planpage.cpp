@@ -80,6 +80,23 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     m_nodes = new QListWidget(nodesBox);
     m_nodes->setMaximumHeight(110);
     nodesLayout->addWidget(m_nodes);
+    // The planner: profile the ticked devices and train on the best cluster of them.
+    auto *chooseRow = new QHBoxLayout;
+    chooseRow->addWidget(new QLabel(tr("Train on:"), nodesBox));
+    m_objective = new QComboBox(nodesBox);
+    m_objective->setObjectName(QStringLiteral("clusterObjective"));
+    m_objective->addItem(tr("all of them"), QString());
+    m_objective->addItem(tr("the fastest cluster of them"), QStringLiteral("time"));
+    m_objective->addItem(tr("the cluster using the least energy"), QStringLiteral("energy"));
+    m_objective->addItem(tr("the cluster drawing the least power"), QStringLiteral("power"));
+    m_objective->addItem(tr("the lowest energy × time (EDP)"), QStringLiteral("edp"));
+    m_objective->setToolTip(
+        tr("The planner profiles the job on every ticked device (its speed, memory, power and "
+           "link), predicts time, power, energy and EDP for every cluster of them, and trains "
+           "on the best one; the Train page and the report show the prediction next to the "
+           "measurement."));
+    chooseRow->addWidget(m_objective, 1);
+    nodesLayout->addLayout(chooseRow);
     left->addWidget(nodesBox);
     left->addStretch(1);
     columns->addLayout(left);
@@ -153,6 +170,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     connect(m_localSteps, &QSpinBox::valueChanged, this, changed);
     connect(m_model, &QComboBox::currentIndexChanged, this, changed);
     connect(m_nodes, &QListWidget::itemChanged, this, changed);
+    connect(m_objective, &QComboBox::currentIndexChanged, this, changed);
     connect(m_slider, &QSlider::valueChanged, this, [this] {
         if (!m_loading && m_noBudget->isChecked()) { // moving the slider sets a budget
             const QSignalBlocker block(m_noBudget);
@@ -198,6 +216,9 @@ void PlanPage::loadSettings()
     m_mode->setCurrentIndex(std::max(0, m_mode->findData(p.mode)));
     m_staleness->setValue(p.staleness);
     m_localSteps->setValue(p.localSteps);
+    if (m_objective->findData(p.clusterObjective) < 0) // a mix written in the session file
+        m_objective->addItem(tr("the best by %1").arg(p.clusterObjective), p.clusterObjective);
+    m_objective->setCurrentIndex(std::max(0, m_objective->findData(p.clusterObjective)));
     m_noBudget->setChecked(p.budgetAllBytes < 0);
     m_rangeFor = -1;
     m_loading = false;
@@ -215,6 +236,7 @@ void PlanPage::storeSettings()
     p.mode = m_mode->currentData().toString();
     p.staleness = m_staleness->value();
     p.localSteps = m_localSteps->value();
+    p.clusterObjective = m_objective->currentData().toString();
     m_staleness->setEnabled(p.mode == QLatin1String("async"));
     m_localSteps->setEnabled(p.mode == QLatin1String("local-sgd"));
     QStringList chosen;

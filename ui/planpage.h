@@ -26,6 +26,7 @@ public:
     explicit PlanPage(app::Workflow *workflow, QWidget *parent = nullptr);
     QSlider *slider() const { return m_slider; }
     QComboBox *modelBox() const { return m_model; }
+    QComboBox *objectiveBox() const { return m_objective; }
     QLabel *scheduleLabel() const { return m_schedule; }
     QTableWidget *memoryTable() const { return m_memory; }
     const std::optional<app::PlanView> &lastPlan() const { return m_last; }
@@ -43,7 +44,7 @@ private:
     std::int64_t budgetFromSlider() const;
 
     app::Workflow *m_workflow;
-    QComboBox *m_model, *m_mode, *m_device;
+    QComboBox *m_model, *m_mode, *m_device, *m_objective;
     QSpinBox *m_batch, *m_epochs, *m_staleness, *m_localSteps;
     QDoubleSpinBox *m_lr;
     QListWidget *m_nodes;

@@ -226,7 +226,8 @@ QList<QStringList> ReportText::energyRows(const app::Session &s)
     };
     std::map<QString, Span> devices;
     for (const app::MetricRow &m : s.training.metrics) {
-        if (m.powerWatts < 0)
+        // With a plan, the devices it released did not train: not the run's energy.
+        if (m.powerWatts < 0 || (s.training.plan && !s.training.nodes.contains(m.node)))
             continue;
         Span &d = devices[m.node];
         if (d.t0 < 0) {
@@ -249,6 +250,56 @@ QList<QStringList> ReportText::energyRows(const app::Session &s)
                                 : QStringLiteral("–")});
     }
     return rows;
+}
+
+QList<QStringList> ReportText::clusterPlanRows(const app::Session &s, int top)
+{
+    QList<QStringList> rows{{QObject::tr("Cluster"), QObject::tr("Mode"), QObject::tr("Time"),
+                             QObject::tr("Power"), QObject::tr("Energy"), QObject::tr("EDP"),
+                             QObject::tr("Note")}};
+    if (!s.training.plan)
+        return rows;
+    const app::ClusterPlanRecord &p = *s.training.plan;
+    for (int i = 0; i < int(p.candidates.size()) && i < top; ++i) {
+        const auto &c = p.candidates[std::size_t(i)];
+        rows.append({c.nodes.join(QStringLiteral(" + ")), c.mode,
+                     QStringLiteral("%1 s").arg(c.seconds, 0, 'f', 1),
+                     QStringLiteral("%1 W").arg(c.watts, 0, 'f', 2),
+                     QStringLiteral("%1 J").arg(c.joules, 0, 'f', 0),
+                     QStringLiteral("%1 J·s").arg(c.edp, 0, 'g', 3),
+                     i == p.chosen ? QObject::tr("chosen")
+                     : !c.whyNot.isEmpty()
+                         ? c.whyNot
+                         : QObject::tr("ranked %1 by %2").arg(i + 1).arg(p.objective)});
+    }
+    return rows;
+}
+
+QString ReportText::clusterPlanSummary(const app::Session &s)
+{
+    if (!s.training.plan)
+        return {};
+    const app::ClusterPlanRecord &p = *s.training.plan;
+    QString text = QObject::tr("The planner profiled the job on every device (%1 s) and ranked %2 "
+                               "candidate clusters by %3 (predicted figures below).")
+                       .arg(p.profilingSeconds, 0, 'f', 1)
+                       .arg(p.candidates.size())
+                       .arg(p.objective);
+    if (p.chosen < 0)
+        return text + QObject::tr(" None could train within the limits.");
+    const auto &c = p.candidates[std::size_t(p.chosen)];
+    if (p.measuredSeconds > 0) {
+        text += QObject::tr(" The chosen cluster trained in %1 s (predicted %2 s, %3 %)")
+                    .arg(p.measuredSeconds, 0, 'f', 1)
+                    .arg(c.seconds, 0, 'f', 1)
+                    .arg(100.0 * (c.seconds - p.measuredSeconds) / p.measuredSeconds, 0, 'f', 1);
+        if (p.measuredJoules >= 0)
+            text += QObject::tr(" using %1 J (predicted %2 J)")
+                        .arg(p.measuredJoules, 0, 'f', 0)
+                        .arg(c.joules, 0, 'f', 0);
+        text += QLatin1Char('.');
+    }
+    return text;
 }
 
 QList<QStringList> ReportText::trackerRows(const app::Session &s)

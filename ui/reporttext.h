@@ -47,6 +47,12 @@ public:
      *  estimated from its profile), its energy over the readings, its mean power, and the
      *  energy per epoch (the run's over its epochs). Only the header without power readings. */
     static QList<QStringList> energyRows(const app::Session &session);
+    /** With a planned run: header + the planner's best candidates (at most `top`, the chosen one
+     *  marked) with their predicted time, power, energy and EDP. Only the header otherwise. */
+    static QList<QStringList> clusterPlanRows(const app::Session &session, int top = 8);
+    /** With a planned run: the objective, profiling time, and the chosen cluster's prediction
+     *  against its measured training ("" otherwise). */
+    static QString clusterPlanSummary(const app::Session &session);
     /** Header + the three rows against the tracker's labels ("–" where nothing was measured). */
     static QList<QStringList> trackerRows(const app::Session &session);
     /** What the verified figures were measured on, one sentence ("" without them). */

@@ -395,6 +395,11 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         // Energy, from the devices' power (measured, or estimated from their profiles)
         if (const QList<QStringList> energy = ReportText::energyRows(s); energy.size() > 1)
             page.table(energy, {0.3, 0.2, 0.17, 0.17, 0.16}, 6);
+        // The planner's choice, when it chose the devices
+        if (s.training.plan) {
+            page.paragraph(ReportText::clusterPlanSummary(s));
+            page.table(ReportText::clusterPlanRows(s, 6), {0.3, 0.08, 0.1, 0.1, 0.1, 0.12, 0.2}, 7);
+        }
     }
     // 6. Results against verified frames
     {

@@ -66,6 +66,9 @@ struct PlanSettings
     std::int64_t budgetAllBytes = -1; // bytes per device; -1: no budget
     std::map<QString, std::int64_t> deviceBudgetBytes; // by device name, overriding budgetAllBytes
     std::int64_t budgetBytesFor(const QString &node) const;
+    // Empty: the nodes above train. Else the planner profiles them and trains on the cluster
+    // that is best for this objective ("time", "power", "energy", "edp"; net::PlanObjective).
+    QString clusterObjective;
 };
 
 /** One device reading during training (from the node's metrics stream). */
@@ -96,6 +99,25 @@ struct ProgressRow
     double loss = 0.0, accuracy = 0.0, imagesPerSecond = 0.0;
 };
 
+/** The cluster the planner chose for a run, the candidates it ranked, and the run's measured
+ *  figures next to its prediction. */
+struct ClusterPlanRecord
+{
+    struct Row
+    {
+        QStringList nodes;
+        QString mode;
+        double seconds = 0.0, watts = 0.0, joules = 0.0, edp = 0.0;
+        QString whyNot; // empty: it could run within the limits
+    };
+    QString objective;
+    double profilingSeconds = 0.0;
+    std::vector<Row> candidates; // ranked, best first (at most kKept)
+    int chosen = -1;             // index into candidates; -1: none could run
+    double measuredSeconds = -1.0, measuredJoules = -1.0; // the chosen cluster's training
+    static constexpr int kKept = 64;
+};
+
 struct TrainingRecord
 {
     enum class State { None, Running, Finished, Stopped, Failed };
@@ -111,6 +133,7 @@ struct TrainingRecord
     double seconds = 0.0;
     QString weights;   // file in the session folder, once trained
     int keptEpoch = 0; // the epoch whose weights `weights` holds when not the last (keep-best)
+    std::optional<ClusterPlanRecord> plan; // the planner chose the nodes
 };
 
 /** One self-training round's figures against the verified frames (truth.json). */

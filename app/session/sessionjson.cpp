@@ -137,6 +137,35 @@ QJsonObject Session::toJson() const
                                   {QStringLiteral("port"), int(e.node.port)},
                                   {QStringLiteral("kind"), net::eventKindName(e.kind)},
                                   {QStringLiteral("message"), e.message}});
+    QJsonObject trainingJson{
+        {QStringLiteral("state"), QString::fromLatin1(trainingStateName(training.state))},
+        {QStringLiteral("error"), training.error},
+        {QStringLiteral("job"), training.jobId},
+        {QStringLiteral("started"), training.started.toString(Qt::ISODate)},
+        {QStringLiteral("nodes"), QJsonArray::fromStringList(training.nodes)},
+        {QStringLiteral("seconds"), training.seconds},
+        {QStringLiteral("weights"), training.weights},
+        {QStringLiteral("kept_epoch"), training.keptEpoch},
+        {QStringLiteral("epochs"), epochs},
+        {QStringLiteral("events"), events}};
+    if (const auto &p = training.plan) {
+        QJsonArray rows;
+        for (const ClusterPlanRecord::Row &c : p->candidates)
+            rows.append(QJsonObject{{QStringLiteral("nodes"), QJsonArray::fromStringList(c.nodes)},
+                                    {QStringLiteral("mode"), c.mode},
+                                    {QStringLiteral("seconds"), c.seconds},
+                                    {QStringLiteral("watts"), c.watts},
+                                    {QStringLiteral("joules"), c.joules},
+                                    {QStringLiteral("edp"), c.edp},
+                                    {QStringLiteral("why_not"), c.whyNot}});
+        trainingJson.insert(QStringLiteral("plan"),
+                            QJsonObject{{QStringLiteral("objective"), p->objective},
+                                        {QStringLiteral("profiling_seconds"), p->profilingSeconds},
+                                        {QStringLiteral("candidates"), rows},
+                                        {QStringLiteral("chosen"), p->chosen},
+                                        {QStringLiteral("measured_seconds"), p->measuredSeconds},
+                                        {QStringLiteral("measured_joules"), p->measuredJoules}});
+    }
     QJsonObject json{
         {QStringLiteral("format"), QStringLiteral("edgetrain-session")},
         {QStringLiteral("version"), kFormatVersion},
@@ -162,19 +191,9 @@ QJsonObject Session::toJson() const
                      {QStringLiteral("local_steps"), plan.localSteps},
                      {QStringLiteral("nodes"), QJsonArray::fromStringList(plan.nodes)},
                      {QStringLiteral("budget_all_bytes"), qint64(plan.budgetAllBytes)},
-                     {QStringLiteral("device_budget_bytes"), budgets}}},
-        {QStringLiteral("training"),
-         QJsonObject{
-             {QStringLiteral("state"), QString::fromLatin1(trainingStateName(training.state))},
-             {QStringLiteral("error"), training.error},
-             {QStringLiteral("job"), training.jobId},
-             {QStringLiteral("started"), training.started.toString(Qt::ISODate)},
-             {QStringLiteral("nodes"), QJsonArray::fromStringList(training.nodes)},
-             {QStringLiteral("seconds"), training.seconds},
-             {QStringLiteral("weights"), training.weights},
-             {QStringLiteral("kept_epoch"), training.keptEpoch},
-             {QStringLiteral("epochs"), epochs},
-             {QStringLiteral("events"), events}}}};
+                     {QStringLiteral("device_budget_bytes"), budgets},
+                     {QStringLiteral("cluster_objective"), plan.clusterObjective}}},
+        {QStringLiteral("training"), trainingJson}};
     json.insert(QStringLiteral("evaluation_frames"), evaluation.frames);
     json.insert(QStringLiteral("self_training_round"), round);
     if (evaluation.done)

@@ -1,4 +1,5 @@
 #include "core/fieldcheck.h"
+#include "net/clusterplanner.h"
 #include "session.h"
 
 #include <QJsonArray>
@@ -238,6 +239,15 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     const QString deviceKey =
         unitless ? QStringLiteral("budgets") : QStringLiteral("device_budget_bytes");
     plan.budgetAllBytes = std::int64_t(p.number(allKey, -1, -1, 1e15));
+    plan.clusterObjective = p.text(QStringLiteral("cluster_objective"));
+    if (r.ok() && !plan.clusterObjective.isEmpty()) {
+        QString why;
+        if (const auto o = net::PlanObjective::parse(plan.clusterObjective, &why))
+            plan.clusterObjective = o->name(); // "Energy" -> "energy", as the Plan page lists it
+        else
+            *error = mustBe("plan.cluster_objective", "time, power, energy, edp or a mix",
+                            plan.clusterObjective);
+    }
     plan.deviceBudgetBytes.clear();
     // Per device: the device's name is the key, so each is read as a field of its own.
     const Reader budgets = p.object(deviceKey);
@@ -268,6 +278,30 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     training.seconds = t.number(QStringLiteral("seconds"), 0, 0, 1e9);
     training.weights = t.text(QStringLiteral("weights"));
     training.keptEpoch = t.integer(QStringLiteral("kept_epoch"), 0, 0, 1000000);
+    if (t.has(QStringLiteral("plan"))) {
+        const Reader pr = t.object(QStringLiteral("plan"));
+        ClusterPlanRecord rec;
+        rec.objective = pr.text(QStringLiteral("objective"));
+        rec.profilingSeconds = pr.number(QStringLiteral("profiling_seconds"), 0, 0, 1e9);
+        for (const QJsonValue &v : pr.array(QStringLiteral("candidates"))) {
+            const Reader cr(v.toObject(), pr.field(QStringLiteral("candidates")), error);
+            ClusterPlanRecord::Row row;
+            for (const QJsonValue &nv : cr.array(QStringLiteral("nodes")))
+                row.nodes.append(nv.toString());
+            row.mode = cr.text(QStringLiteral("mode"));
+            row.seconds = cr.number(QStringLiteral("seconds"), 0, 0, 1e12);
+            row.watts = cr.number(QStringLiteral("watts"), 0, 0, 1e9);
+            row.joules = cr.number(QStringLiteral("joules"), 0, 0, 1e18);
+            row.edp = cr.number(QStringLiteral("edp"), 0, 0, 1e30);
+            row.whyNot = cr.text(QStringLiteral("why_not"));
+            if (int(rec.candidates.size()) < ClusterPlanRecord::kKept)
+                rec.candidates.push_back(row);
+        }
+        rec.chosen = pr.integer(QStringLiteral("chosen"), -1, -1, int(rec.candidates.size()) - 1);
+        rec.measuredSeconds = pr.number(QStringLiteral("measured_seconds"), -1, -1, 1e12);
+        rec.measuredJoules = pr.number(QStringLiteral("measured_joules"), -1, -1, 1e18);
+        training.plan = rec;
+    }
     for (const QJsonValue &v : t.array(QStringLiteral("epochs"))) {
         const Reader e(v.toObject(), t.field(QStringLiteral("epochs")), error);
         net::ClusterEpoch ep;

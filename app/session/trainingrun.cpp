@@ -44,6 +44,44 @@ void TrainingRun::start(const TrainingSetup &s)
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
     connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this, &TrainingRun::event);
     connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);
+    connect(m_coordinator, &net::TrainingCoordinator::trainingStarted, this,
+            [this] { m_trainingStart = double(m_clock.elapsed()) / 1000.0; });
+    connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this,
+            [this] { m_lastEpochEnd = double(m_clock.elapsed()) / 1000.0; });
+    connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this,
+            [this](const net::NodeId &node, const net::SystemSample &m) {
+                if (m.power_watts)
+                    m_energy[node.name].add(double(m_clock.elapsed()) / 1000.0, m.energy_joules);
+            });
+    if (s.objective) {
+        m_coordinator->setLinkProbe(true);
+        m_coordinator->setSelection([this](const std::vector<net::ReadyNode> &nodes) {
+            std::vector<std::pair<QString, QCborMap>> ready;
+            for (const auto &n : nodes)
+                ready.emplace_back(n.node.name, n.ready);
+            const net::ClusterPlanResult plan =
+                net::planCluster(ready, m_setup.job, *m_setup.objective, {m_setup.job.mode});
+            std::vector<int> keep;
+            if (plan.chosen) {
+                keep = plan.chosen->devices;
+                m_chosen = plan.chosen->names;
+                Q_EMIT status(QStringLiteral("the planner ranked %1 candidates by %2 and chose %3: "
+                                             "predicted %4 s, %5 W, %6 J")
+                                  .arg(plan.ranked.size())
+                                  .arg(m_setup.objective->name(), plan.chosen->names.join(u'+'))
+                                  .arg(plan.chosen->seconds, 0, 'f', 1)
+                                  .arg(plan.chosen->watts, 0, 'f', 2)
+                                  .arg(plan.chosen->joules, 0, 'f', 0));
+            }
+            if (!plan.chosen)
+                m_planError = plan.error.isEmpty()
+                                  ? QStringLiteral("the planner found no cluster of these nodes "
+                                                   "that can train within the limits")
+                                  : QStringLiteral("the planner: %1").arg(plan.error);
+            Q_EMIT planned(plan);
+            return keep;
+        });
+    }
     Q_EMIT status(QStringLiteral("connecting to %1 node(s)").arg(s.nodes.size()));
     m_pending = int(s.nodes.size());
     for (const auto &[host, port] : s.nodes) {
@@ -103,6 +141,22 @@ void TrainingRun::onFinished()
             o.error = QStringLiteral("the trained weights could not be saved: %1")
                           .arg(QString::fromStdString(e.what()));
         }
+    }
+    if (m_setup.objective && r.epochs.empty() && r.error.isEmpty() && !r.cancelled) {
+        o.ok = false;
+        o.error = m_planError.isEmpty() ? QStringLiteral("nothing was trained") : m_planError;
+    }
+    if (m_setup.objective && m_trainingStart >= 0 && m_lastEpochEnd > m_trainingStart) {
+        o.trainingSeconds = m_lastEpochEnd - m_trainingStart;
+        double joules = 0.0;
+        bool any = false;
+        for (const auto &[node, trace] : m_energy)
+            if (m_chosen.contains(node)) {
+                joules += trace.between(m_trainingStart, m_lastEpochEnd);
+                any = true;
+            }
+        if (any)
+            o.trainingJoules = joules;
     }
     m_coordinator->deleteLater();
     m_coordinator = nullptr;

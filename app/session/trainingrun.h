@@ -1,6 +1,8 @@
 #pragma once
 
+#include "core/energytrace.h"
 #include "core/modelspec.h"
+#include "net/clusterplanner.h"
 #include "net/controlclient.h"
 #include "net/job.h"
 #include "net/trainingcoordinator.h"
@@ -29,6 +31,9 @@ struct TrainingSetup
     QString weightsPath;   // where the trained weights are written
     bool keepBest = false; // the lowest-validation-loss epoch's weights, not the last's
     core::ModelSpec spec;
+    // Set: every node profiles the job and the run trains on the cluster best for this
+    // objective (in the job's mode); the others are released.
+    std::optional<net::PlanObjective> objective;
 };
 
 /** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath. */
@@ -40,6 +45,9 @@ struct TrainingOutcome
     double seconds = 0.0;
     bool weightsSaved = false;
     int keptEpoch = 0; // keepBest: the epoch whose weights were saved (0: the last)
+    // With an objective: the chosen cluster's training (first group to last epoch), and its
+    // devices' energy over that time (-1: not measured).
+    double trainingSeconds = -1.0, trainingJoules = -1.0;
 };
 
 /**
@@ -67,6 +75,8 @@ Q_SIGNALS:
     void epoch(const edgetrain::net::ClusterEpoch &epoch);
     void event(const edgetrain::net::ClusterEvent &event);
     void done(const edgetrain::app::TrainingOutcome &outcome);
+    /** With an objective: the plan, once every node has profiled the job (before training). */
+    void planned(const edgetrain::net::ClusterPlanResult &plan);
 
 private:
     void abort(const QString &error, bool cancelled = false);
@@ -80,6 +90,10 @@ private:
     bool m_started = false;
     bool m_stopping = false;
     QElapsedTimer m_clock;
+    double m_trainingStart = -1.0, m_lastEpochEnd = -1.0; // on m_clock, seconds
+    QStringList m_chosen;                                 // names of the chosen nodes
+    QString m_planError;                                  // why the planner chose nothing
+    std::map<QString, core::EnergyTrace> m_energy;        // by node name
 };
 
 } // namespace edgetrain::app

@@ -19,6 +19,7 @@ namespace edgetrain::app {
 Workflow::Workflow(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PlanView>();
+    qRegisterMetaType<net::ClusterPlanResult>();
     qRegisterMetaType<MetricRow>();
     qRegisterMetaType<ProgressRow>();
     qRegisterMetaType<net::TrainingStatus>();
@@ -261,6 +262,12 @@ void Workflow::startTraining()
     // the frame dataset's validation loss (time blocks it does not train on). The crop and
     // Fashion-MNIST models keep their last: their validation set is the test set.
     s.keepBest = frames;
+    if (!m_session.plan.clusterObjective.isEmpty()) {
+        QString why;
+        s.objective = net::PlanObjective::parse(m_session.plan.clusterObjective, &why);
+        if (!s.objective)
+            return refuse(why);
+    }
     s.weightsPath = frames ? QString::fromStdString(
                                  vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
                            : m_session.path(QStringLiteral("student.safetensors"));
@@ -355,8 +362,41 @@ void Workflow::connectTrainingRun()
                            .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name,
                                 net::eventKindName(e.kind), e.message));
     });
+    connect(m_run, &TrainingRun::planned, this, [this](const net::ClusterPlanResult &plan) {
+        ClusterPlanRecord rec;
+        rec.objective = plan.objective.name(); // the run's, whatever the page says now
+        rec.profilingSeconds = plan.profiling_seconds;
+        const net::PlanObjective &objective = plan.objective;
+        for (const net::PlanCandidate &c : plan.ranked) {
+            if (int(rec.candidates.size()) == ClusterPlanRecord::kKept)
+                break;
+            rec.candidates.push_back({c.names, net::modeName(c.mode), c.seconds, c.watts, c.joules,
+                                      c.edp, net::ClusterPlanner::unsuitable(c, objective)});
+        }
+        rec.chosen = plan.chosen && !rec.candidates.empty() ? 0 : -1;
+        m_session.training.plan = rec;
+        if (plan.chosen)
+            m_session.training.nodes = plan.chosen->names; // the nodes that train
+        saveQuietly();
+        Q_EMIT message(
+            plan.chosen ? QStringLiteral("planner: %1 (%2) is the best of %3 candidates for "
+                                         "%4: predicted %5 s, %6 W, %7 J")
+                              .arg(plan.chosen->names.join(u'+'), net::modeName(plan.chosen->mode))
+                              .arg(plan.ranked.size())
+                              .arg(rec.objective)
+                              .arg(plan.chosen->seconds, 0, 'f', 1)
+                              .arg(plan.chosen->watts, 0, 'f', 2)
+                              .arg(plan.chosen->joules, 0, 'f', 0)
+            : !plan.error.isEmpty() ? QStringLiteral("planner: %1").arg(plan.error)
+                                    : QStringLiteral("planner: no cluster of these nodes can train "
+                                                     "within the limits"));
+    });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         auto &t = m_session.training;
+        if (t.plan) {
+            t.plan->measuredSeconds = o.trainingSeconds;
+            t.plan->measuredJoules = o.trainingJoules;
+        }
         t.seconds = o.seconds;
         t.error = o.error;
         t.state = o.ok          ? TrainingRecord::State::Finished
@@ -368,14 +408,21 @@ void Workflow::connectTrainingRun()
         }
         m_run->deleteLater();
         m_run = nullptr;
+        QString planned;
+        if (t.plan && t.plan->chosen >= 0 && t.plan->measuredSeconds > 0)
+            planned = QStringLiteral("; on %1 as planned: %2 s of training (predicted %3 s)")
+                          .arg(t.plan->candidates[std::size_t(t.plan->chosen)].nodes.join(u'+'))
+                          .arg(t.plan->measuredSeconds, 0, 'f', 1)
+                          .arg(t.plan->candidates[std::size_t(t.plan->chosen)].seconds, 0, 'f', 1);
         const QString text =
-            o.ok ? QStringLiteral("training finished: %1 epochs in %2 s%3")
+            o.ok ? QStringLiteral("training finished: %1 epochs in %2 s%3%4")
                        .arg(t.epochs.size())
                        .arg(o.seconds, 0, 'f', 1)
                        .arg(t.keptEpoch > 0 ? QStringLiteral("; kept the weights of epoch %1 (the "
                                                              "lowest validation loss)")
                                                   .arg(t.keptEpoch)
-                                            : QString())
+                                            : QString(),
+                            planned)
             : o.cancelled
                 ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())
                 : QStringLiteral("training failed: %1").arg(o.error);

@@ -48,7 +48,29 @@ void TstSession::roundTrip()
     s.plan.budgetAllBytes = 300LL << 20;
     s.plan.deviceBudgetBytes[QStringLiteral("pi-1")] = 200LL << 20;
     s.plan.nodes = {QStringLiteral("pi-1")};
+    s.plan.clusterObjective = QStringLiteral("energy");
     s.training.state = app::TrainingRecord::State::Finished;
+    app::ClusterPlanRecord plan;
+    plan.objective = QStringLiteral("energy");
+    plan.profilingSeconds = 3.5;
+    plan.candidates.push_back({{QStringLiteral("pi-1")},
+                               QStringLiteral("sync"),
+                               12.5,
+                               3.25,
+                               40.625,
+                               507.8125,
+                               QString()});
+    plan.candidates.push_back({{QStringLiteral("pi-1"), QStringLiteral("pi-2")},
+                               QStringLiteral("sync"),
+                               8.0,
+                               6.5,
+                               52.0,
+                               416.0,
+                               QStringLiteral("pi-2 cannot hold one sample")});
+    plan.chosen = 0;
+    plan.measuredSeconds = 13.25;
+    plan.measuredJoules = 43.0;
+    s.training.plan = plan;
     net::ClusterEpoch e;
     e.epoch = 1;
     e.train_loss = 0.25;
@@ -148,6 +170,19 @@ void TstSession::roundTrip()
     QCOMPARE(back->training.metrics[1].node, QStringLiteral("lab, \"bench\"\nPi 4"));
     QCOMPARE(back->training.metrics[1].cpuPercent, 12.5);
     QCOMPARE(back->training.metrics[1].phase, QStringLiteral("training"));
+    QCOMPARE(back->plan.clusterObjective, QStringLiteral("energy"));
+    QVERIFY(back->training.plan.has_value());
+    const app::ClusterPlanRecord &p = *back->training.plan;
+    QCOMPARE(p.objective, QStringLiteral("energy"));
+    QCOMPARE(p.profilingSeconds, 3.5);
+    QCOMPARE(int(p.candidates.size()), 2);
+    QCOMPARE(p.candidates[1].nodes, (QStringList{QStringLiteral("pi-1"), QStringLiteral("pi-2")}));
+    QCOMPARE(p.candidates[0].joules, 40.625);
+    QCOMPARE(p.candidates[0].edp, 507.8125);
+    QCOMPARE(p.candidates[1].whyNot, QStringLiteral("pi-2 cannot hold one sample"));
+    QCOMPARE(p.chosen, 0);
+    QCOMPARE(p.measuredSeconds, 13.25);
+    QCOMPARE(p.measuredJoules, 43.0);
     QCOMPARE(back->training.metrics[0].powerWatts, -1.0); // reported none
     QCOMPARE(back->training.metrics[1].powerWatts, 3.25);
     QVERIFY(!back->training.metrics[1].powerMeasured);
@@ -264,6 +299,10 @@ void TstSession::damagedManifest_data()
                "{\"format\": \"edgetrain-session\", \"version\": 1, \"verified_evaluation\": "
                "{\"rounds\": [{\"scores\": [{\"recall\": 2}]}]}}")
         << QStringLiteral("field \"verified_evaluation.rounds.scores.recall\"");
+    QTest::newRow("bad cluster objective")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"plan\": "
+                      "{\"cluster_objective\": \"speed\"}}")
+        << QStringLiteral("field \"plan.cluster_objective\"");
     QTest::newRow("unknown state") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": "
                                                  "1, \"training\": {\"state\": \"dancing\"}}")
                                    << QStringLiteral("field \"training.state\"");

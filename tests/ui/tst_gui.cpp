@@ -9,6 +9,7 @@
 #include "ui/nodespage.h"
 #include "ui/planpage.h"
 #include "ui/reportpage.h"
+#include "ui/reporttext.h"
 #include "ui/trainpage.h"
 #include "ui/videoview.h"
 
@@ -150,6 +151,7 @@ private Q_SLOTS:
     void sliderChangesScheduleAndMemory();
     void labelReviewAndDataset();
     void trainingFillsChartsAndPdf();
+    void plannerChoosesTheDevices();
     void closingMidTrainingStopsTheJob();
     void rehearseWithEmulatedDevices();
     void cleanupTestCase();
@@ -603,6 +605,55 @@ bool TstGui::nodesIdle(int timeoutMs)
             return false;
     }
     return true;
+}
+
+void TstGui::plannerChoosesTheDevices()
+{
+    QVERIFY(prepareStudentRun(1));
+    // "the cluster using the least energy", chosen on the Plan page
+    m_window->showStep(ui::MainWindow::Plan);
+    QComboBox *objective = m_window->planPage()->objectiveBox();
+    objective->setCurrentIndex(objective->findData(QStringLiteral("energy")));
+    QCOMPARE(m_workflow->session().plan.clusterObjective, QStringLiteral("energy"));
+    m_window->showStep(ui::MainWindow::Train);
+    QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
+    QString message;
+    QVERIFY2(waitTask(*m_workflow, app::Task::Training, 240000, &message), qPrintable(message));
+    const app::Session &s = m_workflow->session();
+    QCOMPARE(s.training.state, app::TrainingRecord::State::Finished);
+    QVERIFY(s.training.plan.has_value());
+    const app::ClusterPlanRecord &p = *s.training.plan;
+    // Either node alone, or both (sync). gui-node-1 reports no power (no sensor here, no
+    // profile): no cluster with it can be ranked by energy, so the Pi 4 trains alone.
+    QCOMPARE(int(p.candidates.size()), 3);
+    QCOMPARE(p.chosen, 0);
+    QCOMPARE(p.candidates[0].nodes, QStringList{QStringLiteral("gui-node-2")});
+    for (int i = 1; i < 3; ++i)
+        QVERIFY2(p.candidates[std::size_t(i)].whyNot.contains(QLatin1String("power")),
+                 qPrintable(p.candidates[std::size_t(i)].whyNot));
+    QCOMPARE(s.training.nodes, QStringList{QStringLiteral("gui-node-2")});
+    QCOMPARE(s.training.epochs.back().nodes, 1);
+    QVERIFY(p.profilingSeconds > 0);
+    QVERIFY(p.measuredSeconds > 0);
+    QVERIFY(p.measuredJoules > 0); // the Pi 4's estimated power over its training
+    const QList<QStringList> rows = ui::ReportText::clusterPlanRows(s);
+    QCOMPARE(rows.size(), 4);
+    QCOMPARE(rows[1].last(), QStringLiteral("chosen"));
+    QVERIFY(ui::ReportText::clusterPlanSummary(s).contains(QLatin1String("The chosen cluster")));
+    screenshot(QStringLiteral("train-planned"));
+    QVERIFY2(waitTask(*m_workflow, app::Task::Evaluation, 240000, &message), qPrintable(message));
+    if (const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS"); !shots.isEmpty()) {
+        QStringList written;
+        QString error;
+        QVERIFY2(m_window->reportPage()->exportTo(m_dir.path() + QStringLiteral("/planned"),
+                                                  &written, &error),
+                 qPrintable(error));
+        QFile::copy(m_dir.path() + QStringLiteral("/planned/report.pdf"),
+                    shots + QStringLiteral("/report-planned.pdf"));
+    }
+    // Every paired device again for the tests below.
+    objective->setCurrentIndex(0);
+    QVERIFY(m_workflow->session().plan.clusterObjective.isEmpty());
 }
 
 void TstGui::closingMidTrainingStopsTheJob()
