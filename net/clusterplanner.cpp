@@ -332,7 +332,8 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
         }
         // As the coordinator caps it (fitShares): a worker plans its memory for its part of
         // batch + 1, at most 2 + (batch + 1 - n) x share.
-        if (d.max_local_batch > 0)
+        // A device that takes batch + 1 (the most the worker's search asks for) takes any part.
+        if (d.max_local_batch > 0 && d.max_local_batch <= m_work.batch)
             cap[i] = std::min(
                 1.0, std::max(1e-3, double(d.max_local_batch - 2) /
                                         std::max(1.0, double(m_work.batch + 1 - std::int64_t(n)))));

@@ -185,6 +185,10 @@ void TestClusterPlanner::memoryRefusesAndCaps()
     // at most 2 + (101 - 2) x share samples, so share <= (50 - 2) / 99
     QVERIFY(qAbs(ab.shares[0] - 48.0 / 99.0) < 1e-9);
     QVERIFY(splitByShares(101, ab.shares)[0] <= 50);
+    // B holds any batch (its search reached batch + 1): alone it is not refused
+    auto holds = threeDevices(1e12);
+    holds[1].max_local_batch = 101;
+    QVERIFY(ClusterPlanner(holds, work()).predict({1}, TrainingMode::Sync).refused.isEmpty());
     // A alone cannot hold a batch of 100
     QVERIFY(find(all, {QStringLiteral("A")}).refused.contains(QLatin1String("less than a batch")));
     // Never chosen: the ranking puts every refused candidate last.
