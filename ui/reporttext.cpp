@@ -262,11 +262,12 @@ QList<QStringList> ReportText::clusterPlanRows(const app::Session &s, int top)
     const app::ClusterPlanRecord &p = *s.training.plan;
     for (int i = 0; i < int(p.candidates.size()) && i < top; ++i) {
         const auto &c = p.candidates[std::size_t(i)];
+        const QString unknown = QStringLiteral("–"); // a device without power figures
         rows.append({c.nodes.join(QStringLiteral(" + ")), c.mode,
                      QStringLiteral("%1 s").arg(c.seconds, 0, 'f', 1),
-                     QStringLiteral("%1 W").arg(c.watts, 0, 'f', 2),
-                     QStringLiteral("%1 J").arg(c.joules, 0, 'f', 0),
-                     QStringLiteral("%1 J·s").arg(c.edp, 0, 'g', 3),
+                     c.powerKnown ? QStringLiteral("%1 W").arg(c.watts, 0, 'f', 2) : unknown,
+                     c.powerKnown ? QStringLiteral("%1 J").arg(c.joules, 0, 'f', 0) : unknown,
+                     c.powerKnown ? QStringLiteral("%1 J·s").arg(c.edp, 0, 'g', 3) : unknown,
                      i == p.chosen ? QObject::tr("chosen")
                      : !c.whyNot.isEmpty()
                          ? c.whyNot

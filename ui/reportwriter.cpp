@@ -398,7 +398,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         // The planner's choice, when it chose the devices
         if (s.training.plan) {
             page.paragraph(ReportText::clusterPlanSummary(s));
-            page.table(ReportText::clusterPlanRows(s, 6), {0.3, 0.08, 0.1, 0.1, 0.1, 0.12, 0.2}, 7);
+            page.table(ReportText::clusterPlanRows(s, 6), {0.24, 0.07, 0.08, 0.09, 0.09, 0.1, 0.33},
+                       7);
         }
     }
     // 6. Results against verified frames

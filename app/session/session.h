@@ -108,7 +108,8 @@ struct ClusterPlanRecord
         QStringList nodes;
         QString mode;
         double seconds = 0.0, watts = 0.0, joules = 0.0, edp = 0.0;
-        QString whyNot; // empty: it could run within the limits
+        QString whyNot;         // empty: it could run within the limits
+        bool powerKnown = true; // false: watts, joules and EDP leave out a device without them
     };
     QString objective;
     double profilingSeconds = 0.0;

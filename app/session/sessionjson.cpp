@@ -157,7 +157,8 @@ QJsonObject Session::toJson() const
                                     {QStringLiteral("watts"), c.watts},
                                     {QStringLiteral("joules"), c.joules},
                                     {QStringLiteral("edp"), c.edp},
-                                    {QStringLiteral("why_not"), c.whyNot}});
+                                    {QStringLiteral("why_not"), c.whyNot},
+                                    {QStringLiteral("power_known"), c.powerKnown}});
         trainingJson.insert(QStringLiteral("plan"),
                             QJsonObject{{QStringLiteral("objective"), p->objective},
                                         {QStringLiteral("profiling_seconds"), p->profilingSeconds},

@@ -294,6 +294,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
             row.joules = cr.number(QStringLiteral("joules"), 0, 0, 1e18);
             row.edp = cr.number(QStringLiteral("edp"), 0, 0, 1e30);
             row.whyNot = cr.text(QStringLiteral("why_not"));
+            row.powerKnown = v.toObject().value(QStringLiteral("power_known")).toBool(true);
             if (int(rec.candidates.size()) < ClusterPlanRecord::kKept)
                 rec.candidates.push_back(row);
         }

@@ -371,7 +371,8 @@ void Workflow::connectTrainingRun()
             if (int(rec.candidates.size()) == ClusterPlanRecord::kKept)
                 break;
             rec.candidates.push_back({c.names, net::modeName(c.mode), c.seconds, c.watts, c.joules,
-                                      c.edp, net::ClusterPlanner::unsuitable(c, objective)});
+                                      c.edp, net::ClusterPlanner::unsuitable(c, objective),
+                                      c.power_known});
         }
         rec.chosen = plan.chosen && !rec.candidates.empty() ? 0 : -1;
         m_session.training.plan = rec;

@@ -66,7 +66,8 @@ void TstSession::roundTrip()
                                6.5,
                                52.0,
                                416.0,
-                               QStringLiteral("pi-2 cannot hold one sample")});
+                               QStringLiteral("pi-2 cannot hold one sample"),
+                               false});
     plan.chosen = 0;
     plan.measuredSeconds = 13.25;
     plan.measuredJoules = 43.0;
@@ -180,6 +181,8 @@ void TstSession::roundTrip()
     QCOMPARE(p.candidates[0].joules, 40.625);
     QCOMPARE(p.candidates[0].edp, 507.8125);
     QCOMPARE(p.candidates[1].whyNot, QStringLiteral("pi-2 cannot hold one sample"));
+    QVERIFY(p.candidates[0].powerKnown);
+    QVERIFY(!p.candidates[1].powerKnown);
     QCOMPARE(p.chosen, 0);
     QCOMPARE(p.measuredSeconds, 13.25);
     QCOMPARE(p.measuredJoules, 43.0);

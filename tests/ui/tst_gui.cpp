@@ -639,6 +639,7 @@ void TstGui::plannerChoosesTheDevices()
     const QList<QStringList> rows = ui::ReportText::clusterPlanRows(s);
     QCOMPARE(rows.size(), 4);
     QCOMPARE(rows[1].last(), QStringLiteral("chosen"));
+    QCOMPARE(rows[2][3], QStringLiteral("–")); // gui-node-1 alone: no power figure to show
     QVERIFY(ui::ReportText::clusterPlanSummary(s).contains(QLatin1String("The chosen cluster")));
     screenshot(QStringLiteral("train-planned"));
     QVERIFY2(waitTask(*m_workflow, app::Task::Evaluation, 240000, &message), qPrintable(message));
