@@ -18,7 +18,14 @@ p.add_argument("--devices", default="pi3:2,pi4:2,pi5:1")
 p.add_argument("--models", default="lenet5:8192,mlp:4096", help="model:train-limit,...")
 p.add_argument("--batches", default="32,64,128")
 p.add_argument("--test-limit", default="1024")
+p.add_argument("--measured", help="runs.csv of an earlier check: plan again, train nothing, and "
+               "judge the new plans against those measurements")
 a = p.parse_args()
+earlier = {}
+if a.measured:
+    for r in csv.DictReader(open(a.measured)):
+        earlier[(r["model"], r["batch"], tuple(r["nodes"].split("+")))] = (
+            float(r["measured_seconds"]), float(r["measured_joules"]))
 cli = os.path.join(a.bin, "edgetrain-cli")
 os.makedirs(a.out, exist_ok=True)
 lab = os.path.join(a.out, "lab")
@@ -56,16 +63,23 @@ try:
             plan, _ = run(["plan", "--nodes", ",".join(addresses), "--modes", "sync",
                            "--objective", "time", "--json"] + job)
             predicted = {tuple(c["nodes"]): c for c in plan["candidates"]}
+            json.dump(plan, open(os.path.join(a.out, "plan-%s-%s.json" % (model, batch)), "w"))
             measured = {}
             for k in range(1, len(addresses) + 1):
                 for subset in itertools.combinations(range(len(addresses)), k):
-                    r, err = run(["train", "--nodes", ",".join(addresses[i] for i in subset),
-                                  "--json"] + job, check=False)
                     key_names = tuple(names[i] for i in subset)
-                    if "training_seconds" not in r:
-                        print("no measurement for", key_names, err[-300:], file=sys.stderr)
-                        continue
-                    s, j = r["training_seconds"], r.get("training_joules", 0.0)
+                    if a.measured:
+                        if (model, batch, key_names) not in earlier:
+                            continue
+                        s, j = earlier[(model, batch, key_names)]
+                    else:
+                        r, err = run(["train", "--nodes",
+                                      ",".join(addresses[i] for i in subset), "--json"] + job,
+                                     check=False)
+                        if "training_seconds" not in r:
+                            print("no measurement for", key_names, err[-300:], file=sys.stderr)
+                            continue
+                        s, j = r["training_seconds"], r.get("training_joules", 0.0)
                     measured[key_names] = (s, j)
                     c = predicted[key_names]
                     rows.append(dict(model=model, batch=batch, nodes="+".join(key_names),
