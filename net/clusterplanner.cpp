@@ -20,34 +20,6 @@ double ceilDiv(std::int64_t a, std::int64_t b)
     return b > 0 ? double((a + b - 1) / b) : 0.0;
 }
 
-/** Caps shares at `cap` (fractions of the batch), moving the excess to the others by their
- *  shares, as the coordinator's fitShares does; false when the caps cannot hold a batch. */
-bool capShares(std::vector<double> &shares, const std::vector<double> &cap)
-{
-    double room = 0.0;
-    for (double c : cap)
-        room += c;
-    if (room < 1.0 - 1e-9)
-        return false;
-    for (std::size_t round = 0; round <= shares.size(); ++round) {
-        double excess = 0.0, open = 0.0;
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] > cap[i]) {
-                excess += shares[i] - cap[i];
-                shares[i] = cap[i];
-            }
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] < cap[i])
-                open += shares[i];
-        if (excess <= 1e-12 || open <= 0.0)
-            break;
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] < cap[i])
-                shares[i] += excess * shares[i] / open;
-    }
-    return true;
-}
-
 double objectiveValue(const PlanCandidate &c, PlanObjective::Kind kind)
 {
     switch (kind) {
@@ -253,6 +225,26 @@ ClusterPlanner::ClusterPlanner(std::vector<DeviceMeasurement> devices, PlanWork 
                           "least 1");
 }
 
+void capShares(std::vector<double> &shares, const std::vector<double> &cap)
+{
+    for (std::size_t round = 0; round <= shares.size(); ++round) {
+        double excess = 0.0, open = 0.0;
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] > cap[i]) {
+                excess += shares[i] - cap[i];
+                shares[i] = cap[i];
+            }
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] < cap[i])
+                open += shares[i];
+        if (excess <= 1e-12 || open <= 0.0)
+            break; // all fit, or nobody has room
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            if (shares[i] < cap[i])
+                shares[i] += excess * shares[i] / open;
+    }
+}
+
 std::vector<double> settledShares(const std::vector<const DeviceMeasurement *> &devices,
                                   std::int64_t batch)
 {
@@ -347,11 +339,12 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
                 return c;
             }
     c.shares = shares(c.devices);
-    if (!capShares(c.shares, cap)) {
+    if (std::accumulate(cap.begin(), cap.end(), 0.0) < 1.0 - 1e-9) {
         c.refused =
             QStringLiteral("together their memory holds less than a batch of %1").arg(m_work.batch);
         return c;
     }
+    capShares(c.shares, cap);
 
     const auto parts = splitByShares(m_work.batch, c.shares);
     std::vector<double> busy(n, 0.0); // seconds each device computes over the whole work

@@ -93,6 +93,10 @@ PlanWork workFromReady(const JobSpec &job, const QCborMap &ready);
 std::vector<double> settledShares(const std::vector<const DeviceMeasurement *> &devices,
                                   std::int64_t batch);
 
+/** Caps shares at `cap` (fractions of the batch), moving the excess to the uncapped ones by
+ *  their shares (the coordinator's rule); where nobody has room the excess is dropped. */
+void capShares(std::vector<double> &shares, const std::vector<double> &cap);
+
 /** What the user asks the plan to minimise, and under which limits. */
 struct PlanObjective
 {

@@ -190,22 +190,8 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
             // The model is refused when the job starts: nothing to cap.
         }
     }
-    for (std::size_t round = 0; any && round < members.size(); ++round) {
-        double excess = 0.0, open = 0.0;
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] > cap[i]) {
-                excess += shares[i] - cap[i];
-                shares[i] = cap[i];
-            }
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] < cap[i])
-                open += shares[i];
-        if (excess <= 1e-12 || open <= 0.0)
-            break; // all fit, or nobody has room: the workers say what does not fit
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            if (shares[i] < cap[i])
-                shares[i] += excess * shares[i] / open;
-    }
+    if (any)
+        capShares(shares, cap); // where nobody has room the workers say what does not fit
     // When nobody had room the excess went nowhere: shares must still sum to 1.
     const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
     if (sum > 0.0)
