@@ -47,22 +47,24 @@ QString ControlChannel::peer() const
                     : QString();
 }
 
+namespace {
+/** An address as text, IPv4 where it is one (a v4-mapped IPv6 address too). */
+QString addressText(const QHostAddress &a)
+{
+    bool ipv4 = false;
+    const quint32 v4 = a.toIPv4Address(&ipv4);
+    return ipv4 ? QHostAddress(v4).toString() : a.toString();
+}
+} // namespace
+
 QString ControlChannel::peerHost() const
 {
-    if (!m_socket)
-        return {};
-    bool ipv4 = false;
-    const quint32 v4 = m_socket->peerAddress().toIPv4Address(&ipv4);
-    return ipv4 ? QHostAddress(v4).toString() : m_socket->peerAddress().toString();
+    return m_socket ? addressText(m_socket->peerAddress()) : QString();
 }
 
 QString ControlChannel::localAddress() const
 {
-    if (!m_socket)
-        return {};
-    bool ipv4 = false;
-    const quint32 v4 = m_socket->localAddress().toIPv4Address(&ipv4);
-    return ipv4 ? QHostAddress(v4).toString() : m_socket->localAddress().toString();
+    return m_socket ? addressText(m_socket->localAddress()) : QString();
 }
 
 void ControlChannel::setSessionKey(const QByteArray &key)
