@@ -171,25 +171,22 @@ struct TrainingWorker::Run
         w.setStatus([&](TrainingStatus &s) { s.steps = totalSteps; });
     }
 
-    /** The largest local batch the model trains within this node's memory budget (-1: no
-     *  budget, 0: not even one sample). */
+    /** The memory a step may use on this node: the job's budget, else the node's limit (-1:
+     *  none). */
+    std::int64_t budgetBytes() const
+    {
+        return job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+    }
+
+    /** The largest local batch (at most the job's batch + 1) the model trains within this
+     *  node's budget (-1: no budget, 0: not even one sample): the memory planner says it. */
     std::int64_t largestLocalBatch() const
     {
-        const std::int64_t budget =
-            job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+        const std::int64_t budget = budgetBytes();
         if (budget < 0)
             return -1;
-        auto fits = [&](std::int64_t b) {
-            return core::MemoryPlanner(*model, b).plan(budget).fits;
-        };
-        std::int64_t lo = 0, hi = job.batch + 1;
-        if (fits(hi))
-            return hi;
-        while (hi - lo > 1) { // fits(lo), !fits(hi)
-            const std::int64_t mid = lo + (hi - lo) / 2;
-            (fits(mid) ? lo : hi) = mid;
-        }
-        return lo;
+        const core::MemoryPlan p = core::MemoryPlanner(*model, job.batch + 1).plan(budget);
+        return p.fits ? job.batch + 1 : p.max_batch;
     }
 
     /** What the node tells the coordinator before it joins: its speed (images/s of forward +
@@ -239,9 +236,7 @@ struct TrainingWorker::Run
             core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
             train->gather(index.data(), b, x.data(), labels.data());
             std::optional<core::Schedule> memoryPlan;
-            const std::int64_t budget =
-                job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
-            if (budget >= 0) {
+            if (const std::int64_t budget = budgetBytes(); budget >= 0) {
                 const core::MemoryPlan p = core::MemoryPlanner(probe, b).plan(budget);
                 if (p.fits && p.schedule.name() != "store-all")
                     memoryPlan = p.schedule;
@@ -300,8 +295,7 @@ struct TrainingWorker::Run
 
     void plan(std::int64_t localBatch)
     {
-        const std::int64_t budget =
-            job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+        const std::int64_t budget = budgetBytes();
         checkpointing.reset();
         if (budget < 0 || localBatch < 1)
             return;

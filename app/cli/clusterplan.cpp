@@ -141,16 +141,10 @@ net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli
             cli.message("plan: no candidate can run within the limits");
             return {};
         }
-        std::vector<int> keep;
-        m_chosenLabels.clear();
-        for (int i : m_plan.chosen->devices) {
-            keep.push_back(i);
-            m_chosenLabels << nodes[std::size_t(i)].node.label();
-        }
         cli.message("chosen: " + m_plan.chosen->names.join(QLatin1Char('+')).toStdString() + " (" +
                     net::modeName(m_plan.chosen->mode).toStdString() + ")" +
                     (m_train ? "; the others are released" : ""));
-        return m_train ? keep : std::vector<int>{};
+        return m_train ? m_plan.chosen->devices : std::vector<int>{};
     };
 }
 
@@ -177,8 +171,8 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
     } else {
         j.set("chosen", core::Json());
     }
-    // Profiling: the nodes measure at the same time; the longest took this (its link probe, then
-    // its timed passes).
+    // Profiling: each node on its own (the link probes one at a time); the longest took this
+    // (its link probe, then its timed passes).
     j.set("profiling_seconds", m_plan.profiling_seconds)
         .set("link_probe_seconds", m_plan.link_probe_seconds)
         .set("planned_after_seconds", m_plannedAt);

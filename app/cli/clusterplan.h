@@ -31,12 +31,9 @@ public:
 
     net::TrainingCoordinator::Selection selection(const CliContext &cli);
 
-    bool trains() const { return m_train; }
     /** Whether a candidate was chosen (false: none could run, or none met the limits). */
     bool chose() const { return m_plan.chosen.has_value(); }
     const std::optional<net::PlanCandidate> &chosen() const { return m_plan.chosen; }
-    /** The chosen nodes' labels (name (host:port)). */
-    const QStringList &chosenLabels() const { return m_chosenLabels; }
     /** Seconds since the job was sent when the plan was made. */
     double plannedAt() const { return m_plannedAt; }
     void setStarted() { m_clock.start(); }
@@ -52,7 +49,6 @@ private:
     net::JobSpec m_job;
     bool m_train = false;
     net::ClusterPlanResult m_plan;
-    QStringList m_chosenLabels;
     QElapsedTimer m_clock;
     double m_plannedAt = 0.0;
 };

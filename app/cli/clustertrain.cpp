@@ -214,14 +214,14 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     double trainingStart = -1.0;     // when the first group formed, on this clock
     QObject::connect(&coordinator, &net::TrainingCoordinator::trainingStarted, &coordinator,
                      [&] { trainingStart = double(clock.elapsed()) / 1000.0; });
-    // An epoch's energy: over its training time (ending when it was reported), the sum over the
-    // nodes and each node's.
     // Nodes the planner released did not train: their (idle) energy is not the run's.
     auto released = [&](const QString &label) {
         const auto &r = coordinator.result().released;
         return std::any_of(r.begin(), r.end(),
                            [&](const net::NodeId &id) { return id.label() == label; });
     };
+    // An epoch's energy: over its training time (ending when it was reported), the sum over the
+    // nodes and each node's.
     auto epochEnergy = [&](int epoch, double seconds) {
         std::vector<std::pair<QString, double>> byNode;
         double total = 0.0;
@@ -400,35 +400,27 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         }
         json.set("energy_joules", total).set("energy_by_node", std::move(each));
     }
+    // Training alone, as the planner predicts it: from the first group to the last epoch's end
+    // (loading, profiling and planning before it; the weights' return after it), and the energy
+    // of the nodes that trained (with a plan: the chosen ones) over that time.
+    std::optional<std::pair<double, double>> measured;
     if (trainingStart >= 0 && !epochEnds.empty()) {
-        // Training alone, as the planner predicts it: from the first group to the last epoch's
-        // end (loading, profiling and planning before it; the weights' return after it), and the
-        // energy of the nodes that trained over that time.
         const double end = epochEnds.rbegin()->second;
         double joules = 0.0;
         for (const auto &[node, trace] : energy)
             if (!released(node))
                 joules += trace.between(trainingStart, end);
-        json.set("training_seconds", end - trainingStart);
+        measured = std::pair{end - trainingStart, joules};
+        json.set("training_seconds", measured->first);
         if (!energy.empty())
             json.set("training_joules", joules);
     }
     if (plan) {
-        // The chosen cluster's training as measured: from the plan to the last epoch's end, and
-        // the chosen nodes' energy over that time.
-        std::optional<std::pair<double, double>> measured;
-        if (!epochEnds.empty() && trainingStart >= 0) {
-            const double end = epochEnds.rbegin()->second;
-            double joules = 0.0;
-            for (const auto &[node, trace] : energy)
-                if (plan->chosenLabels().contains(node))
-                    joules += trace.between(trainingStart, end);
-            measured = std::pair{end - trainingStart, joules};
+        if (measured)
             cli.message("plan against measurement: predicted " +
                         core::NumberText::format(std::round(plan->chosen()->seconds * 10) / 10) +
                         " s, measured " +
                         core::NumberText::format(std::round(measured->first * 10) / 10) + " s");
-        }
         json.set("plan", plan->json(measured));
     }
     if (!r.epochs.empty()) {
