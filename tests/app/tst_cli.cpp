@@ -26,6 +26,16 @@ Run cli(const QStringList &args)
     return edgetrain::tests::runCli(args);
 }
 
+/** A cluster key file readable by its owner only, as the nodes and the CLI require. */
+bool writeKeyFile(const QString &path, const QByteArray &key)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(key) != key.size())
+        return false;
+    f.close();
+    return f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -338,11 +348,7 @@ void TestCli::trainWithinABudget()
 void TestCli::trainAcrossNodes()
 {
     const QString key = m_dir.path() + QStringLiteral("/cluster.key");
-    QFile f(key);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("cli cluster key\n");
-    f.close();
-    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    QVERIFY(writeKeyFile(key, "cli cluster key\n"));
     std::vector<std::unique_ptr<NodeProcess>> nodes;
     QStringList addresses, probes;
     for (int i = 0; i < 2; ++i) {
@@ -412,11 +418,7 @@ void TestCli::trainAcrossNodes()
 void TestCli::planThenTrainOnTheChosen()
 {
     const QString key = m_dir.path() + QStringLiteral("/plan.key");
-    QFile f(key);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("plan cluster key\n");
-    f.close();
-    QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+    QVERIFY(writeKeyFile(key, "plan cluster key\n"));
     // Three nodes; the third may use 64 KiB, less than one sample of LeNet-5 needs.
     std::vector<std::unique_ptr<NodeProcess>> nodes;
     QStringList addresses;
