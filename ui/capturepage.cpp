@@ -63,6 +63,9 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     form->addRow(tr("Teacher:"), m_teacher);
     m_teacherFile = new QLineEdit(settings);
     m_teacherFile->setPlaceholderText(tr("cascade .xml or .onnx model"));
+    m_teacherFile->setToolTip(
+        tr("The detector's file. A second opinion: FILE?verify=cascade:OTHER.xml (or hog, "
+           "onnx:MODEL) — tracks the verifier never finds are rejected"));
     form->addRow(QString(), m_teacherFile);
     m_tracker = new QComboBox(settings);
     for (const std::string &name : vision::trackerNames())

@@ -190,13 +190,15 @@ void dropTail(Track &t, int count)
 LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptions &o,
                          const Progress &progress, const std::atomic<bool> *stop)
 {
-    if (o.every < 1 || o.backward_frames < 0 || o.max_tracker_run < 1)
-        throw core::SpecError(
-            "labelling: every must be >= 1, backward frames >= 0, tracker run >= 1");
+    if (o.every < 1 || o.backward_frames < 0 || o.max_tracker_run < 1 ||
+        !(o.min_teacher_share >= 0.0 && o.min_teacher_share <= 1.0))
+        throw core::SpecError("labelling: every must be >= 1, backward frames >= 0, tracker run "
+                              ">= 1, the teacher's share from 0 to 1");
     (void)createTracker(o.tracker); // an unknown tracker is refused before any work
     LabelResult result;
     result.source = source.description();
-    result.teacher = teacher.name();
+    result.teacher =
+        teacher.name() + (teacher.verifier ? "?verify=" + teacher.verifier->name() : std::string());
     result.options = o;
     result.frame_size = source.frameSize();
     result.source_fps = source.fps();
@@ -207,6 +209,7 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
     const double k = std::clamp(o.track_scale, 0.1, 1.0);
     std::vector<Follower> active;
     std::vector<Track> &tracks = result.tracks;
+    std::vector<int> verifiedHits; // by track: teacher boxes the teacher's verifier found too
     cv::Mat previous;
     double usualChange = 0.0;
     Frame frame;
@@ -262,6 +265,7 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
 
         if (f % o.every == 0) {
             std::vector<Detection> hits = teacher.detect(frame.image);
+            teacher.markVerified(frame.image, hits);
             ++result.stats.teacher_runs;
             result.stats.teacher_detections += int(hits.size());
             std::sort(hits.begin(), hits.end(),
@@ -288,6 +292,7 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
                         t.boxes.push_back({f, hit.box, BoxSource::Teacher, hit.score});
                     fl.reset(o.tracker, view.image, hit.box, f, k);
                     fl.track = t.id;
+                    verifiedHits[std::size_t(t.id)] += hit.verified;
                     confirmed[std::size_t(best)] = true;
                     continue;
                 }
@@ -343,10 +348,12 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
                             target.boxes.push_back(b);
                     sortBoxes(target);
                     forward.track = mergeInto;
+                    verifiedHits[std::size_t(mergeInto)] += hit.verified;
                 } else {
                     sortBoxes(t);
                     forward.track = t.id;
                     tracks.push_back(std::move(t));
+                    verifiedHits.push_back(hit.verified);
                 }
                 started.push_back(std::move(forward));
             }
@@ -368,6 +375,21 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
         if (int(t.boxes.size()) < o.min_track_boxes) {
             t.state = Track::State::Rejected;
             t.note = "too short (" + std::to_string(t.boxes.size()) + " boxes)";
+            continue;
+        }
+        // The teacher ran on every `every`-th frame of the track's span: how often did it agree?
+        const int first = t.boxes.front().frame, last = t.boxes.back().frame;
+        const int runs = last / o.every - (first + o.every - 1) / o.every + 1;
+        const int hits = t.teacherBoxes();
+        if (runs > 0 && hits < o.min_teacher_share * runs) {
+            t.state = Track::State::Rejected;
+            t.note = "the teacher confirmed it in " + std::to_string(hits) + " of its " +
+                     std::to_string(runs) + " runs over frames " + std::to_string(first) + "-" +
+                     std::to_string(last);
+        } else if (teacher.verifier && verifiedHits[std::size_t(t.id)] == 0) {
+            t.state = Track::State::Rejected;
+            t.note = "the verifier " + teacher.verifier->name() + " found none of its " +
+                     std::to_string(hits) + " teacher boxes";
         }
     }
     result.stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();

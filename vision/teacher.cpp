@@ -365,12 +365,43 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
                               spec + "'");
     if (q != std::string::npos)
         for (const auto &[key, value] : Internal::parseOptions(options, spec)) {
-            if (key != "box")
+            if (key == "box") {
+                t->convention = BoxConvention::parse(value, "teacher '" + spec + "'");
+            } else if (key == "verify") {
+                t->verifier = create(value);
+                if (t->verifier->needsEveryFrame() || t->verifier->verifier)
+                    throw core::SpecError("teacher '" + spec +
+                                          "': the verifier must be a detector (hog, "
+                                          "cascade:FILE, onnx:FILE or session:DIR), not '" +
+                                          value + "'");
+            } else {
                 throw core::SpecError("teacher '" + spec + "': unknown option '" + key +
-                                      "' (a detector knows box=dx0,dy0,dx1,dy1)");
-            t->convention = BoxConvention::parse(value, "teacher '" + spec + "'");
+                                      "' (a detector knows box=dx0,dy0,dx1,dy1 and verify=SPEC)");
+            }
         }
     return t;
+}
+
+void Teacher::markVerified(const cv::Mat &bgr, std::vector<Detection> &hits)
+{
+    if (!verifier)
+        return;
+    const cv::Rect2d all(0, 0, bgr.cols, bgr.rows);
+    for (Detection &hit : hits) {
+        const cv::Rect2d &b = hit.box;
+        const cv::Rect window =
+            cv::Rect(cv::Rect2d(b.x - b.width, b.y - b.height, 3 * b.width, 3 * b.height) & all);
+        if (window.area() <= 0)
+            continue;
+        for (Detection d : verifier->detect(bgr(window))) {
+            d.box.x += window.x;
+            d.box.y += window.y;
+            if (iou(d.box, hit.box) >= 0.3) {
+                hit.verified = true;
+                break;
+            }
+        }
+    }
 }
 
 } // namespace edgetrain::vision

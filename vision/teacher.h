@@ -23,6 +23,7 @@ struct Detection
     cv::Rect2d box;
     float score = 0.0f; // the detector's own confidence (scale differs per teacher)
     int label = 0;
+    bool verified = false; // the teacher's verifier found it too (Teacher::markVerified)
 };
 
 /**
@@ -63,13 +64,23 @@ public:
 
     float threshold = 0.0f;
     BoxConvention convention; // the kind's default, set by its constructor
+    /** A second detector, of another kind, that must find an object at least once for its
+     *  track to become labels ("?verify=SPEC"; see LabelOptions): two detectors built
+     *  differently rarely make the same mistake for long. Null: no verification. */
+    std::unique_ptr<Teacher> verifier;
+
+    /** Sets `verified` on each detection the verifier also finds (IoU >= 0.3), looking in a
+     *  window around it (the detection's size again on every side); nothing without one. */
+    void markVerified(const cv::Mat &bgr, std::vector<Detection> &hits);
 
     /**
      * "hog", "cascade:FILE", "onnx:FILE", "motion", "DETECTOR+motion" (see MotionTeacher and
      * MotionFusionTeacher) or "session:DIR" (a session's trained full-frame student, see
      * StudentTeacher). A detector takes "?box=dx0,dy0,dx1,dy1" to override its BoxConvention (e.g.
      * "hog?box=0.2,0.1,-0.2,-0.08"); motion takes its own options
-     * ("motion?history=500&min_area=150"). Throws TeacherError for a file that is not what it
+     * ("motion?history=500&min_area=150"), and "?verify=SPEC" for a verifier (e.g.
+     * "cascade:haarcascade_frontalface_default.xml?verify=cascade:lbpcascade_frontalface_improved.xml",
+     * a detector, not motion). Throws TeacherError for a file that is not what it
      * claims, core::SpecError for a spec or option it does not know.
      */
     static std::unique_ptr<Teacher> create(const std::string &spec);

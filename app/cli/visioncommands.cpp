@@ -35,7 +35,8 @@ void addLabelOptions(CliContext &cli)
     cli.addOption("teacher",
                   "hog, cascade:FILE (Haar/LBP), onnx:FILE (SSD- or YOLO-style head), motion "
                   "(background subtraction, fixed camera) or DETECTOR+motion (e.g. hog+motion); "
-                  "a detector takes ?box=dx0,dy0,dx1,dy1 to correct its boxes' edges.",
+                  "a detector takes ?box=dx0,dy0,dx1,dy1 to correct its boxes' edges, and "
+                  "?verify=DETECTOR for a second opinion: tracks it never confirms are rejected.",
                   "T", "hog");
     cli.addOption("threshold", "Teacher score threshold.", "X", "0");
     cli.addOption("tracker", "csrt, kcf, mil, mosse or medianflow.", "NAME", "kcf");
@@ -43,6 +44,10 @@ void addLabelOptions(CliContext &cli)
                   "K", "10");
     cli.addOption("backward", "How many frames a new object is followed back.", "N", "75");
     cli.addOption("max-frames", "Label only the first N frames (0: all).", "N", "0");
+    cli.addOption("min-teacher-share",
+                  "Reject tracks the teacher confirmed in fewer than this share of its runs over "
+                  "the track's frames (their boxes become ignore regions).",
+                  "X", "0.2");
     cli.addOption("out", "Session folder (created; labels.json is written there).", "DIR");
 }
 
@@ -53,6 +58,7 @@ vision::LabelOptions labelOptions(const CliContext &cli)
     o.every = int(cli.integer("every", 1, 10000));
     o.backward_frames = int(cli.integer("backward", 0, 1000));
     o.max_frames = int(cli.integer("max-frames", 0, 100000000));
+    o.min_teacher_share = cli.number("min-teacher-share", 0.0, 1.0);
     return o;
 }
 

@@ -123,6 +123,38 @@ public:
     }
 };
 
+/** The frontal teacher that once, on one frame, also "finds" a patch of the still background:
+ *  a fluke the tracker would follow for as long as it is allowed to. */
+class FlukeTeacher : public FrontalTeacher
+{
+public:
+    explicit FlukeTeacher(int at) : m_at(at) {}
+    std::vector<Detection> detect(const cv::Mat &bgr) override
+    {
+        std::vector<Detection> out = FrontalTeacher::detect(bgr);
+        if (m_calls++ == m_at)
+            out.push_back({kPatch, 1.0f, 0});
+        return out;
+    }
+    static inline const cv::Rect2d kPatch{10, 92, 30, 60}; // no figure walks there
+
+private:
+    int m_at = 0, m_calls = 0;
+};
+
+/** The frontal teacher that also "finds" a patch of the still background on every run: a
+ *  mistake it makes as steadily as it finds the figures. */
+class SteadyMistakeTeacher : public FrontalTeacher
+{
+public:
+    std::vector<Detection> detect(const cv::Mat &bgr) override
+    {
+        std::vector<Detection> out = FrontalTeacher::detect(bgr);
+        out.push_back({FlukeTeacher::kPatch, 1.0f, 0});
+        return out;
+    }
+};
+
 Scene walkers()
 {
     Scene s;
@@ -149,6 +181,8 @@ private Q_SLOTS:
     void onnxHeadsAreDecoded();
     void propagationRecoversWhatTheTeacherMissed();
     void sceneCutsStopTracks();
+    void rarelyConfirmedTracksAreRejected();
+    void unverifiedTracksAreRejected();
     void labelsRoundTrip();
     void splitNeverSharesATrack();
     void studentBeatsTeacherOnTrackerOnlyBoxes();
@@ -244,6 +278,15 @@ void TestVision::teachersRefuseWhatTheyAreNot()
     QVERIFY2(std::ifstream(face).good(), "opencv-data's frontal-face cascade is not installed");
     auto cascade = Teacher::create("cascade:" + face);
     QVERIFY(cascade->detect(cv::Mat(240, 320, CV_8UC3, cv::Scalar::all(128))).empty());
+    // a second opinion: another detector, never motion
+    const std::string lbp = "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface_improved.xml";
+    auto seconded = Teacher::create("cascade:" + face + "?verify=cascade:" + lbp);
+    QVERIFY(seconded->verifier);
+    QCOMPARE(seconded->verifier->name(), "cascade:" + lbp);
+    QVERIFY(refused("cascade:" + face + "?verify=motion", "the verifier must be a detector"));
+    QVERIFY(refused("hog?verify=motion?history=100", "the verifier must be a detector"));
+    QVERIFY(refused("hog?verify=cascade:/nonexistent.xml", "does not exist"));
+    QVERIFY(refused("hog?check=hog", "unknown option 'check'"));
 }
 
 void TestVision::onnxHeadsAreDecoded()
@@ -372,6 +415,83 @@ void TestVision::sceneCutsStopTracks()
         if (!t.boxes.empty())
             QVERIFY2(t.boxes.back().frame < 30 || t.boxes.front().frame >= 30,
                      "a track crosses the cut");
+}
+
+void TestVision::rarelyConfirmedTracksAreRejected()
+{
+    auto source = FrameSource::open(m_frames);
+    FlukeTeacher teacher(40); // the teacher runs on every 2nd frame: its 40th run is frame 80
+    LabelOptions o;
+    o.every = 2;
+    o.track_scale = 1.0;
+    const LabelResult r = Labeler::run(*source, teacher, o);
+    const Track *fluke = nullptr;
+    for (const Track &t : r.tracks)
+        if (const TrackBox *b = t.at(80); b && iou(b->box, FlukeTeacher::kPatch) > 0.9)
+            fluke = &t;
+    QVERIFY2(fluke, "the fluke was not followed at all: the test shows nothing");
+    QVERIFY2(fluke->boxes.size() > 20, qPrintable(QString::number(fluke->boxes.size())));
+    QCOMPARE(fluke->teacherBoxes(), 1);
+    QCOMPARE(fluke->state, Track::State::Rejected);
+    QVERIFY2(QString::fromStdString(fluke->note).startsWith("the teacher confirmed it in 1 of"),
+             fluke->note.c_str());
+    // the figures, confirmed face-on every few runs, stay
+    int accepted = 0;
+    for (const Track &t : r.tracks)
+        accepted += t.state == Track::State::Accepted;
+    QVERIFY2(accepted >= 4, qPrintable(QString::number(accepted)));
+    // and with the share at 0 the fluke is kept: the rule is what rejected it
+    o.min_teacher_share = 0.0;
+    auto again = FrameSource::open(m_frames);
+    FlukeTeacher same(40);
+    const LabelResult all = Labeler::run(*again, same, o);
+    for (const Track &t : all.tracks)
+        if (const TrackBox *b = t.at(80); b && iou(b->box, FlukeTeacher::kPatch) > 0.9)
+            QCOMPARE(t.state, Track::State::Accepted);
+    o.min_teacher_share = 1.5;
+    auto third = FrameSource::open(m_frames);
+    QVERIFY_THROWS_EXCEPTION(core::SpecError, Labeler::run(*third, same, o));
+}
+
+void TestVision::unverifiedTracksAreRejected()
+{
+    auto patchTrack = [](const LabelResult &r) -> const Track * {
+        for (const Track &t : r.tracks)
+            if (const TrackBox *b = t.at(100); b && iou(b->box, FlukeTeacher::kPatch) > 0.9)
+                return &t;
+        return nullptr;
+    };
+    LabelOptions o;
+    o.every = 2;
+    o.track_scale = 1.0;
+    // without a verifier the steady mistake is a track like any other
+    auto source = FrameSource::open(m_frames);
+    SteadyMistakeTeacher alone;
+    const LabelResult unchecked = Labeler::run(*source, alone, o);
+    const Track *mistake = patchTrack(unchecked);
+    QVERIFY(mistake);
+    QCOMPARE(mistake->state, Track::State::Accepted);
+    int figures = 0;
+    for (const Track &t : unchecked.tracks)
+        figures += t.state == Track::State::Accepted && t.id != mistake->id;
+    QVERIFY2(figures >= 4, qPrintable(QString::number(figures)));
+
+    // a verifier that knows the figures (and not the patch) rejects it, and only it
+    SteadyMistakeTeacher checked;
+    checked.verifier = std::make_unique<FrontalTeacher>();
+    auto again = FrameSource::open(m_frames);
+    const LabelResult r = Labeler::run(*again, checked, o);
+    mistake = patchTrack(r);
+    QVERIFY(mistake);
+    QCOMPARE(mistake->state, Track::State::Rejected);
+    QVERIFY2(QString::fromStdString(mistake->note)
+                 .startsWith("the verifier frontal-test-teacher found none of its"),
+             mistake->note.c_str());
+    int kept = 0;
+    for (const Track &t : r.tracks)
+        kept += t.state == Track::State::Accepted;
+    QCOMPARE(kept, figures);
+    QCOMPARE(r.teacher, "frontal-test-teacher?verify=frontal-test-teacher");
 }
 
 void TestVision::labelsRoundTrip()
