@@ -30,7 +30,9 @@ packages=(
 
 meta="$sysroot/.sysroot"
 stamp="$meta/complete"
-wanted="$arch: ${packages[*]}"
+# The stamp names the package set and the version of the fix-ups below: either changing remakes it.
+fixups=2
+wanted="$arch (fix-ups $fixups): ${packages[*]}"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
   echo "arm64-sysroot.sh: $sysroot is complete ($(wc -l < "$meta/packages.txt") packages)"
   exit 0
@@ -95,6 +97,15 @@ done
 find "$sysroot" -path "$meta" -prune -o -type l -lname '/*' -print | while read -r link; do
   ln -sfn "$(realpath -m -s --relative-to="$(dirname "$link")" "$sysroot$(readlink "$link")")" \
     "$link"
+done
+# CMake package files that name their libraries by absolute path (Debian's GlooTargets-*.cmake:
+# "/usr/lib/libgloo.so.0.5.0") would hand the linker the host's library: root them in the sysroot.
+: > "$meta/rooted-cmake-files.txt"
+{ grep -rlE --include='*.cmake' '(IMPORTED_LOCATION|_cmake_import_check_files_for_).*"/(usr|lib)/' \
+  "$sysroot/usr/lib" "$sysroot/usr/share" || true; } | while read -r config; do
+  sed -i -E '/IMPORTED_LOCATION|_cmake_import_check_files_for_/ s#"/(usr|lib)/#"${CMAKE_SYSROOT}/\1/#g' \
+    "$config"
+  echo "${config#"$sysroot"}" >> "$meta/rooted-cmake-files.txt"
 done
 # Documentation and translations are no use to a compiler or to qemu.
 rm -rf "$sysroot"/usr/share/{doc,man,info,locale,lintian}
