@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QIcon>
 #include <QLoggingCategory>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -51,6 +52,9 @@ static int run(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("EdgeTrain"));
     QApplication::setApplicationName(QStringLiteral("EdgeTrain"));
     QApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/edgetrain.svg")));
+    // Desktops match the window to the installed desktop entry (and its icon) by this id.
+    QApplication::setDesktopFileName(QStringLiteral(EDGETRAIN_APP_ID));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
