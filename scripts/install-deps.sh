@@ -20,6 +20,9 @@ packages=(
   git                          # scripts/check-format.sh lists the tracked files
   libomp-14-dev                # the tsan preset: LLVM's libomp and its Archer tool (OpenMP under TSan)
   iproute2                     # the edge lab: ip (namespaces, veth, bridge) and tc (link shaping)
+  librsvg2-bin                 # rsvg-convert: the application icon's PNG sizes
+  dpkg-dev file                # scripts/package.sh: dpkg-shlibdeps and dpkg-buildflags for CPack
+  lintian desktop-file-utils appstream systemd  # scripts/check-packages.sh
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then

@@ -20,25 +20,13 @@ namespace edgetrain::gui {
 
 namespace {
 
-const QString kVideo = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
-constexpr int kLabelledFrames = 480; // the student never sees vtest's frames from 480 on
-// The CLI's viewpoint defaults, so the demo shows what a field engineer gets; the headless demo
-// takes about 3.5 minutes on a quiet 2-core machine (the training 3 of them).
-constexpr int kDemoEvery =
-    2; // the teacher on every 2nd frame (labels find ~0.73 of the people, not ~0.45)
-constexpr int kDemoFrameWidth = 256; // the detector's input: 256x192
-constexpr int kDemoFrameEvery =
-    2;                          // every 2nd labelled frame: 906 samples with 4 jittered copies each
-constexpr int kDemoEpochs = 40; // the best epoch by validation loss is kept
-constexpr int kDemoBatch = 12;
-constexpr double kDemoLr = 0.02;
-
 /** The verified frames of `truthFile` (+ the frames.txt next to it) into the session's
  *  truth.json. */
-bool importDemoTruth(const QString &truthFile, const QString &sessionDir, QString *error)
+bool importDemoTruth(const QString &video, const QString &truthFile, const QString &sessionDir,
+                     QString *error)
 {
     try {
-        auto source = vision::FrameSource::open(kVideo.toStdString());
+        auto source = vision::FrameSource::open(video.toStdString());
         vision::GroundTruth truth =
             vision::GroundTruth::importFile(truthFile.toStdString(), vision::AnnotationFormat::Mot,
                                             source->frameSize(), source->frameCount());
@@ -60,12 +48,12 @@ bool importDemoTruth(const QString &truthFile, const QString &sessionDir, QStrin
                 *error = QStringLiteral("%1:%2: '%3' is not a frame of %4")
                              .arg(listPath)
                              .arg(line)
-                             .arg(QString::fromUtf8(text), kVideo);
+                             .arg(QString::fromUtf8(text), video);
                 return false;
             }
             truth.ensureFrame(frame).done = true;
         }
-        truth.source = kVideo.toStdString();
+        truth.source = video.toStdString();
         truth.note = "imported by the demo from " + truthFile.toStdString() +
                      " (boxes made by hand, see tests/data/README.md)";
         truth.save(sessionDir.toStdString());
@@ -132,16 +120,12 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
     return true;
 }
 
-QString demoTruthFile()
+bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoMaterial &material,
+                        const DemoCluster &cluster, const QString &truthFile, QString *error)
 {
-    return QStringLiteral(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt");
-}
-
-bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
-                        const QString &truthFile, QString *error)
-{
-    if (!QFileInfo::exists(kVideo)) {
-        *error = QStringLiteral("'%1' is missing (Debian package opencv-doc)").arg(kVideo);
+    if (!QFileInfo::exists(material.video)) {
+        *error = QStringLiteral("'%1' is missing (Debian package %2)")
+                     .arg(material.video, material.videoPackage);
         return false;
     }
     // A demo session from an earlier run is replaced; anything else in the folder is left alone.
@@ -160,25 +144,27 @@ bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoC
         return false;
     workflow.setTitle(QStringLiteral("EdgeTrain demo"));
     app::CaptureSettings capture;
-    capture.source = kVideo;
-    capture.teacher = QStringLiteral("hog+motion"); // HOG's people, motion's tight extents
-    capture.tracker = QStringLiteral("kcf");
-    capture.every = kDemoEvery;
-    capture.maxFrames = kLabelledFrames;
+    capture.source = material.video;
+    capture.teacher = material.teacher;
+    capture.tracker = material.tracker;
+    capture.every = material.every;
+    capture.maxFrames = material.labelledFrames;
     app::DatasetSettings dataset = workflow.session().dataset;
-    dataset.kind = QStringLiteral("frames");
-    dataset.frameWidth = kDemoFrameWidth;
-    dataset.frameEvery = kDemoFrameEvery;
+    dataset.kind = material.datasetKind;
+    dataset.frameWidth = material.frameWidth;
+    dataset.frameEvery = material.frameEvery;
     app::PlanSettings plan = workflow.session().plan;
-    plan.model = QStringLiteral("detector");
-    plan.epochs = kDemoEpochs;
-    plan.batch = kDemoBatch;
-    plan.lr = kDemoLr;
+    plan.model = material.model;
+    plan.epochs = material.epochs;
+    plan.batch = material.batch;
+    plan.lr = material.lr;
     if (!workflow.setCapture(capture, error) || !workflow.setDatasetSettings(dataset, error) ||
-        !workflow.setPlanSettings(plan, error))
+        !workflow.setPlanSettings(plan, error)) {
+        *error = material.file + QStringLiteral(": ") + *error;
         return false;
+    }
     const app::Session &s = workflow.session();
-    if (!truthFile.isEmpty() && !importDemoTruth(truthFile, s.dir, error))
+    if (!truthFile.isEmpty() && !importDemoTruth(material.video, truthFile, s.dir, error))
         return false;
     if (!workflow.nodes().setKeyFile(cluster.keyFile(), error))
         return false;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/session/workflow.h"
+#include "demomaterial.h"
 
 #include <QObject>
 #include <QProcess>
@@ -28,17 +29,14 @@ private:
 };
 
 /**
- * The demo session, ready to click through: vtest.avi labelled on frames 0-479 only (the student
- * never sees the later frames) by the HOG teacher fused with motion, the frame dataset for the
- * full-frame student, the local nodes, and the verified frames of `truthFile` (MOT gt.txt; the
- * frames.txt next to it lists every verified frame, all done) in truth.json. An empty truthFile
- * leaves the session without verified frames.
+ * The demo session, ready to click through: the material's video labelled on its first frames
+ * only (the student never sees the later ones) by its teacher, the dataset and plan it names,
+ * the local nodes, and the verified frames of `truthFile` (MOT gt.txt; the frames.txt next to it
+ * lists every verified frame, all done) in truth.json. An empty truthFile leaves the session
+ * without verified frames. A value the session refuses is named with the material's file.
  */
-bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoCluster &cluster,
-                        const QString &truthFile, QString *error);
-
-/** The verified frames the demo ships (tests/data/vtest/gt.txt of the source tree). */
-QString demoTruthFile();
+bool prepareDemoSession(app::Workflow &workflow, const QString &dir, const DemoMaterial &material,
+                        const DemoCluster &cluster, const QString &truthFile, QString *error);
 
 /**
  * The same session without a window: pair the nodes, label, build the dataset, plan, train,

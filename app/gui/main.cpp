@@ -2,11 +2,13 @@
 // on a ready demo session with three local nodes; `--demo --headless --out DIR` runs that session
 // without a window and writes the report.
 #include "demo.h"
+#include "demomaterial.h"
 #include "ui/mainwindow.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QIcon>
 #include <QLoggingCategory>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -50,6 +52,9 @@ static int run(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("EdgeTrain"));
     QApplication::setApplicationName(QStringLiteral("EdgeTrain"));
     QApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/edgetrain.svg")));
+    // Desktops match the window to the installed desktop entry (and its icon) by this id.
+    QApplication::setDesktopFileName(QStringLiteral(EDGETRAIN_APP_ID));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -61,8 +66,8 @@ static int run(int argc, char **argv)
                                  QStringLiteral("[SESSION]"));
     parser.addOption(
         {QStringLiteral("demo"),
-         QStringLiteral(
-             "Start three local nodes and open a ready demo session (vtest.avi, HOG teacher).")});
+         QStringLiteral("Start local nodes and open a ready demo session on the material "
+                        "demo.json names (vtest.avi, the HOG + motion teacher).")});
     parser.addOption(
         {QStringLiteral("headless"),
          QStringLiteral(
@@ -83,8 +88,8 @@ static int run(int argc, char **argv)
     parser.addOption(
         {QStringLiteral("truth"),
          QStringLiteral("With --demo: the verified frames (MOT gt.txt with frames.txt next to "
-                        "it; \"\" for none)."),
-         QStringLiteral("FILE"), edgetrain::gui::demoTruthFile()});
+                        "it; \"\" for none; default: the ones demo.json names)."),
+         QStringLiteral("FILE")});
     parser.addOption({QStringLiteral("nodes"),
                       QStringLiteral("With --demo: how many local nodes (1-8)."),
                       QStringLiteral("N"), QStringLiteral("3")});
@@ -112,9 +117,15 @@ static int run(int argc, char **argv)
     edgetrain::gui::DemoCluster cluster;
     if (demo) {
         QString error;
-        if (!cluster.start(out, nodes, &error) ||
-            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"), cluster,
-                                                parser.value(QStringLiteral("truth")), &error)) {
+        QString root;
+        const auto material = edgetrain::gui::DemoMaterial::read(
+            edgetrain::gui::DemoMaterial::defaultFile(&root), root, &error);
+        const QString truth = parser.isSet(QStringLiteral("truth"))
+                                  ? parser.value(QStringLiteral("truth"))
+                                  : (material ? material->truthFile : QString());
+        if (!material || !cluster.start(out, nodes, &error) ||
+            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"),
+                                                *material, cluster, truth, &error)) {
             std::fprintf(stderr, "edgetrain: %s\n", qPrintable(error));
             return 1;
         }

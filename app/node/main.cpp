@@ -1,6 +1,7 @@
 // edgetrain-node: the agent on each edge device. Announces itself, lets a controller that proves
 // the cluster key in, streams the device's metrics and runs the training jobs it is sent.
 
+#include "app/node/nodeconfig.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/gemm.h"
@@ -52,16 +53,26 @@ static int run(int argc, char **argv)
         "the cluster key, and streams CPU, memory and network metrics."));
     parser.addHelpOption();
     parser.addVersionOption();
+    parser.addOption(
+        {QStringLiteral("config"),
+         QStringLiteral("Read settings from FILE: `field = value` lines, a field for each of "
+                        "--name, --port, --key-file, --threads, --memory-limit, --data-dir and "
+                        "--discovery-port, and multicast = yes|no. Options on the command line "
+                        "win over the file."),
+         QStringLiteral("FILE")});
     parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."),
                       QStringLiteral("N")});
-    parser.addOption({QStringLiteral("port"),
-                      QStringLiteral("Control port (default 47700; 0: any)."), QStringLiteral("P"),
-                      QStringLiteral("47700")});
+    parser.addOption(
+        {QStringLiteral("port"),
+         QStringLiteral("Control port (default %1; 0: any).").arg(app::NodeConfig::kDefaultPort),
+         QStringLiteral("P")});
     parser.addOption({QStringLiteral("key-file"),
                       QStringLiteral("Cluster key file (not world-readable)."),
                       QStringLiteral("F")});
-    parser.addOption({QStringLiteral("threads"), QStringLiteral("Engine threads for training."),
-                      QStringLiteral("T"), QString::number(QThread::idealThreadCount())});
+    parser.addOption({QStringLiteral("threads"),
+                      QStringLiteral("Engine threads for training (default: %1, every core).")
+                          .arg(QThread::idealThreadCount()),
+                      QStringLiteral("T")});
     parser.addOption({QStringLiteral("memory-limit"),
                       QStringLiteral("Memory a training job may use, e.g. 900MiB."),
                       QStringLiteral("SIZE")});
@@ -78,7 +89,7 @@ static int run(int argc, char **argv)
          QStringLiteral("P")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
-                      QStringLiteral("P"), QString::number(net::kDiscoveryPort)});
+                      QStringLiteral("P")});
     parser.addOption({QStringLiteral("no-multicast"),
                       QStringLiteral("Send no multicast beacons (probes are still answered).")});
     parser.addOption(
@@ -92,39 +103,42 @@ static int run(int argc, char **argv)
          QStringLiteral("SECONDS")});
     parser.process(app);
 
-    bool ok = false;
-    const uint port = parser.value(QStringLiteral("port")).toUInt(&ok);
-    const uint discoveryPort = parser.value(QStringLiteral("discovery-port")).toUInt();
-    const int threads = parser.value(QStringLiteral("threads")).toInt();
-    if (!ok || port > 65535 || discoveryPort == 0 || discoveryPort > 65535 || threads < 1 ||
-        threads > 256) {
-        std::fprintf(stderr,
-                     "edgetrain-node: --port, --discovery-port or --threads out of range\n");
+    // The config file first, then every option given: the command line wins.
+    app::NodeConfig config;
+    QString error;
+    if (parser.isSet(QStringLiteral("config")) &&
+        !config.readFile(parser.value(QStringLiteral("config")), &error)) {
+        std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
         return 2;
     }
+    for (const QString &field : app::NodeConfig::fields()) {
+        QString expected;
+        if (parser.isSet(field) && !config.set(field, parser.value(field), &expected)) {
+            std::fprintf(stderr, "edgetrain-node: --%s must be %s, got '%s'\n", qPrintable(field),
+                         qPrintable(expected), qPrintable(parser.value(field)));
+            return 2;
+        }
+    }
+    if (parser.isSet(QStringLiteral("no-multicast")))
+        config.options.multicast = false;
     if (parser.isSet(QStringLiteral("measure-gemm"))) {
         const double seconds = parser.value(QStringLiteral("measure-gemm")).toDouble();
         if (!(seconds > 0 && seconds <= 60)) {
             std::fprintf(stderr, "edgetrain-node: --measure-gemm: seconds from 0 to 60\n");
             return 2;
         }
-        core::setDefaultThreadCount(threads);
+        core::setDefaultThreadCount(config.threads);
         std::printf("%.3f\n",
                     core::measureGemmThroughput(256, std::chrono::duration<double>(seconds)));
         return 0;
     }
-    net::NodeOptions options;
-    QString error;
-    if (!net::readKeyFile(parser.value(QStringLiteral("key-file")), &options.cluster_key, &error)) {
+    net::NodeOptions options = config.options;
+    if (!net::readKeyFile(config.key_file, &options.cluster_key, &error)) {
         std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
         return 2;
     }
-    options.name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name"))
-                                                        : QHostInfo::localHostName();
-    options.port = quint16(port);
-    options.discovery_port = quint16(discoveryPort);
-    options.multicast = !parser.isSet(QStringLiteral("no-multicast"));
-    options.data_dir = parser.value(QStringLiteral("data-dir"));
+    if (options.name.isEmpty())
+        options.name = QHostInfo::localHostName();
     if (parser.isSet(QStringLiteral("device-profile"))) {
         try {
             options.device_profile =
@@ -134,18 +148,9 @@ static int run(int argc, char **argv)
             return 2;
         }
     }
-    core::setDefaultThreadCount(threads); // the training thread takes it up
-    if (parser.isSet(QStringLiteral("memory-limit"))) {
-        try {
-            // Tensor memory kept for reuse never takes the process past the limit.
-            options.memory_limit =
-                core::parseByteSize(parser.value(QStringLiteral("memory-limit")).toStdString());
-            core::BufferPool::instance().setLimit(options.memory_limit);
-        } catch (const core::SpecError &e) {
-            std::fprintf(stderr, "edgetrain-node: --memory-limit: %s\n", e.what());
-            return 2;
-        }
-    }
+    core::setDefaultThreadCount(config.threads); // the training thread takes it up
+    if (options.memory_limit >= 0) // tensor memory kept for reuse never takes it past the limit
+        core::BufferPool::instance().setLimit(options.memory_limit);
 
     // SIGINT/SIGTERM end the event loop through a pipe: sessions close, sockets unbind.
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0) {

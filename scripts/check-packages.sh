@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Checks the amd64 packages that scripts/package.sh put in out/packages/ as Debian and a user
+# would: lintian (no errors), the files each package must hold, the desktop entry, the AppStream
+# metainfo; then installs them on this machine, checks the systemd unit against the installed
+# files, runs the installed programs (the node as the service would: its user, its config file,
+# a key where the README says) and removes them again. CI runs it from scripts/test.sh. Needs
+# root (or sudo) for the install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+shopt -s nullglob
+app=(out/packages/edgetrain_*_amd64.deb)
+node=(out/packages/edgetrain-node_*_amd64.deb)
+if [ ${#app[@]} -ne 1 ] || [ ${#node[@]} -ne 1 ]; then
+  echo "check-packages.sh: expected one edgetrain and one edgetrain-node .deb for amd64 in" \
+    "out/packages/: run scripts/package.sh amd64" >&2
+  exit 2
+fi
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() {
+  echo "FAILED: $*" >&2
+  failed=1
+}
+step() { echo "== $*"; }
+
+step "lintian"
+# Errors fail; warnings are shown. (As root lintian only notes that it should not be.)
+if lintian --fail-on error "${app[0]}" "${node[0]}"; then
+  echo "no errors"
+else
+  fail "lintian found errors"
+fi
+
+step "what the packages hold"
+dpkg-deb -x "${app[0]}" "$work/root"
+dpkg-deb -x "${node[0]}" "$work/root"
+id=io.github.edgetrain.EdgeTrain
+expected=(
+  usr/bin/edgetrain usr/bin/edgetrain-cli usr/bin/edgetrain-node
+  usr/share/man/man1/edgetrain.1.gz usr/share/man/man1/edgetrain-cli.1.gz
+  usr/share/man/man1/edgetrain-node.1.gz
+  usr/share/doc/edgetrain/copyright usr/share/doc/edgetrain/changelog.gz
+  usr/share/doc/edgetrain-node/copyright usr/share/doc/edgetrain-node/changelog.gz
+  usr/share/applications/$id.desktop usr/share/metainfo/$id.metainfo.xml
+  usr/share/icons/hicolor/scalable/apps/$id.svg
+  usr/share/edgetrain/demo.json usr/share/edgetrain/tests/data/vtest/gt.txt
+  usr/share/edgetrain/tests/data/vtest/frames.txt
+  usr/lib/systemd/system/edgetrain-node.service etc/edgetrain/node.conf
+)
+for size in 16 22 24 32 48 64 128 256 512; do
+  expected+=("usr/share/icons/hicolor/${size}x$size/apps/$id.png")
+done
+for f in "${expected[@]}"; do
+  [ -e "$work/root/$f" ] || fail "no /$f in the packages"
+done
+echo "${#expected[@]} files present"
+for size in 16 512; do
+  file "$work/root/usr/share/icons/hicolor/${size}x$size/apps/$id.png" |
+    grep -q "$size x $size" || fail "the ${size}x$size icon is not $size x $size pixels"
+done
+
+step "desktop-file-validate"
+desktop-file-validate "$work/root/usr/share/applications/$id.desktop" || fail "desktop entry"
+step "appstreamcli validate"
+appstreamcli validate --no-net "$work/root/usr/share/metainfo/$id.metainfo.xml" || fail "metainfo"
+# The metainfo, the desktop entry and the icon as the installed tree has them, together.
+appstreamcli validate-tree --no-net "$work/root" || fail "the installed tree's AppStream data"
+
+step "installing"
+was_installed=$(dpkg-query -W -f='${Status}\n' edgetrain edgetrain-node 2>/dev/null |
+  grep -c "install ok installed" || true)
+had_user=$(getent passwd edgetrain >/dev/null && echo yes || echo no)
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y -qq --no-install-recommends "./${app[0]}" "./${node[0]}" >"$work/apt.log" 2>&1 ||
+  { cat "$work/apt.log" >&2; fail "apt-get install"; exit 1; }
+# Leave the machine as it was: packages that were not installed before go again, with the user
+# their postinst made.
+cleanup() {
+  if [ "$was_installed" -eq 0 ]; then
+    step "removing the packages again"
+    $sudo apt-get purge -y -qq edgetrain edgetrain-node >/dev/null || true
+    if [ "$had_user" = no ]; then
+      $sudo deluser --system --quiet edgetrain 2>/dev/null || true
+    fi
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step "systemd-analyze verify"
+# Offline (no running systemd needed), against the installed binary and manual page; any
+# complaint fails. First a broken copy of the unit, to show this check can fail at all.
+mkdir "$work/broken"
+sed 's/^Restart=on-failure/Restart=sometimes/' /usr/lib/systemd/system/edgetrain-node.service \
+  >"$work/broken/edgetrain-node.service"
+broken=$(systemd-analyze verify "$work/broken/edgetrain-node.service" 2>&1 || true)
+if [ -n "$broken" ]; then
+  echo "a broken copy (Restart=sometimes) is refused: $(head -n 1 <<<"$broken")"
+else
+  fail "systemd-analyze verify did not notice a broken unit"
+fi
+out=$(systemd-analyze verify /usr/lib/systemd/system/edgetrain-node.service 2>&1) ||
+  fail "systemd-analyze verify: exit status $?"
+if [ -n "$out" ]; then
+  fail "systemd-analyze verify: $out"
+else
+  echo "edgetrain-node.service: no complaints"
+fi
+# Installing enables nothing: the node has no key yet.
+if [ -e /etc/systemd/system/multi-user.target.wants/edgetrain-node.service ]; then
+  fail "installing the package enabled the service"
+else
+  echo "installing did not enable the service"
+fi
+
+step "the installed programs"
+for program in edgetrain-cli edgetrain-node; do
+  /usr/bin/$program --help >"$work/help" || fail "/usr/bin/$program --help"
+  head -n 1 "$work/help"
+done
+QT_QPA_PLATFORM=offscreen /usr/bin/edgetrain --help >"$work/help" || fail "/usr/bin/edgetrain --help"
+head -n 1 "$work/help"
+getent passwd edgetrain >/dev/null || fail "postinst made no edgetrain user"
+
+step "the service's command line, as its user"
+# Without a key the node refuses to start (the unit does not even try).
+status=0
+runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf \
+  >/dev/null 2>"$work/nokey" || status=$?
+cat "$work/nokey"
+[ "$status" -eq 2 ] || fail "the node without a key: exit status $status, not 2"
+if [ -e /etc/edgetrain/cluster.key ]; then
+  echo "/etc/edgetrain/cluster.key exists already: not starting a node with it"
+else
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster.key")
+  $sudo install -m 600 -o edgetrain -g edgetrain "$work/cluster.key" /etc/edgetrain/cluster.key
+  # Any free port, no beacons: a CI machine's network is not ours to announce on.
+  runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf --port 0 \
+    --discovery-port $((40000 + RANDOM % 20000)) --no-multicast --print-port \
+    >"$work/port" 2>"$work/node.log" &
+  pid=$!
+  for _ in $(seq 100); do
+    [ -s "$work/port" ] || ! kill -0 $pid 2>/dev/null && break
+    sleep 0.1
+  done
+  kill $pid 2>/dev/null || true
+  wait $pid || true
+  $sudo rm -f /etc/edgetrain/cluster.key
+  if [ -s "$work/port" ]; then
+    echo "the node listened on port $(cat "$work/port") as user edgetrain, then stopped:"
+    cat "$work/node.log"
+  else
+    cat "$work/node.log" >&2
+    fail "the node did not start with the installed config and key"
+  fi
+fi
+
+[ "$failed" -eq 0 ] || exit 1
+echo "check-packages.sh: the packages are fine"
