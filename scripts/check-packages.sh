@@ -39,8 +39,10 @@ if [ "$arch" = arm64 ]; then
       "scripts/package.sh arm64" >&2
     exit 2
   fi
-  [ -f "$sysroot/.sysroot/complete" ] && [ -f "$sysroot/DEBIAN/symbols" ] ||
-    { echo "check-packages.sh: no arm64 sysroot at $sysroot (arm64-sysroot.sh)" >&2; exit 2; }
+  if [ ! -f "$sysroot/.sysroot/complete" ] || [ ! -f "$sysroot/DEBIAN/symbols" ]; then
+    echo "check-packages.sh: no arm64 sysroot at $sysroot (scripts/arm64-sysroot.sh)" >&2
+    exit 2
+  fi
   for tool in qemu-aarch64-static aarch64-linux-gnu-readelf file; do
     command -v $tool >/dev/null || { echo "check-packages.sh: needs $tool" >&2; exit 2; }
   done
