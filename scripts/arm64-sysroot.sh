@@ -10,6 +10,10 @@
 # unpacked with dpkg-deb -x; no maintainer script runs, so the two things they would have done
 # that a sysroot needs are done here: absolute symlinks are made relative (they would point into
 # the host), and the library alternatives (libblas.so.3, liblapack.so.3) are linked.
+# The packages' shlibs and symbols files (what dpkg keeps in /var/lib/dpkg/info/ for installed
+# packages) go to DIR/DEBIAN/shlibs and DIR/DEBIAN/symbols: dpkg-shlibdeps reads a library's
+# dependency information from DEBIAN/ at the root of the tree it found the library in, so an arm64
+# package's Depends can be computed from the sysroot (scripts/package.sh arm64).
 # Re-running does nothing once DIR/.sysroot/complete names the same package set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +35,7 @@ packages=(
 meta="$sysroot/.sysroot"
 stamp="$meta/complete"
 # The stamp names the package set and the version of the fix-ups below: either changing remakes it.
-fixups=2
+fixups=3
 wanted="$arch (fix-ups $fixups): ${packages[*]}"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
   echo "arm64-sysroot.sh: $sysroot is complete ($(wc -l < "$meta/packages.txt") packages)"
@@ -47,7 +51,7 @@ for tool in apt-get dpkg-deb realpath; do
 done
 start_s=$(date +%s)
 rm -rf "$sysroot"
-mkdir -p "$meta/apt/state/lists/partial" "$meta/apt/cache/archives/partial"
+mkdir -p "$meta/apt/state/lists/partial" "$meta/apt/cache/archives/partial" "$sysroot/DEBIAN"
 : > "$meta/apt/status"
 sysroot="$(realpath "$sysroot")"
 meta="$sysroot/.sysroot"
@@ -74,9 +78,17 @@ debs=("$meta"/apt/cache/archives/*.deb)
 echo "arm64-sysroot.sh: unpacking ${#debs[@]} packages into $sysroot"
 : > "$meta/packages.txt"
 : > "$meta/alternatives.txt"
+: > "$sysroot/DEBIAN/shlibs"
+: > "$sysroot/DEBIAN/symbols"
 for deb in "${debs[@]}"; do
   dpkg-deb -x "$deb" "$sysroot"
   dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb" >> "$meta/packages.txt"
+  # Each file's entries name their own package, so one file of each kind holds them all.
+  for info in shlibs symbols; do
+    if dpkg-deb -I "$deb" "$info" > "$meta/$info" 2>/dev/null; then
+      sed -e '$a\' "$meta/$info" >> "$sysroot/DEBIAN/$info"
+    fi
+  done
   # "update-alternatives --install LINK NAME PATH PRIORITY", continuation lines joined.
   if dpkg-deb -I "$deb" postinst > "$meta/postinst" 2>/dev/null; then
     sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$meta/postinst" \
@@ -84,7 +96,7 @@ for deb in "${debs[@]}"; do
       | awk '{print $3, $5, $6}' >> "$meta/alternatives.txt" || true
   fi
 done
-rm -f "$meta/postinst"
+rm -f "$meta/postinst" "$meta/shlibs" "$meta/symbols"
 
 # Library alternatives: the highest priority wins, as update-alternatives' auto mode would pick.
 sort -k1,1 -k3,3nr "$meta/alternatives.txt" | awk '!seen[$1]++' | while read -r link target _; do
@@ -114,6 +126,12 @@ for needed in "lib/ld-linux-aarch64.so.1" "usr/lib/$triplet/libQt6Core.so" \
   "usr/lib/libgloo.so" "usr/lib/$triplet/cmake/opencv4/OpenCVConfig.cmake"; do
   [ -e "$sysroot/$needed" ] || { echo "arm64-sysroot.sh: $needed missing" >&2; exit 1; }
 done
+for soname in libc.so.6 libQt6Core.so.6; do
+  grep -q "^$soname " "$sysroot/DEBIAN/symbols" \
+    || { echo "arm64-sysroot.sh: no symbols file for $soname" >&2; exit 1; }
+done
+grep -q '^libgloo 0 ' "$sysroot/DEBIAN/shlibs" \
+  || { echo "arm64-sysroot.sh: no shlibs entry for libgloo.so.0" >&2; exit 1; }
 rm -rf "$meta/apt" # the .debs and lists: the sysroot is what was wanted
 echo "$wanted" > "$stamp"
 echo "arm64-sysroot.sh: $sysroot complete: $(wc -l < "$meta/packages.txt") packages," \

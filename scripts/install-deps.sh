@@ -25,8 +25,9 @@ packages=(
   lintian desktop-file-utils appstream systemd  # scripts/check-packages.sh
 )
 # oneDNN's GEMM is the faster backend behind core's GEMM seam; Debian ships it for amd64 only.
+# scripts/test.sh's arm64 steps (on amd64): the cross compiler, and qemu-user to run arm64 programs.
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
-  packages+=(libdnnl-dev)
+  packages+=(libdnnl-dev g++-aarch64-linux-gnu qemu-user-static)
 fi
 # Extra groups on request: "bench" adds the PyTorch reference of tests/benchmarks.
 for extra in "$@"; do

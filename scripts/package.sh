@@ -11,17 +11,27 @@ cd "$(dirname "$0")/.."
 arch="${1:-amd64}"
 build="build/package-$arch"
 case "$arch" in
+amd64 | arm64) ;;
+*)
+  echo "usage: scripts/package.sh [amd64|arm64]" >&2
+  exit 2
+  ;;
+esac
+# Debian's hardening flags for the package's architecture (fortify, stack protector, relro and
+# bindnow), without its -g: the packages ship stripped programs. CMake reads them from the
+# environment when it first configures a build folder.
+export DEB_BUILD_MAINT_OPTIONS=hardening=+all DEB_CXXFLAGS_MAINT_STRIP=-g
+buildflags() { DEB_HOST_ARCH="$arch" dpkg-buildflags --get "$1"; }
+CXXFLAGS="$(buildflags CPPFLAGS) $(buildflags CXXFLAGS)"
+LDFLAGS="$(buildflags LDFLAGS)"
+export CXXFLAGS LDFLAGS
+
+case "$arch" in
 amd64)
   if [ "$(dpkg --print-architecture)" != amd64 ]; then
     echo "package.sh: amd64 packages are built on an amd64 machine (this one is $(dpkg --print-architecture))" >&2
     exit 2
   fi
-  # Debian's hardening flags (fortify, stack protector, relro and bindnow), without its -g: the
-  # packages ship stripped programs. CMake reads them from the environment on the first run.
-  export DEB_BUILD_MAINT_OPTIONS=hardening=+all DEB_CXXFLAGS_MAINT_STRIP=-g
-  CXXFLAGS="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)"
-  LDFLAGS="$(dpkg-buildflags --get LDFLAGS)"
-  export CXXFLAGS LDFLAGS
   cmake --preset release -B "$build" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF >/dev/null
   cmake --build "$build" -j "$(nproc)"
   ;;
@@ -35,10 +45,6 @@ arm64)
   # Packages install under /usr, whatever prefix the cross build was configured with.
   cmake -DCMAKE_INSTALL_PREFIX=/usr -B "$build" >/dev/null
   cmake --build "$build" -j "$(nproc)"
-  ;;
-*)
-  echo "usage: scripts/package.sh [amd64|arm64]" >&2
-  exit 2
   ;;
 esac
 

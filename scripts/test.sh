@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build with warnings as errors, run every test suite, then build the
-# amd64 Debian packages and check them (scripts/package.sh, scripts/check-packages.sh).
+# amd64 Debian packages and check them (scripts/package.sh, scripts/check-packages.sh); on an
+# amd64 machine also cross-build the arm64 packages, check them, and let the packaged arm64 node
+# train with two amd64 nodes under qemu-user (tests/arm64/node-under-qemu.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R tst_layers); a run with them skips the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +16,13 @@ scripts/build.sh ci
 ctest --preset ci "$@"
 if [ $# -eq 0 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   scripts/package.sh amd64
-  scripts/check-packages.sh
+  scripts/check-packages.sh amd64
+  # arm64: the sysroot (Debian's arm64 packages, about 280 MB to download) and the cross build.
+  scripts/package.sh arm64
+  scripts/check-packages.sh arm64
+  arm64_root=build/ci/arm64-package
+  rm -rf "$arm64_root"
+  dpkg-deb -x out/packages/edgetrain-node_*_arm64.deb "$arm64_root"
+  tests/arm64/node-under-qemu.sh --host-bin build/ci/bin --arm64-bin "$arm64_root/usr/bin" \
+    --sysroot out/sysroot-arm64 --out build/ci/arm64-node-under-qemu
 fi
