@@ -119,6 +119,11 @@ static int run(int argc, char **argv)
         std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
         return 2;
     }
+    // Compared with `edgetrain-cli key fingerprint` and the app's Nodes page, this line tells
+    // whether this device holds the cluster's key (journalctl -u edgetrain-node).
+    qCInfo(net::lcNode, "cluster key fingerprint %s (%s)",
+           qPrintable(net::keyFingerprint(options.cluster_key)),
+           qPrintable(parser.value(QStringLiteral("key-file"))));
     options.name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name"))
                                                         : QHostInfo::localHostName();
     options.port = quint16(port);
