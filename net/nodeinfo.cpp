@@ -20,6 +20,8 @@ QCborMap NodeInfo::toCbor() const
     m.insert(QStringLiteral("load"), load);
     if (!device_profile.isEmpty())
         m.insert(QStringLiteral("device_profile"), device_profile);
+    if (!key_fingerprint.isEmpty())
+        m.insert(QStringLiteral("key_fingerprint"), key_fingerprint);
     return m;
 }
 
@@ -44,6 +46,7 @@ std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
     n.cpu_model = m.value(QStringLiteral("cpu_model")).toString().left(128);
     n.load = m.value(QStringLiteral("load")).toDouble();
     n.device_profile = m.value(QStringLiteral("device_profile")).toString().left(64);
+    n.key_fingerprint = m.value(QStringLiteral("key_fingerprint")).toString().left(64);
     return n;
 }
 

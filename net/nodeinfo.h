@@ -24,6 +24,9 @@ struct NodeInfo
     /** The device profile it runs as (an edge-lab node or one started with --device-profile;
      *  the facts above are then the profile's), empty otherwise. */
     QString device_profile;
+    /** The fingerprint of the cluster key it holds (keyFingerprint in keyfile.h), so that a user
+     *  can see which nodes share the app's key before pairing; empty from nodes older than it. */
+    QString key_fingerprint;
     QHostAddress address; // filled in by whoever heard it
 
     QCborMap toCbor() const;

@@ -1,6 +1,7 @@
 #include "nodeserver.h"
 
 #include "core/parallel.h"
+#include "keyfile.h"
 #include "protocol.h"
 
 #include <QCborValue>
@@ -33,6 +34,7 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     m_info.name = m_options.name;
     m_info.version = QStringLiteral(EDGETRAIN_VERSION);
     m_info.protocol = Frame::kVersion;
+    m_info.key_fingerprint = keyFingerprint(m_options.cluster_key);
     m_info.cores = device.cores;
     m_info.ram_bytes = device.ram_bytes;
     m_info.arch = device.arch;

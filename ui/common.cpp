@@ -1,12 +1,40 @@
 #include "common.h"
 
+#include <QDir>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QVBoxLayout>
 
+// The icons are compiled into this static library: its resources are registered by hand (outside
+// any namespace, as Q_INIT_RESOURCE wants).
+static void initIconResource()
+{
+    Q_INIT_RESOURCE(icons);
+}
+
 namespace edgetrain::ui {
+
+QIcon actionIcon(const QString &themeName, const QString &file)
+{
+    static const bool registered = (initIconResource(), true);
+    Q_UNUSED(registered);
+    const QIcon ours(QStringLiteral(":/icons/%1.svg").arg(file));
+    return themeName.isEmpty() ? ours : QIcon::fromTheme(themeName, ours);
+}
+
+QString lastFolder(const QString &purpose)
+{
+    const QString dir = QSettings().value(QStringLiteral("folders/") + purpose).toString();
+    return !dir.isEmpty() && QDir(dir).exists() ? dir : QDir::homePath();
+}
+
+void rememberFolder(const QString &purpose, const QString &folder)
+{
+    QSettings().setValue(QStringLiteral("folders/") + purpose, folder);
+}
 
 QWidget *pageHeader(const QString &title, const QString &explanation, QWidget *parent)
 {

@@ -2,6 +2,7 @@
 
 #include "app/session/workflow.h"
 
+#include <QIcon>
 #include <QWidget>
 
 class QLabel;
@@ -12,6 +13,19 @@ namespace edgetrain::ui {
 
 /** A page's title and the one sentence that says what the step is for. */
 QWidget *pageHeader(const QString &title, const QString &explanation, QWidget *parent);
+
+/**
+ * An action's icon: the desktop theme's `themeName` where the theme has it (the window then looks
+ * like the desktop's other programs), else ours, `:/icons/<file>.svg` (ui/icons.qrc). With an
+ * empty `themeName` always ours (the steps and the cluster key have no theme names).
+ */
+QIcon actionIcon(const QString &themeName, const QString &file);
+
+/** The folder a file dialog for `purpose` ("sessions", "keys") opens in: the one chosen there
+ *  last time (QSettings), else the home folder. */
+QString lastFolder(const QString &purpose);
+/** Remembers `folder` for the next file dialog for `purpose`. */
+void rememberFolder(const QString &purpose, const QString &folder);
 
 /**
  * Progress of one kind of long task: a bar, what is being done, and Cancel. Shows the result

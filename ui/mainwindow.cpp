@@ -1,16 +1,20 @@
 #include "mainwindow.h"
 
 #include "capturepage.h"
+#include "common.h"
 #include "datasetpage.h"
 #include "nodespage.h"
 #include "planpage.h"
 #include "reportpage.h"
+#include "startpage.h"
 #include "trainpage.h"
 #include "verifypage.h"
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -26,7 +30,10 @@ namespace edgetrain::ui {
 MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     : QMainWindow(parent), m_workflow(workflow)
 {
-    auto *central = new QWidget(this);
+    m_top = new QStackedWidget(this);
+    m_start = new StartPage(m_top);
+    auto *central = new QWidget(m_top);
+    m_stepsView = central;
     auto *layout = new QHBoxLayout(central);
     m_steps = new QListWidget(central);
     m_steps->setFixedWidth(170);
@@ -37,8 +44,12 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     const QString names[Steps] = {
         tr("1  Nodes"), tr("2  Capture & label"), tr("3  Dataset"), tr("4  Verify"),
         tr("5  Plan"),  tr("6  Train & monitor"), tr("7  Report")};
-    for (const QString &name : names) {
-        auto *item = new QListWidgetItem(name, m_steps);
+    const char *icons[Steps] = {"step-nodes", "step-capture", "step-dataset", "step-verify",
+                                "step-plan",  "step-train",   "step-report"};
+    m_steps->setIconSize(QSize(20, 20));
+    for (int i = 0; i < Steps; ++i) {
+        auto *item =
+            new QListWidgetItem(actionIcon(QString(), QLatin1String(icons[i])), names[i], m_steps);
         item->setSizeHint(QSize(160, 34));
     }
     m_pages = new QStackedWidget(central);
@@ -58,7 +69,20 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
         m_pages->addWidget(page);
     layout->addWidget(m_steps);
     layout->addWidget(m_pages, 1);
-    setCentralWidget(central);
+    m_top->addWidget(m_start);
+    m_top->addWidget(m_stepsView);
+    setCentralWidget(m_top);
+    connect(m_start, &StartPage::newSessionRequested, this, &MainWindow::newSession);
+    connect(m_start, &StartPage::openSessionRequested, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Session folder"), lastFolder(QStringLiteral("sessions")));
+        if (!dir.isEmpty())
+            openSession(dir);
+    });
+    connect(m_start, &StartPage::recentSessionRequested, this, &MainWindow::openSession);
+    connect(m_start, &StartPage::demoRequested, this, &MainWindow::demoRequested);
+    connect(m_start, &StartPage::rehearsalRequested, this, &MainWindow::rehearse);
+    m_start->setRecentSessions(recentSessions());
     connect(m_steps, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
     connect(m_steps, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row == Plan)
@@ -77,6 +101,7 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     connect(workflow, &app::Workflow::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::updateTitle);
+    connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::showSessionOrStart);
     connect(workflow, &app::Workflow::settingsChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::saved, this, [this](bool ok, const QString &text) {
         statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text),
@@ -86,55 +111,59 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     buildMenus();
     updateTitle();
     updateStatus();
-    resize(1366, 768);
+    showSessionOrStart();
+    if (!restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(1366, 768);
 }
 
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildMenus()
 {
+    // Icons: the desktop theme's where it has them, ours (ui/icons) otherwise.
+    auto icon = [](const char *theme, const char *ours) {
+        return actionIcon(QLatin1String(theme), QLatin1String(ours));
+    };
     QMenu *session = menuBar()->addMenu(tr("&Session"));
-    session->addAction(tr("&New…"), QKeySequence::New, this, [this] {
-        const QString dir =
-            QFileDialog::getExistingDirectory(this, tr("Folder for the new session"));
-        if (dir.isEmpty())
-            return;
-        QString error;
-        if (!m_workflow->newSession(dir, &error))
-            QMessageBox::warning(this, tr("New session"), error);
-        else
-            addRecent(dir);
-    });
-    session->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Session folder"));
-        if (!dir.isEmpty())
-            openSession(dir);
-    });
-    m_recent = session->addMenu(tr("Open &Recent"));
+    session->addAction(icon("document-new", "new-session"), tr("&New…"), QKeySequence::New, this,
+                       &MainWindow::newSession);
+    session->addAction(icon("document-open", "open-session"), tr("&Open…"), QKeySequence::Open,
+                       this, [this] {
+                           const QString dir = QFileDialog::getExistingDirectory(
+                               this, tr("Session folder"), lastFolder(QStringLiteral("sessions")));
+                           if (!dir.isEmpty())
+                               openSession(dir);
+                       });
+    m_recent = session->addMenu(icon("document-open-recent", "open-recent"), tr("Open &Recent"));
     connect(m_recent, &QMenu::aboutToShow, this, &MainWindow::fillRecent);
     session->addSeparator();
-    session->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::saveSession);
-    session->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Save the session to"));
-        if (dir.isEmpty())
-            return;
-        QString error;
-        if (!m_workflow->saveAs(dir, &error))
-            QMessageBox::warning(this, tr("Save session"), error);
-        else
-            addRecent(dir);
-        updateTitle();
-    });
+    session->addAction(icon("document-save", "save"), tr("&Save"), QKeySequence::Save, this,
+                       &MainWindow::saveSession);
+    session->addAction(
+        icon("document-save-as", "save-as"), tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
+            const QString dir = QFileDialog::getExistingDirectory(
+                this, tr("Save the session to"), lastFolder(QStringLiteral("sessions")));
+            if (dir.isEmpty())
+                return;
+            QString error;
+            if (!m_workflow->saveAs(dir, &error))
+                QMessageBox::warning(this, tr("Save session"), error);
+            else
+                addRecent(dir);
+            updateTitle();
+        });
     session->addSeparator();
-    session->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    session->addAction(icon("application-exit", "quit"), tr("&Quit"), QKeySequence::Quit, this,
+                       &QWidget::close);
 
     QMenu *go = menuBar()->addMenu(tr("&Go"));
     for (int i = 0; i < Steps; ++i)
-        go->addAction(m_steps->item(i)->text(), QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)),
-                      this, [this, i] { showStep(Step(i)); });
+        go->addAction(m_steps->item(i)->icon(), m_steps->item(i)->text(),
+                      QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)), this,
+                      [this, i] { showStep(Step(i)); });
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About EdgeTrain"), this, [this] {
+    help->addAction(icon("help-about", "about"), tr("&About EdgeTrain"), this, [this] {
         QMessageBox::about(this, tr("About EdgeTrain"),
                            tr("<b>EdgeTrain %1</b><p>Trains a student detector for one camera on "
                               "the edge devices next to it: a teacher labels what it can see, a "
@@ -146,6 +175,43 @@ void MainWindow::buildMenus()
 void MainWindow::showStep(Step step)
 {
     m_steps->setCurrentRow(int(step));
+}
+
+bool MainWindow::showsStartPage() const
+{
+    return m_top->currentWidget() == m_start;
+}
+
+void MainWindow::showSessionOrStart()
+{
+    // Once a session is open the steps stay, whatever happens to it.
+    if (!m_workflow->session().dir.isEmpty())
+        m_top->setCurrentWidget(m_stepsView);
+    else if (m_top->currentWidget() != m_stepsView)
+        m_top->setCurrentWidget(m_start);
+}
+
+bool MainWindow::newSession()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the new session"),
+                                                          lastFolder(QStringLiteral("sessions")));
+    if (dir.isEmpty())
+        return false;
+    QString error;
+    if (!m_workflow->newSession(dir, &error)) {
+        QMessageBox::warning(this, tr("New session"), error);
+        return false;
+    }
+    addRecent(dir);
+    return true;
+}
+
+void MainWindow::rehearse()
+{
+    if (m_workflow->session().dir.isEmpty() && !newSession())
+        return;
+    showStep(Nodes);
+    m_nodes->startRehearsal();
 }
 
 MainWindow::Step MainWindow::currentStep() const
@@ -189,17 +255,28 @@ void MainWindow::updateStatus()
 
 void MainWindow::addRecent(const QString &dir)
 {
+    const QString absolute = QFileInfo(dir).absoluteFilePath();
     QSettings settings;
     QStringList list = settings.value(QStringLiteral("recentSessions")).toStringList();
-    list.removeAll(dir);
-    list.prepend(dir);
+    list.removeAll(absolute);
+    list.prepend(absolute);
     settings.setValue(QStringLiteral("recentSessions"), list.mid(0, 8));
+    // The dialogs open next to it next time.
+    rememberFolder(QStringLiteral("sessions"), QFileInfo(absolute).absolutePath());
+    m_start->setRecentSessions(recentSessions());
+}
+
+QStringList MainWindow::recentSessions()
+{
+    QStringList list = QSettings().value(QStringLiteral("recentSessions")).toStringList();
+    list.removeIf([](const QString &dir) { return !QFileInfo(dir).isDir(); });
+    return list;
 }
 
 void MainWindow::fillRecent()
 {
     m_recent->clear();
-    const QStringList list = QSettings().value(QStringLiteral("recentSessions")).toStringList();
+    const QStringList list = recentSessions();
     for (const QString &dir : list)
         m_recent->addAction(dir, this, [this, dir] { openSession(dir); });
     if (list.isEmpty())
@@ -234,6 +311,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QString error;
     if (!m_workflow->session().dir.isEmpty() && !m_workflow->save(&error))
         QMessageBox::warning(this, tr("Save session"), error);
+    QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
     event->accept();
 }
 

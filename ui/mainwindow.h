@@ -16,13 +16,16 @@ class DatasetPage;
 class NodesPage;
 class PlanPage;
 class ReportPage;
+class StartPage;
 class TrainPage;
 class VerifyPage;
 
 /**
  * The window: the seven steps as a navigation list, one page each, the cluster's state in the
- * status bar, the session menu. Closing it while training stops the nodes' job first and saves
- * the session.
+ * status bar, the session menu. Until a session is open it shows the start page instead (new,
+ * open, recent, the demo, a rehearsal). Closing it while training stops the nodes' job first and
+ * saves the session. Its geometry, the recent sessions and the dialogs' last folders are kept
+ * with QSettings (the application's organization and name).
  */
 class MainWindow : public QMainWindow
 {
@@ -44,15 +47,31 @@ public:
     TrainPage *trainPage() const { return m_train; }
     ReportPage *reportPage() const { return m_report; }
     QLabel *clusterLabel() const { return m_cluster; }
+    StartPage *startPage() const { return m_start; }
+    /** Whether the start page is shown (no session open yet) rather than the steps. */
+    bool showsStartPage() const;
 
     /** Opens a session folder; errors go to a dialog (and are returned). */
     bool openSession(const QString &dir);
+    /** Session → New: asks for a folder and starts a session there; false if cancelled or
+     *  refused (the reason in a dialog). */
+    bool newSession();
+    /** A new session (asked for, unless one is open) with an edge lab of the Nodes page's
+     *  devices starting on this machine; shows the Nodes step. */
+    void rehearse();
+    /** The recent session folders that still exist, newest first (QSettings). */
+    static QStringList recentSessions();
+
+Q_SIGNALS:
+    /** The start page's "Run the demo": the program starts the demo's nodes and session. */
+    void demoRequested();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
     void buildMenus();
+    void showSessionOrStart();
     void updateTitle();
     void updateStatus();
     void addRecent(const QString &dir);
@@ -60,6 +79,9 @@ private:
     bool saveSession();
 
     app::Workflow *m_workflow;
+    QStackedWidget *m_top; // the start page or the steps
+    StartPage *m_start;
+    QWidget *m_stepsView;
     QListWidget *m_steps;
     QStackedWidget *m_pages;
     NodesPage *m_nodes;

@@ -2,8 +2,11 @@
 
 #include "charts.h"
 #include "common.h"
+#include "devicesetupdialog.h"
 
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,13 +14,14 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace edgetrain::ui {
 
 namespace {
-enum Column { Name, Address, Arch, Cores, Ram, Load, Cpu, State, LastSeen, Columns };
+enum Column { Name, Address, Arch, Cores, Ram, Load, Cpu, Key, State, LastSeen, Columns };
 }
 
 NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
@@ -33,13 +37,35 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     auto *form = new QFormLayout;
     auto keyRow = new QHBoxLayout;
     m_keyFile = new QLineEdit(this);
+    m_keyFile->setObjectName(QStringLiteral("keyFile"));
     m_keyFile->setPlaceholderText(tr("file holding the cluster key (edgetrain-node --key-file)"));
     auto *browse = new QPushButton(tr("Choose…"), this);
-    auto *loadKey = new QPushButton(tr("Load key"), this);
+    auto *loadKey =
+        new QPushButton(actionIcon(QString(), QStringLiteral("key")), tr("Load key"), this);
+    auto *newKey = new QPushButton(actionIcon(QString(), QStringLiteral("new-key")),
+                                   tr("New cluster key…"), this);
+    newKey->setObjectName(QStringLiteral("newKey"));
+    newKey->setToolTip(tr("Write a new random cluster key to a file (readable by you only) and "
+                          "use it; every device then needs a copy"));
     keyRow->addWidget(m_keyFile, 1);
     keyRow->addWidget(browse);
     keyRow->addWidget(loadKey);
+    keyRow->addWidget(newKey);
     form->addRow(tr("Cluster key:"), keyRow);
+
+    // The fingerprint lets a user compare keys across devices without copying the key around.
+    auto *fingerprintRow = new QHBoxLayout;
+    m_fingerprint = new QLabel(this);
+    m_fingerprint->setObjectName(QStringLiteral("keyFingerprint"));
+    m_fingerprint->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *setup = new QPushButton(actionIcon(QString(), QStringLiteral("setup-device")),
+                                  tr("Set up a device…"), this);
+    setup->setObjectName(QStringLiteral("setupDevice"));
+    setup->setToolTip(tr("The commands that install edgetrain-node on a device, give it this "
+                         "key and check its fingerprint"));
+    fingerprintRow->addWidget(m_fingerprint, 1);
+    fingerprintRow->addWidget(setup);
+    form->addRow(tr("Fingerprint:"), fingerprintRow);
 
     auto *probeRow = new QHBoxLayout;
     m_probe = new QLineEdit(this);
@@ -59,13 +85,19 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
 
     // Rehearsal before a site visit: emulated devices on this machine (net/edgelab.h).
     auto *labRow = new QHBoxLayout;
-    m_labDevices = new QLineEdit(QStringLiteral("pi3:3,pi4:1"), this);
+    // The devices and link of the last rehearsal are offered again (QSettings).
+    QSettings settings;
+    m_labDevices = new QLineEdit(
+        settings.value(QStringLiteral("rehearsal/devices"), QStringLiteral("pi3:3,pi4:1"))
+            .toString(),
+        this);
     m_labDevices->setToolTip(tr("Device profiles and counts: pi3b (pi3), pi3bplus, pi4b-2gb, "
                                 "pi4b-4gb (pi4), pi4b-8gb, pi5-4gb, pi5-8gb (pi5), jetson-nano, "
                                 "laptop-i5-8250u (laptop), or a profile file"));
-    m_labLink = new QLineEdit(this);
+    m_labLink = new QLineEdit(settings.value(QStringLiteral("rehearsal/link")).toString(), this);
     m_labLink->setPlaceholderText(tr("link, e.g. 100mbit (default: each device's)"));
-    m_labButton = new QPushButton(tr("Rehearse with emulated devices…"), this);
+    m_labButton = new QPushButton(actionIcon(QString(), QStringLiteral("rehearse")),
+                                  tr("Rehearse with emulated devices…"), this);
     m_labButton->setToolTip(tr("Start an edge lab: each device an edgetrain-node in its own "
                                "network namespace, its link shaped, its CPU and memory limited "
                                "to the profile's (needs root; otherwise plain local nodes)"));
@@ -84,8 +116,11 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
 
     m_table = new QTableWidget(0, Columns, this);
     m_table->setHorizontalHeaderLabels({tr("Name"), tr("Address"), tr("Arch"), tr("Cores"),
-                                        tr("RAM"), tr("Load"), tr("CPU %"), tr("State"),
+                                        tr("RAM"), tr("Load"), tr("CPU %"), tr("Key"), tr("State"),
                                         tr("Last seen")});
+    m_table->horizontalHeaderItem(Key)->setToolTip(
+        tr("The fingerprint of the key the node holds, as it says it (nodes before EdgeTrain "
+           "0.1 say nothing)"));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -108,10 +143,15 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
 
     auto warn = [this](const QString &text) { QMessageBox::warning(this, tr("Nodes"), text); };
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Cluster key file"));
-        if (!f.isEmpty())
-            m_keyFile->setText(f);
+        const QString f = QFileDialog::getOpenFileName(this, tr("Cluster key file"),
+                                                       lastFolder(QStringLiteral("keys")));
+        if (f.isEmpty())
+            return;
+        m_keyFile->setText(f);
+        rememberFolder(QStringLiteral("keys"), QFileInfo(f).absolutePath());
     });
+    connect(newKey, &QPushButton::clicked, this, &NodesPage::newClusterKey);
+    connect(setup, &QPushButton::clicked, this, &NodesPage::showDeviceSetup);
     // A field and its button (or Return) hand the text to the workflow; a refusal is shown. An
     // accepted address leaves its field; an accepted key stays and pairs the nodes found.
     using Action = bool (app::NodeRegistry::*)(const QString &, QString *);
@@ -136,14 +176,12 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     connect(forget, &QPushButton::clicked, this,
             [this] { m_workflow->nodes().forget(selectedKey()); });
     app::LabControl &lab = m_workflow->lab();
-    connect(m_labButton, &QPushButton::clicked, this, [this, warn, &lab] {
+    connect(m_labButton, &QPushButton::clicked, this, [this, &lab] {
         if (lab.busy())
             return lab.cancel();
         if (lab.isUp())
             return lab.stop();
-        QString error;
-        if (!lab.start(m_labDevices->text(), m_labLink->text(), &error))
-            warn(error);
+        startRehearsal();
     });
     auto showLab = [this, &lab] {
         m_labButton->setText(lab.busy()   ? tr("Cancel")
@@ -179,10 +217,88 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     });
     showLab();
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
-    connect(m_workflow, &app::Workflow::sessionChanged, this,
-            [this] { m_keyFile->setText(m_workflow->session().keyFile); });
+    connect(&m_workflow->nodes(), &app::NodeRegistry::keyLoaded, this, [this](const QString &path) {
+        m_keyFile->setText(path); // also a lab's key, or a new one
+        showKey();
+        refresh();
+    });
+    connect(m_workflow, &app::Workflow::sessionChanged, this, [this] {
+        m_keyFile->setText(m_workflow->session().keyFile);
+        showKey();
+    });
     m_keyFile->setText(m_workflow->session().keyFile);
+    showKey();
     refresh();
+}
+
+void NodesPage::showKey()
+{
+    const QString fingerprint = m_workflow->nodes().keyFingerprint();
+    if (fingerprint.isEmpty()) {
+        m_fingerprint->setText(tr("no cluster key loaded: load the file the devices have, or "
+                                  "make one with New cluster key…"));
+        m_fingerprint->setFont(font());
+        return;
+    }
+    m_fingerprint->setText(fingerprint);
+    m_fingerprint->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_fingerprint->setToolTip(
+        tr("A device holds the same key when `edgetrain-cli key fingerprint` or its log "
+           "(journalctl -u edgetrain-node) shows this fingerprint"));
+}
+
+void NodesPage::newClusterKey()
+{
+    const QString suggested = lastFolder(QStringLiteral("keys")) + QStringLiteral("/cluster.key");
+    // The file dialog's own overwrite question is replaced by one that says what is at stake.
+    const QString path = QFileDialog::getSaveFileName(this, tr("New cluster key"), suggested,
+                                                      tr("Key files (*.key);;All files (*)"),
+                                                      nullptr, QFileDialog::DontConfirmOverwrite);
+    if (path.isEmpty())
+        return;
+    const QFileInfo info(path);
+    auto existing = net::ExistingKey::Refuse;
+    if (info.exists() || info.isSymLink()) {
+        const auto answer = QMessageBox::warning(
+            this, tr("New cluster key"),
+            tr("'%1' exists. It may be the key your devices use: a new key there locks every one "
+               "of them out until it gets a copy of the new key.\n\nReplace it with a new key?")
+                .arg(path),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Yes)
+            return;
+        existing = net::ExistingKey::Replace;
+    }
+    QString error;
+    if (!m_workflow->nodes().newKeyFile(path, existing, &error)) {
+        QMessageBox::warning(this, tr("New cluster key"), error);
+        return;
+    }
+    rememberFolder(QStringLiteral("keys"), info.absolutePath());
+}
+
+void NodesPage::showDeviceSetup()
+{
+    const QString fingerprint = m_workflow->nodes().keyFingerprint();
+    auto *dialog = new DeviceSetupDialog(
+        fingerprint.isEmpty() ? QString() : m_workflow->session().keyFile, fingerprint, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open(); // window-modal, without a nested event loop
+}
+
+void NodesPage::startRehearsal()
+{
+    app::LabControl &lab = m_workflow->lab();
+    if (lab.busy() || lab.isUp())
+        return;
+    QString error;
+    if (!lab.start(m_labDevices->text(), m_labLink->text(), &error)) {
+        QMessageBox::warning(this, tr("Nodes"), error);
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("rehearsal/devices"), m_labDevices->text());
+    settings.setValue(QStringLiteral("rehearsal/link"), m_labLink->text());
 }
 
 QString NodesPage::selectedKey() const
@@ -198,6 +314,7 @@ void NodesPage::refresh()
     const auto &nodes = m_workflow->nodes().all();
     m_table->setRowCount(int(nodes.size()));
     const QDateTime now = QDateTime::currentDateTimeUtc();
+    const QString ourKey = m_workflow->nodes().keyFingerprint();
     int row = 0;
     for (const auto &[key, n] : nodes) {
         auto set = [&](int column, const QString &text, Qt::Alignment align = Qt::AlignLeft) {
@@ -223,6 +340,18 @@ void NodesPage::refresh()
             Qt::AlignRight);
         set(Cpu, n.sample ? QString::number(n.sample->cpu_percent, 'f', 0) : QString(),
             Qt::AlignRight);
+        // The node's key against the app's: the first two groups are enough to tell them apart.
+        const QString nodeKey = n.info.key_fingerprint;
+        const QString shortKey = nodeKey.left(9) + QStringLiteral("…");
+        QTableWidgetItem *keyItem =
+            set(Key, nodeKey.isEmpty()   ? QString()
+                     : ourKey.isEmpty()  ? shortKey
+                     : nodeKey == ourKey ? tr("same key")
+                                         : tr("other key (%1)").arg(shortKey));
+        keyItem->setToolTip(nodeKey);
+        keyItem->setForeground(!ourKey.isEmpty() && !nodeKey.isEmpty() && nodeKey != ourKey
+                                   ? QColor(0xb0, 0x60, 0x00)
+                                   : palette().text().color());
         QTableWidgetItem *state =
             set(State, app::nodeStateName(n.state) +
                            (n.detail.isEmpty() ? QString() : QStringLiteral(" — ") + n.detail));

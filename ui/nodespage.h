@@ -20,14 +20,24 @@ public:
     explicit NodesPage(app::Workflow *workflow, QWidget *parent = nullptr);
     QTableWidget *table() const { return m_table; }
 
+    /** "New cluster key…": asks for a file (confirming before it replaces one), writes a new key
+     *  there and makes it the session's key. */
+    void newClusterKey();
+    /** "Set up a device…": opens the setup dialog (not modal) for the session's key. */
+    void showDeviceSetup();
+    /** Starts a rehearsal lab with the devices and link in the page's fields, unless one is up
+     *  or starting; a refusal is shown. */
+    void startRehearsal();
+
 private:
     void refresh();
+    void showKey();
     QString selectedKey() const;
 
     app::Workflow *m_workflow;
     QLineEdit *m_keyFile, *m_probe, *m_address, *m_labDevices, *m_labLink;
     QPushButton *m_labButton;
-    QLabel *m_labState;
+    QLabel *m_labState, *m_fingerprint;
     QTableWidget *m_table;
 };
 

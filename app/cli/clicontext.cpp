@@ -51,6 +51,12 @@ void CliContext::addOption(const QString &name, const QString &description,
     m_parser.addOption(option);
 }
 
+void CliContext::addPositional(const QString &name, const QString &description)
+{
+    m_parser.addPositionalArgument(name, description);
+    m_positional.append(name);
+}
+
 bool CliContext::parse()
 {
     QStringList args = m_arguments;
@@ -62,10 +68,14 @@ bool CliContext::parse()
         std::fputs(help.c_str(), stdout);
         return false;
     }
-    if (!m_parser.positionalArguments().isEmpty())
-        throw UsageError("unexpected argument '" +
-                         m_parser.positionalArguments().first().toStdString() +
+    const QStringList given = m_parser.positionalArguments();
+    if (given.size() > m_positional.size())
+        throw UsageError("unexpected argument '" + given.at(m_positional.size()).toStdString() +
                          "' (see edgetrain-cli " + m_command.toStdString() + " --help)");
+    if (given.size() < m_positional.size())
+        throw UsageError(m_positional.at(given.size()).toStdString() +
+                         " is required (edgetrain-cli " + m_command.toStdString() + " " +
+                         m_positional.join(QLatin1Char(' ')).toStdString() + ")");
     m_threads = int(integer(QStringLiteral("threads"), 1, 256));
     core::setDefaultThreadCount(m_threads); // and for any thread a command starts
     if (isSet(QStringLiteral("gemm"))) {

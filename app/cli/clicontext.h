@@ -39,8 +39,13 @@ public:
     QCommandLineParser &parser() { return m_parser; }
     void addOption(const QString &name, const QString &description, const QString &valueName = {},
                    const QString &defaultValue = {});
+    /** Declares the command's next positional argument (e.g. "FILE"): parse() then wants exactly
+     *  the declared ones, and says which is missing or surplus (UsageError) otherwise. */
+    void addPositional(const QString &name, const QString &description);
     /** Parses; returns false if --help was printed. Throws UsageError on bad flags. */
     bool parse();
+    /** The `index`-th positional argument, as given (after parse()). */
+    QString positional(int index) const { return m_parser.positionalArguments().at(index); }
 
     bool isSet(const QString &name) const { return m_parser.isSet(name); }
     std::string text(const QString &name) const;
@@ -70,6 +75,7 @@ public:
 private:
     QString m_command;
     QStringList m_arguments;
+    QStringList m_positional; // the declared names, in order
     QCommandLineParser m_parser;
     int m_threads = 1;
     bool m_tty = false;

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "detectcommand.h"
 #include "evaluatecommand.h"
+#include "keycommand.h"
 #include "labcommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
@@ -37,7 +38,8 @@ void printUsage(FILE *out)
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
                "  detect     one detector (teacher, motion, a session's student) over a source\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
-               "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n\n"
+               "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n"
+               "  key        a new cluster key file, or a key file's fingerprint\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
@@ -93,6 +95,8 @@ int main(int argc, char **argv)
             return TruthCommand::run(args);
         if (command == QLatin1String("lab"))
             return LabCommand::run(args);
+        if (command == QLatin1String("key"))
+            return KeyCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));
         printUsage(stderr);
         return ExitUsage;

@@ -27,7 +27,8 @@ core::Json nodeJson(const net::NodeInfo &n)
     j.set("arch", n.arch.toStdString()).set("cores", n.cores).set("ram_bytes", n.ram_bytes);
     j.set("load", n.load)
         .set("version", n.version.toStdString())
-        .set("cpu_model", n.cpu_model.toStdString());
+        .set("cpu_model", n.cpu_model.toStdString())
+        .set("key_fingerprint", n.key_fingerprint.toStdString());
     return j;
 }
 
@@ -65,10 +66,12 @@ int NodesCommand::run(const QStringList &arguments)
     cli.message(std::to_string(nodes.size()) + " node(s) answered");
     for (const auto &n : nodes) {
         char line[256];
-        std::snprintf(line, sizeof line, "  %-16s %s:%u  %s, %d cores, %s RAM, load %.2f  (%s)",
-                      qPrintable(n.name), qPrintable(n.address.toString()),
-                      unsigned(n.control_port), qPrintable(n.arch), n.cores,
-                      core::NumberText::bytes(n.ram_bytes).c_str(), n.load, qPrintable(n.id));
+        std::snprintf(
+            line, sizeof line, "  %-16s %s:%u  %s, %d cores, %s RAM, load %.2f, key %s  (%s)",
+            qPrintable(n.name), qPrintable(n.address.toString()), unsigned(n.control_port),
+            qPrintable(n.arch), n.cores, core::NumberText::bytes(n.ram_bytes).c_str(), n.load,
+            n.key_fingerprint.isEmpty() ? "not said" : qPrintable(n.key_fingerprint),
+            qPrintable(n.id));
         cli.message(line);
     }
     if (cli.json()) {

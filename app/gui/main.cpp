@@ -1,6 +1,6 @@
-// edgetrain: the desktop app. `edgetrain [SESSION]` opens the window; `edgetrain --demo` opens it
-// on a ready demo session with three local nodes; `--demo --headless --out DIR` runs that session
-// without a window and writes the report.
+// edgetrain: the desktop app. `edgetrain [SESSION]` opens the window (on its start page without a
+// session); `edgetrain --demo` opens it on a ready demo session with three local nodes;
+// `--demo --headless --out DIR` runs that session without a window and writes the report.
 #include "demo.h"
 #include "demomaterial.h"
 #include "ui/mainwindow.h"
@@ -10,6 +10,8 @@
 #include <QDir>
 #include <QIcon>
 #include <QLoggingCategory>
+#include <QMessageBox>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -163,6 +165,24 @@ static int run(int argc, char **argv)
     }
 
     edgetrain::ui::MainWindow window(&workflow);
+    // The start page's "Run the demo": what --demo does, in --out or the user's data folder.
+    bool demoNodesUp = demo;
+    QObject::connect(&window, &edgetrain::ui::MainWindow::demoRequested, &window, [&] {
+        const QString dir =
+            parser.isSet(QStringLiteral("out"))
+                ? out
+                : QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+                      QStringLiteral("/demo");
+        QString error;
+        QApplication::setOverrideCursor(Qt::WaitCursor); // the nodes take a moment to start
+        demoNodesUp = demoNodesUp || cluster.start(dir, nodes, &error);
+        const bool ready = demoNodesUp && edgetrain::gui::prepareDemoSession(
+                                              workflow, dir + QStringLiteral("/session"), cluster,
+                                              parser.value(QStringLiteral("truth")), &error);
+        QApplication::restoreOverrideCursor();
+        if (!ready)
+            QMessageBox::warning(&window, QObject::tr("Run the demo"), error);
+    });
     const QStringList args = parser.positionalArguments();
     if (!args.isEmpty())
         window.openSession(args.first());

@@ -137,6 +137,10 @@ static int run(int argc, char **argv)
         std::fprintf(stderr, "edgetrain-node: %s\n", qPrintable(error));
         return 2;
     }
+    // Compared with `edgetrain-cli key fingerprint` and the app's Nodes page, this line tells
+    // whether this device holds the cluster's key (journalctl -u edgetrain-node).
+    qCInfo(net::lcNode, "cluster key fingerprint %s (%s)",
+           qPrintable(net::keyFingerprint(options.cluster_key)), qPrintable(config.key_file));
     if (options.name.isEmpty())
         options.name = QHostInfo::localHostName();
     if (parser.isSet(QStringLiteral("device-profile"))) {

@@ -62,6 +62,21 @@ bool NodeRegistry::setKeyFile(const QString &path, QString *error)
     return true;
 }
 
+bool NodeRegistry::newKeyFile(const QString &path, net::ExistingKey existing, QString *error)
+{
+    if (!net::writeNewKeyFile(path, error, existing) || !setKeyFile(path, error))
+        return false;
+    Q_EMIT message(QStringLiteral("wrote a new cluster key to '%1' (fingerprint %2); each device "
+                                  "needs a copy of it")
+                       .arg(path, keyFingerprint()));
+    return true;
+}
+
+QString NodeRegistry::keyFingerprint() const
+{
+    return m_key.isEmpty() ? QString() : net::keyFingerprint(m_key);
+}
+
 bool NodeRegistry::addProbe(const QString &hostPort, QString *error)
 {
     QList<QPair<QString, quint16>> list; // as the user wrote them: a name stays a name

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/controlclient.h"
+#include "net/keyfile.h"
 #include "session.h"
 
 #include <QDateTime>
@@ -52,8 +53,18 @@ public:
 
     /** Reads the cluster key; false (and the key unchanged) if the file cannot be used. */
     bool setKeyFile(const QString &path, QString *error);
+    /**
+     * Writes a new cluster key to `path` (net::writeNewKeyFile: mode 0600; an existing file is
+     * replaced only if `existing` says so) and uses it from now on, as setKeyFile does. Nodes
+     * paired with the old key stay paired until their connection ends; the others need the new
+     * key. False with the reason if the key cannot be written or read back.
+     */
+    bool newKeyFile(const QString &path, net::ExistingKey existing, QString *error);
     bool hasKey() const { return !m_key.isEmpty(); }
     QByteArray key() const { return m_key; }
+    /** The key's fingerprint (net::keyFingerprint), to compare with a device's; empty without
+     *  a key. */
+    QString keyFingerprint() const;
 
     /** Adds unicast discovery addresses (host:port, comma-separated; IP addresses only), probed
      *  every second. Starts discovery if it is off. */

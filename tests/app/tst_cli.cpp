@@ -10,12 +10,14 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRectF>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <sys/stat.h>
 
 namespace {
 
@@ -36,6 +38,22 @@ bool writeKeyFile(const QString &path, const QByteArray &key)
     return f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
 }
 
+/** The file's permission bits as stat(2) gives them (-1 if it cannot). */
+int modeOf(const QString &path)
+{
+    struct stat st
+    {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+        return -1;
+    return int(st.st_mode & 07777);
+}
+
+QByteArray contents(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -48,6 +66,7 @@ private Q_SLOTS:
     void runtimeErrors_data();
     void runtimeErrors();
     void helpForEveryCommand();
+    void keyNewAndFingerprint();
     void trainSaveEvaluate();
     void benchReportsThroughputAndMemory();
     void memoryPlansAndMeasures();
@@ -106,6 +125,15 @@ void TestCli::usageErrors_data()
                                   << "--mode must be sync, async or local-sgd";
     QTest::newRow("bad node list")
         << QStringList{"train", "--nodes", "pi-3", "--key-file", "k"} << "'pi-3' is not host:port";
+    QTest::newRow("key without action") << QStringList{"key"} << "expected new or fingerprint";
+    QTest::newRow("unknown key action")
+        << QStringList{"key", "rotate"} << "unknown action 'rotate' (expected new or fingerprint)";
+    QTest::newRow("key new without file")
+        << QStringList{"key", "new"} << "FILE is required (edgetrain-cli key new FILE)";
+    QTest::newRow("key new with two files")
+        << QStringList{"key", "new", "a.key", "b.key"} << "unexpected argument 'b.key'";
+    QTest::newRow("fingerprint without file")
+        << QStringList{"key", "fingerprint", "--json"} << "FILE is required";
     QTest::newRow("absurd staleness")
         << QStringList{"train", "--nodes", "127.0.0.1:1", "--staleness", "1000"} << "--staleness";
 }
@@ -173,6 +201,17 @@ void TestCli::runtimeErrors_data()
                        "--out",
                        dir + "/s1"}
         << "is not a detector";
+    QFile open(dir + QStringLiteral("/open.key"));
+    QVERIFY(open.open(QIODevice::WriteOnly));
+    open.write("a key anyone can read\n");
+    open.close();
+    QVERIFY(open.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ReadOther));
+    QTest::newRow("fingerprint of a key anyone can read")
+        << QStringList{"key", "fingerprint", open.fileName()} << "run: chmod 600";
+    QTest::newRow("fingerprint of a missing key")
+        << QStringList{"key", "fingerprint", dir + "/none.key"} << "none.key' does not exist";
+    QTest::newRow("new key in a missing folder")
+        << QStringList{"key", "new", dir + "/nowhere/cluster.key"} << "nowhere/cluster.key";
     QTest::newRow("dataset without labels")
         << QStringList{"dataset", "--session", dir + "/nolabels"} << "labels.json";
 }
@@ -197,6 +236,76 @@ void TestCli::helpForEveryCommand()
         QVERIFY(r.out.contains(QLatin1String("--threads")));
     }
     QCOMPARE(cli({QStringLiteral("--help")}).status, 0);
+}
+
+void TestCli::keyNewAndFingerprint()
+{
+    const QRegularExpression fingerprint(QStringLiteral("^[0-9a-f]{4}(:[0-9a-f]{4}){7}$"));
+    const QString file = m_dir.path() + QStringLiteral("/new.key");
+    const Run made = cli({"key", "new", file, "--json"});
+    QCOMPARE(made.status, 0);
+    QCOMPARE(modeOf(file), 0600);
+    const QString printed = made.json.value(QStringLiteral("fingerprint")).toString();
+    QVERIFY2(fingerprint.match(printed).hasMatch(), qPrintable(made.out));
+    QCOMPARE(made.json.value(QStringLiteral("command")).toString(), QStringLiteral("key"));
+    QCOMPARE(made.json.value(QStringLiteral("action")).toString(), QStringLiteral("new"));
+    QCOMPARE(made.json.value(QStringLiteral("file")).toString(), file);
+    QCOMPARE(made.json.value(QStringLiteral("mode")).toString(), QStringLiteral("0600"));
+    QCOMPARE(made.json.value(QStringLiteral("replaced")).toBool(), false);
+    QVERIFY2(made.out.startsWith(printed + QStringLiteral("  ") + file + QLatin1Char('\n')),
+             qPrintable(made.out));
+    QVERIFY2(made.err.contains(QLatin1String("mode 0600")), qPrintable(made.err));
+    const QByteArray key = contents(file).trimmed();
+    QVERIFY(!key.isEmpty());
+    QVERIFY(!made.out.contains(QString::fromLatin1(key)) &&
+            !made.err.contains(QString::fromLatin1(key)));
+
+    // The same key, asked again and from a copy: the same fingerprint, in text and JSON.
+    const Run asked = cli({"key", "fingerprint", file});
+    QCOMPARE(asked.status, 0);
+    QCOMPARE(asked.out, printed + QStringLiteral("  ") + file + QLatin1Char('\n'));
+    const QString copy = m_dir.path() + QStringLiteral("/copy.key");
+    QVERIFY(writeKeyFile(copy, key + "\r\n"));
+    const Run ofCopy = cli({"key", "fingerprint", copy, "--json"});
+    QCOMPARE(ofCopy.status, 0);
+    QCOMPARE(ofCopy.json.value(QStringLiteral("fingerprint")).toString(), printed);
+    QCOMPARE(ofCopy.json.value(QStringLiteral("action")).toString(), QStringLiteral("fingerprint"));
+
+    // An existing file is not overwritten without --force: status 2, the key as it was.
+    const Run refused = cli({"key", "new", file});
+    QCOMPARE(refused.status, 2);
+    QVERIFY2(refused.err.contains(QLatin1String("exists")) &&
+                 refused.err.contains(QLatin1String("--force")),
+             qPrintable(refused.err));
+    QCOMPARE(contents(file).trimmed(), key);
+    QVERIFY(refused.out.isEmpty());
+
+    // --force replaces it: another key, another fingerprint, still 0600.
+    const Run forced = cli({"key", "new", file, "--force", "--json"});
+    QCOMPARE(forced.status, 0);
+    QCOMPARE(modeOf(file), 0600);
+    QVERIFY(contents(file).trimmed() != key);
+    QCOMPARE(forced.json.value(QStringLiteral("replaced")).toBool(), true);
+    const QString replaced = forced.json.value(QStringLiteral("fingerprint")).toString();
+    QVERIFY2(fingerprint.match(replaced).hasMatch(), qPrintable(forced.out));
+    QVERIFY(replaced != printed);
+    QCOMPARE(cli({"key", "fingerprint", file, "--json"}).json.value("fingerprint").toString(),
+             replaced);
+
+    // Another key file: another fingerprint.
+    const QString other = m_dir.path() + QStringLiteral("/other.key");
+    const Run another = cli({"key", "new", other, "--json"});
+    QCOMPARE(another.status, 0);
+    const QString otherPrint = another.json.value(QStringLiteral("fingerprint")).toString();
+    QVERIFY(otherPrint != printed && otherPrint != replaced);
+
+    for (const char *action : {"new", "fingerprint"}) {
+        const Run help = cli({"key", QString::fromLatin1(action), "--help"});
+        QCOMPARE(help.status, 0);
+        QVERIFY2(help.out.contains(QLatin1String("FILE")) &&
+                     help.out.contains(QLatin1String("--json")),
+                 qPrintable(help.out));
+    }
 }
 
 void TestCli::trainSaveEvaluate()

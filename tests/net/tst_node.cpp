@@ -5,6 +5,7 @@
 #include "net/controlchannel.h"
 #include "net/controlclient.h"
 #include "net/frame.h"
+#include "net/keyfile.h"
 #include "net/nodeid.h"
 #include "net/systemsampler.h"
 #include "nodeprocess.h"
@@ -125,6 +126,7 @@ private Q_SLOTS:
     void refusesBadKeyFiles_data();
     void refusesBadKeyFiles();
     void discoveryByProbe();
+    void saysItsKeyFingerprint();
     void discoveryTargetsParse();
     void metricsStreamMatchesProc();
     void agentTrafficIsItsOwnSockets();
@@ -241,6 +243,34 @@ void TestNode::discoveryByProbe()
     }
     names.sort();
     QCOMPARE(names, (QStringList{"laptop-c", "pi-a", "pi-b"}));
+}
+
+void TestNode::saysItsKeyFingerprint()
+{
+    // In its log at start (journalctl shows it on a device) and in its probe answers: the key's
+    // fingerprint, the same for nodes with the same key, and never the key itself.
+    const QString fingerprint = keyFingerprint(m_secret);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        m_node->log().contains(QStringLiteral("cluster key fingerprint %1").arg(fingerprint)),
+        qPrintable(m_node->log()), 5000);
+    QVERIFY(!m_node->log().contains(QString::fromLatin1(m_secret)));
+    const QString otherKey = m_dir.path() + QStringLiteral("/other.key");
+    QString error;
+    QVERIFY2(writeNewKeyFile(otherKey, &error), qPrintable(error));
+    NodeProcess other(QStringLiteral("pi-other"), otherKey);
+    QVERIFY(other.waitReady());
+    DiscoveryProbe probe;
+    const auto nodes = probe.run({{QHostAddress::LocalHost, m_node->discoveryPort},
+                                  {QHostAddress::LocalHost, other.discoveryPort}},
+                                 std::chrono::milliseconds(800), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(nodes.size(), 2);
+    QByteArray otherSecret;
+    QVERIFY2(readKeyFile(otherKey, &otherSecret, &error), qPrintable(error));
+    for (const NodeInfo &n : nodes)
+        QCOMPARE(n.key_fingerprint,
+                 keyFingerprint(n.name == QLatin1String("pi-a") ? m_secret : otherSecret));
+    QVERIFY(nodes[0].key_fingerprint != nodes[1].key_fingerprint);
 }
 
 void TestNode::metricsStreamMatchesProc()

@@ -27,6 +27,7 @@
 #include <QSet>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -779,6 +780,9 @@ void TstGui::cleanupTestCase()
 
 int main(int argc, char **argv)
 {
+    // The window keeps settings (recent sessions, geometry, the rehearsal's devices): never in
+    // the user's own.
+    QStandardPaths::setTestModeEnabled(true);
     TimedApplication app(argc, argv);
     app.setAttribute(Qt::AA_Use96Dpi, true);
     TstGui test;

@@ -35,6 +35,7 @@
 #include <QRegularExpression>
 #include <QScatterSeries>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -189,6 +190,8 @@ private:
 
 void TestReport::initTestCase()
 {
+    // The window keeps settings (recent sessions, geometry): never in the user's own.
+    QStandardPaths::setTestModeEnabled(true);
     QVERIFY(m_dir.isValid());
 }
 

@@ -17,6 +17,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -128,6 +129,8 @@ private:
 
 void TestVerify::initTestCase()
 {
+    // The window keeps settings (recent sessions, geometry): never in the user's own.
+    QStandardPaths::setTestModeEnabled(true);
     QVERIFY(m_dir.isValid());
     m_video = m_dir.filePath(QStringLiteral("walk.avi"));
     writeVideo(m_video);
