@@ -117,17 +117,22 @@ static int run(int argc, char **argv)
 
     edgetrain::app::Workflow workflow;
     edgetrain::gui::DemoCluster cluster;
-    if (demo) {
-        QString error;
+    // The demo session in `dir` on the nodes already started: --demo, or the start page's button.
+    auto prepareDemo = [&](const QString &dir, QString *error) {
         QString root;
         const auto material = edgetrain::gui::DemoMaterial::read(
-            edgetrain::gui::DemoMaterial::defaultFile(&root), root, &error);
+            edgetrain::gui::DemoMaterial::defaultFile(&root), root, error);
+        if (!material)
+            return false;
         const QString truth = parser.isSet(QStringLiteral("truth"))
                                   ? parser.value(QStringLiteral("truth"))
-                                  : (material ? material->truthFile : QString());
-        if (!material || !cluster.start(out, nodes, &error) ||
-            !edgetrain::gui::prepareDemoSession(workflow, out + QStringLiteral("/session"),
-                                                *material, cluster, truth, &error)) {
+                                  : material->truthFile;
+        return edgetrain::gui::prepareDemoSession(workflow, dir + QStringLiteral("/session"),
+                                                  *material, cluster, truth, error);
+    };
+    if (demo) {
+        QString error;
+        if (!cluster.start(out, nodes, &error) || !prepareDemo(out, &error)) {
             std::fprintf(stderr, "edgetrain: %s\n", qPrintable(error));
             return 1;
         }
@@ -176,9 +181,7 @@ static int run(int argc, char **argv)
         QString error;
         QApplication::setOverrideCursor(Qt::WaitCursor); // the nodes take a moment to start
         demoNodesUp = demoNodesUp || cluster.start(dir, nodes, &error);
-        const bool ready = demoNodesUp && edgetrain::gui::prepareDemoSession(
-                                              workflow, dir + QStringLiteral("/session"), cluster,
-                                              parser.value(QStringLiteral("truth")), &error);
+        const bool ready = demoNodesUp && prepareDemo(dir, &error);
         QApplication::restoreOverrideCursor();
         if (!ready)
             QMessageBox::warning(&window, QObject::tr("Run the demo"), error);
