@@ -2,6 +2,7 @@
 
 #include "../net/nodeprocess.h"
 #include "../support/clirun.h"
+#include "../support/files.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,11 +18,11 @@
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <sys/stat.h>
-
 namespace {
 
 using Run = edgetrain::tests::CliRun;
+using edgetrain::tests::contents;
+using edgetrain::tests::modeOf;
 
 Run cli(const QStringList &args)
 {
@@ -36,22 +37,6 @@ bool writeKeyFile(const QString &path, const QByteArray &key)
         return false;
     f.close();
     return f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
-}
-
-/** The file's permission bits as stat(2) gives them (-1 if it cannot). */
-int modeOf(const QString &path)
-{
-    struct stat st
-    {};
-    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
-        return -1;
-    return int(st.st_mode & 07777);
-}
-
-QByteArray contents(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The cluster key file: made readable by its owner only, never overwritten by accident, and its
 // fingerprint (the same for the same key, another for another key, nothing of the key in it).
 
+#include "../support/files.h"
 #include "net/keyfile.h"
 
 #include <QDir>
@@ -9,29 +10,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <sys/stat.h>
+#include <sys/stat.h> // umask
 
 using namespace edgetrain::net;
-
-namespace {
-
-/** The file's permission bits as stat(2) gives them (-1 if it cannot). */
-int modeOf(const QString &path)
-{
-    struct stat st
-    {};
-    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
-        return -1;
-    return int(st.st_mode & 07777);
-}
-
-QByteArray contents(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-} // namespace
+using edgetrain::tests::contents;
+using edgetrain::tests::modeOf;
 
 class TestKeyFile : public QObject
 {

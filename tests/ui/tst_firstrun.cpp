@@ -2,6 +2,7 @@
 // cluster key: a new key, its fingerprint, the commands that set up a device. No nodes, no video.
 // Settings go to QStandardPaths' test folders, never the user's. With EDGETRAIN_SCREENSHOTS=DIR
 // set, the start page, the Nodes page and the setup dialog are saved there too.
+#include "../support/files.h"
 #include "net/keyfile.h"
 #include "nodeprocess.h"
 #include "ui/devicesetupdialog.h"
@@ -30,27 +31,11 @@
 
 #include <deque>
 #include <functional>
-#include <sys/stat.h>
-
 using namespace edgetrain;
+using edgetrain::tests::contents;
+using edgetrain::tests::modeOf;
 
 namespace {
-
-/** The file's permission bits as stat(2) gives them (-1 if it cannot). */
-int modeOf(const QString &path)
-{
-    struct stat st
-    {};
-    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
-        return -1;
-    return int(st.st_mode & 07777);
-}
-
-QByteArray contents(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 /**
  * Answers the modal dialogs the next click opens, one answer each, in order: the click blocks
