@@ -46,8 +46,10 @@ QString DeviceSetupDialog::instructions(const QString &keyFile, const QString &f
     t << QString() << QStringLiteral("# On the device (ssh pi@DEVICE):")
       << QStringLiteral("# 1. Install the node agent:")
       << QStringLiteral("sudo apt install ./%1").arg(package)
-      << QStringLiteral("# 2. Give it the cluster key, readable by root only, and remove the copy:")
-      << QStringLiteral("sudo install -m 600 -o root cluster.key /etc/edgetrain/cluster.key")
+      << QStringLiteral("# 2. Give it the cluster key, readable by the service's user only (the "
+                        "package made it), and remove the copy:")
+      << QStringLiteral("sudo install -m 600 -o edgetrain -g edgetrain cluster.key "
+                        "/etc/edgetrain/cluster.key")
       << QStringLiteral("rm cluster.key")
       << QStringLiteral("# 3. Start it now and at every boot (it reads /etc/edgetrain/cluster.key "
                         "and /etc/edgetrain/node.conf):")

@@ -341,7 +341,8 @@ void TestFirstRun::setupDialogShowsTheCommandsAndFingerprint()
     for (const QString &expected :
          {fingerprint,
           QStringLiteral("sudo apt install ./edgetrain-node_" EDGETRAIN_VERSION "_arm64.deb"),
-          QStringLiteral("sudo install -m 600 -o root cluster.key /etc/edgetrain/cluster.key"),
+          QStringLiteral("sudo install -m 600 -o edgetrain -g edgetrain cluster.key "
+                         "/etc/edgetrain/cluster.key"),
           QStringLiteral("sudo systemctl enable --now edgetrain-node"),
           QStringLiteral("edgetrain-cli key fingerprint /etc/edgetrain/cluster.key"),
           QStringLiteral("journalctl -u edgetrain-node"),
