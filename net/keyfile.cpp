@@ -100,6 +100,15 @@ bool writeNewKeyFile(const QString &path, QString *error, ExistingKey existing)
     }
     bool written = writeSecret(fd, text);
     int failure = errno;
+    // The new key keeps the old one's owner: a service reading it as its own user (edgetrain)
+    // must still read it after root replaced it. (Not root: the owner is already ours.)
+    struct stat old
+    {};
+    if (written && ::stat(target.constData(), &old) == 0 && ::geteuid() == 0 &&
+        ::fchown(fd, old.st_uid, old.st_gid) != 0) {
+        written = false;
+        failure = errno;
+    }
     ::close(fd);
     if (written && ::rename(temp.constData(), target.constData()) != 0) {
         written = false;

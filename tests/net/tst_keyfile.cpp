@@ -10,7 +10,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <sys/stat.h> // umask
+#include <sys/stat.h> // umask, stat
+#include <unistd.h>   // geteuid, chown
 
 using namespace edgetrain::net;
 using edgetrain::tests::contents;
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void newKeyIsOwnersOnly();
     void refuseLeavesTheOldKey();
     void replaceTakesTheOldKeysPlace();
+    void replaceKeepsTheOwner();
     void fingerprintIsStableAndShort();
     void fingerprintTellsKeysApart();
 
@@ -100,6 +102,27 @@ void TestKeyFile::replaceTakesTheOldKeysPlace()
     QVERIFY(contents(path) != "old key\n");
     QVERIFY(!writeNewKeyFile(m_dir.filePath(QStringLiteral("no/such.key")), &error));
     QVERIFY2(error.contains(QLatin1String("no/such.key")), qPrintable(error));
+}
+
+void TestKeyFile::replaceKeepsTheOwner()
+{
+    // A service's key (owned by its user) replaced by root stays the service's.
+    if (::geteuid() != 0)
+        QSKIP("only root can give a file to another user");
+    const QString path = m_dir.filePath(QStringLiteral("service.key"));
+    QString error;
+    QVERIFY2(writeNewKeyFile(path, &error), qPrintable(error));
+    const uid_t nobody = 65534;
+    QCOMPARE(::chown(QFile::encodeName(path).constData(), nobody, nobody), 0);
+    const QByteArray old = contents(path);
+    QVERIFY2(writeNewKeyFile(path, &error, ExistingKey::Replace), qPrintable(error));
+    struct stat st
+    {};
+    QCOMPARE(::stat(QFile::encodeName(path).constData(), &st), 0);
+    QCOMPARE(st.st_uid, nobody);
+    QCOMPARE(st.st_gid, gid_t(nobody));
+    QCOMPARE(modeOf(path), 0600);
+    QVERIFY(contents(path) != old);
 }
 
 void TestKeyFile::fingerprintIsStableAndShort()
