@@ -345,7 +345,10 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
                                   "hog, cascade:FILE or onnx:FILE");
         auto motion = std::make_unique<MotionTeacher>(
             MotionOptions::parse(plus + 7 < spec.size() ? spec.substr(plus + 8) : "", spec));
-        return std::make_unique<MotionFusionTeacher>(std::move(detector), std::move(motion));
+        std::unique_ptr<Teacher> verifier = std::move(detector->verifier); // judges the tracks
+        auto fusion = std::make_unique<MotionFusionTeacher>(std::move(detector), std::move(motion));
+        fusion->verifier = std::move(verifier);
+        return fusion;
     }
     const std::size_t q = spec.find('?');
     const std::string kind = spec.substr(0, q);
@@ -389,8 +392,11 @@ void Teacher::markVerified(const cv::Mat &bgr, std::vector<Detection> &hits)
     const cv::Rect2d all(0, 0, bgr.cols, bgr.rows);
     for (Detection &hit : hits) {
         const cv::Rect2d &b = hit.box;
-        const cv::Rect window =
-            cv::Rect(cv::Rect2d(b.x - b.width, b.y - b.height, 3 * b.width, 3 * b.height) & all);
+        // The hit's size again on every side, and at least 256 px square: a detector with a
+        // fixed window (HOG: 64x128) finds nothing in a crop smaller than it.
+        const double w = std::max(3 * b.width, 256.0), h = std::max(3 * b.height, 256.0);
+        const cv::Point2d c(b.x + b.width / 2, b.y + b.height / 2);
+        const cv::Rect window = cv::Rect(cv::Rect2d(c.x - w / 2, c.y - h / 2, w, h) & all);
         if (window.area() <= 0)
             continue;
         for (Detection d : verifier->detect(bgr(window))) {

@@ -70,7 +70,8 @@ public:
     std::unique_ptr<Teacher> verifier;
 
     /** Sets `verified` on each detection the verifier also finds (IoU >= 0.3), looking in a
-     *  window around it (the detection's size again on every side); nothing without one. */
+     *  window around it (the detection's size again on every side, at least 256 px square);
+     *  nothing without one. */
     void markVerified(const cv::Mat &bgr, std::vector<Detection> &hits);
 
     /**
