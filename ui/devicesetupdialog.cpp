@@ -61,9 +61,13 @@ QString DeviceSetupDialog::instructions(const QString &keyFile, const QString &f
         t << QStringLiteral("# Check that the device holds this cluster's key: the fingerprint "
                             "must read")
           << QStringLiteral("#   %1").arg(fingerprint)
-          << QStringLiteral("sudo edgetrain-cli key fingerprint /etc/edgetrain/cluster.key")
-          << QStringLiteral("# or in the node's log, the line \"cluster key fingerprint …\":")
-          << QStringLiteral("sudo journalctl -u edgetrain-node | grep fingerprint");
+          << QStringLiteral("# in the node's log, the line \"cluster key fingerprint …\":")
+          << QStringLiteral("sudo journalctl -u edgetrain-node | grep fingerprint")
+          << QStringLiteral("# or before starting it (the same digits without the colons; the "
+                            "device has no edgetrain-cli):")
+          << QStringLiteral("{ printf 'edgetrain cluster key fingerprint'; sudo cat "
+                            "/etc/edgetrain/cluster.key | tr -d ' \\t\\r\\n'; } | sha256sum | "
+                            "cut -c1-32");
     }
     t << QString()
       << QStringLiteral("# The device then appears on the Nodes page; one with another key shows "
