@@ -213,7 +213,12 @@ $sudo apt-get install -y -qq --no-install-recommends "./${app[0]}" "./${node[0]}
   { cat "$work/apt.log" >&2; fail "apt-get install"; exit 1; }
 # Leave the machine as it was: packages that were not installed before go again, with the user
 # their postinst made.
+installed_key=no
 cleanup() {
+  # A key this script put there goes too (the package keeps keys on purge, by design).
+  if [ "$installed_key" = yes ]; then
+    $sudo rm -f /etc/edgetrain/cluster.key
+  fi
   if [ "$was_installed" -eq 0 ]; then
     step "removing the packages again"
     $sudo apt-get purge -y -qq edgetrain edgetrain-node >/dev/null || true
@@ -261,19 +266,21 @@ head -n 1 "$work/help"
 getent passwd edgetrain >/dev/null || fail "postinst made no edgetrain user"
 
 step "the service's command line, as its user"
-# Without a key the node refuses to start (the unit does not even try).
-status=0
-runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf \
-  >/dev/null 2>"$work/nokey" || status=$?
-cat "$work/nokey"
-[ "$status" -eq 2 ] || fail "the node without a key: exit status $status, not 2"
 if [ -e /etc/edgetrain/cluster.key ]; then
-  echo "/etc/edgetrain/cluster.key exists already: not starting a node with it"
+  # A key there would start a real node (on its configured port, with beacons): not here.
+  echo "/etc/edgetrain/cluster.key exists already: not starting a node with or without it"
 else
+  # Without a key the node refuses to start (the unit does not even try).
+  status=0
+  $sudo runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf \
+    >/dev/null 2>"$work/nokey" || status=$?
+  cat "$work/nokey"
+  [ "$status" -eq 2 ] || fail "the node without a key: exit status $status, not 2"
   (umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster.key")
   $sudo install -m 600 -o edgetrain -g edgetrain "$work/cluster.key" /etc/edgetrain/cluster.key
+  installed_key=yes
   # Any free port, no beacons: a CI machine's network is not ours to announce on.
-  runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf --port 0 \
+  $sudo runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf --port 0 \
     --discovery-port $((40000 + RANDOM % 20000)) --no-multicast --print-port \
     >"$work/port" 2>"$work/node.log" &
   pid=$!
