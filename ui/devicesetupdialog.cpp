@@ -46,8 +46,8 @@ QString DeviceSetupDialog::instructions(const QString &keyFile, const QString &f
     t << QString() << QStringLiteral("# On the device (ssh pi@DEVICE):")
       << QStringLiteral("# 1. Install the node agent:")
       << QStringLiteral("sudo apt install ./%1").arg(package)
-      << QStringLiteral("# 2. Give it the cluster key, readable by the service's user only (the "
-                        "package made it), and remove the copy:")
+      << QStringLiteral(
+             "# 2. Give it the cluster key (for the service's user only) and remove the copy:")
       << QStringLiteral("sudo install -m 600 -o edgetrain -g edgetrain cluster.key "
                         "/etc/edgetrain/cluster.key")
       << QStringLiteral("rm cluster.key")
@@ -105,7 +105,7 @@ DeviceSetupDialog::DeviceSetupDialog(const QString &keyFile, const QString &fing
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_text->setMinimumSize(760, 420);
+    m_text->setMinimumSize(940, 420); // the longest command fits without scrolling
     layout->addWidget(m_text, 1);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     m_copy = buttons->addButton(tr("Copy"), QDialogButtonBox::ActionRole);
