@@ -23,10 +23,11 @@ namespace edgetrain::net {
  *  - bounded staleness (stale synchronous parallel): a worker whose push count runs more than
  *    `staleness` ahead of the slowest running worker is held (mayProceed() is false) until the
  *    slowest catches up;
- *  - momentum and rate are set per push so that one round of n pushes moves the model about as
- *    far as one synchronous step would: momentum^(1/n) per push, the rate scaled by the push's
- *    share of the global batch and by (1 - momentum^(1/n)) / (1 - momentum); a push staler
- *    than n workers taking turns produce is damped further by n / (tau + 1).
+ *  - the rate is set per push so that one round of n pushes moves the model about as far as
+ *    one synchronous step would: the job's rate scaled by the push's share of the global batch,
+ *    with the job's momentum per push (asynchrony adds momentum of its own: a momentum spread
+ *    over a round collapsed runs); a push staler than n workers taking turns produce is damped
+ *    further by n / (tau + 1).
  */
 class ParameterServer
 {
