@@ -29,6 +29,23 @@ fail() {
   failed=1
 }
 step() { echo "== $*"; }
+# Starts a node (the command given, which must take --print-port) with any free port and no
+# beacons, waits up to TENTHS tenths of a second for it to say its port, and stops it. True when
+# it listened; its port is in $work/port, its log in $work/node.log.
+node_listens() {
+  local tenths=$1
+  shift
+  "$@" --port 0 --discovery-port $((40000 + RANDOM % 20000)) --no-multicast --print-port \
+    >"$work/port" 2>"$work/node.log" &
+  local pid=$!
+  for _ in $(seq "$tenths"); do
+    [ -s "$work/port" ] || ! kill -0 $pid 2>/dev/null && break
+    sleep 0.1
+  done
+  kill $pid 2>/dev/null || true
+  wait $pid || true
+  [ -s "$work/port" ]
+}
 
 if [ "$arch" = arm64 ]; then
   node=(out/packages/edgetrain-node_*_arm64.deb)
@@ -127,18 +144,9 @@ if [ "$arch" = arm64 ]; then
   done
   # The node with the packaged settings and a key of its own; any free port, no beacons.
   (umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster.key")
-  qemu-aarch64-static -L "$sysroot" "$work/root/usr/bin/edgetrain-node" \
-    --config "$work/root/etc/edgetrain/node.conf" --key-file "$work/cluster.key" --port 0 \
-    --discovery-port $((40000 + RANDOM % 20000)) --no-multicast --print-port \
-    >"$work/port" 2>"$work/node.log" &
-  pid=$!
-  for _ in $(seq 300); do # qemu takes a few seconds to start Qt
-    [ -s "$work/port" ] || ! kill -0 $pid 2>/dev/null && break
-    sleep 0.1
-  done
-  kill $pid 2>/dev/null || true
-  wait $pid || true
-  if [ -s "$work/port" ]; then
+  # qemu takes a few seconds to start Qt: up to 30 s
+  if node_listens 300 qemu-aarch64-static -L "$sysroot" "$work/root/usr/bin/edgetrain-node" \
+    --config "$work/root/etc/edgetrain/node.conf" --key-file "$work/cluster.key"; then
     echo "the arm64 node listened on port $(cat "$work/port") with the packaged config; stopped:"
     cat "$work/node.log"
   else
@@ -280,18 +288,11 @@ else
   $sudo install -m 600 -o edgetrain -g edgetrain "$work/cluster.key" /etc/edgetrain/cluster.key
   installed_key=yes
   # Any free port, no beacons: a CI machine's network is not ours to announce on.
-  $sudo runuser -u edgetrain -- /usr/bin/edgetrain-node --config /etc/edgetrain/node.conf --port 0 \
-    --discovery-port $((40000 + RANDOM % 20000)) --no-multicast --print-port \
-    >"$work/port" 2>"$work/node.log" &
-  pid=$!
-  for _ in $(seq 100); do
-    [ -s "$work/port" ] || ! kill -0 $pid 2>/dev/null && break
-    sleep 0.1
-  done
-  kill $pid 2>/dev/null || true
-  wait $pid || true
+  listened=no
+  node_listens 100 $sudo runuser -u edgetrain -- /usr/bin/edgetrain-node \
+    --config /etc/edgetrain/node.conf && listened=yes
   $sudo rm -f /etc/edgetrain/cluster.key
-  if [ -s "$work/port" ]; then
+  if [ "$listened" = yes ]; then
     echo "the node listened on port $(cat "$work/port") as user edgetrain, then stopped:"
     cat "$work/node.log"
   else
