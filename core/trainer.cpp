@@ -4,6 +4,7 @@
 #include "loss.h"
 #include "numbertext.h"
 #include "random.h"
+#include "weightaverage.h"
 
 #include <chrono>
 #include <numeric>
@@ -108,6 +109,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
                 x, labels.data(), ctx, options.checkpointing ? &*options.checkpointing : nullptr);
             x = Tensor();
             optimizer.step(lr);
+            if (options.average)
+                options.average->update(model);
             ++step;
             lossSum += r.loss * double(count);
             correct += r.correct;
@@ -126,7 +129,11 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         result.images += seen;
         result.train_seconds += stats.train_seconds;
         if (test && !result.cancelled) {
+            if (options.average)
+                options.average->swap(model);
             const EvalResult ev = evaluate(model, *test, options.eval_batch, stop);
+            if (options.average)
+                options.average->swap(model);
             stats.test_loss = ev.loss;
             stats.test_accuracy = ev.accuracy;
         }

@@ -14,6 +14,8 @@
 
 namespace edgetrain::core {
 
+class WeightAverage;
+
 struct TrainOptions
 {
     int epochs = 1;
@@ -25,6 +27,10 @@ struct TrainOptions
     std::optional<Schedule> checkpointing;
     std::uint64_t seed = 0; // shuffling and dropout (the weights have their own seed)
     std::int64_t eval_batch = 500;
+    /** When set: updated after every optimizer step, and the epochs' test figures are those of
+     *  the averaged weights (the model keeps training its own). The caller owns it, so one
+     *  average can span several runs (a warmup, then the main schedule). */
+    WeightAverage *average = nullptr;
 };
 
 struct BatchProgress

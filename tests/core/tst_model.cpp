@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "core/safetensors.h"
 #include "core/sgd.h"
+#include "core/weightaverage.h"
 #include "core/zoo.h"
 #include "gradcheck.h"
 
@@ -80,6 +81,7 @@ private Q_SLOTS:
     void everyZooModelTrainsAStep();
     void wholeModelGradients();
     void deterministicForSeedAndThreads();
+    void weightAverageFollowsTheSteps();
     void safetensorsRoundTrip_data();
     void safetensorsRoundTrip();
     void specRoundTrip();
@@ -248,6 +250,61 @@ void TestModel::deterministicForSeedAndThreads()
     for (std::size_t i = 0; i < a.size(); ++i)
         worst = std::max(worst, double(std::fabs(a[i] - d[i])));
     QVERIFY2(worst < 1e-3, qPrintable(QString::number(worst)));
+}
+
+void TestModel::weightAverageFollowsTheSteps()
+{
+    // Three SGD steps of the tiny model (batch norm: its running statistics are averaged too),
+    // the average kept by hand alongside: a_1 = w_1, a_n = d_n a_(n-1) + (1 - d_n) w_n with
+    // d_n = min(0.5, n / (9 + n)): the early steps' smaller decay (2/11 and 3/12 here).
+    Model model(tinySpec(), 3);
+    Sgd sgd(model, {0.9, 0.0, false});
+    WeightAverage average(0.5);
+    QVERIFY_THROWS_EXCEPTION(SpecError, WeightAverage(1.0));
+    QVERIFY_THROWS_EXCEPTION(SpecError, WeightAverage(0.0));
+    auto state = [](Model &m) {
+        std::vector<float> out = flatWeights(m);
+        for (const auto &b : m.buffers())
+            if (b.buffer.tensor)
+                out.insert(out.end(), b.buffer.tensor->data(),
+                           b.buffer.tensor->data() + b.buffer.tensor->numel());
+        return out;
+    };
+    const Tensor x = tests::randomTensor(model.batchShape(4), 5);
+    const std::vector<std::int32_t> labels{0, 1, 2, 3};
+    std::vector<double> expected;
+    for (int n = 1; n <= 3; ++n) {
+        model.forwardBackward(x, labels.data(), PassContext{});
+        sgd.step(0.2);
+        average.update(model);
+        const std::vector<float> w = state(model);
+        if (n == 1) {
+            expected.assign(w.begin(), w.end());
+        } else {
+            const double d = std::min(0.5, double(n) / double(9 + n));
+            for (std::size_t i = 0; i < w.size(); ++i)
+                expected[i] = d * expected[i] + (1 - d) * w[i];
+        }
+    }
+    QCOMPARE(average.updates(), std::int64_t(3));
+    const std::vector<float> own = state(model);
+    average.swap(model);
+    const std::vector<float> averaged = state(model);
+    QCOMPARE(averaged.size(), expected.size());
+    double worst = 0.0, moved = 0.0;
+    for (std::size_t i = 0; i < averaged.size(); ++i) {
+        worst = std::max(worst, std::abs(double(averaged[i]) - expected[i]));
+        moved = std::max(moved, std::abs(double(averaged[i]) - double(own[i])));
+    }
+    QVERIFY2(worst < 1e-6, qPrintable(QString::number(worst)));
+    QVERIFY2(moved > 1e-4, "the average is the weights: the test would not see a mistake");
+    average.swap(model); // back: the model's own weights, bit for bit
+    QVERIFY(state(model) == own);
+    Model other(tinySpec(), 4);
+    average.copyTo(other);
+    QVERIFY(state(other) == averaged);
+    Model wrong(Zoo::spec("lenet5"), 1);
+    QVERIFY_THROWS_EXCEPTION(ShapeError, average.update(wrong));
 }
 
 void TestModel::safetensorsRoundTrip_data()
