@@ -46,6 +46,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("momentum"), momentum);
     m.insert(QStringLiteral("weight_decay"), weight_decay);
     m.insert(QStringLiteral("nesterov"), nesterov);
+    m.insert(QStringLiteral("average_decay"), average_decay);
     m.insert(QStringLiteral("schedule"), schedule);
     m.insert(QStringLiteral("staleness"), staleness);
     m.insert(QStringLiteral("local_steps"), local_steps);
@@ -145,6 +146,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     j.momentum = r.number("momentum", 0.0, 0.999);
     j.weight_decay = r.number("weight_decay", 0.0, 1.0);
     const QCborValue nesterov = map.value(QStringLiteral("nesterov"));
+    if (map.contains(QLatin1String("average_decay"))) // absent from older coordinators' jobs
+        j.average_decay = r.number("average_decay", 0.0, 0.9999);
     j.schedule = r.text("schedule", 64);
     j.staleness = int(r.integer("staleness", 0, kMaxStaleness));
     j.local_steps = int(r.integer("local_steps", 1, kMaxLocalSteps));
@@ -176,6 +179,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         j.mode = *m;
     } else {
         *error = jobFieldError("mode", "sync, async or local-sgd", mode);
+        return std::nullopt;
+    }
+    if (j.average_decay > 0 && j.mode == TrainingMode::Async) {
+        *error = jobFieldError("average_decay", "0 in async mode (the weight average is kept "
+                                                "by the nodes of sync and local-sgd)");
         return std::nullopt;
     }
     if (j.dataset != QLatin1String("fashion-mnist") && j.dataset != QLatin1String("shipped")) {

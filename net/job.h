@@ -37,6 +37,10 @@ struct JobSpec
     double momentum = 0.9;
     double weight_decay = 0.0;
     bool nesterov = false;
+    // sync and local-sgd: a moving average of the weights over the steps (core::WeightAverage),
+    // 0 for none. Each node keeps one; the ranks average theirs at every epoch's end; the
+    // epoch's validation, the best epoch's and the final weights are then the average's.
+    double average_decay = 0.0;
     QString schedule = QStringLiteral("constant");
     int staleness = 4;   // async: how far the fastest worker may run ahead of the slowest
     int local_steps = 8; // local-sgd: steps between model averages

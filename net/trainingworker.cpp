@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "core/sgd.h"
 #include "core/trainer.h"
+#include "core/weightaverage.h"
 #include "linkprobe.h"
 #include "protocol.h"
 #include "remotestore.h"
@@ -94,6 +95,7 @@ struct TrainingWorker::Run
     std::unique_ptr<core::Model> model;
     std::unique_ptr<core::Sgd> optimizer;
     std::unique_ptr<core::FlatState> flat;
+    std::optional<core::WeightAverage> average; // job.average_decay > 0
     std::shared_ptr<const core::TensorDataset> train, test;
     std::unique_ptr<core::BatchOrder> order;
     int orderEpoch = 0;
@@ -137,6 +139,8 @@ struct TrainingWorker::Run
         sgd.nesterov = job.nesterov;
         optimizer = std::make_unique<core::Sgd>(*model, sgd);
         flat = std::make_unique<core::FlatState>(*model, optimizer.get());
+        if (job.average_decay > 0)
+            average.emplace(job.average_decay);
         schedule = core::LrSchedule::parse(job.schedule.toStdString());
         if (job.dataset == QLatin1String("shipped")) {
             train = w.m_context.train;
@@ -465,6 +469,8 @@ struct TrainingWorker::Run
         collectives->allreduceSum(buffer.data(), buffer.size());
         flat->setGradients(buffer.data());
         optimizer->step(rate());
+        if (average)
+            average->update(*model);
         lossSum += buffer[g];
         correct += buffer[g + 1];
         seen += buffer[g + 2];
@@ -482,6 +488,8 @@ struct TrainingWorker::Run
         if (mine > 0) {
             const core::StepResult r = compute(order->indices(b) + offset, mine);
             optimizer->step(rate());
+            if (average)
+                average->update(*model);
             pendingLoss += r.loss * double(mine);
             pendingCorrect += double(r.correct);
             pendingSeen += double(mine);
@@ -527,6 +535,49 @@ struct TrainingWorker::Run
             x *= weight;
         collectives->allreduceSum(buffer.data(), n);
         flat->setBuffers(buffer.data());
+    }
+
+    /** The end of an epoch with a weight average: each rank's average (weights and batch-norm
+     *  statistics), weighted by the rank's share, summed, so every rank evaluates and sends
+     *  the same one. A rank that joined late started its average later; this evens it out. */
+    void averageTheAverages()
+    {
+        if (!average || group.size == 1 || average->updates() == 0)
+            return;
+        const std::size_t n = flat->averagedSize();
+        buffer.assign(n, 0.0f);
+        average->swap(*model);
+        flat->copyAveraged(buffer.data());
+        const auto weight = float(group.shares[std::size_t(group.rank)]);
+        for (float &x : buffer)
+            x *= weight;
+        try {
+            collectives->allreduceSum(buffer.data(), n);
+        } catch (...) {
+            average->swap(*model);
+            throw;
+        }
+        flat->setAveraged(buffer.data());
+        average->swap(*model);
+    }
+
+    /** Runs f with the weight average (when there is one) in the model's place. */
+    template <typename F> auto withAverage(F &&f)
+    {
+        struct Swap
+        {
+            std::optional<core::WeightAverage> &a;
+            core::Model &m;
+            bool on;
+            ~Swap()
+            {
+                if (on)
+                    a->swap(m);
+            }
+        } swapped{average, *model, average && average->updates() > 0};
+        if (swapped.on)
+            average->swap(*model);
+        return f();
     }
 
     void report(double loss, double accuracy)
@@ -579,8 +630,10 @@ struct TrainingWorker::Run
         core::EvalResult ev;
         if (test && begin >= 0 && end > begin && end <= test->size()) {
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
-            ev = core::Trainer::evaluate(*model, core::RangeView(*test, begin, end), 500,
-                                         link.stopFlag());
+            ev = withAverage([&] {
+                return core::Trainer::evaluate(*model, core::RangeView(*test, begin, end), 500,
+                                               link.stopFlag());
+            });
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         }
         QCborMap answer = link.request(
@@ -590,8 +643,10 @@ struct TrainingWorker::Run
                                           qint64(std::llround(ev.accuracy * double(ev.count)))},
                                          {QStringLiteral("count"), qint64(ev.count)}});
         if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
-            postWeights(Message::BestWeights,
-                        answer.value(QStringLiteral("send_weights")).toInteger());
+            withAverage([&] {
+                postWeights(Message::BestWeights,
+                            answer.value(QStringLiteral("send_weights")).toInteger());
+            });
         return answer;
     }
 
@@ -660,6 +715,8 @@ struct TrainingWorker::Run
                 stop = job.mode == TrainingMode::Sync ? syncStep(b) : localStep(b);
                 if (job.mode == TrainingMode::Sync && b + 1 == batches)
                     averageBuffers();
+                if (b + 1 == batches)
+                    averageTheAverages();
             } catch (const CollectiveError &e) {
                 qCWarning(lcWorker).noquote() << "step" << step << "failed:" << e.what();
                 const QCborMap reply = link.request(
@@ -840,7 +897,7 @@ void TrainingWorker::run()
         // The final weights: from rank 0 of the collective modes (all ranks hold them);
         // in async mode the coordinator's parameter server has them already.
         if (m_job.mode != TrainingMode::Async && run.joined && run.group.rank == 0)
-            run.postWeights(Message::Weights);
+            run.withAverage([&] { run.postWeights(Message::Weights); });
         m_link->post(Message::JobDone, QCborMap{{QStringLiteral("cancelled"), cancelled},
                                                 {QStringLiteral("steps"), qint64(run.step)},
                                                 {QStringLiteral("rank"), run.group.rank},
