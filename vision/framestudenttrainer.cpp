@@ -1,12 +1,14 @@
 #include "framestudenttrainer.h"
 
 #include "core/error.h"
+#include "core/weightaverage.h"
 #include "core/zoo.h"
 #include "studentteacher.h"
 
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace edgetrain::vision {
 
@@ -34,18 +36,25 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
     t.sgd.weight_decay = o.weight_decay;
     t.seed = o.seed;
     t.eval_batch = 16;
+    std::optional<core::WeightAverage> average;
+    if (o.average_decay > 0)
+        t.average = &average.emplace(o.average_decay);
     core::TrainResult all;
     int done = 0;
     // keep_best: a copy of the parameters and buffers of the best validation epoch so far.
     std::vector<core::Tensor> best;
     double bestLoss = std::numeric_limits<double>::infinity();
     auto snapshot = [&] {
+        if (average)
+            average->swap(model);
         best.clear();
         for (const core::NamedParameter &p : model.parameters())
             best.push_back(p.parameter->value.clone(core::MemoryCategory::Weights));
         for (const core::NamedBuffer &b : model.buffers())
             if (b.buffer.tensor)
                 best.push_back(b.buffer.tensor->clone(core::MemoryCategory::Weights));
+        if (average)
+            average->swap(model);
     };
     auto phase = [&](int epochs, double lr, const char *schedule) {
         if (epochs <= 0 || all.cancelled)
@@ -92,6 +101,8 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
         for (const core::NamedBuffer &b : model.buffers())
             if (b.buffer.tensor)
                 b.buffer.tensor->copyFrom(best[i++]);
+    } else if (average && !all.cancelled) {
+        average->copyTo(model);
     }
     return all;
 }

@@ -304,6 +304,7 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     if (keep != "best" && keep != "last")
         throw UsageError("--keep must be best or last, not '" + keep + "'");
     t.keep_best = keep == "best";
+    t.average_decay = cli.number("average", 0.0, 0.9999);
     auto teacher = makeTeacher(cli);
     auto source = vision::FrameSource::open(sourceSpec);
     const auto t0 = std::chrono::steady_clock::now();
@@ -420,8 +421,9 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         const int best = vision::FrameStudentTrainer::bestEpoch(trained);
         if (best > 0)
             cli.message("round " + std::to_string(round) + ": kept the weights of epoch " +
-                        std::to_string(best) + " (lowest validation loss)");
-        rj.set("best_epoch", best);
+                        std::to_string(best) + " (lowest validation loss)" +
+                        (t.average_decay > 0 ? ", their moving average" : ""));
+        rj.set("best_epoch", best).set("average_decay", t.average_decay);
         rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
         roundsJson.push(std::move(rj));
     }
@@ -640,6 +642,10 @@ int ViewpointCommand::run(const QStringList &arguments)
                   "frames: the weights kept, best (the epoch with the lowest validation "
                   "loss) or last.",
                   "WHICH", "best");
+    cli.addOption("average",
+                  "frames: decay of the moving average of the weights over the steps "
+                  "(0: none; 0.99: about the last 100 steps).",
+                  "D", "0.99");
     cli.addOption("augment",
                   "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
                   "shift, colour).",

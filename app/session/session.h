@@ -134,6 +134,7 @@ struct TrainingRecord
     double seconds = 0.0;
     QString weights;   // file in the session folder, once trained
     int keptEpoch = 0; // the epoch whose weights `weights` holds when not the last (keep-best)
+    double averageDecay = 0.0; // the job's moving average of the weights (0: none), see JobSpec
     std::optional<ClusterPlanRecord> plan; // the planner chose the nodes
 };
 

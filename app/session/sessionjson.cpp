@@ -146,6 +146,7 @@ QJsonObject Session::toJson() const
         {QStringLiteral("seconds"), training.seconds},
         {QStringLiteral("weights"), training.weights},
         {QStringLiteral("kept_epoch"), training.keptEpoch},
+        {QStringLiteral("average_decay"), training.averageDecay},
         {QStringLiteral("epochs"), epochs},
         {QStringLiteral("events"), events}};
     if (const auto &p = training.plan) {

@@ -278,6 +278,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     training.seconds = t.number(QStringLiteral("seconds"), 0, 0, 1e9);
     training.weights = t.text(QStringLiteral("weights"));
     training.keptEpoch = t.integer(QStringLiteral("kept_epoch"), 0, 0, 1000000);
+    training.averageDecay = t.number(QStringLiteral("average_decay"), 0, 0, 0.9999);
     if (t.has(QStringLiteral("plan"))) {
         const Reader pr = t.object(QStringLiteral("plan"));
         ClusterPlanRecord rec;

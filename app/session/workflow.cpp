@@ -252,6 +252,8 @@ void Workflow::startTraining()
     if (frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
         job.schedule = QStringLiteral("cosine");
         job.weight_decay = vision::FrameTrainOptions().weight_decay;
+        if (job.mode != net::TrainingMode::Async) // the parameter server keeps no average
+            job.average_decay = vision::FrameTrainOptions().average_decay;
     }
     job.dataset = QStringLiteral("shipped");
     s.key = m_nodes.key();
@@ -275,6 +277,7 @@ void Workflow::startTraining()
     m_session.training = TrainingRecord();
     m_session.training.state = TrainingRecord::State::Running;
     m_session.training.jobId = job.id;
+    m_session.training.averageDecay = job.average_decay;
     m_session.training.started = QDateTime::currentDateTimeUtc();
     m_session.training.nodes = names;
     m_session.evaluation.done = false;
@@ -419,10 +422,15 @@ void Workflow::connectTrainingRun()
             o.ok ? QStringLiteral("training finished: %1 epochs in %2 s%3%4")
                        .arg(t.epochs.size())
                        .arg(o.seconds, 0, 'f', 1)
-                       .arg(t.keptEpoch > 0 ? QStringLiteral("; kept the weights of epoch %1 (the "
-                                                             "lowest validation loss)")
-                                                  .arg(t.keptEpoch)
-                                            : QString(),
+                       .arg(t.keptEpoch > 0
+                                ? (t.averageDecay > 0
+                                       ? QStringLiteral("; kept the moving average of the "
+                                                        "weights at epoch %1 (the lowest "
+                                                        "validation loss)")
+                                       : QStringLiteral("; kept the weights of epoch %1 (the "
+                                                        "lowest validation loss)"))
+                                      .arg(t.keptEpoch)
+                                : QString(),
                             planned)
             : o.cancelled
                 ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())

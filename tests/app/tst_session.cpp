@@ -104,6 +104,8 @@ void TstSession::roundTrip()
     s.training.progress.push_back(
         {1.25, QStringLiteral("lab, \"bench\"\nPi 4"), 2, 34, 0.25, 0.75, 90.0});
     s.training.weights = QStringLiteral("student.safetensors");
+    s.training.keptEpoch = 7;
+    s.training.averageDecay = 0.99;
     s.evaluation.done = true;
     s.evaluation.frames = 12;
     s.evaluation.result.tracker_only_boxes = 9;
@@ -156,6 +158,8 @@ void TstSession::roundTrip()
     QVERIFY2(back, qPrintable(error));
     QCOMPARE(back->toJson(), s.toJson());
     QCOMPARE(back->nodes[0].ramBytes, 4LL << 30);
+    QCOMPARE(back->training.keptEpoch, 7);
+    QCOMPARE(back->training.averageDecay, 0.99);
     QCOMPARE(back->plan.budgetBytesFor(QStringLiteral("pi-1")), 200LL << 20);
     QCOMPARE(back->plan.budgetBytesFor(QStringLiteral("pi-2")), 300LL << 20);
     QCOMPARE(int(back->training.events.size()), 3);
