@@ -47,24 +47,21 @@ QString ControlChannel::peer() const
                     : QString();
 }
 
-namespace {
-/** An address as text, IPv4 where it is one (a v4-mapped IPv6 address too). */
-QString addressText(const QHostAddress &a)
+QString ControlChannel::hostText(const QHostAddress &a)
 {
     bool ipv4 = false;
     const quint32 v4 = a.toIPv4Address(&ipv4);
     return ipv4 ? QHostAddress(v4).toString() : a.toString();
 }
-} // namespace
 
 QString ControlChannel::peerHost() const
 {
-    return m_socket ? addressText(m_socket->peerAddress()) : QString();
+    return m_socket ? hostText(m_socket->peerAddress()) : QString();
 }
 
 QString ControlChannel::localAddress() const
 {
-    return m_socket ? addressText(m_socket->localAddress()) : QString();
+    return m_socket ? hostText(m_socket->localAddress()) : QString();
 }
 
 void ControlChannel::setSessionKey(const QByteArray &key)

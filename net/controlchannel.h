@@ -42,6 +42,10 @@ public:
     /** Sends nothing more, closes after writing what is queued, emits closed(reason). */
     void close(const QString &reason);
     QString peer() const;
+    /** Bytes written to the connection that the peer has not taken yet. */
+    qint64 unsentBytes() const { return m_socket ? m_socket->bytesToWrite() : 0; }
+    /** An address as text, IPv4 where it is one (also when it came IPv4-mapped). */
+    static QString hostText(const QHostAddress &address);
     /** The peer's address alone (IPv4 where it is one). */
     QString peerHost() const;
     /** This side's address of the connection (IPv4 where it is one): the interface the peer

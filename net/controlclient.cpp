@@ -182,7 +182,8 @@ void NodeBrowser::probeNow()
         return;
     static const QByteArray probe =
         QCborValue(QCborMap{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
-                            {QStringLiteral("protocol"), Frame::kVersion}})
+                            {QStringLiteral("protocol"), Frame::kVersion},
+                            {QStringLiteral("pad"), QByteArray(kProbeBytes, '\0')}})
             .toCbor();
     for (const Target &t : std::as_const(m_targets))
         m_socket->writeDatagram(probe, t.address, t.port);

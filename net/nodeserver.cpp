@@ -27,7 +27,7 @@ struct NodeServer::Session
 };
 
 NodeServer::NodeServer(NodeOptions options, QObject *parent)
-    : QObject(parent), m_options(std::move(options))
+    : QObject(parent), m_options(std::move(options)), m_probeLimiter(m_options.probe_limits)
 {
     const DeviceInfo device = DeviceInfo::read();
     m_info.id = QUuid::createUuid().toString(QUuid::WithoutBraces);
@@ -111,9 +111,49 @@ bool NodeServer::start(QString *error)
     return true;
 }
 
+bool NodeServer::paired(const QString &host) const
+{
+    return std::any_of(m_sessions.begin(), m_sessions.end(), [&](const auto &s) {
+        return s->state == Session::State::Ready && s->channel->peerHost() == host;
+    });
+}
+
+void NodeServer::noteRefused(int &counter)
+{
+    ++counter;
+    if (m_sinceRefusalLog.isValid() && m_sinceRefusalLog.elapsed() < 10000)
+        return;
+    m_sinceRefusalLog.start();
+    qCWarning(lcNode).noquote()
+        << QStringLiteral("refused since the last report: %1 connection(s) past the handshake "
+                          "caps (%2 per address, %3 in all), %4 probe(s) smaller than the "
+                          "answer from unpaired addresses, %5 probe(s) past the rate limits")
+               .arg(m_refusedConnections)
+               .arg(m_options.max_handshakes_per_source)
+               .arg(m_options.max_handshakes)
+               .arg(m_smallProbes)
+               .arg(m_limitedProbes);
+    m_refusedConnections = m_smallProbes = m_limitedProbes = 0;
+}
+
 void NodeServer::onConnection()
 {
     while (QTcpSocket *socket = m_server.nextPendingConnection()) {
+        // Caps on connections that have not proven the key: per address and in all.
+        const QString host = ControlChannel::hostText(socket->peerAddress());
+        int fromHost = 0, pending = 0;
+        for (const auto &s : m_sessions)
+            if (s->state != Session::State::Ready) {
+                ++pending;
+                fromHost += s->channel->peerHost() == host ? 1 : 0;
+            }
+        if (fromHost >= m_options.max_handshakes_per_source ||
+            pending >= m_options.max_handshakes) {
+            socket->abort();
+            socket->deleteLater();
+            noteRefused(m_refusedConnections);
+            continue;
+        }
         auto session = std::make_unique<Session>();
         Session *s = session.get();
         s->channel = new ControlChannel(socket, this);
@@ -349,7 +389,8 @@ void NodeServer::sendMetrics()
     if (m_job.worker)
         body.insert(QStringLiteral("training"), m_job.worker->status().toCbor());
     for (const auto &s : m_sessions)
-        if (s->state == Session::State::Ready && s->subscribed)
+        if (s->state == Session::State::Ready && s->subscribed &&
+            s->channel->unsentBytes() <= m_options.max_unsent_metrics_bytes)
             s->channel->send(Message::Metrics, body);
 }
 
@@ -362,12 +403,23 @@ void NodeServer::sendBeacon()
 void NodeServer::onDatagrams()
 {
     while (m_discovery.hasPendingDatagrams()) {
-        const QNetworkDatagram d = m_discovery.receiveDatagram(4096);
+        const QNetworkDatagram d = m_discovery.receiveDatagram(kProbeBytes * 2);
         const QCborMap m = QCborValue::fromCbor(d.data()).toMap();
         if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-probe"))
             continue; // beacons of other nodes, or noise
-        m_discovery.writeDatagram(QCborValue(m_info.toCbor()).toCbor(), d.senderAddress(),
-                                  quint16(d.senderPort()));
+        // Not an amplifier: an unpaired address gets no more bytes than it sent (probes are
+        // padded to kProbeBytes), and no address more answers than the rate limits allow.
+        const QString host = ControlChannel::hostText(d.senderAddress());
+        const QByteArray answer = QCborValue(m_info.toCbor()).toCbor();
+        if (answer.size() > d.data().size() && !paired(host)) {
+            noteRefused(m_smallProbes);
+            continue;
+        }
+        if (!m_probeLimiter.allow(host.toStdString())) {
+            noteRefused(m_limitedProbes);
+            continue;
+        }
+        m_discovery.writeDatagram(answer, d.senderAddress(), quint16(d.senderPort()));
     }
 }
 

@@ -6,9 +6,11 @@
 #include "joblink.h"
 #include "nodeinfo.h"
 #include "shipment.h"
+#include "sourcelimiter.h"
 #include "systemsampler.h"
 #include "trainingworker.h"
 
+#include <QElapsedTimer>
 #include <QHostAddress>
 #include <QObject>
 #include <QTcpServer>
@@ -35,6 +37,15 @@ struct NodeOptions
     std::chrono::milliseconds beacon_interval{1000};
     std::chrono::milliseconds metrics_interval{1000};
     std::chrono::milliseconds handshake_timeout{5000};
+    /** Connections that have not proven the key yet, from one address and in all: past these
+     *  a new one is closed at once (the sessions already proven are never affected). */
+    int max_handshakes_per_source = 8;
+    int max_handshakes = 64;
+    /** Discovery answers: per source and in all (SourceLimiter). */
+    SourceLimiter::Options probe_limits;
+    /** Metrics a subscriber has not read yet: past this many bytes queued for it, its samples
+     *  are skipped until it catches up. */
+    qint64 max_unsent_metrics_bytes = 1 << 20;
     std::int64_t memory_limit = -1; // bytes a training job may use (--memory-limit)
     QString data_dir;               // where datasets the node has live (--data-dir)
     /** The device it says it is (--device-profile): its cores, RAM, arch and CPU instead of this
@@ -75,6 +86,10 @@ private:
     void onDatagrams();
     void sendBeacon();
     void sendMetrics();
+    /** Whether an authenticated session comes from this address (a paired controller). */
+    bool paired(const QString &host) const;
+    /** Counts a refusal; logs the counts at most every 10 s. */
+    void noteRefused(int &counter);
     void handleDataChunk(Session *s, const Frame &frame);
     /** A complete shipment by id; null if it has not arrived (or was dropped for newer ones). */
     std::shared_ptr<const core::TensorDataset> shipment(const QString &id) const;
@@ -92,6 +107,11 @@ private:
     SystemSampler m_sampler;
     SystemSample m_lastSample; // the last one taken while no job ran
     std::vector<std::unique_ptr<Session>> m_sessions;
+    SourceLimiter m_probeLimiter;
+    // Refusals since the last log line: connections past the caps, probes smaller than the
+    // answer from unpaired sources, probes past the rate limits.
+    int m_refusedConnections = 0, m_smallProbes = 0, m_limitedProbes = 0;
+    QElapsedTimer m_sinceRefusalLog;
 
     // One training job at a time; it talks to the session that sent it.
     struct Job

@@ -4,16 +4,19 @@
 
 #include "net/controlchannel.h"
 #include "net/controlclient.h"
+#include "net/discovery.h"
 #include "net/frame.h"
 #include "net/keyfile.h"
 #include "net/nodeid.h"
 #include "net/systemsampler.h"
 #include "nodeprocess.h"
 
+#include <QCborValue>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QNetworkDatagram>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -21,6 +24,7 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUdpSocket>
 #include <QtEndian>
 
 #include <algorithm>
@@ -135,6 +139,8 @@ private Q_SLOTS:
     void refusals();
     void replayedHandshakeAndFrames();
     void unknownMessageTypeIsAnsweredAndSessionStays();
+    void handshakesAreCappedPerAddressAndInAll();
+    void probesAreNeitherAmplifiedNorFlooded();
     void stopsCleanlyOnSigterm();
     void lostNodesAreDetected_data();
     void lostNodesAreDetected();
@@ -528,6 +534,125 @@ void TestNode::replayedHandshakeAndFrames()
     QVERIFY(peer.closedByNode());
     QTRY_VERIFY_WITH_TIMEOUT(
         m_node->logSince(mark).contains(QLatin1String("replayed or out of order")), 3000);
+}
+
+void TestNode::handshakesAreCappedPerAddressAndInAll()
+{
+    // A node of its own: the caps count what other tests leave open on the shared one.
+    NodeProcess node(QStringLiteral("capped"), m_key);
+    QVERIFY(node.waitReady());
+    // A paired controller first: it must keep its metrics through everything below.
+    RawPeer paired(node.port);
+    const QByteArray session = paired.handshake(m_secret);
+    QVERIFY(!session.isEmpty());
+    paired.send(QStringLiteral("subscribe"), {}, 1, session);
+
+    // Connections that never say hello, from other loopback addresses (127.0.0.0/8 is all
+    // ours): 8 per address stay until the handshake deadline, the rest are closed at once.
+    std::vector<std::unique_ptr<QTcpSocket>> idle;
+    auto openFrom = [&](const QString &address, int n) {
+        for (int i = 0; i < n; ++i) {
+            auto s = std::make_unique<QTcpSocket>();
+            if (!s->bind(QHostAddress(address), 0))
+                return false;
+            s->connectToHost(QStringLiteral("127.0.0.1"), node.port);
+            if (!s->waitForConnected(3000))
+                return false;
+            idle.push_back(std::move(s));
+        }
+        return true;
+    };
+    auto stillOpen = [&](std::size_t from, std::size_t to) {
+        QTest::qWait(400); // the node's event loop takes them in and closes the extra ones
+        int open = 0;
+        for (std::size_t i = from; i < to; ++i) {
+            idle[i]->waitForReadyRead(10); // lets the socket see the close
+            open += idle[i]->state() == QAbstractSocket::ConnectedState ? 1 : 0;
+        }
+        return open;
+    };
+    QVERIFY(openFrom(QStringLiteral("127.0.0.2"), 20));
+    QCOMPARE(stillOpen(0, 20), 8);
+    // Seven more addresses fill the total of 64 (8 + 7 x 8); a ninth address gets nothing.
+    for (int a = 3; a <= 9; ++a)
+        QVERIFY(openFrom(QStringLiteral("127.0.0.%1").arg(a), 8));
+    QCOMPARE(stillOpen(20, idle.size()), 56);
+    QVERIFY(openFrom(QStringLiteral("127.0.0.10"), 4));
+    QCOMPARE(stillOpen(idle.size() - 4, idle.size()), 0);
+    QVERIFY2(node.log().contains(QLatin1String("past the handshake caps")), qPrintable(node.log()));
+
+    // The paired session was never counted: its metrics kept coming, about once a second.
+    int metrics = 0;
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 2500)
+        if (const auto f = paired.receive(500); f && f->type == QLatin1String("metrics"))
+            ++metrics;
+    QVERIFY2(metrics >= 2, qPrintable(QString::number(metrics)));
+    // Once the deadline has closed the idle ones, an address may connect again.
+    idle.clear();
+    QTest::qWait(300);
+    RawPeer later(node.port);
+    QVERIFY(!later.handshake(m_secret).isEmpty());
+}
+
+void TestNode::probesAreNeitherAmplifiedNorFlooded()
+{
+    NodeProcess node(QStringLiteral("probed"), m_key);
+    QVERIFY(node.waitReady());
+    QUdpSocket udp;
+    QVERIFY(udp.bind(QHostAddress(QStringLiteral("127.0.0.2")), 0));
+    auto probe = [](int pad) {
+        QCborMap m{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
+                   {QStringLiteral("protocol"), 1}};
+        if (pad > 0)
+            m.insert(QStringLiteral("pad"), QByteArray(pad, '\0'));
+        return QCborValue(m).toCbor();
+    };
+    auto answers = [&](int wait_ms) {
+        std::vector<qsizetype> sizes;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < wait_ms) {
+            udp.waitForReadyRead(50);
+            while (udp.hasPendingDatagrams())
+                sizes.push_back(udp.receiveDatagram(8192).data().size());
+        }
+        return sizes;
+    };
+    const QByteArray small = probe(0), padded = probe(kProbeBytes);
+    // A probe smaller than the answer, from an address with no session: no answer.
+    udp.writeDatagram(small, QHostAddress::LocalHost, node.discoveryPort);
+    QVERIFY(answers(500).empty());
+    // A padded one: an answer no larger than the probe.
+    udp.writeDatagram(padded, QHostAddress::LocalHost, node.discoveryPort);
+    const auto one = answers(500);
+    QCOMPARE(one.size(), std::size_t(1));
+    QVERIFY2(one[0] <= padded.size(),
+             qPrintable(QStringLiteral("%1 > %2").arg(one[0]).arg(padded.size())));
+    // A flood from one address: at most the burst and the rate (10, then 5/s) get answers.
+    QElapsedTimer t;
+    t.start();
+    for (int i = 0; i < 300; ++i) {
+        udp.writeDatagram(padded, QHostAddress::LocalHost, node.discoveryPort);
+        if (i % 50 == 49)
+            QTest::qWait(100);
+    }
+    const auto flood = answers(700);
+    const double seconds = double(t.elapsed()) / 1000.0;
+    qInfo("300 probes in %.2f s: %zu answers", seconds, flood.size());
+    QVERIFY2(double(flood.size()) <= 9 + 5.0 * seconds + 1,
+             qPrintable(QStringLiteral("%1 answers in %2 s").arg(flood.size()).arg(seconds)));
+    QVERIFY(flood.size() >= 5); // limited, not silenced
+    // A paired address is answered whatever the probe's size.
+    RawPeer paired(node.port);
+    QVERIFY(!paired.handshake(m_secret).isEmpty());
+    QUdpSocket fromPaired;
+    QVERIFY(fromPaired.bind(QHostAddress::LocalHost, 0));
+    fromPaired.writeDatagram(small, QHostAddress::LocalHost, node.discoveryPort);
+    QVERIFY(fromPaired.waitForReadyRead(1000));
+    QVERIFY(fromPaired.receiveDatagram(8192).data().size() > small.size());
+    QVERIFY2(node.log().contains(QLatin1String("smaller than the answer")), qPrintable(node.log()));
 }
 
 void TestNode::unknownMessageTypeIsAnsweredAndSessionStays()
