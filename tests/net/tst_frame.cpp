@@ -3,6 +3,7 @@
 
 #include "net/controlchannel.h"
 #include "net/frame.h"
+#include "net/sourcelimiter.h"
 
 #include <QCborArray>
 #include <QCborValue>
@@ -47,6 +48,7 @@ private Q_SLOTS:
     void alteredAuthenticatedFrame();
     void handshakeProofs();
     void randomGarbageNeverCrashes();
+    void sourceLimiterBoundsAnswers();
 };
 
 void TestFrame::roundTrip_data()
@@ -213,4 +215,36 @@ void TestFrame::randomGarbageNeverCrashes()
 }
 
 QTEST_APPLESS_MAIN(TestFrame)
+void TestFrame::sourceLimiterBoundsAnswers()
+{
+    using namespace std::chrono_literals;
+    SourceLimiter::Options o;
+    o.per_second = 5;
+    o.burst = 10;
+    o.total_per_second = 12;
+    o.sources = 3;
+    SourceLimiter l(o);
+    const auto t0 = SourceLimiter::Clock::now();
+    int a = 0;
+    for (int i = 0; i < 50; ++i) // one address at once: its burst
+        a += l.allow("a", t0) ? 1 : 0;
+    QCOMPARE(a, 10);
+    a = 0;
+    for (int i = 0; i < 50; ++i) // a second later: what it earned in that second
+        a += l.allow("a", t0 + 1s) ? 1 : 0;
+    QCOMPARE(a, 5);
+    // Everyone together: the total's bucket (12 a second, at most 12 at once: 12 - 5 left).
+    int b = 0;
+    for (int i = 0; i < 50; ++i)
+        b += l.allow("b", t0 + 1s) ? 1 : 0;
+    QCOMPARE(b, 7);
+    // A fourth address replaces the one heard from longest ago: the table stays at 3.
+    QVERIFY(!l.allow("c", t0 + 1s)); // the total is spent
+    QVERIFY(l.allow("d", t0 + 2s));
+    QCOMPARE(l.trackedSources(), std::size_t(3));
+    for (int i = 0; i < 100; ++i)
+        (void)l.allow("spoofed-" + std::to_string(i), t0 + 3s);
+    QCOMPARE(l.trackedSources(), std::size_t(3));
+}
+
 #include "tst_frame.moc"
