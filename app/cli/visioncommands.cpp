@@ -645,7 +645,7 @@ int ViewpointCommand::run(const QStringList &arguments)
     cli.addOption("average",
                   "frames: decay of the moving average of the weights over the steps "
                   "(0: none; 0.99: about the last 100 steps).",
-                  "D", "0.99");
+                  "D", "0");
     cli.addOption("augment",
                   "frames: jittered copies per training frame (flip, scale 0.7-2.4, "
                   "shift, colour).",
