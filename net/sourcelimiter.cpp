@@ -24,10 +24,9 @@ bool SourceLimiter::allow(const std::string &source, Clock::time_point now)
     auto it = m_buckets.find(source);
     if (it == m_buckets.end()) {
         if (m_buckets.size() >= std::max<std::size_t>(1, m_options.sources)) {
-            const auto oldest =
-                std::min_element(m_buckets.begin(), m_buckets.end(), [](const auto &a, const auto &b) {
-                    return a.second.last < b.second.last;
-                });
+            const auto oldest = std::min_element(
+                m_buckets.begin(), m_buckets.end(),
+                [](const auto &a, const auto &b) { return a.second.last < b.second.last; });
             m_buckets.erase(oldest);
         }
         it = m_buckets.emplace(source, Bucket{m_options.burst, now}).first;
