@@ -94,13 +94,26 @@ IdxFile IdxFile::read(const std::string &path)
         const std::uint32_t d = (std::uint32_t(b[0]) << 24) | (std::uint32_t(b[1]) << 16) |
                                 (std::uint32_t(b[2]) << 8) | std::uint32_t(b[3]);
         idx.dims.push_back(d);
-        total *= d;
-        if (total > (std::uint64_t(1) << 34))
-            throw FormatError("'" + path + "': IDX dimensions are absurdly large");
+        // Checked: 2^17 x 2^17 x 2^30 would wrap to 0 values and pass as an empty file.
+        if (__builtin_mul_overflow(total, std::uint64_t(d), &total) ||
+            total > (std::uint64_t(1) << 34))
+            throw FormatError("'" + path + "': IDX dimensions are absurdly large (dimension " +
+                              std::to_string(i) + " = " + std::to_string(d) + " at offset " +
+                              std::to_string(4 + 4 * i) + ")");
     }
-    idx.values.resize(std::size_t(total));
-    const std::size_t got = in.read(idx.values.data(), idx.values.size());
-    if (got != idx.values.size()) {
+    // The header is not trusted with memory: the values are read in pieces as they come, so a
+    // short file that promises gigabytes costs what it holds, then is refused as truncated.
+    constexpr std::size_t kPiece = std::size_t(1) << 24;
+    std::size_t got = 0;
+    while (got < total) {
+        const std::size_t want = std::min<std::size_t>(std::size_t(total) - got, kPiece);
+        idx.values.resize(got + want);
+        const std::size_t n = in.read(idx.values.data() + got, want);
+        got += n;
+        if (n < want)
+            break;
+    }
+    if (got != total) {
         const std::string zerr = in.endError();
         throw FormatError("'" + path + "': truncated: the header promises " +
                           std::to_string(total) + " values but the data ends after " +

@@ -19,6 +19,7 @@
 
 #include <clocale>
 #include <limits>
+#include <sys/resource.h>
 
 using namespace edgetrain::core;
 
@@ -134,6 +135,21 @@ void TestFormats::idxErrors()
     QVERIFY(full.open(QIODevice::ReadOnly));
     writeRaw(path("cut.gz"), full.readAll().left(int(full.size() / 2)));
     expectError<FormatError>([&] { IdxFile::read(path("cut.gz").toStdString()); }, {"cut.gz"});
+    // Dimensions whose product wraps around 2^64 (to 0 values) are refused, not read as empty.
+    writeRaw(path("wrap.idx"), idxBytes({1u << 17, 1u << 17, 1u << 30}, 0));
+    expectError<FormatError>([&] { IdxFile::read(path("wrap.idx").toStdString()); },
+                             {"wrap.idx", "absurdly large", "dimension 2", "offset 12"});
+    // The header is not trusted with memory (fuzz_files' finding, minimized): 8 bytes promising
+    // 4 GiB of values are refused as truncated without the 4 GiB being allocated first.
+    writeRaw(path("promise.idx"), idxBytes({0xffff0000u}, 0));
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    expectError<FormatError>([&] { IdxFile::read(path("promise.idx").toStdString()); },
+                             {"promise.idx", "truncated", "4294901760 values", "after 0"});
+    getrusage(RUSAGE_SELF, &after);
+    QVERIFY2(after.ru_maxrss - before.ru_maxrss < 256 * 1024, // KiB
+             qPrintable(QStringLiteral("peak RSS grew by %1 MiB")
+                            .arg((after.ru_maxrss - before.ru_maxrss) / 1024)));
 }
 
 void TestFormats::fashionMnistMismatch()
