@@ -157,7 +157,13 @@ bool NodeBrowser::start(std::chrono::milliseconds interval, QString *error)
         connect(m_socket, &QUdpSocket::readyRead, this, [this] {
             while (m_socket->hasPendingDatagrams()) {
                 const QNetworkDatagram d = m_socket->receiveDatagram(4096);
-                const auto info = NodeInfo::fromCbor(QCborValue::fromCbor(d.data()).toMap());
+                // Not decoding: garbage (and a truncated map's half-built QCborMap must not be
+                // read: Qt 6.4's lookups run past its end).
+                QCborParserError parseError;
+                const QCborValue datagram = QCborValue::fromCbor(d.data(), &parseError);
+                if (parseError.error != QCborError::NoError)
+                    continue;
+                const auto info = NodeInfo::fromCbor(datagram.toMap());
                 if (!info)
                     continue; // foreign or garbage datagrams
                 NodeInfo n = *info;

@@ -1,5 +1,7 @@
 #include "nodeinfo.h"
 
+#include "cborfield.h"
+
 #include <optional>
 
 namespace edgetrain::net {
@@ -31,17 +33,17 @@ std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
         !m.value(QStringLiteral("id")).isString() ||
         !m.value(QStringLiteral("control_port")).isInteger())
         return std::nullopt;
-    const qint64 port = m.value(QStringLiteral("control_port")).toInteger();
+    const qint64 port = cborInteger(m.value(QStringLiteral("control_port")));
     if (port <= 0 || port > 65535)
         return std::nullopt;
     NodeInfo n;
     n.id = m.value(QStringLiteral("id")).toString().left(64);
     n.name = m.value(QStringLiteral("name")).toString().left(128);
     n.version = m.value(QStringLiteral("version")).toString().left(32);
-    n.protocol = int(m.value(QStringLiteral("protocol")).toInteger());
+    n.protocol = int(cborInteger(m.value(QStringLiteral("protocol"))));
     n.control_port = quint16(port);
-    n.cores = int(m.value(QStringLiteral("cores")).toInteger());
-    n.ram_bytes = m.value(QStringLiteral("ram_bytes")).toInteger();
+    n.cores = int(cborInteger(m.value(QStringLiteral("cores"))));
+    n.ram_bytes = cborInteger(m.value(QStringLiteral("ram_bytes")));
     n.arch = m.value(QStringLiteral("arch")).toString().left(32);
     n.cpu_model = m.value(QStringLiteral("cpu_model")).toString().left(128);
     n.load = m.value(QStringLiteral("load")).toDouble();

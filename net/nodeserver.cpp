@@ -404,7 +404,13 @@ void NodeServer::onDatagrams()
 {
     while (m_discovery.hasPendingDatagrams()) {
         const QNetworkDatagram d = m_discovery.receiveDatagram(kProbeBytes * 2);
-        const QCborMap m = QCborValue::fromCbor(d.data()).toMap();
+        // Bytes that do not decode are noise. Never look into them: for a truncated map Qt 6.4
+        // hands back a half-built QCborMap whose lookups read past its end.
+        QCborParserError parseError;
+        const QCborValue datagram = QCborValue::fromCbor(d.data(), &parseError);
+        if (parseError.error != QCborError::NoError)
+            continue;
+        const QCborMap m = datagram.toMap();
         if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-probe"))
             continue; // beacons of other nodes, or noise
         // Not an amplifier: an unpaired address gets no more bytes than it sent (probes are

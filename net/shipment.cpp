@@ -1,10 +1,12 @@
 #include "shipment.h"
 
+#include "cborfield.h"
 #include "core/error.h"
 
 #include <QCborArray>
 #include <QCryptographicHash>
 
+#include <algorithm>
 #include <cstring>
 
 namespace edgetrain::net {
@@ -49,8 +51,8 @@ QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString 
 bool ShipmentAssembler::add(const QCborMap &chunk, QString *error)
 {
     const QString id = chunk.value(QStringLiteral("id")).toString();
-    const qint64 index = chunk.value(QStringLiteral("index")).toInteger(-1);
-    const qint64 total = chunk.value(QStringLiteral("total")).toInteger(-1);
+    const qint64 index = cborInteger(chunk.value(QStringLiteral("index")), -1);
+    const qint64 total = cborInteger(chunk.value(QStringLiteral("total")), -1);
     const QByteArray data = chunk.value(QStringLiteral("data")).toByteArray();
     const QByteArray sum = chunk.value(QStringLiteral("sha256")).toByteArray();
     auto refuse = [&](const QString &why) {
@@ -61,14 +63,16 @@ bool ShipmentAssembler::add(const QCborMap &chunk, QString *error)
     };
     if (index == 0 && m_next == 0) {
         const QCborMap header = chunk.value(QStringLiteral("header")).toMap();
-        m_expected = header.value(QStringLiteral("bytes")).toInteger(-1);
+        m_expected = cborInteger(header.value(QStringLiteral("bytes")), -1);
         if (id.isEmpty() || total < 1 || total > 1 << 20 || m_expected < 0 ||
             m_expected > Shipment::kMaxBytes)
             return refuse(QStringLiteral("malformed header"));
         m_id = id;
         m_header = header;
         m_total = int(total);
-        m_bytes.reserve(qsizetype(m_expected));
+        // The announced size is not trusted with memory: the bytes grow as chunks arrive.
+        m_bytes.reserve(
+            qsizetype(std::min<std::int64_t>(m_expected, Shipment::kDefaultChunkBytes)));
     } else if (m_total < 0) {
         return refuse(QStringLiteral("arrived before the header chunk"));
     }
@@ -96,18 +100,23 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
     if (!complete())
         throw core::FormatError("shipment '" + m_id.toStdString() + "' is incomplete");
     std::vector<std::int64_t> dims;
+    std::int64_t sampleValues = 1; // checked: 65536^4 values would overflow
     for (const QCborValue &v : m_header.value(QStringLiteral("shape")).toArray()) {
-        if (v.toInteger() < 1 || v.toInteger() > 65536 || dims.size() > 4)
+        if (cborInteger(v) < 1 || cborInteger(v) > 65536 || dims.size() > 4 ||
+            __builtin_mul_overflow(sampleValues, cborInteger(v), &sampleValues) ||
+            sampleValues > Shipment::kMaxBytes)
             throw core::FormatError("shipment '" + m_id.toStdString() + "': absurd sample shape");
-        dims.push_back(v.toInteger());
+        dims.push_back(cborInteger(v));
     }
     const core::Shape shape(dims);
-    const std::int64_t samples = m_header.value(QStringLiteral("samples")).toInteger(-1);
-    const int classes = int(m_header.value(QStringLiteral("classes")).toInteger(0));
+    const std::int64_t samples = cborInteger(m_header.value(QStringLiteral("samples")), -1);
+    const int classes = int(cborInteger(m_header.value(QStringLiteral("classes")), 0));
     // Shipments from before detection training carry no label width: one class per sample.
-    const std::int64_t labelWidth = m_header.value(QStringLiteral("label_width")).toInteger(1);
-    if (dims.empty() || shape.numel() <= 0 || samples < 0 || classes < 1 || labelWidth < 1 ||
-        labelWidth > (1 << 20) || samples * (shape.numel() * 4 + 4 * labelWidth) != m_bytes.size())
+    const std::int64_t labelWidth = cborInteger(m_header.value(QStringLiteral("label_width")), 1);
+    std::int64_t bytes = 0;
+    if (dims.empty() || samples < 0 || classes < 1 || labelWidth < 1 || labelWidth > (1 << 20) ||
+        __builtin_mul_overflow(samples, sampleValues * 4 + 4 * labelWidth, &bytes) ||
+        bytes != m_bytes.size())
         throw core::FormatError("shipment '" + m_id.toStdString() +
                                 "': its header does not describe its data");
     std::vector<float> images(static_cast<std::size_t>(samples * shape.numel()));

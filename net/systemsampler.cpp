@@ -1,5 +1,7 @@
 #include "systemsampler.h"
 
+#include "cborfield.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -79,9 +81,9 @@ SystemSample SystemSample::fromCbor(const QCborMap &m)
     SystemSample s;
     s.cpu_percent = m.value(QStringLiteral("cpu_percent")).toDouble();
     s.agent_cpu_percent = m.value(QStringLiteral("agent_cpu_percent")).toDouble();
-    s.agent_rss_bytes = m.value(QStringLiteral("agent_rss_bytes")).toInteger();
-    s.memory_total_bytes = m.value(QStringLiteral("memory_total_bytes")).toInteger();
-    s.memory_available_bytes = m.value(QStringLiteral("memory_available_bytes")).toInteger();
+    s.agent_rss_bytes = cborInteger(m.value(QStringLiteral("agent_rss_bytes")));
+    s.memory_total_bytes = cborInteger(m.value(QStringLiteral("memory_total_bytes")));
+    s.memory_available_bytes = cborInteger(m.value(QStringLiteral("memory_available_bytes")));
     s.training = m.value(QStringLiteral("training")).toMap();
     s.net_rx_bytes_per_second = m.value(QStringLiteral("net_rx_bytes_per_second")).toDouble();
     s.net_tx_bytes_per_second = m.value(QStringLiteral("net_tx_bytes_per_second")).toDouble();

@@ -3,6 +3,7 @@
 // leaves the others training, a node that comes back rejoins; and the pieces underneath (batch
 // splits, job validation, shipments, the parameter server's staleness bound).
 
+#include "core/error.h"
 #include "core/fashionmnist.h"
 #include "core/flatstate.h"
 #include "core/safetensors.h"
@@ -335,6 +336,21 @@ void TestCluster::shipmentsAreChecked()
     for (const auto &c : old)
         QVERIFY2(oldPart.add(c, &error), qPrintable(error));
     QCOMPARE(oldPart.take()->labels(), labels);
+    // fuzz_messages: a header's shape of 65536^5 values overflowed while it was checked (UBSan)
+    QList<QCborMap> huge = chunks;
+    QCborMap hugeHeader = huge[0].value(QStringLiteral("header")).toMap();
+    hugeHeader.insert(QStringLiteral("shape"), QCborArray{65536, 65536, 65536, 65536, 65536});
+    huge[0].insert(QStringLiteral("header"), hugeHeader);
+    net::ShipmentAssembler hugePart;
+    for (const auto &c : huge)
+        QVERIFY2(hugePart.add(c, &error), qPrintable(error));
+    try {
+        hugePart.take();
+        QFAIL("a shape of 2^80 values was accepted");
+    } catch (const core::FormatError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("absurd sample shape")),
+                 e.what());
+    }
 }
 
 void TestCluster::parameterServerBoundsStaleness()
