@@ -312,7 +312,10 @@ std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::
         const core::Json *v = o.find(key);
         if (!v || !v->isNumber())
             fail(std::string("field '") + key + "' missing or not a number");
-        return int(v->toDouble());
+        const double d = v->toDouble();
+        if (!(d >= -2147483648.0 && d <= 2147483647.0) || d != std::floor(d))
+            fail(std::string("field '") + key + "' is not a whole number in range");
+        return int(d);
     };
     if (input)
         *input = cv::Size(integer(j, "input_width"), integer(j, "input_height"));

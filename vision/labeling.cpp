@@ -479,25 +479,35 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
             fail(std::string("field '") + k + "' missing or not a number");
         return v->toDouble();
     };
+    // A whole number that fits an int (frame numbers, sizes): anything else is a bad file, not a
+    // conversion with undefined behaviour.
+    auto whole = [&](double v, const std::string &what) {
+        if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != std::floor(v))
+            fail(what + " is not a whole number in range");
+        return int(v);
+    };
+    auto integer = [&](const core::Json &o, const char *k) {
+        return whole(number(o, k), std::string("field '") + k + "'");
+    };
     r.source = text("source");
     r.teacher = text("teacher");
     r.options.tracker = text("tracker");
-    r.options.every = int(number(j, "every"));
+    r.options.every = integer(j, "every");
     if (j.find("max_frames")) // older files: the whole source
-        r.options.max_frames = int(number(j, "max_frames"));
-    r.frame_size = cv::Size(int(number(j, "frame_width")), int(number(j, "frame_height")));
+        r.options.max_frames = integer(j, "max_frames");
+    r.frame_size = cv::Size(integer(j, "frame_width"), integer(j, "frame_height"));
     r.source_fps = number(j, "fps");
-    r.stats.frames = int(number(j, "frames"));
+    r.stats.frames = integer(j, "frames");
     r.stats.seconds = number(j, "seconds");
     if (const core::Json *c = j.find("cuts"); c && c->isArray())
         for (const core::Json &x : c->toArray())
-            r.cuts.push_back(int(x.toDouble()));
+            r.cuts.push_back(whole(x.toDouble(), "a scene cut"));
     const core::Json *list = j.find("tracks");
     if (!list || !list->isArray())
         fail("no 'tracks' array");
     for (const core::Json &jt : list->toArray()) {
         Track t;
-        t.id = int(number(jt, "id"));
+        t.id = integer(jt, "id");
         const core::Json *state = jt.find("state");
         t.state = state && state->toString() == "rejected" ? Track::State::Rejected
                                                            : Track::State::Accepted;
@@ -513,7 +523,8 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
                      ": expected [frame, x, y, w, h, source, confidence]");
             const auto &row = rows[k].toArray();
             TrackBox b;
-            b.frame = int(row[0].toDouble());
+            b.frame = whole(row[0].toDouble(), "track " + std::to_string(t.id) + ", box " +
+                                                   std::to_string(k) + ": the frame");
             b.box = cv::Rect2d(row[1].toDouble(), row[2].toDouble(), row[3].toDouble(),
                                row[4].toDouble());
             const std::string source = row[5].isString() ? row[5].toString() : std::string();

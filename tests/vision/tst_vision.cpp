@@ -529,6 +529,18 @@ void TestVision::labelsRoundTrip()
     } catch (const core::FormatError &e) {
         QVERIFY2(std::string(e.what()).find("track 0, box 0") != std::string::npos, e.what());
     }
+    // A frame number no int holds (found by fuzz_files: the conversion was undefined).
+    std::ofstream(dir + "/labels.json")
+        << R"({"format": "edgetrain-labels-1", "every": 1, "frame_width": 1,
+        "frame_height": 1, "fps": 25, "frames": 1, "seconds": 0, "tracks": [{"id": 0, "boxes":
+        [[11111111120, 2, 3, 4, 5, "teacher", 0.5]]}]})";
+    try {
+        LabelResult::load(dir);
+        QFAIL("a frame number out of range was accepted");
+    } catch (const core::FormatError &e) {
+        QVERIFY2(std::string(e.what()).find("track 0, box 0: the frame") != std::string::npos,
+                 e.what());
+    }
 }
 
 void TestVision::splitNeverSharesATrack()
