@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what is missing, build with warnings as errors, run every test suite, then build the
+# Install what is missing, build with warnings as errors, run every test suite, fuzz every parser
+# of outside bytes for 30 s each (scripts/fuzz.sh), then build the
 # amd64 Debian packages and check them (scripts/package.sh, scripts/check-packages.sh); on an
 # amd64 machine also cross-build the arm64 packages, check them, and let the packaged arm64 node
 # train with two amd64 nodes under qemu-user (tests/arm64/node-under-qemu.sh).
@@ -14,6 +15,10 @@ scripts/build.sh ci
 # One suite at a time: the suites use both cores themselves, and OpenMP threads that spin
 # while another process holds the cores slow everything down.
 ctest --preset ci "$@"
+# Every parser that reads bytes from outside, fuzzed for 30 s each (clang 16, ASan + UBSan).
+if [ $# -eq 0 ]; then
+  scripts/fuzz.sh 30 build/fuzz/artifacts
+fi
 if [ $# -eq 0 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   scripts/package.sh amd64
   scripts/check-packages.sh amd64

@@ -4,10 +4,10 @@
 //
 //   cmake --preset fuzz && cmake --build --preset fuzz
 //   mkdir -p /tmp/corpus
-//   build/fuzz/bin/fuzz_frame -max_total_time=300 /tmp/corpus tests/fuzz/corpus
+//   build/fuzz/bin/fuzz_frame -max_total_time=300 /tmp/corpus tests/fuzz/corpus/frame
 //
 // libFuzzer writes the inputs it finds into the first directory, so the checked-in seeds in
-// tests/fuzz/corpus stay as they are.
+// tests/fuzz/corpus/frame stay as they are (scripts/fuzz.sh runs every target on a copy).
 
 #include "net/frame.h"
 

@@ -1,0 +1,79 @@
+// libFuzzer target for what an authenticated peer's messages carry: the CBOR bodies of jobs,
+// groups, node announcements (beacons and probe answers: these come from anyone), metrics,
+// training status, and dataset shipments chunk by chunk (checksummed here, as a peer with the key
+// would). Each parser returns its value or refuses with a message; none may crash, read out of
+// bounds or hit undefined behaviour.
+//
+//   build/fuzz/bin/fuzz_messages -max_total_time=300 /tmp/corpus-messages
+//   tests/fuzz/corpus/messages
+
+#include "net/job.h"
+#include "net/nodeinfo.h"
+#include "net/shipment.h"
+#include "net/systemsampler.h"
+#include "net/trainingworker.h"
+
+#include <QCborArray>
+#include <QCborMap>
+#include <QCborValue>
+#include <QCryptographicHash>
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace edgetrain::net;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    if (size == 0)
+        return 0;
+    // As the frame decoder and the datagram readers do: bytes that do not decode go no further
+    // (Qt 6.4's half-built map of a truncated one reads past its end on lookups).
+    QCborParserError parseError;
+    const QCborValue value = QCborValue::fromCbor(
+        QByteArray::fromRawData(reinterpret_cast<const char *>(data + 1), qsizetype(size - 1)),
+        &parseError);
+    if (parseError.error != QCborError::NoError)
+        return 0;
+    QString error;
+    switch (data[0] % 6) {
+    case 0:
+        (void)JobSpec::fromCbor(value.toMap(), &error);
+        break;
+    case 1:
+        (void)GroupSpec::fromCbor(value.toMap(), &error);
+        break;
+    case 2:
+        (void)NodeInfo::fromCbor(value.toMap());
+        break;
+    case 3:
+        (void)SystemSample::fromCbor(value.toMap());
+        break;
+    case 4:
+        (void)TrainingStatus::fromCbor(value.toMap());
+        break;
+    case 5: { // a shipment: an array of chunks, as they would arrive one message each
+        ShipmentAssembler shipment;
+        for (const QCborValue &chunk : value.toArray()) {
+            // A peer that has the key can checksum what it sends: the fuzzer's chunks are
+            // checksummed too, so that they reach the header and the assembly.
+            QCborMap checksummed = chunk.toMap();
+            checksummed.insert(
+                QStringLiteral("sha256"),
+                QCryptographicHash::hash(checksummed.value(QStringLiteral("data")).toByteArray(),
+                                         QCryptographicHash::Sha256));
+            if (!shipment.add(checksummed, &error))
+                break;
+            if (shipment.complete()) {
+                try {
+                    (void)shipment.take();
+                } catch (const std::exception &) {
+                }
+                break;
+            }
+        }
+        break;
+    }
+    }
+    return 0;
+}
