@@ -9,6 +9,9 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <csignal>
+#include <mutex>
+
 namespace edgetrain::net {
 
 namespace {
@@ -33,6 +36,12 @@ template <typename Fn> void guarded(const char *what, const GroupOptions &o, Fn 
 CollectiveGroup::CollectiveGroup(gloo::rendezvous::Store &store, const GroupOptions &options)
     : m_options(options)
 {
+    // gloo writes to its peers' sockets with plain writev(): a peer that dies mid-collective
+    // would end this whole process with SIGPIPE (tst_collectives' silent peer did, once in a
+    // full ctest run) instead of a CollectiveError the survivors report. The signal is ignored once
+    // for the process, so a closed socket is an error (EPIPE) like any other.
+    static std::once_flag ignorePipe;
+    std::call_once(ignorePipe, [] { std::signal(SIGPIPE, SIG_IGN); });
     if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
         throw CollectiveError("rank " + std::to_string(options.rank) + " is outside a group of " +
                               std::to_string(options.size));
