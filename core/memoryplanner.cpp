@@ -51,13 +51,15 @@ MemoryPlan MemoryPlanner::evaluate(const Schedule &schedule, std::int64_t budget
     plan.predicted_peak_bytes = m_profile.fixedBytes() + step.peak_total_bytes;
     plan.predicted.peak_total_bytes = plan.predicted_peak_bytes;
     plan.predicted_recompute_factor = m_profile.cost(schedule) / m_profile.baseCost();
-    plan.fits = budget_bytes < 0 || plan.predicted_peak_bytes <= budget_bytes;
+    plan.process_overhead_bytes = m_overhead;
+    plan.fits = budget_bytes < 0 || plan.predicted_peak_bytes + m_overhead <= budget_bytes;
     return plan;
 }
 
 std::int64_t MemoryPlanner::activationBudget(std::int64_t budget_bytes) const
 {
-    return budget_bytes - m_profile.fixedBytes() - m_profile.stages().front().input_bytes;
+    return budget_bytes - m_overhead - m_profile.fixedBytes() -
+           m_profile.stages().front().input_bytes;
 }
 
 MemoryPlan MemoryPlanner::optimal(std::int64_t budget_bytes) const
@@ -83,7 +85,8 @@ MemoryPlan MemoryPlanner::optimal(std::int64_t budget_bytes) const
         MemoryPlan plan = evaluate(*schedule, budget_bytes);
         if (plan.fits)
             return plan;
-        target -= std::max<std::int64_t>(unit, plan.predicted_peak_bytes - budget_bytes);
+        target -=
+            std::max<std::int64_t>(unit, plan.predicted_peak_bytes + m_overhead - budget_bytes);
     }
     return nothing();
 }
@@ -116,7 +119,7 @@ MemoryPlan MemoryPlanner::plan(std::int64_t budget_bytes) const
             found = true;
         }
     };
-    if (m_storeAllPeak <= budget_bytes)
+    if (m_storeAllPeak + m_overhead <= budget_bytes)
         return evaluate(Schedule::storeAll(int(m_model.stageCount())), budget_bytes);
     for (const Schedule &s : candidates())
         consider(evaluate(s, budget_bytes));
@@ -132,6 +135,7 @@ MemoryPlan MemoryPlanner::plan(std::int64_t budget_bytes) const
     while (lo < hi) {
         const std::int64_t mid = (lo + hi + 1) / 2;
         MemoryPlanner smaller(m_model, mid);
+        smaller.setProcessOverhead(m_overhead);
         if (smaller.minimumBudget() <= budget_bytes)
             lo = mid;
         else
@@ -147,7 +151,8 @@ std::int64_t MemoryPlanner::minimumBudget() const
     for (const Schedule &s : candidates())
         best = std::min(best, evaluate(s).predicted_peak_bytes);
     // The optimum can go lower than any fixed family: bisect on the budget it is given.
-    std::int64_t lo = m_profile.fixedBytes() + m_profile.stages().front().input_bytes, hi = best;
+    std::int64_t lo = m_overhead + m_profile.fixedBytes() + m_profile.stages().front().input_bytes,
+                 hi = best + m_overhead;
     for (int i = 0; i < 14 && lo < hi; ++i) {
         const std::int64_t mid = lo + (hi - lo) / 2;
         const MemoryPlan p = optimal(mid);
@@ -158,7 +163,7 @@ std::int64_t MemoryPlanner::minimumBudget() const
             lo = mid + 1;
         }
     }
-    return best;
+    return best + m_overhead;
 }
 
 std::vector<MemoryPlan> MemoryPlanner::sweep() const
@@ -168,7 +173,8 @@ std::vector<MemoryPlan> MemoryPlanner::sweep() const
         all.push_back(evaluate(s));
     const std::int64_t lo = minimumBudget();
     for (int i = 0; i <= 12; ++i) {
-        const auto budget = std::int64_t(double(lo) + double(m_storeAllPeak - lo) * i / 12.0);
+        const auto budget =
+            std::int64_t(double(lo) + double(m_storeAllPeak + m_overhead - lo) * i / 12.0);
         MemoryPlan p = optimal(budget);
         if (p.fits) {
             p.budget_bytes = -1;

@@ -5,6 +5,7 @@
 #include "model.h"
 #include "schedule.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct MemoryPlan
     // When nothing fits the budget:
     std::int64_t min_budget_bytes = 0; // the smallest budget any schedule needs at this batch
     std::int64_t max_batch = 0;        // the largest batch that fits the budget (0: none)
+    /** What the process needs beyond the engine's tensors (MemoryPlanner::setProcessOverhead):
+     *  fits means predicted_peak_bytes + process_overhead_bytes <= budget_bytes. */
+    std::int64_t process_overhead_bytes = 0;
 };
 
 /**
@@ -59,8 +63,13 @@ public:
     /** Memory against recompute factor: the non-dominated plans from all kinds, by peak. */
     std::vector<MemoryPlan> sweep() const;
 
-    /** The smallest budget any schedule fits in at this batch. */
+    /** The smallest budget any schedule fits in at this batch (the overhead included). */
     std::int64_t minimumBudget() const;
+
+    /** Bytes of every budget that the engine's tensors may not use: the process's own growth
+     *  over a step beyond them (fitProcessBudget() in processmemory.h measures it). */
+    void setProcessOverhead(std::int64_t bytes) { m_overhead = std::max<std::int64_t>(0, bytes); }
+    std::int64_t processOverhead() const { return m_overhead; }
 
 private:
     std::vector<Schedule> candidates() const;
@@ -70,6 +79,7 @@ private:
     std::int64_t m_batch;
     ChainProfile m_profile;
     std::int64_t m_storeAllPeak = 0;
+    std::int64_t m_overhead = 0;
 };
 
 /** Parses "300MiB", "1.5GiB", "800MB", "123456" (bytes); throws SpecError. */

@@ -3,11 +3,13 @@
 // equal to the prediction; the optimum is never worse than binomial checkpointing; and when
 // nothing fits, the planner says what would.
 
+#include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/memoryplanner.h"
 #include "core/memorysimulation.h"
 #include "core/optimalcheckpointing.h"
 #include "core/parallel.h"
+#include "core/processmemory.h"
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
@@ -135,6 +137,8 @@ private Q_SLOTS:
     void optimumAtLeastAsGoodAsBinomial_data();
     void optimumAtLeastAsGoodAsBinomial();
     void nothingFitsSaysWhatWould();
+    void processOverheadComesOutOfTheBudget();
+    void fittingAProcessBudgetMeasuresAndRestores();
     void byteSizes();
     void threadCountStaysWithItsThread();
 };
@@ -301,6 +305,70 @@ void TestMemoryPlanner::nothingFitsSaysWhatWould()
     const MemoryPlan hopeless = planner.plan(1024);
     QVERIFY(!hopeless.fits);
     QCOMPARE(hopeless.max_batch, std::int64_t(0));
+}
+
+void TestMemoryPlanner::processOverheadComesOutOfTheBudget()
+{
+    setThreadCount(1);
+    MemorySimulation virtualWeights;
+    Model m(Zoo::spec("resnet20"), 1);
+    MemoryPlanner planner(m, 32);
+    const std::int64_t least = planner.minimumBudget();
+    const std::int64_t all =
+        planner.evaluate(Schedule::storeAll(int(m.stageCount()))).predicted_peak_bytes;
+    const std::int64_t overhead = 3 << 20;
+    planner.setProcessOverhead(overhead);
+    // The smallest budget moves up by the overhead (within the bisection's resolution).
+    const std::int64_t leastWith = planner.minimumBudget();
+    QVERIFY2(std::abs(double(leastWith - (least + overhead))) <= 0.01 * double(least),
+             qPrintable(QStringLiteral("%1 vs %2 + %3").arg(leastWith).arg(least).arg(overhead)));
+    // Store-all fits a budget of its peak only without the overhead.
+    QVERIFY(planner.plan(all).schedule.name() != "store-all");
+    const MemoryPlan p = planner.plan(all + overhead);
+    QVERIFY(p.fits && p.schedule.name() == "store-all");
+    QCOMPARE(p.process_overhead_bytes, overhead);
+    for (const double fraction : {0.0, 0.4, 0.8}) {
+        const auto budget = std::int64_t(double(leastWith) + fraction * double(all - least));
+        const MemoryPlan q = planner.plan(budget);
+        QVERIFY2(q.fits, qPrintable(QStringLiteral("budget %1").arg(budget)));
+        QVERIFY(q.predicted_peak_bytes + overhead <= budget);
+    }
+    const MemoryPlan none = planner.plan(least);
+    QVERIFY(!none.fits);
+    QCOMPARE(none.min_budget_bytes, leastWith);
+}
+
+void TestMemoryPlanner::fittingAProcessBudgetMeasuresAndRestores()
+{
+    setThreadCount(1);
+    Model m(Zoo::spec("resnet20"), 1);
+    const std::int64_t batch = 16;
+    const std::int64_t budget = MemoryPlanner(m, batch).minimumBudget() * 2;
+    std::vector<float> before;
+    for (const NamedBuffer &b : m.buffers())
+        if (b.buffer.tensor)
+            before.insert(before.end(), b.buffer.tensor->data(),
+                          b.buffer.tensor->data() + b.buffer.tensor->numel());
+    const std::int64_t limit = BufferPool::instance().limit();
+    const ProcessBudgetPlan fit = fitProcessBudget(m, batch, budget);
+    // Linux has the counters: the overhead is measured (3 steps: 2 at batch 1, 1 at 16).
+    QVERIFY(fit.measured_overhead_bytes >= 0);
+    QVERIFY(fit.measuring_steps >= 3);
+    QVERIFY(fit.plan.fits);
+    QCOMPARE(fit.plan.process_overhead_bytes, fit.measured_overhead_bytes);
+    QVERIFY(fit.plan.predicted_peak_bytes + fit.measured_overhead_bytes <= budget);
+    QCOMPARE(BufferPool::instance().limit(), budget - fit.measured_overhead_bytes);
+    BufferPool::instance().setLimit(limit);
+    // The measuring steps left the batch-norm statistics as they were.
+    std::vector<float> after;
+    for (const NamedBuffer &b : m.buffers())
+        if (b.buffer.tensor)
+            after.insert(after.end(), b.buffer.tensor->data(),
+                         b.buffer.tensor->data() + b.buffer.tensor->numel());
+    QVERIFY(!before.empty());
+    QVERIFY(before == after);
+    // Without a budget nothing is measured.
+    QCOMPARE(fitProcessBudget(m, batch, -1).measured_overhead_bytes, std::int64_t(-1));
 }
 
 void TestMemoryPlanner::byteSizes()
