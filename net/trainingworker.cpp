@@ -1,5 +1,6 @@
 #include "trainingworker.h"
 
+#include "cborfield.h"
 #include "collectives.h"
 #include "core/error.h"
 #include "core/fashionmnist.h"
@@ -7,6 +8,7 @@
 #include "core/memoryplanner.h"
 #include "core/numbertext.h"
 #include "core/parallel.h"
+#include "core/processmemory.h"
 #include "core/sgd.h"
 #include "core/trainer.h"
 #include "core/weightaverage.h"
@@ -73,14 +75,14 @@ TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
     s.active = m.value(QStringLiteral("active")).toBool();
     s.job = m.value(QStringLiteral("job")).toString();
     s.phase = m.value(QStringLiteral("phase")).toString();
-    s.epoch = int(m.value(QStringLiteral("epoch")).toInteger());
-    s.step = m.value(QStringLiteral("step")).toInteger();
-    s.steps = m.value(QStringLiteral("steps")).toInteger();
+    s.epoch = int(cborInteger(m.value(QStringLiteral("epoch"))));
+    s.step = cborInteger(m.value(QStringLiteral("step")));
+    s.steps = cborInteger(m.value(QStringLiteral("steps")));
     s.loss = m.value(QStringLiteral("loss")).toDouble();
     s.accuracy = m.value(QStringLiteral("accuracy")).toDouble();
     s.images_per_second = m.value(QStringLiteral("images_per_second")).toDouble();
-    s.rank = int(m.value(QStringLiteral("rank")).toInteger(-1));
-    s.group_size = int(m.value(QStringLiteral("group_size")).toInteger());
+    s.rank = int(cborInteger(m.value(QStringLiteral("rank")), -1));
+    s.group_size = int(cborInteger(m.value(QStringLiteral("group_size"))));
     return s;
 }
 
@@ -182,14 +184,36 @@ struct TrainingWorker::Run
         return job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
     }
 
-    /** The largest local batch (at most the job's batch + 1) the model trains within this
-     *  node's budget (-1: no budget, 0: not even one sample): the memory planner says it. */
-    std::int64_t largestLocalBatch() const
+    /** What a training step grows this process by beyond the engine's tensors, measured once
+     *  per job on its model (core::fitProcessBudget): every plan leaves it out of the budget,
+     *  so the budget is the process's. */
+    std::int64_t processOverhead = -1;
+
+    /** The plan for a batch of `b` within this node's budget, the measured overhead included. */
+    core::MemoryPlan memoryPlan(core::Model &m, std::int64_t b)
     {
         const std::int64_t budget = budgetBytes();
-        if (budget < 0)
+        if (processOverhead < 0 && budget >= 0) {
+            const core::ProcessBudgetPlan fit = core::fitProcessBudget(*model, job.batch, budget);
+            processOverhead = std::max<std::int64_t>(0, fit.measured_overhead_bytes);
+            qCInfo(lcWorker).noquote()
+                << "a step grows this process by"
+                << QString::fromStdString(core::NumberText::bytes(processOverhead))
+                << "beyond the engine's tensors: the engine plans within the rest of"
+                << QString::fromStdString(core::NumberText::bytes(budget));
+        }
+        core::MemoryPlanner planner(m, b);
+        planner.setProcessOverhead(std::max<std::int64_t>(0, processOverhead));
+        return planner.plan(budget);
+    }
+
+    /** The largest local batch (at most the job's batch + 1) the model trains within this
+     *  node's budget (-1: no budget, 0: not even one sample): the memory planner says it. */
+    std::int64_t largestLocalBatch()
+    {
+        if (budgetBytes() < 0)
             return -1;
-        const core::MemoryPlan p = core::MemoryPlanner(*model, job.batch + 1).plan(budget);
+        const core::MemoryPlan p = memoryPlan(*model, job.batch + 1);
         return p.fits ? job.batch + 1 : p.max_batch;
     }
 
@@ -239,13 +263,13 @@ struct TrainingWorker::Run
         auto timeSteps = [&](std::int64_t b) {
             core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
             train->gather(index.data(), b, x.data(), labels.data());
-            std::optional<core::Schedule> memoryPlan;
-            if (const std::int64_t budget = budgetBytes(); budget >= 0) {
-                const core::MemoryPlan p = core::MemoryPlanner(probe, b).plan(budget);
+            std::optional<core::Schedule> stepPlan;
+            if (budgetBytes() >= 0) {
+                const core::MemoryPlan p = this->memoryPlan(probe, b);
                 if (p.fits && p.schedule.name() != "store-all")
-                    memoryPlan = p.schedule;
+                    stepPlan = p.schedule;
             }
-            const core::Schedule *plan = memoryPlan ? &*memoryPlan : nullptr;
+            const core::Schedule *plan = stepPlan ? &*stepPlan : nullptr;
             probe.forwardBackward(x, labels.data(), ctx, plan); // first touch, caches
             const auto start = Clock::now();
             int rounds = 0;
@@ -303,7 +327,7 @@ struct TrainingWorker::Run
         checkpointing.reset();
         if (budget < 0 || localBatch < 1)
             return;
-        const core::MemoryPlan p = core::MemoryPlanner(*model, localBatch).plan(budget);
+        const core::MemoryPlan p = memoryPlan(*model, localBatch);
         if (!p.fits)
             throw core::Error("a batch of " + std::to_string(localBatch) + " does not fit the " +
                               core::NumberText::bytes(budget) +

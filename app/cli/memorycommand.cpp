@@ -6,11 +6,10 @@
 #include "core/memoryplanner.h"
 #include "core/memorysimulation.h"
 #include "core/numbertext.h"
+#include "core/processmemory.h"
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
-
-#include <QFile>
 
 #include <algorithm>
 #include <chrono>
@@ -21,27 +20,6 @@
 namespace edgetrain::app {
 
 namespace {
-
-/** A "VmRSS:" / "VmHWM:" line of /proc/self/status, in bytes (-1 if unavailable). */
-std::int64_t procStatusBytes(const char *field)
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    const QByteArray key(field);
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith(key))
-            return line.mid(key.size()).trimmed().split(' ').value(0).toLongLong() * 1024;
-    return -1;
-}
-
-/** Restarts the kernel's peak-RSS counter (VmHWM), where the kernel allows it. */
-void resetPeakRss()
-{
-    QFile f(QStringLiteral("/proc/self/clear_refs"));
-    if (f.open(QIODevice::WriteOnly))
-        f.write("5");
-}
 
 std::string factorText(double f)
 {
@@ -110,8 +88,8 @@ int MemoryCommand::run(const QStringList &arguments)
     const bool run = cli.isSet("run"), profile = cli.isSet("profile");
     const core::ModelSpec spec = cli.modelSpec();
 
-    const std::int64_t rssBaseline = procStatusBytes("VmRSS:");
-    const std::int64_t fileBaseline = procStatusBytes("RssFile:");
+    const std::int64_t rssBaseline = core::process_memory::residentBytes();
+    const std::int64_t fileBaseline = core::process_memory::fileResidentBytes();
     // Planning alone needs no weights: build the model with virtual tensors (fast for
     // ResNet-152), real ones only when steps will run or be timed.
     std::optional<core::MemorySimulation> virtualWeights;
@@ -123,6 +101,15 @@ int MemoryCommand::run(const QStringList &arguments)
     core::MemoryPlanner planner(*model, batch);
     if (profile)
         planner.measureTimes(3);
+    // With real steps the budget is the process's: what a step grows the process by beyond the
+    // engine's tensors is measured on this model and left out of the engine's share.
+    std::int64_t overhead = -1;
+    if (run && budget >= 0) {
+        cli.progress("measuring the process's overhead");
+        overhead = core::fitProcessBudget(*model, batch, budget).measured_overhead_bytes;
+        cli.progressDone();
+        planner.setProcessOverhead(overhead);
+    }
     core::MemoryPlan plan;
     if (scheduleText == "optimal") {
         plan = planner.optimal(budget);
@@ -169,6 +156,13 @@ int MemoryCommand::run(const QStringList &arguments)
         mem.append(" ").append(core::NumberText::bytes(plan.predicted.peak_bytes[std::size_t(i)]));
     }
     cli.message(mem);
+    if (overhead >= 0)
+        cli.message("the process's own growth over a step beyond the engine's tensors (measured "
+                    "on this model): " +
+                    core::NumberText::bytes(overhead) + ", within the budget");
+    else if (budget >= 0)
+        cli.message("the budget is the engine's tensors' here: the process's own overhead is "
+                    "measured with --run");
     if (budget >= 0) {
         if (plan.fits) {
             cli.message("fits the budget of " + core::NumberText::bytes(budget));
@@ -199,6 +193,7 @@ int MemoryCommand::run(const QStringList &arguments)
 
     std::optional<Measurement> measured;
     if (run) {
+        core::process_memory::giveBackFreePages(); // the planner's tables: not a step's memory
         CliContext::installStopHandler();
         core::Tensor x(model->batchShape(batch), core::MemoryCategory::Activations);
         core::Rng rng(1);
@@ -224,7 +219,7 @@ int MemoryCommand::run(const QStringList &arguments)
         step(plan.schedule); // warm-up: oneDNN JIT, allocator
         auto &acc = core::MemoryAccountant::global();
         acc.resetPeaks();
-        resetPeakRss();
+        core::process_memory::resetPeak();
         std::vector<double> times;
         for (int i = 0; i < steps && !CliContext::stopFlag()->load(); ++i) {
             times.push_back(step(plan.schedule));
@@ -234,27 +229,23 @@ int MemoryCommand::run(const QStringList &arguments)
         m.peak_bytes = acc.peakTotalBytes();
         // Peak RSS growth without the code pages the run touched for the first time (the
         // budget covers data, not libraries): file-backed pages stay resident once touched.
-        const std::int64_t hwm = procStatusBytes("VmHWM:");
-        const std::int64_t fileGrowth = procStatusBytes("RssFile:") - fileBaseline;
+        const std::int64_t hwm = core::process_memory::peakResidentBytes();
+        const std::int64_t fileGrowth = core::process_memory::fileResidentBytes() - fileBaseline;
         m.rss_bytes = hwm > 0 && rssBaseline > 0
                           ? hwm - rssBaseline - std::max<std::int64_t>(0, fileGrowth)
                           : -1;
         m.step_seconds = median(times);
-        // Time factor against store-all, alternating, if store-all fits in this machine's RAM.
+        // Time factor against store-all, alternating, if store-all fits in the memory this
+        // process may still take (the machine's, or its cgroup's where that is less).
         const core::MemoryPlan all = planner.evaluate(core::Schedule::storeAll(L));
-        QFile meminfo(QStringLiteral("/proc/meminfo"));
-        std::int64_t memAvailable = -1;
-        if (meminfo.open(QIODevice::ReadOnly))
-            for (const QByteArray &l : meminfo.readAll().split('\n'))
-                if (l.startsWith("MemAvailable:"))
-                    memAvailable = l.mid(13).trimmed().split(' ').value(0).toLongLong() * 1024;
+        const std::int64_t memAvailable = core::process_memory::availableBytes();
         if (plan.schedule.name() == "store-all") {
             m.store_all_step_seconds = m.step_seconds;
         } else if (memAvailable > 0 && all.predicted_peak_bytes < memAvailable / 2) {
             const core::Schedule storeAll = core::Schedule::storeAll(L);
             core::BufferPool::instance().setLimit(-1);
             step(storeAll);
-            core::BufferPool::instance().setLimit(budget);
+            core::BufferPool::instance().setLimit(budget - std::max<std::int64_t>(0, overhead));
             std::vector<double> a, b;
             auto &pool = core::BufferPool::instance();
             const std::int64_t limit = pool.limit();
@@ -298,6 +289,9 @@ int MemoryCommand::run(const QStringList &arguments)
         json.set("budget_bytes", budget >= 0 ? core::Json(budget) : core::Json());
         json.set("fits", plan.fits);
         json.set("predicted_peak_bytes", plan.predicted_peak_bytes);
+        json.set("process_overhead_bytes", overhead >= 0 ? core::Json(overhead) : core::Json());
+        json.set("predicted_process_bytes",
+                 plan.predicted_peak_bytes + std::max<std::int64_t>(0, overhead));
         json.set("predicted_peak_bytes_by_category", CliContext::memoryJson(plan.predicted));
         json.set("predicted_recompute_factor", plan.predicted_recompute_factor);
         json.set("cost_model", profile ? "measured" : "flops");
@@ -309,6 +303,10 @@ int MemoryCommand::run(const QStringList &arguments)
             json.set("measured_peak_bytes", measured->peak_bytes);
             json.set("measured_rss_bytes",
                      measured->rss_bytes >= 0 ? core::Json(measured->rss_bytes) : core::Json());
+            // What the process held before the model (code, libraries, the runtime): the part of
+            // a device's memory the budget does not cover.
+            json.set("baseline_rss_bytes",
+                     rssBaseline >= 0 ? core::Json(rssBaseline) : core::Json());
             json.set("measured_step_seconds", measured->step_seconds);
             json.set("measured_time_factor",
                      measured->store_all_step_seconds > 0

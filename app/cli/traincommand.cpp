@@ -8,6 +8,7 @@
 #include "core/gemm.h"
 #include "core/memoryplanner.h"
 #include "core/numbertext.h"
+#include "core/processmemory.h"
 #include "core/safetensors.h"
 #include "core/trainer.h"
 #include "core/zoo.h"
@@ -98,7 +99,10 @@ int TrainCommand::run(const QStringList &arguments, Purpose purpose)
         core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
     core::Model model(core::Zoo::resolve(modelName), options.seed);
     if (budget >= 0) {
-        const core::MemoryPlan plan = core::MemoryPlanner(model, options.batch).plan(budget);
+        // The budget is the process's: a step's own growth beyond the engine's tensors is
+        // measured on this model and left out of the engine's share.
+        const core::ProcessBudgetPlan fit = core::fitProcessBudget(model, options.batch, budget);
+        const core::MemoryPlan &plan = fit.plan;
         if (!plan.fits)
             throw core::Error(
                 "nothing fits " + core::NumberText::bytes(budget) + " at batch " +
@@ -110,7 +114,11 @@ int TrainCommand::run(const QStringList &arguments, Purpose purpose)
                     plan.schedule.name() + ", predicted peak " +
                     core::NumberText::bytes(plan.predicted_peak_bytes) +
                     ", predicted recompute factor " +
-                    std::to_string(plan.predicted_recompute_factor).substr(0, 5));
+                    std::to_string(plan.predicted_recompute_factor).substr(0, 5) +
+                    (fit.measured_overhead_bytes >= 0
+                         ? ", the process's own overhead " +
+                               core::NumberText::bytes(fit.measured_overhead_bytes) + " (measured)"
+                         : std::string()));
         if (plan.schedule.name() != "store-all")
             options.checkpointing = plan.schedule;
         options.eval_batch = options.batch; // evaluation stays within the budget as well

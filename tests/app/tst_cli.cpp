@@ -347,16 +347,23 @@ void TestCli::benchReportsThroughputAndMemory()
 
 void TestCli::memoryPlansAndMeasures()
 {
+    // Store-all needs 27.9 MiB of the engine's tensors; the process itself ~10 MiB more.
+    const double budget = 26.0 * 1024 * 1024;
     const Run r = cli({"memory", "--model", "resnet20", "--input", "3x32x32", "--batch", "16",
-                       "--budget", "20MiB", "--run", "--steps", "2", "--threads", "2", "--json"});
+                       "--budget", "26MiB", "--run", "--steps", "2", "--threads", "2", "--json"});
     QCOMPARE(r.status, 0);
     const QJsonObject &j = r.json;
     QVERIFY(j.value(QLatin1String("fits")).toBool());
     QVERIFY(!j.value(QLatin1String("schedule")).toString().isEmpty());
     const double predicted = j.value(QLatin1String("predicted_peak_bytes")).toDouble();
     const double measured = j.value(QLatin1String("measured_peak_bytes")).toDouble();
-    QVERIFY(predicted <= 20.0 * 1024 * 1024);
-    QVERIFY(measured <= 20.0 * 1024 * 1024);
+    const double overhead = j.value(QLatin1String("process_overhead_bytes")).toDouble();
+    QVERIFY(overhead > 0);
+    QVERIFY(predicted + overhead <= budget);
+    QVERIFY(measured <= budget - overhead);
+    // The budget is the process's: its RSS growth over the steps, as the kernel counts it.
+    QVERIFY2(j.value(QLatin1String("measured_rss_bytes")).toDouble() <= budget,
+             qPrintable(QString::number(j.value(QLatin1String("measured_rss_bytes")).toDouble())));
     QVERIFY(std::abs(measured - predicted) <= 0.1 * predicted);
     QVERIFY(j.value(QLatin1String("predicted_recompute_factor")).toDouble() > 1.0);
     QVERIFY(j.value(QLatin1String("measured_time_factor")).toDouble() > 0.5);
