@@ -19,11 +19,9 @@ using namespace edgetrain;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
-    if (size == 0)
+    std::uint8_t which = 0;
+    if (!fuzz::takeSelector(data, size, &which))
         return 0;
-    const std::uint8_t which = data[0];
-    ++data;
-    --size;
     try {
         switch (which % 4) {
         case 0:

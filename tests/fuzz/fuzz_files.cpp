@@ -69,11 +69,9 @@ const QString &csvSession()
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
-    if (size == 0)
+    std::uint8_t which = 0;
+    if (!fuzz::takeSelector(data, size, &which))
         return 0;
-    const std::uint8_t which = data[0];
-    ++data;
-    --size;
     const std::string dir = fuzz::folder().string() + "/session";
     writeImages(dir);
     try {

@@ -41,4 +41,16 @@ inline std::string write(const std::string &name, const std::uint8_t *data, std:
     return p.string();
 }
 
+/** The first byte of an input chooses the parser, the rest is what it reads: takes the byte off
+ *  (false for an empty input). */
+inline bool takeSelector(const std::uint8_t *&data, std::size_t &size, std::uint8_t *which)
+{
+    if (size == 0)
+        return false;
+    *which = data[0];
+    ++data;
+    --size;
+    return true;
+}
+
 } // namespace edgetrain::fuzz
