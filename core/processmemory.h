@@ -34,18 +34,18 @@ void giveBackFreePages();
  */
 struct ProcessBudgetPlan
 {
-    MemoryPlan plan;                       // its process_overhead_bytes is the measured overhead
+    MemoryPlan plan; // its process_overhead_bytes is the measured overhead
     std::int64_t measured_overhead_bytes = -1; // -1: the kernel's counters are unavailable
     int measuring_steps = 0;
 };
 
 /**
- * Plans `model` at `batch` for a process budget: measures the overhead with one step at batch 1,
+ * Plans `model` at `batch` for a process budget: measures the overhead with two passes at batch 1,
  * plans within budget - overhead, then measures one step of that plan at the real batch (the
- * process's growth since before the first) and plans again if that was more. The model's batch-norm statistics are restored afterwards;
- * the gradients it leaves are overwritten by the next step. Sets the buffer pool's limit to
- * budget - overhead (the blocks it keeps for reuse are the engine's memory too).
- * Without /proc (or where nothing fits), the plan is the engine's alone.
+ * process's growth since before the first) and plans again if that was more. The model's batch-norm
+ * statistics are restored afterwards; the gradients it leaves are overwritten by the next step.
+ * Sets the buffer pool's limit to budget - overhead (the blocks it keeps for reuse are the engine's
+ * memory too). Without /proc (or where nothing fits), the plan is the engine's alone.
  */
 ProcessBudgetPlan fitProcessBudget(Model &model, std::int64_t batch, std::int64_t budget_bytes);
 
