@@ -51,6 +51,7 @@ float *BufferPool::acquire(std::size_t bytes)
         return block;
     }
     std::vector<std::pair<float *, std::size_t>> toFree;
+    std::pair<float *, std::size_t> resized{nullptr, 0};
     {
         std::lock_guard lock(m_mutex);
         // A kept block of this size, or one at most a quarter larger (sizes of a training step
@@ -67,13 +68,36 @@ float *BufferPool::acquire(std::size_t bytes)
             m_blockSizes[block] = blockSize;
             return block;
         }
+        // Under a limit that a new mapping would break, a kept block would be given back for
+        // it: resize one instead. mremap keeps its pages, so the ones both sizes share are not
+        // faulted in and zeroed again (a detector's step at a tight budget ran 40 % slower
+        // unmapping and mapping its blocks).
+        if (m_limit >= 0 && !m_free.empty() && m_inUse + m_kept + std::int64_t(size) > m_limit) {
+            auto pick = m_free.lower_bound(size);
+            if (pick == m_free.end())
+                pick = std::prev(m_free.end());
+            resized = {pick->second.back(), pick->first};
+            pick->second.pop_back();
+            if (pick->second.empty())
+                m_free.erase(pick);
+            m_kept -= std::int64_t(resized.second);
+        }
         // A new mapping: first give back kept blocks that would push us over the limit.
         m_inUse += std::int64_t(size);
         trimLocked(toFree);
     }
     for (const auto &[b, s] : toFree)
         unmapBlock(b, s);
-    float *block = mapBlock(size);
+    float *block = nullptr;
+    if (resized.first) {
+        void *p = ::mremap(resized.first, resized.second, size, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED)
+            unmapBlock(resized.first, resized.second);
+        else
+            block = static_cast<float *>(p);
+    }
+    if (!block)
+        block = mapBlock(size);
     std::lock_guard lock(m_mutex);
     if (!block) {
         m_inUse -= std::int64_t(size);
