@@ -215,12 +215,13 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
         }
         if (m_planning == Planning::Probe) {
             // A budget that makes the planner checkpoint, 60 % of the way from the floor to
-            // store-all's peak, where the model allows any (else none: nothing to trade).
+            // what store-all needs (its peak and the process's own overhead), where the model
+            // allows any (else none: nothing to trade).
             m_planning = Planning::Budget;
+            const std::int64_t storeAll = v.storeAllPeak + v.processOverhead;
             const std::int64_t budget =
-                v.storeAllPeak > v.minimumBudget
-                    ? v.minimumBudget + (v.storeAllPeak - v.minimumBudget) * 6 / 10
-                    : -1;
+                storeAll > v.minimumBudget ? v.minimumBudget + (storeAll - v.minimumBudget) * 6 / 10
+                                           : -1;
             app::PlanSettings plan = m_workflow.session().plan;
             plan.budgetAllBytes = budget;
             m_workflow.setPlanSettings(plan);
@@ -232,7 +233,8 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
             return fail(QStringLiteral("cannot plan: ") + v.error);
         m_plan = v;
         step(QStringLiteral("== 4. Plan: device batch %1, budget %2, schedule %3, predicted peak "
-                            "%4 MiB (store-all %5 MiB), %6 % recompute")
+                            "%4 MiB (store-all %5 MiB) + the process's own %7 MiB, %6 % "
+                            "recompute")
                  .arg(v.request.deviceBatch)
                  .arg(v.request.budgetBytes < 0
                           ? QStringLiteral("none (this student cannot trade memory "
@@ -242,7 +244,8 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                  .arg(v.schedule)
                  .arg(double(v.plan.predicted_peak_bytes) / 1048576.0, 0, 'f', 2)
                  .arg(double(v.storeAllPeak) / 1048576.0, 0, 'f', 2)
-                 .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1));
+                 .arg(100 * (v.plan.predicted_recompute_factor - 1), 0, 'f', 1)
+                 .arg(double(v.processOverhead) / 1048576.0, 0, 'f', 2));
         hook(3, true);
         step(QStringLiteral("== 5. Training across %1 nodes")
                  .arg(m_workflow.nodes().pairedNodes().size()));

@@ -46,8 +46,11 @@ struct PlanView
     QString schedule; // the plan's schedule, by name
     QString program;  // and as its program of forward / backward operations
     std::vector<PlanPoint> sweep;
-    std::int64_t storeAllPeak = 0;
-    std::int64_t minimumBudget = 0;
+    std::int64_t storeAllPeak = 0;  // the engine's tensors, without a checkpoint
+    std::int64_t minimumBudget = 0; // the smallest budget that fits, processOverhead included
+    /** What a step grows a node's process by beyond the engine's tensors (measured on this
+     *  model: core::fitProcessBudget); every budget holds it besides the plan's peak. */
+    std::int64_t processOverhead = 0;
     std::int64_t parameters = 0;
 };
 
@@ -72,7 +75,7 @@ private:
     std::unique_ptr<core::Model> m_model;
     std::unique_ptr<core::MemoryPlanner> m_planner;
     std::vector<PlanPoint> m_sweep;
-    std::int64_t m_storeAllBytes = 0, m_minimumBytes = 0;
+    std::int64_t m_storeAllBytes = 0, m_minimumBytes = 0, m_overheadBytes = 0;
 };
 
 } // namespace edgetrain::app
