@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <omp.h>
 
 namespace edgetrain::core {
 
@@ -268,7 +267,7 @@ Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
         work(0);
     } else {
 #pragma omp parallel num_threads(workers)
-        work(omp_get_thread_num());
+        work(workerIndex());
     }
     if (cache)
         cache->tensors = {x};
@@ -378,7 +377,7 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
         work(0);
     } else {
 #pragma omp parallel num_threads(workers)
-        work(omp_get_thread_num());
+        work(workerIndex());
         float *dw = m_weight.grad.data();
         for (int w = 1; w < workers; ++w) {
             const float *part = partials.data() + (w - 1) * partialSize;

@@ -23,6 +23,9 @@ void setDefaultThreadCount(int threads);
 /** The calling thread's count. */
 int threadCount();
 
+/** This thread's index inside an OpenMP parallel region (0 outside one, or without OpenMP). */
+int workerIndex();
+
 /** The contiguous slice [begin, end) of `count` items that worker `worker` of `workers` owns. */
 struct Range
 {

@@ -19,7 +19,7 @@ packages=(
   clang-format                 # scripts/check-format.sh: the tree as .clang-format has it (CI checks it)
   git                          # scripts/check-format.sh lists the tracked files
   libomp-14-dev                # the tsan preset: LLVM's libomp and its Archer tool (OpenMP under TSan)
-  clang-16 libclang-rt-16-dev libomp-16-dev  # scripts/fuzz.sh: libFuzzer + ASan/UBSan (clang 14 cannot build the engine)
+  clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer + ASan/UBSan (clang 14 cannot build the engine)
   iproute2                     # the edge lab: ip (namespaces, veth, bridge) and tc (link shaping)
   librsvg2-bin                 # rsvg-convert: the application icon's PNG sizes
   dpkg-dev file                # scripts/package.sh: dpkg-shlibdeps and dpkg-buildflags for CPack
