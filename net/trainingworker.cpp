@@ -2,6 +2,7 @@
 
 #include "cborfield.h"
 #include "collectives.h"
+#include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/fashionmnist.h"
 #include "core/flatstate.h"
@@ -325,7 +326,13 @@ struct TrainingWorker::Run
     {
         const std::int64_t budget = budgetBytes();
         checkpointing.reset();
-        if (budget < 0 || localBatch < 1)
+        if (budget < 0) {
+            // No budget for this job: the pool's limit is the node's again, not what an earlier
+            // job's budget made it (core::fitProcessBudget sets it).
+            core::BufferPool::instance().setLimit(w.m_context.memory_limit);
+            return;
+        }
+        if (localBatch < 1)
             return;
         const core::MemoryPlan p = memoryPlan(*model, localBatch);
         if (!p.fits)
