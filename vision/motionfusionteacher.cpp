@@ -33,6 +33,16 @@ struct Group
 
 } // namespace
 
+double MotionFusionTeacher::typicalWidthShare() const
+{
+    if (int(m_width_shares.size()) < rules.typical_after)
+        return 0.0;
+    std::vector<double> v = m_width_shares;
+    const auto mid = v.begin() + std::ptrdiff_t(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+}
+
 std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
 {
     m_detector->threshold = threshold;
@@ -93,6 +103,74 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
         }
     };
     auto fillOf = [](const Blob &b) { return b.area_px / std::max(b.box.area(), 1.0); };
+    auto rememberSingle = [&](const cv::Rect2d &box) {
+        const double aspect = box.height / std::max(box.width, 1e-9);
+        if (aspect < rules.min_aspect || aspect > rules.max_aspect)
+            return;
+        const std::size_t keep = 400;
+        if (m_width_shares.size() < keep)
+            m_width_shares.push_back(box.width / box.height);
+        else
+            m_width_shares[m_next_share++ % keep] = box.width / box.height;
+    };
+    // Shaped like the objects confirmed so far.
+    auto plausible = [&](const cv::Rect2d &r) {
+        const double aspect = r.height / std::max(r.width, 1e-9);
+        return m_highest_px > 0 && aspect >= rules.min_aspect && aspect <= rules.max_aspect &&
+               r.height >= rules.height_low * m_lowest_px &&
+               r.height <= rules.height_high * m_highest_px;
+    };
+    // People walking together in one blob: the blob cut at the valleys of its columns'
+    // foreground into as many parts as the scene's typical width says; none if it is not that.
+    const double share = typicalWidthShare();
+    auto mergedParts = [&](const Blob &blob) {
+        std::vector<cv::Rect2d> parts;
+        const double typical = share * blob.box.height;
+        if (share <= 0 || blob.box.width < rules.merged_width * typical)
+            return parts;
+        const int k = std::max(2, int(std::lround(blob.box.width / typical)));
+        cv::Rect roi;
+        const cv::Mat mask = blobMask(blob, &roi);
+        if (mask.cols < 2 * k)
+            return parts;
+        cv::Mat columns;
+        cv::reduce(mask / 255, columns, 0, cv::REDUCE_SUM, CV_32S);
+        const int n = columns.cols;
+        auto at = [&](int c) { return columns.at<int>(0, c); };
+        std::vector<int> cuts{0};
+        const int radius = std::max(1, int(n / (3.0 * k)));
+        for (int i = 1; i < k; ++i) {
+            const int nominal = i * n / k;
+            int best = -1;
+            for (int c = std::max(cuts.back() + 1, nominal - radius);
+                 c <= std::min(n - 1, nominal + radius); ++c)
+                if (best < 0 || at(c) < at(best) ||
+                    (at(c) == at(best) && std::abs(c - nominal) < std::abs(best - nominal)))
+                    best = c;
+            if (best < 0)
+                return parts;
+            cuts.push_back(best);
+        }
+        cuts.push_back(n);
+        auto peak = [&](int from, int to) {
+            int p = 0;
+            for (int c = from; c < to; ++c)
+                p = std::max(p, at(c));
+            return p;
+        };
+        for (std::size_t i = 1; i + 1 < cuts.size(); ++i)
+            if (at(cuts[i]) >
+                rules.valley * std::min(peak(cuts[i - 1], cuts[i]), peak(cuts[i] + 1, cuts[i + 1])))
+                return parts;
+        for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+            const cv::Rect2d part =
+                extentIn(blob, (roi.x + cuts[i]) / s, (roi.x + cuts[i + 1]) / s);
+            if (!plausible(part))
+                return std::vector<cv::Rect2d>{};
+            parts.push_back(part);
+        }
+        return parts;
+    };
 
     std::vector<bool> blobDone(nb, false);
     // One hit over several blobs that no other hit claims: one object come apart.
@@ -166,8 +244,13 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
             }
         } else if (blob.box.width > rules.wide_blob * (groups[0].x1 - groups[0].x0)) {
             confirm(extentIn(blob, groups[0].x0, groups[0].x1), fillOf(blob));
+        } else if (const std::vector<cv::Rect2d> parts = mergedParts(blob); !parts.empty()) {
+            for (const cv::Rect2d &part : parts)
+                confirm(part, fillOf(blob));
+            m_counts.merged_parts += int(parts.size());
         } else {
             confirm(blob.box, fillOf(blob));
+            rememberSingle(blob.box);
         }
     }
     // A hit with no blob: the object stands still (or motion missed it).
@@ -180,14 +263,15 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
     for (std::size_t b = 0; b < nb; ++b) {
         if (blobDone[b])
             continue;
-        const cv::Rect2d &r = blobs[b].box;
-        const double aspect = r.height / std::max(r.width, 1e-9);
-        const bool plausible = m_highest_px > 0 && aspect >= rules.min_aspect &&
-                               aspect <= rules.max_aspect &&
-                               r.height >= rules.height_low * m_lowest_px &&
-                               r.height <= rules.height_high * m_highest_px;
-        if (plausible) {
-            out.push_back({r, float(0.5 * std::min(1.0, fillOf(blobs[b]))), 0});
+        const float score = float(0.5 * std::min(1.0, fillOf(blobs[b])));
+        const std::vector<cv::Rect2d> parts = mergedParts(blobs[b]);
+        if (!parts.empty()) {
+            for (const cv::Rect2d &part : parts)
+                out.push_back({part, score, 0});
+            m_counts.merged_parts += int(parts.size());
+            ++m_counts.motion_only;
+        } else if (plausible(blobs[b].box)) {
+            out.push_back({blobs[b].box, score, 0});
             ++m_counts.motion_only;
         } else {
             ++m_counts.dropped_blobs;

@@ -24,6 +24,17 @@ struct FusionRules
     double min_aspect = 1.5, max_aspect = 5.0;
     /** ... and its height in [height_low * lowest, height_high * highest] confirmed height. */
     double height_low = 0.6, height_high = 1.6;
+    /** A blob with at most one hit, at least this many times as wide as the scene's typical
+     *  object of its height (the median width/height of the single objects confirmed so far),
+     *  is people walking together: it is cut into round(width / typical width) parts, each at
+     *  the column of least foreground near its even share ... */
+    double merged_width = 1.4;
+    /** ... provided each such column is a valley: its foreground at most this share of the
+     *  lower of the two neighbouring parts' fullest columns (one person with legs apart has its
+     *  body's columns full between them). */
+    double valley = 0.85;
+    /** Single objects confirmed before the typical width is trusted. */
+    int typical_after = 20;
 };
 
 /**
@@ -43,7 +54,12 @@ struct FusionRules
  *  - a blob with no hit is kept only if its shape is plausible for a person: height/width in
  *    [1.5, 5] and height within [0.6 x the lowest, 1.6 x the highest] confirmed height seen so
  *    far (confirmed boxes of plausible aspect); before the first confirmation none is kept.
- *    A blob lying mostly inside a kept detector box is not kept again.
+ *    A blob lying mostly inside a kept detector box is not kept again;
+ *  - a blob with one hit or none that is FusionRules::merged_width times as wide as this scene's
+ *    single objects of its height, with a clear valley in its columns' foreground where the
+ *    objects meet, is people walking together the detector saw as one or not at all: it is cut
+ *    at the valleys, each part the foreground's extent in its columns (a part kept without a hit
+ *    must be plausible as above).
  * Scores in [0, 1]: confirmed 0.6 + 0.4 x blob fill, detector only 0.5, motion only 0.5 x
  * fill. `threshold` is handed to the detector (its own score scale). Frames the caller does not
  * want boxes for go to observe(), which feeds the motion model only. Identity over frames is not
@@ -57,6 +73,7 @@ public:
     {
         int hits = 0, blobs = 0;
         int confirmed = 0, split_parts = 0, detector_only = 0, motion_only = 0, dropped_blobs = 0;
+        int merged_parts = 0;
     };
 
     MotionFusionTeacher(std::unique_ptr<Teacher> detector, std::unique_ptr<MotionTeacher> motion);
@@ -71,6 +88,9 @@ public:
     /** Lowest and highest confirmed height so far (0, 0 before the first). */
     double lowestConfirmed_px() const { return m_lowest_px; }
     double highestConfirmed_px() const { return m_highest_px; }
+    /** The median width/height of the single objects confirmed so far; 0 until
+     *  FusionRules::typical_after of them. */
+    double typicalWidthShare() const;
     Teacher &detector() { return *m_detector; }
     MotionTeacher &motion() { return *m_motion; }
 
@@ -79,6 +99,8 @@ private:
     std::unique_ptr<MotionTeacher> m_motion;
     Counts m_counts;
     double m_lowest_px = 0.0, m_highest_px = 0.0;
+    std::vector<double> m_width_shares; ///< width/height of single confirmed objects, the last 400
+    std::size_t m_next_share = 0;
 };
 
 } // namespace edgetrain::vision

@@ -106,6 +106,7 @@ private Q_SLOTS:
     void motionFindsMoversWithTightBoxes();
     void labelerFeedsEveryFrame();
     void fusionSplitsKeepsAndDrops();
+    void fusionCutsPeopleWalkingTogether();
     void hogCorrectedBoxIsTighterOnVtest();
     void knockVideoMovesPixelsAndBoxes();
 };
@@ -266,6 +267,54 @@ void TestMotion::fusionSplitsKeepsAndDrops()
         QCOMPARE(bestIou(boxes, movers[3].box(f)), 0.0);   // the flat blob is gone
     }
     QCOMPARE(fusion.lowestConfirmed_px(), 60.0);
+}
+
+void TestMotion::fusionCutsPeopleWalkingTogether()
+{
+    const cv::Mat bg = background({400, 300});
+    // S walks alone and the detector sees it: the scene's typical width (24 of 60 px). P and Q
+    // walk together, an arm between them (one blob whose columns dip between the two), and the
+    // detector sees neither. L walks alone with its legs apart, wider than S below its body but
+    // full in the middle columns: one object, never cut.
+    const std::vector<Mover> movers{
+        {{20, 30, 24, 60}, 2.0, 0.0, cv::Scalar(40, 40, 220)},
+        {{40, 200, 24, 60}, 2.0, 0.0, cv::Scalar(40, 200, 220)},
+        {{64, 215, 8, 10}, 2.0, 0.0, cv::Scalar(40, 200, 220)},
+        {{72, 200, 24, 60}, 2.0, 0.0, cv::Scalar(220, 40, 200)},
+        {{250, 120, 24, 40}, -2.0, 0.0, cv::Scalar(240, 240, 60)},
+        {{244, 160, 6, 20}, -2.0, 0.0, cv::Scalar(240, 240, 60)},
+        {{274, 160, 6, 20}, -2.0, 0.0, cv::Scalar(240, 240, 60)},
+    };
+    MotionFusionTeacher fusion(std::make_unique<GivenDetector>(),
+                               std::make_unique<MotionTeacher>());
+    auto &given = dynamic_cast<GivenDetector &>(fusion.detector());
+    const cv::Rect2d legs(244, 120, 36, 60); // L's whole extent at frame 0
+    int cut = 0;
+    for (int f = 0; f < 100; ++f) {
+        const cv::Rect2d s = movers[0].box(f);
+        given.next = {{cv::Rect2d(s.x - 4, s.y - 8, s.width + 8, s.height + 16), 1.f, 0}};
+        const auto boxes = fusion.detect(draw(bg, movers, f));
+        if (fusion.typicalWidthShare() == 0.0)
+            continue;
+        QVERIFY2(std::abs(fusion.typicalWidthShare() - 0.4) < 0.05,
+                 qPrintable(QString::number(fusion.typicalWidthShare())));
+        if (f < 50)
+            continue;
+        const auto &c = fusion.lastCounts();
+        QCOMPARE(c.confirmed, 1);
+        QCOMPARE(c.merged_parts, 2);
+        QCOMPARE(c.motion_only, 2);
+        QCOMPARE(int(boxes.size()), 4);
+        for (int i : {0, 1, 3}) {
+            const double v = bestIou(boxes, movers[std::size_t(i)].box(f));
+            QVERIFY2(v > 0.8,
+                     qPrintable(QString("frame %1 object %2: IoU %3").arg(f).arg(i).arg(v)));
+        }
+        const cv::Rect2d l(legs.x - 2.0 * f, legs.y, legs.width, legs.height);
+        QVERIFY2(bestIou(boxes, l) > 0.8, qPrintable(QString("frame %1: L").arg(f)));
+        ++cut;
+    }
+    QCOMPARE(cut, 50);
 }
 
 void TestMotion::hogCorrectedBoxIsTighterOnVtest()
