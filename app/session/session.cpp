@@ -43,16 +43,16 @@ QList<QByteArray> csvFields(const QByteArray &line)
     return fields;
 }
 
-/** The records of a CSV file after its header; none if the file is missing. A damaged file loses
- *  its charts, never the session, so nothing here fails. */
-QList<QList<QByteArray>> csvRecords(const QString &path)
+/** The records of a CSV file after its header, at most `limit` of them (-1: all); none if the file
+ *  is missing. A damaged file loses its charts, never the session, so nothing here fails. */
+QList<QList<QByteArray>> csvRecords(const QString &path, qint64 limit)
 {
     QList<QList<QByteArray>> records;
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return records;
     f.readLine(); // header
-    while (!f.atEnd()) {
+    while (!f.atEnd() && (limit < 0 || records.size() < limit)) {
         QByteArray line = f.readLine();
         while (line.count('"') % 2 == 1 && !f.atEnd()) // a quoted field holding a line break
             line += f.readLine();
@@ -108,10 +108,29 @@ bool Session::save(QString *error) const
         *error = QStringLiteral("cannot create the session folder '%1'").arg(dir);
         return false;
     }
-    return writeFileAtomically(path(QStringLiteral("metrics.csv")), metricsCsv(), error) &&
-           writeFileAtomically(path(QStringLiteral("progress.csv")), progressCsv(), error) &&
-           writeFileAtomically(path(QStringLiteral("session.json")),
-                               QJsonDocument(toJson()).toJson(QJsonDocument::Indented), error);
+    // Three files cannot be replaced at once, and a save cut short (the app killed, the disk full)
+    // leaves some of them new. session.json decides: it counts the rows of each CSV that are its
+    // own and open() reads no further. Within a run the rows only grow, so a CSV with rows goes
+    // first: cut short after it, it holds rows the older session.json leaves out. A new run has
+    // none, so its empty CSV goes last: cut short before it, the old run's rows are still there,
+    // and the new session.json counts none of them.
+    const struct
+    {
+        QString file;
+        QByteArray csv;
+        bool rows;
+    } csvs[] = {{QStringLiteral("metrics.csv"), metricsCsv(), !training.metrics.empty()},
+                {QStringLiteral("progress.csv"), progressCsv(), !training.progress.empty()}};
+    for (const auto &c : csvs)
+        if (c.rows && !writeFileAtomically(path(c.file), c.csv, error))
+            return false;
+    if (!writeFileAtomically(path(QStringLiteral("session.json")),
+                             QJsonDocument(toJson()).toJson(QJsonDocument::Indented), error))
+        return false;
+    for (const auto &c : csvs)
+        if (!c.rows && !writeFileAtomically(path(c.file), c.csv, error))
+            return false;
+    return true;
 }
 
 std::optional<Session> Session::open(const QString &dir, QString *error)
@@ -137,8 +156,14 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
         return std::nullopt;
     }
     // The device readings and the training progress; a damaged file loses the charts, not the
-    // session. Numbers are read as they were written: locale-free.
-    for (const QList<QByteArray> &f : csvRecords(s.path(QStringLiteral("metrics.csv")))) {
+    // session. Numbers are read as they were written: locale-free. Only the rows session.json
+    // counts (all in sessions from before it counted them): a save cut short may have left a CSV
+    // with the rows of a newer one (see save()).
+    const QJsonObject counts = doc.object().value(QStringLiteral("training")).toObject();
+    const qint64 metricRows = counts.value(QStringLiteral("metrics_rows")).toInteger(-1);
+    const qint64 progressRows = counts.value(QStringLiteral("progress_rows")).toInteger(-1);
+    for (const QList<QByteArray> &f :
+         csvRecords(s.path(QStringLiteral("metrics.csv")), metricRows)) {
         if (f.size() < 11)
             continue;
         MetricRow m;
@@ -160,7 +185,8 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
         }
         s.training.metrics.push_back(m);
     }
-    for (const QList<QByteArray> &f : csvRecords(s.path(QStringLiteral("progress.csv")))) {
+    for (const QList<QByteArray> &f :
+         csvRecords(s.path(QStringLiteral("progress.csv")), progressRows)) {
         if (f.size() < 7)
             continue;
         ProgressRow p;

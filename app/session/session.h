@@ -205,10 +205,13 @@ public:
     /** Reads a manifest; false with a message naming the field otherwise. */
     bool fromJson(const QJsonObject &json, QString *error);
 
-    /** Writes session.json, metrics.csv and progress.csv atomically. */
+    /** Writes session.json, metrics.csv and progress.csv, each atomically; session.json counts
+     *  the CSVs' rows it goes with. Killed part way, the folder reopens as this save or the one
+     *  before it, never a mix, provided the rows only grew since the last save or start anew
+     *  from none (as a run records them). */
     bool save(QString *error) const;
-    /** Reads <dir>/session.json (and metrics.csv, progress.csv); nothing with a message otherwise.
-     */
+    /** Reads <dir>/session.json and the rows of metrics.csv and progress.csv it counts (all of
+     *  them in sessions written before it counted them); nothing with a message otherwise. */
     static std::optional<Session> open(const QString &dir, QString *error);
 
     /** The training metrics as CSV (one row per device reading). */

@@ -148,7 +148,10 @@ QJsonObject Session::toJson() const
         {QStringLiteral("kept_epoch"), training.keptEpoch},
         {QStringLiteral("average_decay"), training.averageDecay},
         {QStringLiteral("epochs"), epochs},
-        {QStringLiteral("events"), events}};
+        {QStringLiteral("events"), events},
+        // The rows of metrics.csv and progress.csv this save wrote (Session::save, open).
+        {QStringLiteral("metrics_rows"), qint64(training.metrics.size())},
+        {QStringLiteral("progress_rows"), qint64(training.progress.size())}};
     if (const auto &p = training.plan) {
         QJsonArray rows;
         for (const ClusterPlanRecord::Row &c : p->candidates)

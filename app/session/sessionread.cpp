@@ -279,6 +279,9 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     training.weights = t.text(QStringLiteral("weights"));
     training.keptEpoch = t.integer(QStringLiteral("kept_epoch"), 0, 0, 1000000);
     training.averageDecay = t.number(QStringLiteral("average_decay"), 0, 0, 0.9999);
+    // How many rows of metrics.csv and progress.csv are this save's: Session::open reads them.
+    (void)t.number(QStringLiteral("metrics_rows"), 0, 0, 1e15);
+    (void)t.number(QStringLiteral("progress_rows"), 0, 0, 1e15);
     if (t.has(QStringLiteral("plan"))) {
         const Reader pr = t.object(QStringLiteral("plan"));
         ClusterPlanRecord rec;

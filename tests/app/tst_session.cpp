@@ -20,6 +20,7 @@ class TstSession : public QObject
 private Q_SLOTS:
     void roundTrip();
     void runningBecomesStopped();
+    void cutShortSaveReadsAsOneSave();
     void olderSessionReadsWithDefaults();
     void damagedManifest_data();
     void damagedManifest();
@@ -272,6 +273,63 @@ void TstSession::runningBecomesStopped()
     QCOMPARE(back->training.state, app::TrainingRecord::State::Stopped);
 }
 
+// A save cut short between its files (the app killed): session.json decides which rows of the
+// CSVs are its own, so the folder reads as one save. tst_crashsave kills a real process while it
+// saves; this leaves the files as such a kill does, one case each.
+void TstSession::cutShortSaveReadsAsOneSave()
+{
+    QTemporaryDir dir;
+    app::Session s;
+    s.dir = dir.path();
+    s.training.state = app::TrainingRecord::State::Running;
+    app::MetricRow m;
+    m.node = QStringLiteral("pi-1");
+    m.phase = QStringLiteral("training");
+    s.training.metrics = {m, m};
+    s.training.progress.push_back({0.5, QStringLiteral("pi-1"), 1, 10, 0.5, 0.25, 80.0});
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+    const QJsonObject saved = app::Session::open(dir.path(), &error)->toJson();
+    auto write = [&](const QString &file, const QByteArray &bytes) {
+        return app::writeFileAtomically(s.path(file), bytes, &error);
+    };
+
+    // The next epoch's save wrote its CSVs, not session.json: the rows it added are left out.
+    app::Session next = s;
+    next.training.metrics.push_back(m);
+    next.training.progress.push_back({1.0, QStringLiteral("pi-1"), 2, 20, 0.25, 0.5, 80.0});
+    QVERIFY(write(QStringLiteral("metrics.csv"), next.metricsCsv()));
+    QVERIFY(write(QStringLiteral("progress.csv"), next.progressCsv()));
+    auto back = app::Session::open(dir.path(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(int(back->training.metrics.size()), 2);
+    QCOMPARE(int(back->training.progress.size()), 1);
+    QCOMPARE(back->toJson(), saved);
+
+    // A session written before session.json counted the rows reads them all.
+    QJsonObject older = saved;
+    QJsonObject training = older.value(QStringLiteral("training")).toObject();
+    training.remove(QStringLiteral("metrics_rows"));
+    training.remove(QStringLiteral("progress_rows"));
+    older.insert(QStringLiteral("training"), training);
+    QVERIFY(write(QStringLiteral("session.json"), QJsonDocument(older).toJson()));
+    back = app::Session::open(dir.path(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(int(back->training.metrics.size()), 3);
+    QCOMPARE(int(back->training.progress.size()), 2);
+
+    // A new run's first save wrote session.json, not its empty CSVs: the old run's rows are not
+    // the new run's.
+    app::Session fresh = s;
+    fresh.training = app::TrainingRecord();
+    fresh.training.state = app::TrainingRecord::State::Running;
+    QVERIFY(write(QStringLiteral("session.json"), QJsonDocument(fresh.toJson()).toJson()));
+    back = app::Session::open(dir.path(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QVERIFY(back->training.metrics.empty());
+    QVERIFY(back->training.progress.empty());
+}
+
 void TstSession::damagedManifest_data()
 {
     QTest::addColumn<QByteArray>("content");
@@ -313,6 +371,10 @@ void TstSession::damagedManifest_data()
     QTest::newRow("unknown state") << QByteArray("{\"format\": \"edgetrain-session\", \"version\": "
                                                  "1, \"training\": {\"state\": \"dancing\"}}")
                                    << QStringLiteral("field \"training.state\"");
+    QTest::newRow("negative row count")
+        << QByteArray("{\"format\": \"edgetrain-session\", \"version\": 1, \"training\": "
+                      "{\"metrics_rows\": -2}}")
+        << QStringLiteral("field \"training.metrics_rows\"");
 }
 
 void TstSession::damagedManifest()
