@@ -1,6 +1,7 @@
 #include "datasetpage.h"
 
 #include "common.h"
+#include "vision/cropdataset.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -31,11 +32,18 @@ struct Crop
     QString tip;
 };
 
-/** Reads <session>/dataset/index.csv and the crops of one split and class (up to `max`). */
+/** The session's crop dataset folder (<session>/dataset, or where a build cut short left it). */
+QString cropFolder(const QString &sessionDir)
+{
+    return QString::fromStdString(vision::CropDataset::folder(sessionDir.toStdString()));
+}
+
+/** Reads the dataset's index.csv and the crops of one split and class (up to `max`). */
 QList<Crop> readCrops(const QString &sessionDir, const QString &split, int label, int max)
 {
     QList<Crop> crops;
-    QFile index(sessionDir + QStringLiteral("/dataset/index.csv"));
+    const QString folder = cropFolder(sessionDir);
+    QFile index(folder + QStringLiteral("/index.csv"));
     if (!index.open(QIODevice::ReadOnly))
         return crops;
     index.readLine();
@@ -43,7 +51,7 @@ QList<Crop> readCrops(const QString &sessionDir, const QString &split, int label
         const QList<QByteArray> f = index.readLine().trimmed().split(',');
         if (f.size() < 6 || f[2] != split.toUtf8() || f[1].toInt() != label)
             continue;
-        QImage image(sessionDir + QStringLiteral("/dataset/") + QString::fromUtf8(f[0]));
+        QImage image(folder + QLatin1Char('/') + QString::fromUtf8(f[0]));
         if (image.isNull())
             continue;
         crops.append(
@@ -147,7 +155,7 @@ DatasetPage::DatasetPage(app::Workflow *workflow, QWidget *parent)
         const QString to = QFileDialog::getExistingDirectory(this, tr("Export the dataset to"));
         if (to.isEmpty())
             return;
-        const QString from = m_workflow->session().path(QStringLiteral("dataset"));
+        const QString from = cropFolder(m_workflow->session().dir);
         (void)QtConcurrent::run([from, to] {
             QDirIterator it(from, QDir::Files, QDirIterator::Subdirectories);
             int n = 0;

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "datasetfolder.h"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -68,6 +69,41 @@ void CropDataset::toTensor(const cv::Mat &crop, float *out)
 
 namespace {
 
+DatasetFolder cropFolder(const std::string &sessionDir)
+{
+    return {fs::path(sessionDir) / "dataset", fs::path(sessionDir) / "dataset.building"};
+}
+
+/** The rows of an index.csv after its header, as fields with their line numbers; throws IoError
+ *  without the file and FormatError naming it for a bad header or row. */
+std::vector<std::pair<int, std::vector<std::string>>> indexRows(const std::string &indexPath)
+{
+    std::ifstream in(indexPath);
+    if (!in)
+        throw core::IoError("cannot read '" + indexPath + "' (run `edgetrain-cli dataset` first)");
+    std::string line;
+    std::getline(in, line);
+    if (line.rfind("path,label,split", 0) != 0)
+        throw core::FormatError(indexPath +
+                                ": not a crop index (expected the header path,label,split,...)");
+    std::vector<std::pair<int, std::vector<std::string>>> rows;
+    int lineNo = 1;
+    while (std::getline(in, line)) {
+        ++lineNo;
+        if (line.empty())
+            continue;
+        std::vector<std::string> cols;
+        std::stringstream ss(line);
+        for (std::string c; std::getline(ss, c, ',');)
+            cols.push_back(c);
+        if (cols.size() != 6 || (cols[1] != "0" && cols[1] != "1"))
+            throw core::FormatError(indexPath + ":" + std::to_string(lineNo) +
+                                    ": expected path,label(0|1),split,track,frame,source");
+        rows.emplace_back(lineNo, std::move(cols));
+    }
+    return rows;
+}
+
 cv::Mat cropOf(const cv::Mat &image, const cv::Rect2d &box, double context, cv::Size size)
 {
     const cv::Rect2d wide(box.x - box.width * context, box.y - box.height * context,
@@ -115,9 +151,8 @@ CropStats CropDataset::build(const std::string &sessionDir, const LabelResult &l
     }
     std::sort(widths.begin(), widths.end());
     std::sort(heights.begin(), heights.end());
-    const fs::path root = fs::path(sessionDir) / "dataset";
-    const fs::path building = fs::path(sessionDir) / "dataset.building";
-    fs::remove_all(building);
+    const DatasetFolder target = cropFolder(sessionDir);
+    const fs::path building = target.stage();
     for (const char *s : {"train", "val", "test"})
         for (const char *c : {"pos", "neg"})
             fs::create_directories(building / s / c);
@@ -220,38 +255,50 @@ CropStats CropDataset::build(const std::string &sessionDir, const LabelResult &l
         if (!out)
             throw core::IoError("cannot write '" + (building / "index.csv").string() + "'");
     }
-    fs::remove_all(root); // the new dataset is complete: it replaces the old one
-    fs::rename(building, root);
+    target.replace(); // the new dataset is complete: it replaces the old one
     return stats;
+}
+
+std::string CropDataset::folder(const std::string &sessionDir)
+{
+    return cropFolder(sessionDir).current().string();
+}
+
+std::optional<CropStats> CropDataset::stats(const std::string &sessionDir)
+{
+    const std::string indexPath = (fs::path(folder(sessionDir)) / "index.csv").string();
+    if (!fs::exists(indexPath))
+        return std::nullopt;
+    // As build() counts them: crops by label and split, and the tracks with a positive crop.
+    CropStats s;
+    std::set<std::string> tracks[3];
+    for (const auto &[lineNo, cols] : indexRows(indexPath)) {
+        int k = 0;
+        while (k < 3 && cols[2] != splitName(Split(k)))
+            ++k;
+        if (k == 3)
+            throw core::FormatError(indexPath + ":" + std::to_string(lineNo) + ": split '" +
+                                    cols[2] + "' is not train, val or test");
+        if (cols[1] == "1") {
+            ++s.positives[k];
+            tracks[k].insert(cols[3]);
+        } else {
+            ++s.negatives[k];
+        }
+    }
+    for (int k = 0; k < 3; ++k)
+        s.tracks[k] = int(tracks[k].size());
+    return s;
 }
 
 core::TensorDataset CropDataset::load(const std::string &sessionDir, Split split)
 {
-    const fs::path root = fs::path(sessionDir) / "dataset";
+    const fs::path root = folder(sessionDir);
     const std::string indexPath = (root / "index.csv").string();
-    std::ifstream in(indexPath);
-    if (!in)
-        throw core::IoError("cannot read '" + indexPath + "' (run `edgetrain-cli dataset` first)");
-    std::string line;
-    std::getline(in, line);
-    if (line.rfind("path,label,split", 0) != 0)
-        throw core::FormatError(indexPath +
-                                ": not a crop index (expected the header path,label,split,...)");
     std::vector<float> images;
     std::vector<std::int32_t> labels;
     cv::Size size;
-    int lineNo = 1;
-    while (std::getline(in, line)) {
-        ++lineNo;
-        if (line.empty())
-            continue;
-        std::vector<std::string> cols;
-        std::stringstream ss(line);
-        for (std::string c; std::getline(ss, c, ',');)
-            cols.push_back(c);
-        if (cols.size() != 6 || (cols[1] != "0" && cols[1] != "1"))
-            throw core::FormatError(indexPath + ":" + std::to_string(lineNo) +
-                                    ": expected path,label(0|1),split,track,frame,source");
+    for (const auto &[lineNo, cols] : indexRows(indexPath)) {
         if (cols[2] != splitName(split))
             continue;
         const cv::Mat crop = cv::imread((root / cols[0]).string(), cv::IMREAD_COLOR);

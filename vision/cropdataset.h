@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace edgetrain::vision {
@@ -39,7 +40,8 @@ struct CropStats
  * split into train / validation / test by track (one track's crops are never in two sets; negatives
  * go to a split by frame). Written as PNG files under <session>/dataset/<split>/pos and .../neg
  * with an index.csv (path, label, split, track, frame, source), replacing any earlier dataset only
- * once the new one is complete.
+ * once the new one is complete, through dataset.building and dataset.old (DatasetFolder: a kill
+ * at any moment leaves one complete dataset, which the readers here find).
  */
 class CropDataset
 {
@@ -52,8 +54,18 @@ public:
     /** Which split each accepted track is in (deterministic for a seed). */
     static std::map<int, Split> splitTracks(const LabelResult &labels, const CropOptions &options);
 
-    /** Loads one split of <session>/dataset as tensors (3 x H x W, normalised), label 1 =
-     *  object, 0 = background. Throws FormatError naming the file for a bad index or image. */
+    /** The folder holding the session's dataset: <session>/dataset, or dataset.old after a build
+     *  killed between moving the old dataset aside and the new one in. */
+    static std::string folder(const std::string &sessionDir);
+
+    /** The figures of the session's dataset, counted from its index: what build() returned when
+     *  it built it. Nothing without a dataset; throws FormatError naming the file for a damaged
+     *  index. */
+    static std::optional<CropStats> stats(const std::string &sessionDir);
+
+    /** Loads one split of the session's dataset (folder()) as tensors (3 x H x W, normalised),
+     *  label 1 = object, 0 = background. Throws FormatError naming the file for a bad index or
+     *  image. */
     static core::TensorDataset load(const std::string &sessionDir, Split split);
 
     /** The normalisation crops and the detector share: (pixel / 255 - 0.5) / 0.25, BGR planes. */

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/random.h"
+#include "datasetfolder.h"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace edgetrain::vision {
 
@@ -121,6 +123,11 @@ cv::Mat medianImage(const std::vector<cv::Mat> &images)
     return out;
 }
 
+DatasetFolder frameFolder(const std::string &sessionDir)
+{
+    return {fs::path(sessionDir) / "frames", fs::path(sessionDir) / "frames.tmp"};
+}
+
 core::Json boxesJson(const std::vector<core::LabelBox> &boxes)
 {
     core::Json list = core::Json::array();
@@ -169,6 +176,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
 {
     const auto start = std::chrono::steady_clock::now();
     FrameDatasetStats stats;
+    stats.round = labels.round;
     const cv::Size frameSize = source.frameSize();
     stats.input = o.input.area() > 0 ? o.input : inputSize(frameSize, o.width);
     if (stats.input.width % 8 || stats.input.height % 8)
@@ -201,10 +209,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
                                                                       : Split::Train;
     };
 
-    const fs::path root = fs::path(sessionDir) / "frames";
-    const fs::path tmp = fs::path(sessionDir) / "frames.tmp";
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
+    const DatasetFolder target = frameFolder(sessionDir);
+    const fs::path tmp = target.stage();
     core::Rng rng(o.seed ^ 0x4652414d45ull);
     core::Json samples = core::Json::array();
     int written = 0;
@@ -281,6 +287,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     index.set("input_width", stats.input.width).set("input_height", stats.input.height);
     index.set("frame_width", frameSize.width).set("frame_height", frameSize.height);
     index.set("every", stats.every).set("max_frame", total);
+    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    index.set("round", stats.round).set("seconds", stats.seconds); // for stats()
     index.set("samples", std::move(samples));
     {
         std::ofstream out(tmp / "index.json", std::ios::binary | std::ios::trunc);
@@ -288,17 +296,22 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         if (!out)
             throw core::IoError("cannot write '" + (tmp / "index.json").string() + "'");
     }
-    fs::remove_all(root);
-    fs::rename(tmp, root);
+    target.replace();
     if (progress)
         progress(total, total);
-    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
 }
 
-std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::Size *input)
+std::string FrameDataset::folder(const std::string &sessionDir)
 {
-    const std::string path = (fs::path(sessionDir) / "frames" / "index.json").string();
+    return frameFolder(sessionDir).current().string();
+}
+
+namespace {
+
+/** The samples of an index.json; `header` (if any) gets its input, every, round and seconds. */
+std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *header)
+{
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw core::IoError("cannot read '" + path + "' (build the frame dataset first)");
@@ -317,8 +330,13 @@ std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::
             fail(std::string("field '") + key + "' is not a whole number in range");
         return int(d);
     };
-    if (input)
-        *input = cv::Size(integer(j, "input_width"), integer(j, "input_height"));
+    if (header) {
+        header->input = cv::Size(integer(j, "input_width"), integer(j, "input_height"));
+        header->every = integer(j, "every");
+        header->round = j.find("round") ? integer(j, "round") : 1; // older indexes: none
+        const core::Json *seconds = j.find("seconds");
+        header->seconds = seconds && seconds->isNumber() ? seconds->toDouble() : 0.0;
+    }
     const core::Json *list = j.find("samples");
     if (!list || !list->isArray())
         fail("no 'samples' array");
@@ -361,11 +379,46 @@ std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::
     return out;
 }
 
+} // namespace
+
+std::vector<FrameSample> FrameDataset::index(const std::string &sessionDir, cv::Size *input)
+{
+    FrameDatasetStats header;
+    auto samples = readIndex((fs::path(folder(sessionDir)) / "index.json").string(), &header);
+    if (input)
+        *input = header.input;
+    return samples;
+}
+
+std::optional<FrameDatasetStats> FrameDataset::stats(const std::string &sessionDir)
+{
+    const fs::path path = fs::path(folder(sessionDir)) / "index.json";
+    if (!fs::exists(path))
+        return std::nullopt;
+    // Counted as build() counts them: a sampled frame gives one sample in its split, training
+    // frames also their jittered copies; backgrounds are training samples of frame -1.
+    FrameDatasetStats s;
+    std::set<int> frames[2];
+    for (const FrameSample &x : readIndex(path.string(), &s)) {
+        const int k = x.split == Split::Train ? 0 : 1;
+        ++s.samples[k];
+        if (x.frame < 0)
+            ++s.backgrounds;
+        else
+            frames[k].insert(x.frame);
+        for (const core::LabelBox &b : x.boxes)
+            ++(b.ignore ? s.ignores[k] : s.objects[k]);
+    }
+    for (int k = 0; k < 2; ++k)
+        s.frames[k] = int(frames[k].size());
+    return s;
+}
+
 core::TensorDataset FrameDataset::load(const std::string &sessionDir, Split split, int maxObjects)
 {
     cv::Size input;
     const auto samples = index(sessionDir, &input);
-    const fs::path root = fs::path(sessionDir) / "frames";
+    const fs::path root = folder(sessionDir);
     const int width = core::DetectionLoss::labelWidth(maxObjects);
     const std::size_t plane = std::size_t(3 * input.area());
     std::vector<float> images;

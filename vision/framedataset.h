@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct FrameDatasetStats
     int ignores[2] = {0, 0};
     int backgrounds = 0;
     double seconds = 0.0;
+    int round = 1; // the self-training round of the labels it was built from (LabelResult::round)
 };
 
 /** One stored sample: its image file and boxes in input pixels. */
@@ -69,7 +71,9 @@ struct FrameSample
  * clipped, or made ignore regions when mostly cut; brightness, contrast and a gain per colour
  * channel), and the scene's background (median of sampled frames)
  * gives `backgrounds` samples with no objects. Stored as PNG files under <session>/frames with an
- * index.json (boxes, split, frame); replaces an earlier dataset only once complete.
+ * index.json (boxes, split, frame; the labels' round); replaces an earlier dataset only once
+ * complete, through frames.tmp and frames.old (DatasetFolder: a kill at any moment leaves one
+ * complete dataset, which the readers here find).
  */
 class FrameDataset
 {
@@ -88,8 +92,18 @@ public:
     static std::vector<core::LabelBox> frameBoxes(const LabelResult &labels, int frame,
                                                   const FrameDatasetOptions &options);
 
-    /** The index of <session>/frames. Throws IoError / FormatError naming the file. */
+    /** The folder holding the session's dataset: <session>/frames, or frames.old after a build
+     *  killed between moving the old dataset aside and the new one in. */
+    static std::string folder(const std::string &sessionDir);
+
+    /** The index of the session's dataset (folder()). Throws IoError / FormatError naming the
+     *  file. */
     static std::vector<FrameSample> index(const std::string &sessionDir, cv::Size *input = nullptr);
+
+    /** The figures of the session's dataset, counted from its index: what build() returned when
+     *  it built it (`seconds` 0 and `round` 1 in an index from before they were recorded).
+     *  Nothing without a dataset; throws FormatError naming the file for a damaged index. */
+    static std::optional<FrameDatasetStats> stats(const std::string &sessionDir);
 
     /** One split as tensors [3, H, W] (CropDataset's normalisation) with DetectionLoss labels
      *  of labelWidth(maxObjects). Throws FormatError naming the file for a bad index or image,

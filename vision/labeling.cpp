@@ -437,6 +437,7 @@ core::Json LabelResult::toJson() const
         .set("frame_height", frame_size.height)
         .set("fps", source_fps);
     j.set("frames", stats.frames).set("seconds", stats.seconds).set("cancelled", cancelled);
+    j.set("round", round);
     core::Json c = core::Json::array();
     for (int x : cuts)
         c.push(x);
@@ -499,6 +500,10 @@ LabelResult LabelResult::fromJson(const core::Json &j, const std::string &where)
     r.source_fps = number(j, "fps");
     r.stats.frames = integer(j, "frames");
     r.stats.seconds = number(j, "seconds");
+    if (j.find("round")) // older files: the labeller's
+        r.round = integer(j, "round");
+    if (r.round < 1)
+        fail("field 'round' must be 1 or more");
     if (const core::Json *c = j.find("cuts"); c && c->isArray())
         for (const core::Json &x : c->toArray())
             r.cuts.push_back(whole(x.toDouble(), "a scene cut"));

@@ -86,6 +86,9 @@ struct LabelResult
     std::vector<Track> tracks;
     LabelStats stats;
     bool cancelled = false;
+    /** The self-training round these labels are at: 1 for the labeller's; a self-training pass
+     *  writes the session's next round here before the session records it. */
+    int round = 1;
 
     void updateStats();
     core::Json toJson() const;

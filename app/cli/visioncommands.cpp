@@ -348,6 +348,7 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                 },
                 CliContext::stopFlag());
             cli.progressDone();
+            labels.round = round;
             labels.save(out);
             char line[200];
             std::snprintf(line, sizeof line,

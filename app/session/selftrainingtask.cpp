@@ -26,6 +26,7 @@ SelfTrainingOutcome SelfTrainingTask::run(const TaskRunner::Report &report,
         const std::unique_ptr<core::Model> student =
             vision::FrameStudent::loadModel(s.path(s.training.weights).toStdString());
         auto labels = std::make_shared<vision::LabelResult>(*m_labels);
+        labels->round = s.round + 1; // in the dataset's index and labels.json: see reconcile()
         auto source = vision::FrameSource::open(labels->source);
         vision::SelfTrainOptions o;
         o.label = labels->options; // the same frames, tracker and teacher rhythm
@@ -50,7 +51,7 @@ SelfTrainingOutcome SelfTrainingTask::run(const TaskRunner::Report &report,
             out.error = QStringLiteral("cancelled (the labels are unchanged)");
             return out;
         }
-        labels->save(s.dir.toStdString()); // only once the dataset matches them
+        labels->save(s.dir.toStdString()); // only once the dataset matches them: the commit
         out.frameStats = stats;
         out.labels = labels;
     } catch (const std::exception &e) {

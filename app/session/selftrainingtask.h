@@ -26,10 +26,13 @@ struct SelfTrainingOutcome
 /**
  * What "Self-train" does (after a round was trained and evaluated): the trained full-frame
  * student relabels the labelled frames (FrameStudentTrainer::relabel: its confident boxes that
- * overlap no label join as new tracks, source "student"), labels.json is written, and the frame
- * dataset is rebuilt from the grown labels. The next Train starts the next round. Runs on a
- * TaskRunner thread; holds copies of its inputs. Cancelled, labels.json and the dataset stay as
- * they were.
+ * overlap no label join as new tracks, source "student"), the frame dataset is rebuilt from the
+ * grown labels, then labels.json is written; both carry the next round (LabelResult::round,
+ * FrameDatasetStats::round). The workflow then raises the session's round and saves it. Killed
+ * before labels.json, the folder reopens at this round without a frame dataset (one of the next
+ * round is not counted); killed after it, at the next round (Session::reconcile). The next Train
+ * starts the next round. Runs on a TaskRunner thread; holds copies of its inputs. Cancelled,
+ * labels.json and the dataset stay as they were.
  */
 class SelfTrainingTask
 {

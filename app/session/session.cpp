@@ -202,6 +202,35 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
     return s;
 }
 
+QString Session::reconcile(const vision::LabelResult *labels)
+{
+    if (labels && labels->round > round)
+        round = labels->round;
+    const std::string folder = dir.toStdString();
+    try {
+        if (const auto built = vision::CropDataset::stats(folder))
+            datasetStats = built;
+    } catch (const std::exception &) { // damaged: session.json's figures stay
+    }
+    try {
+        if (const auto built = vision::FrameDataset::stats(folder)) {
+            if (built->round <= round) {
+                frameStats = built;
+            } else {
+                frameStats.reset();
+                return QStringLiteral("the frame dataset was built by a self-training pass for "
+                                      "round %1 that stopped before it saved its labels: it does "
+                                      "not go with the labels of round %2. Build the dataset "
+                                      "again (step 3) or self-train again")
+                    .arg(built->round)
+                    .arg(round);
+            }
+        }
+    } catch (const std::exception &) { // damaged: session.json's figures stay
+    }
+    return {};
+}
+
 QByteArray Session::metricsCsv() const
 {
     QByteArray out = "seconds,node,cpu_percent,memory_used_bytes,rx_bytes_per_second,"

@@ -213,6 +213,20 @@ public:
     /** Reads <dir>/session.json and the rows of metrics.csv and progress.csv it counts (all of
      *  them in sessions written before it counted them); nothing with a message otherwise. */
     static std::optional<Session> open(const QString &dir, QString *error);
+    /**
+     * Takes in what a dataset build or a self-training pass killed before its session.json save
+     * left ahead of it, so that a reopened session is one state of its folder:
+     *  - the round is the labels' when they are at a later one (self-training writes its round
+     *    into labels.json before session.json);
+     *  - the dataset figures are those of the dataset in the folder (a build replaces it before
+     *    session.json records it), or none for a frame dataset of a later round than the
+     *    session's: self-training killed between replacing the dataset and writing labels.json
+     *    built it from labels that were never saved.
+     * `labels`: labels.json as read (nullptr: none). A damaged index keeps session.json's
+     * figures (training names the file). Returns a sentence for the user when a dataset is not
+     * counted, else nothing.
+     */
+    QString reconcile(const vision::LabelResult *labels);
 
     /** The training metrics as CSV (one row per device reading). */
     QByteArray metricsCsv() const;

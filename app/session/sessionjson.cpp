@@ -81,7 +81,8 @@ QJsonObject frameStatsJson(const vision::FrameDatasetStats &s)
                        {QStringLiteral("objects"), pair(s.objects)},
                        {QStringLiteral("ignores"), pair(s.ignores)},
                        {QStringLiteral("backgrounds"), s.backgrounds},
-                       {QStringLiteral("seconds"), s.seconds}};
+                       {QStringLiteral("seconds"), s.seconds},
+                       {QStringLiteral("round"), s.round}};
 }
 
 const char *const kStates[] = {"none", "running", "finished", "stopped", "failed"};

@@ -210,6 +210,7 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         pair(QStringLiteral("ignores"), s.ignores);
         s.backgrounds = b.integer(QStringLiteral("backgrounds"), 0, 0, 1 << 30);
         s.seconds = b.number(QStringLiteral("seconds"), 0, 0, 1e9);
+        s.round = b.integer(QStringLiteral("round"), 1, 1, 1000);
         frameStats = s;
     }
 

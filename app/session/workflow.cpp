@@ -526,12 +526,20 @@ void Workflow::startSelfTraining()
             return task.run(report, stop);
         },
         [this, chain](const SelfTrainingOutcome &out) {
-            if (!out.labels)
-                return finishTask(Task::SelfTraining, false,
-                                  QStringLiteral("self-training: ") + out.error);
+            if (!out.labels) {
+                // Failed after the dataset was replaced (labels.json not written), the session
+                // goes on as it would reopen.
+                const QString dropped = m_session.reconcile(m_labels.get());
+                if (!dropped.isEmpty())
+                    Q_EMIT datasetChanged();
+                return finishTask(
+                    Task::SelfTraining, false,
+                    QStringLiteral("self-training: ") + out.error +
+                        (dropped.isEmpty() ? QString() : QStringLiteral("; ") + dropped));
+            }
             m_labels = out.labels;
             m_session.frameStats = out.frameStats;
-            m_session.round += 1;
+            m_session.round = out.labels->round;
             Q_EMIT labelsChanged();
             Q_EMIT datasetChanged();
             Q_EMIT roundChanged(m_session.round);

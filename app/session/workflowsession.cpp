@@ -75,6 +75,9 @@ bool Workflow::openSession(const QString &dir, QString *error)
                                .arg(QString::fromStdString(e.what())));
         }
     }
+    // What a dataset build or self-training killed before its session save left in the folder.
+    if (const QString note = m_session.reconcile(m_labels.get()); !note.isEmpty())
+        Q_EMIT message(note);
     restoreSession();
     return true;
 }

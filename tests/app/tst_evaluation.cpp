@@ -316,6 +316,10 @@ void TstEvaluation::selfTrainingKeepsEachRound()
     for (const Track &t : saved.tracks)
         for (const TrackBox &b : t.boxes)
             QVERIFY(b.frame < m_scene.labelled);
+    // Both say their round: a session killed before it saved round 2 reopens at it, with this
+    // dataset (Session::reconcile).
+    QCOMPARE(saved.round, 2);
+    QCOMPARE(FrameDataset::stats(m_session.toStdString())->round, 2);
     // Round 2's figures join round 1's.
     finished.clear();
     w.startEvaluation();

@@ -1,13 +1,14 @@
 // The full-frame student on a video the test draws itself, with known boxes: moving coloured
 // rectangles on a fixed textured background. The frame dataset (boxes scaled, ignore regions,
-// time-block split, the max_frame bound, augmentation that moves boxes with the pixels), a
-// student trained for a few epochs that finds the rectangles on later frames, and boxes mapped
-// back to source pixels.
+// time-block split, the max_frame bound, augmentation that moves boxes with the pixels, a rebuild
+// killed at each step reading as one dataset), a student trained for a few epochs that finds the
+// rectangles on later frames, and boxes mapped back to source pixels.
 
 #include "core/detectionloss.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"
+#include "vision/datasetfolder.h"
 #include "vision/framedataset.h"
 #include "vision/framesource.h"
 #include "vision/framestudent.h"
@@ -23,9 +24,12 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
 
 using namespace edgetrain;
 using namespace edgetrain::vision;
@@ -118,6 +122,36 @@ struct Scene
     }
 };
 
+/** The figures of a frame dataset, all of them, as one line to compare. */
+QString describe(const FrameDatasetStats &s)
+{
+    return QStringLiteral("%1x%2 every %3 round %4: frames %5/%6, samples %7/%8, objects %9/%10, "
+                          "ignores %11/%12, %13 backgrounds, %14 s")
+        .arg(s.input.width)
+        .arg(s.input.height)
+        .arg(s.every)
+        .arg(s.round)
+        .arg(s.frames[0])
+        .arg(s.frames[1])
+        .arg(s.samples[0])
+        .arg(s.samples[1])
+        .arg(s.objects[0])
+        .arg(s.objects[1])
+        .arg(s.ignores[0])
+        .arg(s.ignores[1])
+        .arg(s.backgrounds)
+        .arg(s.seconds, 0, 'g', 17);
+}
+
+/** The names in a folder. */
+std::set<std::string> entries(const std::filesystem::path &dir)
+{
+    std::set<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+        out.insert(e.path().filename().string());
+    return out;
+}
+
 double bestIou(const cv::Rect2d &b, const std::vector<Detection> &found)
 {
     double best = 0;
@@ -172,6 +206,9 @@ private Q_SLOTS:
     void datasetIgnoresUncertainBoxes();
     void augmentationMovesBoxesWithPixels();
     void loadsAsDetectionTensors();
+    void killedRebuildReadsAsOneDataset_data();
+    void killedRebuildReadsAsOneDataset();
+    void replaceStoppedBetweenRenamesKeepsTheOldDataset();
     void studentFindsRectanglesOnLaterFrames();
     void boxesMapBackToSourcePixels();
     void mirrorViewsAreFused();
@@ -182,6 +219,7 @@ private Q_SLOTS:
 private:
     QTemporaryDir m_dir;
     Scene m_scene;
+    std::map<QString, FrameDatasetStats> m_rebuilt; // killedRebuild...: "A", "B", "C" by session
     std::string m_source;
     std::shared_ptr<core::Model> m_model; // trained by studentFindsRectanglesOnLaterFrames
 };
@@ -360,6 +398,109 @@ void TestFrameStudent::loadsAsDetectionTensors()
     QVERIFY_THROWS_EXCEPTION(
         core::IoError,
         FrameDataset::load((m_dir.path() + "/none").toStdString(), Split::Train, 32));
+}
+
+void TestFrameStudent::killedRebuildReadsAsOneDataset_data()
+{
+    // What a rebuild of dataset A into B (DatasetFolder) leaves when killed at each step: the
+    // folders frames, frames.old and frames.tmp, each holding A or B, whole or part written (or
+    // part deleted: no index.json, half the images), and which dataset must be read.
+    QTest::addColumn<QString>("frames");
+    QTest::addColumn<QString>("old");
+    QTest::addColumn<QString>("staging");
+    QTest::addColumn<QString>("read");
+    auto row = [](const char *name, const char *frames, const char *old, const char *staging,
+                  const char *read) {
+        QTest::newRow(name) << QString(frames) << QString(old) << QString(staging) << QString(read);
+    };
+    // name; the folder, .old, the staging folder; the dataset read
+    row("writing B", "A", "", "B part", "A");
+    row("B written", "A", "", "B", "A");
+    row("A moved aside", "", "A", "B", "A");
+    row("A aside, the next build begun", "", "A", "", "A");
+    row("B moved in", "B", "A", "", "B");
+    row("deleting A", "B", "A part", "", "B");
+    row("done", "B", "", "", "B");
+}
+
+void TestFrameStudent::killedRebuildReadsAsOneDataset()
+{
+    namespace fs = std::filesystem;
+    QFETCH(QString, frames);
+    QFETCH(QString, old);
+    QFETCH(QString, staging);
+    QFETCH(QString, read);
+    auto source = FrameSource::open(m_source);
+    // A (round 1), B (a self-training round's: round 2) and C differ in every count.
+    auto build = [&](const QString &name, int upTo, int every, int augmented, int round,
+                     const std::string &session) {
+        LabelResult labels = m_scene.labels(upTo);
+        labels.round = round;
+        FrameDatasetOptions o;
+        o.width = 128;
+        o.every = every;
+        o.augmented = augmented;
+        m_rebuilt[name] = FrameDataset::build(session, labels, *source, o);
+    };
+    const fs::path built = (m_dir.path() + "/rebuilt").toStdString();
+    if (m_rebuilt.empty()) {
+        build("A", 60, 4, 1, 1, (built / "A").string());
+        build("B", 100, 2, 0, 2, (built / "B").string());
+    }
+    const fs::path session = (m_dir.path() + "/killed " + QTest::currentDataTag()).toStdString();
+    fs::create_directories(session);
+    auto place = [&](const QString &what, const char *name) {
+        if (what.isEmpty())
+            return;
+        const fs::path to = session / name;
+        fs::copy(built / what.left(1).toStdString() / "frames", to, fs::copy_options::recursive);
+        if (!what.endsWith(QLatin1String("part")))
+            return;
+        std::vector<fs::path> files;
+        for (const auto &e : fs::directory_iterator(to))
+            if (e.path().filename() != "index.json")
+                files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        fs::remove(to / "index.json");
+        for (std::size_t i = 0; i < files.size(); i += 2)
+            fs::remove(files[i]);
+    };
+    place(frames, "frames");
+    place(old, "frames.old");
+    place(staging, "frames.tmp");
+
+    const FrameDatasetStats &want = m_rebuilt.at(read);
+    const auto stats = FrameDataset::stats(session.string());
+    QVERIFY2(stats, "no dataset found");
+    QCOMPARE(describe(*stats), describe(want)); // as build() said, counted from the index
+    QCOMPARE(int(FrameDataset::index(session.string()).size()), want.samples[0] + want.samples[1]);
+    QCOMPARE(FrameDataset::load(session.string(), Split::Train, 32).size(),
+             std::int64_t(want.samples[0])); // every image is there
+
+    // The next build replaces it and removes what the kill left.
+    build("C", 40, 8, 0, 1, session.string());
+    QCOMPARE(describe(*FrameDataset::stats(session.string())), describe(m_rebuilt.at("C")));
+    QCOMPARE(entries(session), std::set<std::string>{"frames"});
+}
+
+void TestFrameStudent::replaceStoppedBetweenRenamesKeepsTheOldDataset()
+{
+    // The order of the renames: a replace that stops after its first step, as a kill would stop
+    // it (here the staging folder is missing, so the rename that moves it in throws), still
+    // leaves the old dataset to read.
+    namespace fs = std::filesystem;
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/stopped").toStdString();
+    FrameDatasetOptions o;
+    o.width = 128;
+    o.every = 8;
+    o.augmented = 0;
+    const FrameDatasetStats old = FrameDataset::build(session, m_scene.labels(40), *source, o);
+    const DatasetFolder folder(fs::path(session) / "frames", fs::path(session) / "frames.tmp");
+    QVERIFY_THROWS_EXCEPTION(fs::filesystem_error, folder.replace());
+    const auto stats = FrameDataset::stats(session);
+    QVERIFY2(stats, "no dataset found");
+    QCOMPARE(describe(*stats), describe(old));
 }
 
 void TestFrameStudent::studentFindsRectanglesOnLaterFrames()

@@ -20,6 +20,7 @@
 #include <opencv2/videoio.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -185,11 +186,14 @@ private Q_SLOTS:
     void unverifiedTracksAreRejected();
     void labelsRoundTrip();
     void splitNeverSharesATrack();
+    void killedRebuildReadsAsOneDataset_data();
+    void killedRebuildReadsAsOneDataset();
     void studentBeatsTeacherOnTrackerOnlyBoxes();
 
 private:
     QTemporaryDir m_dir;
     std::string m_frames;
+    std::map<QString, CropStats> m_rebuilt; // killedRebuildReadsAsOneDataset: "A", "B", "C"
     Scene m_scene = walkers();
 };
 
@@ -573,6 +577,95 @@ void TestVision::splitNeverSharesATrack()
     const core::TensorDataset train = CropDataset::load(session, Split::Train);
     QCOMPARE(train.sampleShape(), (core::Shape{3, 48, 24}));
     QCOMPARE(train.size(), std::int64_t(stats.positives[0] + stats.negatives[0]));
+}
+
+void TestVision::killedRebuildReadsAsOneDataset_data()
+{
+    // What a rebuild of crop dataset A into B (DatasetFolder) leaves when killed at each step: the
+    // folders dataset, dataset.old and dataset.building, each holding A or B, whole or part
+    // written (or part deleted: no index.csv, part of the crops), and which dataset must be read.
+    QTest::addColumn<QString>("dataset");
+    QTest::addColumn<QString>("old");
+    QTest::addColumn<QString>("staging");
+    QTest::addColumn<QString>("read");
+    auto row = [](const char *name, const char *dataset, const char *old, const char *staging,
+                  const char *read) {
+        QTest::newRow(name) << QString(dataset) << QString(old) << QString(staging)
+                            << QString(read);
+    };
+    // name; the folder, .old, the staging folder; the dataset read
+    row("writing B", "A", "", "B part", "A");
+    row("B written", "A", "", "B", "A");
+    row("A moved aside", "", "A", "B", "A");
+    row("A aside, the next build begun", "", "A", "", "A");
+    row("B moved in", "B", "A", "", "B");
+    row("deleting A", "B", "A part", "", "B");
+    row("done", "B", "", "", "B");
+}
+
+void TestVision::killedRebuildReadsAsOneDataset()
+{
+    namespace fs = std::filesystem;
+    QFETCH(QString, dataset);
+    QFETCH(QString, old);
+    QFETCH(QString, staging);
+    QFETCH(QString, read);
+    auto describe = [](const CropStats &s) {
+        QString text;
+        for (int k = 0; k < 3; ++k)
+            text += QStringLiteral("%1: %2 tracks, %3 positives, %4 negatives; ")
+                        .arg(splitName(Split(k)))
+                        .arg(s.tracks[k])
+                        .arg(s.positives[k])
+                        .arg(s.negatives[k]);
+        return text;
+    };
+    auto source = FrameSource::open(m_frames);
+    FrontalTeacher teacher;
+    LabelOptions lo;
+    lo.every = 2;
+    static const LabelResult labels = Labeler::run(*source, teacher, lo); // once, for every row
+    auto build = [&](const QString &name, int every, bool nearMisses, const std::string &session) {
+        CropOptions o;
+        o.every = every;
+        o.near_misses = nearMisses;
+        m_rebuilt[name] = CropDataset::build(session, labels, *source, o);
+    };
+    const fs::path built = (m_dir.path() + "/rebuilt").toStdString();
+    if (m_rebuilt.empty()) { // A, B and C differ in their counts
+        build("A", 1, true, (built / "A").string());
+        build("B", 3, false, (built / "B").string());
+    }
+    const fs::path session = (m_dir.path() + "/killed " + QTest::currentDataTag()).toStdString();
+    fs::create_directories(session);
+    auto place = [&](const QString &what, const char *name) {
+        if (what.isEmpty())
+            return;
+        const fs::path to = session / name;
+        fs::copy(built / what.left(1).toStdString() / "dataset", to, fs::copy_options::recursive);
+        if (!what.endsWith(QLatin1String("part")))
+            return;
+        fs::remove(to / "index.csv");
+        fs::remove_all(to / "train");
+    };
+    place(dataset, "dataset");
+    place(old, "dataset.old");
+    place(staging, "dataset.building");
+
+    const CropStats &want = m_rebuilt.at(read);
+    const auto stats = CropDataset::stats(session.string());
+    QVERIFY2(stats, "no dataset found");
+    QCOMPARE(describe(*stats), describe(want)); // as build() said, counted from the index
+    QCOMPARE(CropDataset::load(session.string(), Split::Train).size(),
+             std::int64_t(want.positives[0] + want.negatives[0])); // every crop is there
+
+    // The next build replaces it and removes what the kill left.
+    build("C", 2, false, session.string());
+    QCOMPARE(describe(*CropDataset::stats(session.string())), describe(m_rebuilt.at("C")));
+    std::set<std::string> names;
+    for (const auto &e : fs::directory_iterator(session))
+        names.insert(e.path().filename().string());
+    QCOMPARE(names, std::set<std::string>{"dataset"});
 }
 
 void TestVision::studentBeatsTeacherOnTrackerOnlyBoxes()
