@@ -140,6 +140,8 @@ TrainResult Trainer::run(Model &model, const Dataset &train, const Dataset *test
         result.epochs.push_back(stats);
         if (callbacks.onEpoch)
             callbacks.onEpoch(stats);
+        if (callbacks.finishAfter && !result.cancelled && callbacks.finishAfter(stats))
+            break;
     }
     result.memory = MemoryAccountant::global().snapshot();
     return result;

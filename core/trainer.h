@@ -110,6 +110,9 @@ public:
     {
         std::function<void(const BatchProgress &)> onBatch;
         std::function<void(const EpochStats &)> onEpoch;
+        /** Asked after each epoch (after onEpoch): true ends the run there, finished, not
+         *  cancelled (early stopping). */
+        std::function<bool(const EpochStats &)> finishAfter;
     };
 
     /** Throws SpecError for absurd options, ShapeError if the data does not fit the model

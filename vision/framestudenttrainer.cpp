@@ -56,8 +56,10 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
         if (average)
             average->swap(model);
     };
+    int bestEpoch = 0;
+    bool ended = false; // patience ran out
     auto phase = [&](int epochs, double lr, const char *schedule) {
-        if (epochs <= 0 || all.cancelled)
+        if (epochs <= 0 || all.cancelled || ended)
             return;
         t.epochs = epochs;
         t.lr = lr;
@@ -69,10 +71,16 @@ core::TrainResult FrameStudentTrainer::train(core::Model &model, const std::stri
             shifted.epoch += done;
             if (o.keep_best && validation && e.test_loss < bestLoss) {
                 bestLoss = e.test_loss;
+                bestEpoch = shifted.epoch;
                 snapshot();
             }
             if (callbacks.onEpoch)
                 callbacks.onEpoch(shifted);
+        };
+        c.finishAfter = [&](const core::EpochStats &e) {
+            ended = o.keep_best && validation && o.patience > 0 && bestEpoch > 0 &&
+                    e.epoch + done - bestEpoch >= o.patience;
+            return ended;
         };
         c.onBatch = [&](const core::BatchProgress &b) {
             core::BatchProgress shifted = b;

@@ -305,6 +305,7 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         throw UsageError("--keep must be best or last, not '" + keep + "'");
     t.keep_best = keep == "best";
     t.average_decay = cli.number("average", 0.0, 0.9999);
+    t.patience = int(cli.integer("patience", 0, 100000));
     auto teacher = makeTeacher(cli);
     auto source = vision::FrameSource::open(sourceSpec);
     const auto t0 = std::chrono::steady_clock::now();
@@ -420,11 +421,17 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                 .set("validation_centre_recall", trained.epochs.back().test_accuracy);
         }
         const int best = vision::FrameStudentTrainer::bestEpoch(trained);
+        const int ran = int(trained.epochs.size());
         if (best > 0)
             cli.message("round " + std::to_string(round) + ": kept the weights of epoch " +
                         std::to_string(best) + " (lowest validation loss)" +
-                        (t.average_decay > 0 ? ", their moving average" : ""));
+                        (t.average_decay > 0 ? ", their moving average" : "") +
+                        (ran < rt.epochs ? "; ended after epoch " + std::to_string(ran) + " of " +
+                                               std::to_string(rt.epochs) + ": none lower in " +
+                                               std::to_string(t.patience)
+                                         : std::string()));
         rj.set("best_epoch", best).set("average_decay", t.average_decay);
+        rj.set("epochs_trained", ran).set("patience", t.patience);
         rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
         roundsJson.push(std::move(rj));
     }
@@ -643,6 +650,10 @@ int ViewpointCommand::run(const QStringList &arguments)
                   "frames: the weights kept, best (the epoch with the lowest validation "
                   "loss) or last.",
                   "WHICH", "best");
+    cli.addOption("patience",
+                  "frames: with --keep best, end training once this many epochs in a row have "
+                  "not lowered the validation loss (0: every epoch).",
+                  "N", "10");
     cli.addOption("average",
                   "frames: decay of the moving average of the weights over the steps "
                   "(0: none; 0.99: about the last 100 steps).",

@@ -500,8 +500,9 @@ void TestDetection::detectorLearnsSyntheticScene()
     o.lr = 0.05;
     o.sgd.momentum = 0.9;
     std::vector<double> losses;
-    const TrainResult r = Trainer::run(
-        model, data, nullptr, o, {[&](const BatchProgress &p) { losses.push_back(p.loss); }, {}});
+    const TrainResult r =
+        Trainer::run(model, data, nullptr, o,
+                     {[&](const BatchProgress &p) { losses.push_back(p.loss); }, {}, {}});
     QCOMPARE(losses.size(), std::size_t(90));
     const double first = (losses[0] + losses[1] + losses[2]) / 3;
     const double last = (losses[87] + losses[88] + losses[89]) / 3;

@@ -7,6 +7,8 @@
 #include "core/parallel.h"
 #include "core/safetensors.h"
 #include "core/sgd.h"
+#include "core/tensordataset.h"
+#include "core/trainer.h"
 #include "core/weightaverage.h"
 #include "core/zoo.h"
 #include "gradcheck.h"
@@ -82,6 +84,7 @@ private Q_SLOTS:
     void wholeModelGradients();
     void deterministicForSeedAndThreads();
     void weightAverageFollowsTheSteps();
+    void finishAfterEndsARunFinished();
     void safetensorsRoundTrip_data();
     void safetensorsRoundTrip();
     void specRoundTrip();
@@ -250,6 +253,41 @@ void TestModel::deterministicForSeedAndThreads()
     for (std::size_t i = 0; i < a.size(); ++i)
         worst = std::max(worst, double(std::fabs(a[i] - d[i])));
     QVERIFY2(worst < 1e-3, qPrintable(QString::number(worst)));
+}
+
+void TestModel::finishAfterEndsARunFinished()
+{
+    // Early stopping's seam: finishAfter ends the run after the epoch it answers true for, and
+    // the run is finished (not cancelled), every epoch it ran reported and evaluated.
+    const Tensor x = tests::randomTensor(Shape{64, 1, 28, 28}, 5);
+    std::vector<std::int32_t> labels(64);
+    for (std::size_t i = 0; i < labels.size(); ++i)
+        labels[i] = std::int32_t(i % 10);
+    const std::vector<float> images(x.data(), x.data() + x.shape().numel());
+    const TensorDataset data("random", Shape{1, 28, 28}, 10, images, labels);
+    Model model(Zoo::spec("mlp"), 3);
+    TrainOptions o;
+    o.epochs = 6;
+    o.batch = 16;
+    o.lr = 0.05;
+    std::vector<int> reported, asked;
+    Trainer::Callbacks c;
+    c.onEpoch = [&](const EpochStats &e) { reported.push_back(e.epoch); };
+    c.finishAfter = [&](const EpochStats &e) {
+        asked.push_back(e.epoch);
+        return e.epoch == 3;
+    };
+    const TrainResult r = Trainer::run(model, data, &data, o, c);
+    QVERIFY(!r.cancelled);
+    QCOMPARE(int(r.epochs.size()), 3);
+    QCOMPARE(reported, (std::vector<int>{1, 2, 3}));
+    QCOMPARE(asked, (std::vector<int>{1, 2, 3}));
+    QCOMPARE(r.images, std::int64_t(3 * 64));
+    for (const EpochStats &e : r.epochs)
+        QVERIFY(e.test_accuracy >= 0.0);
+    // Never asked: every epoch.
+    c.finishAfter = {};
+    QCOMPARE(int(Trainer::run(model, data, &data, o, c).epochs.size()), 6);
 }
 
 void TestModel::weightAverageFollowsTheSteps()
