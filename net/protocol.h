@@ -63,6 +63,9 @@ inline constexpr QLatin1String Continue{"continue"}; // the next epoch
 inline constexpr QLatin1String Evaluate{"evaluate"}; // validate this epoch's model, then go on
 inline constexpr QLatin1String Regroup{"regroup"};   // a member was lost: join the new group
 inline constexpr QLatin1String Stop{"stop"};         // the job ends
+/** The job ends after this epoch as if it were the last (the coordinator's patience ran out):
+ *  not a cancellation, the final weights are sent as at the end. */
+inline constexpr QLatin1String Finish{"finish"};
 } // namespace Action
 
 } // namespace edgetrain::net

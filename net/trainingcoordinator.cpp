@@ -547,7 +547,21 @@ void TrainingCoordinator::maybeEpochEval()
     bool rebalance = false;
     for (std::size_t i = 0; i < shares.size() && i < m_shares.size(); ++i)
         rebalance = rebalance || std::abs(shares[i] - m_shares[i]) > 0.10 * m_shares[i];
-    const bool last = m_epoch > m_job.epochs;
+    // Early stopping: the patience's epochs without a new lowest validation loss end the run here,
+    // finished, with the kept epoch's weights.
+    if (m_keepBest && m_patience > 0 && m_bestEpoch > 0 && !m_stopping &&
+        e.epoch - m_bestEpoch >= m_patience && m_epoch <= m_job.epochs) {
+        m_endingEarly = true;
+        m_result.ended_early_epoch = e.epoch;
+        qCInfo(lcCoordinator).noquote()
+            << QStringLiteral("no lower validation loss in %1 epochs since epoch %2: the run ends "
+                              "after epoch %3 of %4")
+                   .arg(m_patience)
+                   .arg(m_bestEpoch)
+                   .arg(e.epoch)
+                   .arg(m_job.epochs);
+    }
+    const bool last = m_epoch > m_job.epochs || m_endingEarly;
     if (m_ps)
         m_ps->resetClocks();
     const bool regroup = !last && !m_stopping && (m_groupBroken || joiners || rebalance);
@@ -558,7 +572,9 @@ void TrainingCoordinator::maybeEpochEval()
         formGroup();
     }
     for (Member *m : participants()) {
-        QCborMap body{{Action::Field, m_stopping ? Action::Stop : Action::Continue}};
+        QCborMap body{{Action::Field, m_stopping      ? Action::Stop
+                                      : m_endingEarly ? Action::Finish
+                                                      : Action::Continue}};
         if (m->evalRequest >= 0 && regroup) {
             GroupSpec g{m_generation, m->rank, int(m_shares.size()), m_shares};
             body.insert(QStringLiteral("next_group"), g.toCbor());

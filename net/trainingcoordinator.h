@@ -87,6 +87,9 @@ struct ClusterResult
     /** With setKeepBest: the epoch whose weights `weights` holds (lowest validation loss), 0 when
      *  they are the last epoch's (no validation set, or no epoch finished). */
     int best_epoch = 0;
+    /** With setPatience: the epoch after which the run ended because the validation loss had not
+     *  fallen for the patience's epochs (0: it ran every epoch of the job, or was stopped). */
+    int ended_early_epoch = 0;
     std::vector<NodeId> released; // not chosen by the selection: they did not train
 };
 
@@ -130,6 +133,10 @@ public:
      *  rather than the last epoch's (after each new best, one node that holds the synchronised
      *  model sends it; async: the parameter server's). Default off. */
     void setKeepBest(bool keep) { m_keepBest = keep; }
+    /** With setKeepBest: the run ends, finished, once this many epochs in a row have not lowered
+     *  the validation loss (early stopping: the kept weights cannot change any more unless the
+     *  loss comes back down). 0, the default: every epoch of the job. */
+    void setPatience(int epochs) { m_patience = std::max(0, epochs); }
     /** Chooses who trains. Called once, when every node has loaded the job and profiled it and
      *  before the first group forms, with the ready nodes; returns the indices of those that
      *  train. The others are released: told to stop, never called back, listed in
@@ -217,6 +224,8 @@ private:
     std::unique_ptr<LinkProbeServer> m_probeServer;
     bool m_selected = false;
     bool m_keepBest = false;
+    int m_patience = 0;
+    bool m_endingEarly = false;
     double m_bestLoss = 0.0;
     int m_bestEpoch = 0;         // the best epoch so far (0: none), whose weights were asked for
     QByteArray m_bestWeights;    // that epoch's weights, as they arrive in chunks

@@ -726,6 +726,8 @@ struct TrainingWorker::Run
                 const QString action = reply.value(Action::Field).toString();
                 if (action == Action::Stop)
                     return true;
+                if (action == Action::Finish) // the coordinator's patience ran out: the end
+                    return false;
                 if (action == Action::Regroup) { // someone was lost at the barrier
                     if (!regroup(reply))
                         return true;
@@ -860,6 +862,8 @@ struct TrainingWorker::Run
             reply = finishEpoch(epoch, false);
             if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
+            if (reply.value(Action::Field).toString() == Action::Finish)
+                return false;
             const QCborValue next = reply.value(QStringLiteral("next_group"));
             if (next.isMap())
                 adoptGroup(next.toMap());

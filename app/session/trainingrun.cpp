@@ -39,6 +39,7 @@ void TrainingRun::start(const TrainingSetup &s)
     m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
     m_coordinator->setMemoryBudgets(s.budgetBytes);
     m_coordinator->setKeepBest(s.keepBest);
+    m_coordinator->setPatience(s.patience);
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
     connect(m_coordinator, &net::TrainingCoordinator::nodeProgress, this, &TrainingRun::progress);
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
@@ -130,6 +131,7 @@ void TrainingRun::onFinished()
     o.ok = r.error.isEmpty() && !r.cancelled;
     o.cancelled = r.cancelled || m_stopping;
     o.error = r.error;
+    o.endedEarlyEpoch = r.ended_early_epoch;
     if (!r.weights.empty()) {
         try {
             net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,

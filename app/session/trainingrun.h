@@ -30,6 +30,7 @@ struct TrainingSetup
     int maxObjects = 32;   // frames: label boxes per sample (the spec's loss)
     QString weightsPath;   // where the trained weights are written
     bool keepBest = false; // the lowest-validation-loss epoch's weights, not the last's
+    int patience = 0;      // keepBest: end after this many epochs without a lower one (0: never)
     core::ModelSpec spec;
     // Set: every node profiles the job and the run trains on the cluster best for this
     // objective (in the job's mode); the others are released.
@@ -44,7 +45,8 @@ struct TrainingOutcome
     QString error;
     double seconds = 0.0;
     bool weightsSaved = false;
-    int keptEpoch = 0; // keepBest: the epoch whose weights were saved (0: the last)
+    int keptEpoch = 0;       // keepBest: the epoch whose weights were saved (0: the last)
+    int endedEarlyEpoch = 0; // patience: the epoch after which the run ended (0: it ran them all)
     // With an objective: the chosen cluster's training (first group to last epoch), and its
     // devices' energy over that time (-1: not measured).
     double trainingSeconds = -1.0, trainingJoules = -1.0;
@@ -66,6 +68,7 @@ public:
     /** Stops the run: the nodes finish their step; done() reports it as cancelled. */
     void stop();
     QString weightsPath() const { return m_setup.weightsPath; }
+    const TrainingSetup &setup() const { return m_setup; }
 
 Q_SIGNALS:
     void status(const QString &text);

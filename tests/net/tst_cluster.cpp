@@ -83,6 +83,8 @@ private Q_SLOTS:
     void localSgdAverages();
     void shippedDataTrains();
     void keepBestReturnsTheLowestValidationLoss();
+    void patienceEndsTheRunFinished_data();
+    void patienceEndsTheRunFinished();
     void killedNodeLeavesTheOthersTraining();
     void frozenNodeIsDroppedWithinItsEpoch();
     void lostNodeRejoinsAtNextEpoch();
@@ -108,6 +110,7 @@ private:
     std::vector<std::unique_ptr<NodeProcess>> m_nodes;
     std::map<QString, std::int64_t> m_budgets; // per node, for run()
     bool m_keepBest = false;                   // for run()
+    int m_patience = 0;                        // for run()
 };
 
 void TestCluster::initTestCase()
@@ -125,6 +128,7 @@ void TestCluster::cleanup()
     m_nodes.clear();
     m_budgets.clear();
     m_keepBest = false;
+    m_patience = 0;
 }
 
 void TestCluster::startNodes(int n, QStringList extra)
@@ -146,6 +150,7 @@ net::ClusterResult TestCluster::run(
     net::TrainingCoordinator coordinator(job, m_key);
     coordinator.setMemoryBudgets(m_budgets);
     coordinator.setKeepBest(m_keepBest);
+    coordinator.setPatience(m_patience);
     if (shipTrain)
         coordinator.setData(shipTrain, shipTest);
     QList<net::ControlClient *> clients;
@@ -624,6 +629,67 @@ void TestCluster::keepBestReturnsTheLowestValidationLoss()
                             .arg(best)
                             .arg(last)));
     QVERIFY(std::abs(ev.loss - last) > 1e-3);
+}
+
+void TestCluster::patienceEndsTheRunFinished_data()
+{
+    QTest::addColumn<net::TrainingMode>("mode");
+    QTest::newRow("sync") << net::TrainingMode::Sync;
+    QTest::newRow("local-sgd") << net::TrainingMode::LocalSgd;
+    QTest::newRow("async") << net::TrainingMode::Async;
+}
+
+void TestCluster::patienceEndsTheRunFinished()
+{
+    QFETCH(net::TrainingMode, mode);
+    if (!haveFashionMnist())
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
+    startNodes(2, {"--data-dir", m_dir.path()});
+    auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
+        core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
+    // As above: labels moved by one, so the validation loss is lowest early and then climbs.
+    const auto real = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
+                                               core::FashionMnist::Split::Test, 400);
+    std::vector<std::int64_t> all(std::size_t(real.size()));
+    std::iota(all.begin(), all.end(), std::int64_t(0));
+    std::vector<float> images(std::size_t(real.size() * real.sampleShape().numel()));
+    std::vector<std::int32_t> labels(std::size_t(real.size()));
+    real.gather(all.data(), real.size(), images.data(), labels.data());
+    for (std::int32_t &l : labels)
+        l = (l + 1) % 10;
+    auto wrong = std::make_shared<core::TensorDataset>("fashion-mnist, labels moved by one",
+                                                       real.sampleShape(), 10, images, labels);
+    m_keepBest = true;
+    m_patience = 2;
+    const net::JobSpec job = lenetJob(mode, 0, 12);
+    const net::ClusterResult r = run(job, {}, train, wrong);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QVERIFY(!r.cancelled);
+    QVERIFY(r.error.isEmpty());
+    // It ran to the kept epoch and the patience's two more, each without a lower loss.
+    QVERIFY2(r.best_epoch >= 1 && r.best_epoch + 2 < 12,
+             qPrintable(QStringLiteral("best epoch %1").arg(r.best_epoch)));
+    QCOMPARE(r.ended_early_epoch, r.best_epoch + 2);
+    QCOMPARE(r.epochs.size(), std::size_t(r.best_epoch + 2));
+    for (std::size_t i = std::size_t(r.best_epoch); i < r.epochs.size(); ++i)
+        QVERIFY(r.epochs[i].test_loss >= r.epochs[std::size_t(r.best_epoch - 1)].test_loss);
+    // Both nodes ended the job as finished, not stopped, holding the same model (the collective
+    // modes), and the weights returned are the kept epoch's.
+    QCOMPARE(int(r.fingerprints.size()), 2);
+    if (mode != net::TrainingMode::Async)
+        QCOMPARE(r.fingerprints.begin()->second, r.fingerprints.rbegin()->second);
+    for (const auto &node : m_nodes)
+        QTRY_VERIFY2_WITH_TIMEOUT(node->log().contains(QStringLiteral("finished at step")),
+                                  qPrintable(node->log()), 5000);
+    const std::string path = (m_dir.path() + QStringLiteral("/early.safetensors")).toStdString();
+    const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "job");
+    net::saveClusterWeights(spec, job.seed, r.weights, path);
+    core::Model model(spec, job.seed);
+    core::Safetensors::loadModel(model, path);
+    const double best = r.epochs[std::size_t(r.best_epoch - 1)].test_loss;
+    const core::EvalResult ev = core::Trainer::evaluate(model, *wrong, 100);
+    QVERIFY2(std::abs(ev.loss - best) < 1e-3 * std::max(1.0, best),
+             qPrintable(QStringLiteral("loss %1, kept epoch's %2").arg(ev.loss).arg(best)));
 }
 
 void TestCluster::killedNodeLeavesTheOthersTraining()
