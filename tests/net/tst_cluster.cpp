@@ -58,6 +58,24 @@ bool haveFashionMnist()
         QStringLiteral("%1/train-images-idx3-ubyte.gz").arg(core::FashionMnist::kDefaultDirectory));
 }
 
+/** 400 Fashion-MNIST test images with every label moved to the next class: the better a model
+ *  learns, the worse its loss on them, so the lowest validation loss is an early epoch's, never
+ *  the last's (keep-best and patience). */
+std::shared_ptr<core::TensorDataset> labelsMovedByOne()
+{
+    const auto real = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
+                                               core::FashionMnist::Split::Test, 400);
+    std::vector<std::int64_t> all(std::size_t(real.size()));
+    std::iota(all.begin(), all.end(), std::int64_t(0));
+    std::vector<float> images(std::size_t(real.size() * real.sampleShape().numel()));
+    std::vector<std::int32_t> labels(std::size_t(real.size()));
+    real.gather(all.data(), real.size(), images.data(), labels.data());
+    for (std::int32_t &l : labels)
+        l = (l + 1) % 10;
+    return std::make_shared<core::TensorDataset>("fashion-mnist, labels moved by one",
+                                                 real.sampleShape(), 10, images, labels);
+}
+
 } // namespace
 
 class TestCluster : public QObject
@@ -590,19 +608,7 @@ void TestCluster::keepBestReturnsTheLowestValidationLoss()
     startNodes(2, {"--data-dir", m_dir.path()});
     auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
         core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
-    // A validation set with every label moved to the next class: the better the model learns,
-    // the worse its validation loss, so the best epoch is an early one, never the last.
-    const auto real = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
-                                               core::FashionMnist::Split::Test, 400);
-    std::vector<std::int64_t> all(std::size_t(real.size()));
-    std::iota(all.begin(), all.end(), std::int64_t(0));
-    std::vector<float> images(std::size_t(real.size() * real.sampleShape().numel()));
-    std::vector<std::int32_t> labels(std::size_t(real.size()));
-    real.gather(all.data(), real.size(), images.data(), labels.data());
-    for (std::int32_t &l : labels)
-        l = (l + 1) % 10;
-    auto wrong = std::make_shared<core::TensorDataset>("fashion-mnist, labels moved by one",
-                                                       real.sampleShape(), 10, images, labels);
+    const auto wrong = labelsMovedByOne();
     m_keepBest = true;
     const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 0, 4);
     const net::ClusterResult r = run(job, {}, train, wrong);
@@ -647,18 +653,7 @@ void TestCluster::patienceEndsTheRunFinished()
     startNodes(2, {"--data-dir", m_dir.path()});
     auto train = std::make_shared<core::TensorDataset>(core::FashionMnist::load(
         core::FashionMnist::kDefaultDirectory, core::FashionMnist::Split::Train, 2048));
-    // As above: labels moved by one, so the validation loss is lowest early and then climbs.
-    const auto real = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
-                                               core::FashionMnist::Split::Test, 400);
-    std::vector<std::int64_t> all(std::size_t(real.size()));
-    std::iota(all.begin(), all.end(), std::int64_t(0));
-    std::vector<float> images(std::size_t(real.size() * real.sampleShape().numel()));
-    std::vector<std::int32_t> labels(std::size_t(real.size()));
-    real.gather(all.data(), real.size(), images.data(), labels.data());
-    for (std::int32_t &l : labels)
-        l = (l + 1) % 10;
-    auto wrong = std::make_shared<core::TensorDataset>("fashion-mnist, labels moved by one",
-                                                       real.sampleShape(), 10, images, labels);
+    const auto wrong = labelsMovedByOne();
     m_keepBest = true;
     m_patience = 2;
     const net::JobSpec job = lenetJob(mode, 0, 12);

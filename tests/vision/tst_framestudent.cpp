@@ -4,6 +4,7 @@
 // killed at each step reading as one dataset), a student trained for a few epochs that finds the
 // rectangles on later frames, and boxes mapped back to source pixels.
 
+#include "../support/killedrebuild.h"
 #include "core/detectionloss.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -405,28 +406,13 @@ void TestFrameStudent::killedRebuildReadsAsOneDataset_data()
     // What a rebuild of dataset A into B (DatasetFolder) leaves when killed at each step: the
     // folders frames, frames.old and frames.tmp, each holding A or B, whole or part written (or
     // part deleted: no index.json, half the images), and which dataset must be read.
-    QTest::addColumn<QString>("frames");
-    QTest::addColumn<QString>("old");
-    QTest::addColumn<QString>("staging");
-    QTest::addColumn<QString>("read");
-    auto row = [](const char *name, const char *frames, const char *old, const char *staging,
-                  const char *read) {
-        QTest::newRow(name) << QString(frames) << QString(old) << QString(staging) << QString(read);
-    };
-    // name; the folder, .old, the staging folder; the dataset read
-    row("writing B", "A", "", "B part", "A");
-    row("B written", "A", "", "B", "A");
-    row("A moved aside", "", "A", "B", "A");
-    row("A aside, the next build begun", "", "A", "", "A");
-    row("B moved in", "B", "A", "", "B");
-    row("deleting A", "B", "A part", "", "B");
-    row("done", "B", "", "", "B");
+    tests::addKilledRebuildRows();
 }
 
 void TestFrameStudent::killedRebuildReadsAsOneDataset()
 {
     namespace fs = std::filesystem;
-    QFETCH(QString, frames);
+    QFETCH(QString, folder);
     QFETCH(QString, old);
     QFETCH(QString, staging);
     QFETCH(QString, read);
@@ -465,7 +451,7 @@ void TestFrameStudent::killedRebuildReadsAsOneDataset()
         for (std::size_t i = 0; i < files.size(); i += 2)
             fs::remove(files[i]);
     };
-    place(frames, "frames");
+    place(folder, "frames");
     place(old, "frames.old");
     place(staging, "frames.tmp");
 

@@ -3,6 +3,7 @@
 // face-on, a lamp post to drift onto. Plus the real ONNX loading code on tiny models, and the
 // refusals of bad input.
 
+#include "../support/killedrebuild.h"
 #include "core/error.h"
 #include "core/zoo.h"
 #include "vision/cropdataset.h"
@@ -584,29 +585,13 @@ void TestVision::killedRebuildReadsAsOneDataset_data()
     // What a rebuild of crop dataset A into B (DatasetFolder) leaves when killed at each step: the
     // folders dataset, dataset.old and dataset.building, each holding A or B, whole or part
     // written (or part deleted: no index.csv, part of the crops), and which dataset must be read.
-    QTest::addColumn<QString>("dataset");
-    QTest::addColumn<QString>("old");
-    QTest::addColumn<QString>("staging");
-    QTest::addColumn<QString>("read");
-    auto row = [](const char *name, const char *dataset, const char *old, const char *staging,
-                  const char *read) {
-        QTest::newRow(name) << QString(dataset) << QString(old) << QString(staging)
-                            << QString(read);
-    };
-    // name; the folder, .old, the staging folder; the dataset read
-    row("writing B", "A", "", "B part", "A");
-    row("B written", "A", "", "B", "A");
-    row("A moved aside", "", "A", "B", "A");
-    row("A aside, the next build begun", "", "A", "", "A");
-    row("B moved in", "B", "A", "", "B");
-    row("deleting A", "B", "A part", "", "B");
-    row("done", "B", "", "", "B");
+    tests::addKilledRebuildRows();
 }
 
 void TestVision::killedRebuildReadsAsOneDataset()
 {
     namespace fs = std::filesystem;
-    QFETCH(QString, dataset);
+    QFETCH(QString, folder);
     QFETCH(QString, old);
     QFETCH(QString, staging);
     QFETCH(QString, read);
@@ -648,7 +633,7 @@ void TestVision::killedRebuildReadsAsOneDataset()
         fs::remove(to / "index.csv");
         fs::remove_all(to / "train");
     };
-    place(dataset, "dataset");
+    place(folder, "dataset");
     place(old, "dataset.old");
     place(staging, "dataset.building");
 
