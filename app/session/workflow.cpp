@@ -426,11 +426,7 @@ void Workflow::connectTrainingRun()
         const QString text =
             o.ok ? QStringLiteral("training finished: %1 epochs in %2 s%3%4")
                        .arg(o.endedEarlyEpoch > 0
-                                ? QStringLiteral(
-                                      "%1 of %2 (no lower validation loss in the last %3)")
-                                      .arg(t.epochs.size())
-                                      .arg(jobEpochs)
-                                      .arg(patience)
+                                ? QStringLiteral("%1 of %2").arg(t.epochs.size()).arg(jobEpochs)
                                 : QString::number(t.epochs.size()))
                        .arg(o.seconds, 0, 'f', 1)
                        .arg(t.keptEpoch > 0
@@ -440,7 +436,12 @@ void Workflow::connectTrainingRun()
                                                         "validation loss)")
                                        : QStringLiteral("; kept the weights of epoch %1 (the "
                                                         "lowest validation loss)"))
-                                      .arg(t.keptEpoch)
+                                          .arg(t.keptEpoch) +
+                                      (o.endedEarlyEpoch > 0
+                                           ? QStringLiteral("; ended early: none of the last %1 "
+                                                            "epochs lowered it")
+                                                 .arg(patience)
+                                           : QString())
                                 : QString(),
                             planned)
             : o.cancelled
