@@ -1,15 +1,73 @@
 #include "conv2d.h"
 
+#include "dnnlconvolution.h"
 #include "eigentypes.h"
 #include "error.h"
 #include "gemm.h"
 #include "parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace edgetrain::core {
+
+namespace {
+ConvBackend initialConvBackend()
+{
+    if (const char *env = std::getenv("EDGETRAIN_CONV"); env && *env) {
+        const ConvBackend backend = parseConvBackend(env);
+        if (backend == ConvBackend::Dnnl && !Internal::DnnlConvolution::available())
+            throw SpecError("EDGETRAIN_CONV=dnnl, but oneDNN is not built in");
+        return backend;
+    }
+    return Internal::DnnlConvolution::available() ? ConvBackend::Dnnl : ConvBackend::Im2col;
+}
+
+std::atomic<ConvBackend> &currentConvBackend()
+{
+    static std::atomic<ConvBackend> backend{initialConvBackend()};
+    return backend;
+}
+} // namespace
+
+std::vector<ConvBackend> availableConvBackends()
+{
+    if (Internal::DnnlConvolution::available())
+        return {ConvBackend::Im2col, ConvBackend::Dnnl};
+    return {ConvBackend::Im2col};
+}
+
+ConvBackend convBackend()
+{
+    return currentConvBackend().load();
+}
+
+void setConvBackend(ConvBackend backend)
+{
+    if (backend == ConvBackend::Dnnl && !Internal::DnnlConvolution::available())
+        throw SpecError("convolution backend 'dnnl' is not built in (install libdnnl-dev and "
+                        "rebuild)");
+    currentConvBackend().store(backend);
+}
+
+std::string_view convBackendName(ConvBackend backend)
+{
+    return backend == ConvBackend::Dnnl ? "dnnl" : "im2col";
+}
+
+ConvBackend parseConvBackend(std::string_view name)
+{
+    if (name == "im2col")
+        return ConvBackend::Im2col;
+    if (name == "dnnl")
+        return ConvBackend::Dnnl;
+    throw SpecError("unknown convolution backend '" + std::string(name) +
+                    "' (expected im2col or dnnl)");
+}
 
 namespace Internal {
 
@@ -159,6 +217,27 @@ bool Conv2d::isPointwise() const
     return m_options.kernel == 1 && m_options.stride == 1 && m_options.padding == 0;
 }
 
+std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &input,
+                                                                 const Shape &output) const
+{
+    if (convBackend() != ConvBackend::Dnnl)
+        return nullptr;
+    const Geometry g = geometry(input, output);
+    Internal::ConvShape shape;
+    shape.N = g.N;
+    shape.C = g.C;
+    shape.H = g.H;
+    shape.W = g.W;
+    shape.O = g.O;
+    shape.OH = g.OH;
+    shape.OW = g.OW;
+    shape.kernel = m_options.kernel;
+    shape.stride = m_options.stride;
+    shape.padding = m_options.padding;
+    shape.bias = m_options.bias;
+    return Internal::DnnlConvolution::forShape(shape, threadCount());
+}
+
 Shape Conv2d::outputShape(const Shape &input) const
 {
     if (input.rank() != 4 || input[1] != m_inChannels)
@@ -226,6 +305,13 @@ Json Conv2d::spec() const
 Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
 {
     const Shape out = outputShape(x.shape());
+    if (const auto dnnl = dnnlFor(x.shape(), out)) {
+        Tensor y(out, MemoryCategory::Activations);
+        dnnl->forward(x, m_weight.value, m_options.bias ? &m_bias.value : nullptr, y);
+        if (cache)
+            cache->tensors = {x};
+        return y;
+    }
     const auto [N, C, H, W, O, OH, OW, K, P, inStride] = geometry(x.shape(), out);
     Tensor y(out, MemoryCategory::Activations);
     const bool pointwise = isPointwise();
@@ -283,6 +369,16 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
         shapeError("gradient shape " + dy.shape().toString() + " does not match output " +
                        out.toString(),
                    x.shape());
+    if (const auto dnnl = dnnlFor(x.shape(), out)) {
+        // The weights' gradients first: dx does not exist yet while their workspace does.
+        dnnl->backwardWeights(x, dy, m_weight.grad, m_options.bias ? &m_bias.grad : nullptr);
+        Tensor dx;
+        if (needInputGrad) {
+            dx = Tensor(x.shape(), MemoryCategory::Activations);
+            dnnl->backwardData(dy, m_weight.value, dx);
+        }
+        return dx;
+    }
     const auto [N, C, H, W, O, OH, OW, K, P, inStride] = geometry(x.shape(), out);
     const bool pointwise = isPointwise();
     const int workers = int(std::min<std::int64_t>(threadCount(), N));

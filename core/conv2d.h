@@ -2,9 +2,32 @@
 
 #include "layer.h"
 
+#include <memory>
+#include <string_view>
 #include <vector>
 
 namespace edgetrain::core {
+
+namespace Internal {
+class DnnlConvolution;
+}
+
+/**
+ * How Conv2d layers compute. Im2col: im2col + GEMM per image (portable, NEON on ARM through
+ * Eigen; the reference). Dnnl: oneDNN's convolution primitives on the whole batch, without a
+ * materialised im2col, where libdnnl is built in — the default there, because it measured
+ * faster on x86 (README, "Convolution backends"). Chosen at start-up by EDGETRAIN_CONV
+ * (im2col or dnnl) and `--conv` of the CLI; for the whole process.
+ */
+enum class ConvBackend { Im2col, Dnnl };
+
+std::vector<ConvBackend> availableConvBackends();
+ConvBackend convBackend();
+/** Selects the backend; throws SpecError if it was not built in. */
+void setConvBackend(ConvBackend backend);
+std::string_view convBackendName(ConvBackend backend); // "im2col", "dnnl"
+/** "im2col" / "dnnl" -> backend; throws SpecError for anything else. */
+ConvBackend parseConvBackend(std::string_view name);
 
 struct Conv2dOptions
 {
@@ -20,8 +43,10 @@ struct Conv2dOptions
 
 /**
  * 2-D convolution, weight OIHW (PyTorch's layout), input and output NCHW.
- * Computed as im2col + GEMM per image, images split across the engine threads; weight
- * gradients are summed per thread and combined in thread order (deterministic).
+ * With ConvBackend::Im2col: im2col + GEMM per image, images split across the engine threads;
+ * weight gradients are summed per thread and combined in thread order (deterministic). With
+ * ConvBackend::Dnnl: oneDNN's primitives over the batch (Internal::DnnlConvolution), falling
+ * back to im2col + GEMM for a shape oneDNN has no primitive for.
  */
 class Conv2d : public Layer
 {
@@ -52,6 +77,9 @@ private:
     };
     Geometry geometry(const Shape &input, const Shape &output) const;
     bool isPointwise() const; // 1x1, stride 1, no padding: the input is its own im2col matrix
+    /** oneDNN's primitives for this call, or null to use im2col + GEMM. */
+    std::shared_ptr<const Internal::DnnlConvolution> dnnlFor(const Shape &input,
+                                                             const Shape &output) const;
 
     int m_inChannels;
     Conv2dOptions m_options;

@@ -1,6 +1,7 @@
 #include "benchcommand.h"
 
 #include "clicontext.h"
+#include "core/conv2d.h"
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/memorysimulation.h"
@@ -351,18 +352,20 @@ int BenchCommand::run(const QStringList &arguments)
         cli.message("cancelled");
         return ExitFailure;
     }
-    char line[256];
-    std::snprintf(
-        line, sizeof line,
-        "%s b%lld %s, %d thread(s), GEMM %s: %s img/s median [%s - %s], p10-p90 [%s - %s], "
-        "%.1f GFLOP/s, %zu steps",
-        model.spec().name().c_str(), (long long)options.batch,
-        model.sampleShape().toString().c_str(), cli.threads(),
-        std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
-        groupDigits(r.median_images_per_second).c_str(),
-        groupDigits(r.min_images_per_second).c_str(), groupDigits(r.max_images_per_second).c_str(),
-        groupDigits(r.p10_images_per_second).c_str(), groupDigits(r.p90_images_per_second).c_str(),
-        r.gflops, r.step_seconds.size());
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%s b%lld %s, %d thread(s), GEMM %s, conv %s: %s img/s median [%s - %s], p10-p90 "
+                  "[%s - %s], "
+                  "%.1f GFLOP/s, %zu steps",
+                  model.spec().name().c_str(), (long long)options.batch,
+                  model.sampleShape().toString().c_str(), cli.threads(),
+                  std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
+                  std::string(core::convBackendName(core::convBackend())).c_str(),
+                  groupDigits(r.median_images_per_second).c_str(),
+                  groupDigits(r.min_images_per_second).c_str(),
+                  groupDigits(r.max_images_per_second).c_str(),
+                  groupDigits(r.p10_images_per_second).c_str(),
+                  groupDigits(r.p90_images_per_second).c_str(), r.gflops, r.step_seconds.size());
     cli.message(line);
     std::string mem = "peak memory " + core::NumberText::bytes(r.memory.peak_total_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
@@ -381,6 +384,7 @@ int BenchCommand::run(const QStringList &arguments)
             input.push(d);
         json.set("input", std::move(input)).set("threads", cli.threads());
         json.set("gemm", std::string(core::gemmBackendName(core::gemmBackend())));
+        json.set("conv", std::string(core::convBackendName(core::convBackend())));
         json.set("images_per_second", r.median_images_per_second);
         json.set("images_per_second_min", r.min_images_per_second);
         json.set("images_per_second_max", r.max_images_per_second);

@@ -1,5 +1,6 @@
 #include "clicontext.h"
 
+#include "core/conv2d.h"
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/memoryplanner.h"
@@ -42,6 +43,10 @@ CliContext::CliContext(QString command, QString description, QStringList argumen
               QStringLiteral("GEMM backend: eigen or dnnl (default: %1).")
                   .arg(QString::fromLatin1(core::gemmBackendName(core::gemmBackend()).data())),
               QStringLiteral("BACKEND"));
+    addOption(QStringLiteral("conv"),
+              QStringLiteral("Convolution backend: im2col or dnnl (default: %1).")
+                  .arg(QString::fromLatin1(core::convBackendName(core::convBackend()).data())),
+              QStringLiteral("BACKEND"));
 }
 
 void CliContext::addOption(const QString &name, const QString &description,
@@ -81,6 +86,13 @@ bool CliContext::parse()
     if (isSet(QStringLiteral("gemm"))) {
         try {
             core::setGemmBackend(core::parseGemmBackend(text(QStringLiteral("gemm"))));
+        } catch (const std::exception &e) {
+            throw UsageError(e.what());
+        }
+    }
+    if (isSet(QStringLiteral("conv"))) {
+        try {
+            core::setConvBackend(core::parseConvBackend(text(QStringLiteral("conv"))));
         } catch (const std::exception &e) {
             throw UsageError(e.what());
         }

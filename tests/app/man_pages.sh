@@ -54,7 +54,7 @@ for program in "${programs[@]}"; do
   check "$work/options" "$program" "${opts[@]}"
 done
 
-common=(help json threads gemm)
+common=(help json threads gemm conv)
 awk '/^\.SH COMMON OPTIONS/ {on = 1; next} /^\.S[HS] / {on = 0} on' "$man/edgetrain-cli.1" \
   >"$work/common"
 check "$work/common" "edgetrain-cli (every command)" "${common[@]}"

@@ -4,6 +4,7 @@
 #include "core/avgpool2d.h"
 #include "core/batchnorm2d.h"
 #include "core/conv2d.h"
+#include "core/dnnlconvolution.h"
 #include "core/dropout.h"
 #include "core/error.h"
 #include "core/flatten.h"
@@ -73,6 +74,80 @@ std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const float *bia
     return y;
 }
 
+/** Selects a convolution backend for one test row and restores the process's afterwards. */
+class ConvBackendScope
+{
+public:
+    explicit ConvBackendScope(const QString &name) : m_previous(convBackend())
+    {
+        if (!name.isEmpty())
+            setConvBackend(parseConvBackend(name.toStdString()));
+    }
+    ~ConvBackendScope() { setConvBackend(m_previous); }
+    ConvBackendScope(const ConvBackendScope &) = delete;
+    ConvBackendScope &operator=(const ConvBackendScope &) = delete;
+
+private:
+    ConvBackend m_previous;
+};
+
+bool hasConvolution(const char *kind)
+{
+    const std::string k = kind;
+    return k.rfind("conv", 0) == 0 || k.find("block") != std::string::npos || k == "bottleneck";
+}
+
+/** y, and after a backward pass dx, dw, db, of one convolution under the current backend. */
+struct ConvPass
+{
+    std::vector<float> y, dx, dw, db;
+};
+
+ConvPass runConv(int channels, const Conv2dOptions &options, const Shape &input, bool inputGrad)
+{
+    Conv2d conv("c", channels, options);
+    Rng rng(21);
+    conv.initialize(rng);
+    const Tensor x = tests::randomTensor(input, 23);
+    LayerCache cache;
+    const Tensor y = conv.forward(x, &cache, {});
+    const Tensor dy = tests::randomTensor(y.shape(), 29);
+    auto params = conv.parameters();
+    for (Parameter *p : params) // stale values a backward pass must overwrite
+        p->grad.fill(7.0f);
+    const Tensor dx = conv.backward(dy, cache, {}, inputGrad);
+    ConvPass pass;
+    pass.y.assign(y.data(), y.data() + y.numel());
+    if (inputGrad)
+        pass.dx.assign(dx.data(), dx.data() + dx.numel());
+    pass.dw.assign(params[0]->grad.data(), params[0]->grad.data() + params[0]->grad.numel());
+    if (options.bias)
+        pass.db.assign(params[1]->grad.data(), params[1]->grad.data() + params[1]->grad.numel());
+    return pass;
+}
+
+/** The first element where two results differ by more than float rounding of sums of
+ *  `terms` products, or an empty string. */
+QString firstDifference(const char *what, const std::vector<float> &a, const std::vector<float> &b,
+                        double terms)
+{
+    if (a.size() != b.size())
+        return QStringLiteral("%1: %2 values against %3").arg(what).arg(a.size()).arg(b.size());
+    double scale = 0.0;
+    for (float v : b)
+        scale = std::max(scale, double(std::fabs(v)));
+    const double tolerance = 1e-6 * std::sqrt(terms) * (1.0 + scale) * 4.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::fabs(double(a[i]) - double(b[i])) > tolerance)
+            return QStringLiteral("%1[%2]: dnnl %3, im2col %4 (tolerance %5)")
+                .arg(what)
+                .arg(i)
+                .arg(double(a[i]), 0, 'g', 9)
+                .arg(double(b[i]), 0, 'g', 9)
+                .arg(tolerance);
+    return {};
+}
+
 } // namespace
 
 class TestLayers : public QObject
@@ -85,6 +160,8 @@ private Q_SLOTS:
     void convForwardByHand();
     void convMatchesNaiveReference_data();
     void convMatchesNaiveReference();
+    void dnnlConvMatchesIm2col_data();
+    void dnnlConvMatchesIm2col();
     void poolingForwardByHand();
     void upsampleForwardByHand();
     void batchNormRunningStatistics();
@@ -96,6 +173,7 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<QString>("conv");
     for (const char *kind : {"conv3x3-s1-p1-bias",
                              "conv5x5-p2",
                              "conv3x3-s2-p1-nobias",
@@ -118,14 +196,26 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
                              "basic-block-pad",
                              "basic-block-projection",
                              "bottleneck"})
-        for (int threads : {1, 2})
-            QTest::addRow("%s %dT", kind, threads) << QString::fromLatin1(kind) << threads;
+        for (int threads : {1, 2}) {
+            if (!hasConvolution(kind)) {
+                QTest::addRow("%s %dT", kind, threads)
+                    << QString::fromLatin1(kind) << threads << QString();
+                continue;
+            }
+            for (ConvBackend backend : availableConvBackends()) {
+                const QString name = QString::fromLatin1(convBackendName(backend).data());
+                QTest::addRow("%s %dT %s", kind, threads, qPrintable(name))
+                    << QString::fromLatin1(kind) << threads << name;
+            }
+        }
 }
 
 void TestLayers::gradientsMatchFiniteDifferences()
 {
     QFETCH(QString, kind);
     QFETCH(int, threads);
+    QFETCH(QString, conv);
+    const ConvBackendScope backend(conv);
     setThreadCount(threads);
     std::unique_ptr<Stage> stage;
     Shape input{3, 4, 7, 7};
@@ -252,12 +342,17 @@ void TestLayers::convMatchesNaiveReference_data()
     QTest::addColumn<int>("padding");
     QTest::addColumn<int>("size");
     QTest::addColumn<int>("threads");
-    QTest::newRow("lenet conv1") << 1 << 6 << 5 << 1 << 2 << 28 << 2;
-    QTest::newRow("lenet conv2") << 6 << 16 << 5 << 1 << 0 << 14 << 1;
-    QTest::newRow("resnet 3x3") << 16 << 16 << 3 << 1 << 1 << 12 << 2;
-    QTest::newRow("resnet 3x3 stride 2") << 16 << 32 << 3 << 2 << 1 << 13 << 2;
-    QTest::newRow("imagenet stem 7x7 s2 p3") << 3 << 8 << 7 << 2 << 3 << 23 << 1;
-    QTest::newRow("1x1 stride 2") << 8 << 4 << 1 << 2 << 0 << 9 << 2;
+    QTest::addColumn<QString>("backendName");
+    for (ConvBackend backend : availableConvBackends()) {
+        const QString b = QString::fromLatin1(convBackendName(backend).data());
+        const char *n = convBackendName(backend).data();
+        QTest::addRow("lenet conv1 %s", n) << 1 << 6 << 5 << 1 << 2 << 28 << 2 << b;
+        QTest::addRow("lenet conv2 %s", n) << 6 << 16 << 5 << 1 << 0 << 14 << 1 << b;
+        QTest::addRow("resnet 3x3 %s", n) << 16 << 16 << 3 << 1 << 1 << 12 << 2 << b;
+        QTest::addRow("resnet 3x3 stride 2 %s", n) << 16 << 32 << 3 << 2 << 1 << 13 << 2 << b;
+        QTest::addRow("imagenet stem 7x7 s2 p3 %s", n) << 3 << 8 << 7 << 2 << 3 << 23 << 1 << b;
+        QTest::addRow("1x1 stride 2 %s", n) << 8 << 4 << 1 << 2 << 0 << 9 << 2 << b;
+    }
 }
 
 void TestLayers::convMatchesNaiveReference()
@@ -269,6 +364,8 @@ void TestLayers::convMatchesNaiveReference()
     QFETCH(int, padding);
     QFETCH(int, size);
     QFETCH(int, threads);
+    QFETCH(QString, backendName);
+    const ConvBackendScope backend(backendName);
     setThreadCount(threads);
     Conv2d conv("c", channels, convOptions(out, kernel, stride, padding, true));
     Rng rng(11);
@@ -283,6 +380,94 @@ void TestLayers::convMatchesNaiveReference()
             std::fabs(y.data()[i] - expected[i]) < 1e-4 * (1.0 + std::fabs(expected[i])),
             qPrintable(
                 QStringLiteral("output %1: %2 vs %3").arg(i).arg(y.data()[i]).arg(expected[i])));
+}
+
+void TestLayers::dnnlConvMatchesIm2col_data()
+{
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("padding");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("height");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<bool>("inputGrad");
+    QTest::addColumn<int>("threads");
+    // The detector's layers (channels 3, 16, 24, 48, 32, 5 — not all multiples of oneDNN's
+    // blocks), ResNet's, and odd sizes, strides and paddings the planner may meet.
+    QTest::newRow("detector stem 3-16 s2")
+        << 3 << 16 << 3 << 2 << 1 << 2 << 48 << 64 << false << false << 2;
+    QTest::newRow("detector 16-24 s2")
+        << 16 << 24 << 3 << 2 << 1 << 3 << 24 << 32 << false << true << 2;
+    QTest::newRow("detector 24-24")
+        << 24 << 24 << 3 << 1 << 1 << 2 << 12 << 16 << false << true << 1;
+    QTest::newRow("detector head 1x1 32-5")
+        << 32 << 5 << 1 << 1 << 0 << 2 << 12 << 16 << true << true << 2;
+    QTest::newRow("resnet 16-32 s2")
+        << 16 << 32 << 3 << 2 << 1 << 4 << 16 << 16 << false << true << 2;
+    QTest::newRow("odd 5-7 k3 s2 p0")
+        << 5 << 7 << 3 << 2 << 0 << 3 << 13 << 11 << true << true << 2;
+    QTest::newRow("odd 17-9 k5 s1 p2")
+        << 17 << 9 << 5 << 1 << 2 << 1 << 9 << 14 << true << true << 1;
+    QTest::newRow("odd 4-6 k3 s3 p2") << 4 << 6 << 3 << 3 << 2 << 5 << 10 << 7 << true << true << 2;
+    QTest::newRow("7x7 s2 p3") << 3 << 8 << 7 << 2 << 3 << 2 << 23 << 19 << false << true << 1;
+    QTest::newRow("1x1 s2") << 8 << 4 << 1 << 2 << 0 << 3 << 9 << 9 << true << true << 2;
+    QTest::newRow("batch 1, 1 channel")
+        << 1 << 6 << 5 << 1 << 2 << 1 << 28 << 28 << true << true << 2;
+}
+
+void TestLayers::dnnlConvMatchesIm2col()
+{
+    if (!Internal::DnnlConvolution::available())
+        QSKIP("oneDNN is not built in: im2col + GEMM is the only convolution");
+    QFETCH(int, channels);
+    QFETCH(int, out);
+    QFETCH(int, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, padding);
+    QFETCH(int, batch);
+    QFETCH(int, height);
+    QFETCH(int, width);
+    QFETCH(bool, bias);
+    QFETCH(bool, inputGrad);
+    QFETCH(int, threads);
+    setThreadCount(threads);
+    const Conv2dOptions options = convOptions(out, kernel, stride, padding, bias);
+    const Shape input{batch, channels, height, width};
+    ConvPass reference, dnnl;
+    {
+        const ConvBackendScope backend(QStringLiteral("im2col"));
+        reference = runConv(channels, options, input, inputGrad);
+    }
+    {
+        const ConvBackendScope backend(QStringLiteral("dnnl"));
+        dnnl = runConv(channels, options, input, inputGrad);
+    }
+    const double k2 = double(kernel) * kernel;
+    for (const QString &difference :
+         {firstDifference("y", dnnl.y, reference.y, channels * k2),
+          firstDifference("dx", dnnl.dx, reference.dx, out * k2),
+          firstDifference("dw", dnnl.dw, reference.dw, double(batch) * height * width),
+          firstDifference("db", dnnl.db, reference.db, double(batch) * height * width)})
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
+    QVERIFY(!dnnl.dw.empty());
+    QCOMPARE(dnnl.dx.empty(), !inputGrad);
+    // ... and oneDNN really ran (a shape it has no primitive for would compare im2col twice).
+    Internal::ConvShape shape;
+    shape.N = batch;
+    shape.C = channels;
+    shape.H = height;
+    shape.W = width;
+    shape.O = out;
+    shape.OH = (height + 2 * padding - kernel) / stride + 1;
+    shape.OW = (width + 2 * padding - kernel) / stride + 1;
+    shape.kernel = kernel;
+    shape.stride = stride;
+    shape.padding = padding;
+    shape.bias = bias;
+    QVERIFY(Internal::DnnlConvolution::forShape(shape, threads) != nullptr);
 }
 
 void TestLayers::poolingForwardByHand()

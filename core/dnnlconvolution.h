@@ -1,0 +1,64 @@
+#pragma once
+
+#include "tensor.h"
+
+#include <compare>
+#include <cstdint>
+#include <memory>
+
+namespace edgetrain::core::Internal {
+
+/** The sizes of one convolution call (NCHW input, OIHW weights, square kernel). */
+struct ConvShape
+{
+    std::int64_t N = 0;
+    int C = 0, H = 0, W = 0, O = 0, OH = 0, OW = 0;
+    int kernel = 0, stride = 1, padding = 0;
+    bool bias = false;
+    auto operator<=>(const ConvShape &) const = default;
+};
+
+/**
+ * oneDNN's convolution primitives for one shape: forward, backward data and backward weights,
+ * without a materialised im2col. oneDNN runs them in the layouts it chooses for this CPU
+ * (channels in blocks of 8 or 16 on x86); the engine's tensors stay NCHW / OIHW, so each call
+ * reorders its operands in and its result out, through Workspace tensors the MemoryAccountant
+ * sees (and a MemorySimulation counts: the calls allocate the same tensors there and compute
+ * nothing). oneDNN's own scratchpad is one of those tensors, not a hidden allocation.
+ *
+ * Instances are shared per shape and thread count and are safe to use from several threads
+ * at once. Each call runs on this thread's engine threads (oneDNN shares the engine's OpenMP
+ * runtime); called inside an OpenMP parallel region it runs on the calling thread alone.
+ * Results agree with the im2col + GEMM path within float rounding (other summation orders).
+ */
+class DnnlConvolution
+{
+public:
+    /** Whether oneDNN is built in (libdnnl-dev on amd64; not on the arm64 build). */
+    static bool available();
+    /** The primitives for `shape` on `threads` threads, made on first use and cached; null
+     *  where oneDNN is not built in or has no primitive for the shape. */
+    static std::shared_ptr<const DnnlConvolution> forShape(const ConvShape &shape, int threads);
+
+    ~DnnlConvolution();
+    DnnlConvolution(const DnnlConvolution &) = delete;
+    DnnlConvolution &operator=(const DnnlConvolution &) = delete;
+
+    /** y = conv(x, weight) + bias. `bias` is null when the shape has none. */
+    void forward(const Tensor &x, const Tensor &weight, const Tensor *bias, Tensor &y) const;
+    /** dx = the gradient of the input, overwritten. */
+    void backwardData(const Tensor &dy, const Tensor &weight, Tensor &dx) const;
+    /** dweight (and dbias where the shape has one) overwritten with this batch's gradients. */
+    void backwardWeights(const Tensor &x, const Tensor &dy, Tensor &dweight, Tensor *dbias) const;
+
+    /** oneDNN's names for the kernels it chose ("jit:avx512_core", "gemm:jit", ...). */
+    std::string implementation() const;
+
+    struct Impl;
+
+private:
+    explicit DnnlConvolution(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace edgetrain::core::Internal
