@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace edgetrain::core {
 
@@ -222,6 +225,10 @@ std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &in
 {
     if (convBackend() != ConvBackend::Dnnl)
         return nullptr;
+#ifdef _OPENMP
+    if (omp_in_parallel()) // oneDNN would run one thread of a kernel split for several
+        return nullptr;
+#endif
     const Geometry g = geometry(input, output);
     Internal::ConvShape shape;
     shape.N = g.N;
@@ -370,13 +377,11 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
                        out.toString(),
                    x.shape());
     if (const auto dnnl = dnnlFor(x.shape(), out)) {
-        // The weights' gradients first: dx does not exist yet while their workspace does.
-        dnnl->backwardWeights(x, dy, m_weight.grad, m_options.bias ? &m_bias.grad : nullptr);
         Tensor dx;
-        if (needInputGrad) {
+        if (needInputGrad)
             dx = Tensor(x.shape(), MemoryCategory::Activations);
-            dnnl->backwardData(dy, m_weight.value, dx);
-        }
+        dnnl->backward(x, dy, m_weight.value, m_weight.grad,
+                       m_options.bias ? &m_bias.grad : nullptr, needInputGrad ? &dx : nullptr);
         return dx;
     }
     const auto [N, C, H, W, O, OH, OW, K, P, inStride] = geometry(x.shape(), out);

@@ -1,5 +1,7 @@
 #include "dnnlconvolution.h"
 
+#include "error.h"
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -114,6 +116,13 @@ void bringOut(dnnl::stream &stream, const Operand &o, memory inner, float *plain
     o.reorder.execute(stream, inner, user);
 }
 
+/** A failure inside oneDNN while running a primitive made for this shape (out of memory, an
+ *  engine bug): the engine's own error type, so callers that catch core::Error see it. */
+[[noreturn]] void fail(const char *call, const dnnl::error &e)
+{
+    throw Error(std::string("oneDNN convolution (") + call + ") failed: " + e.what());
+}
+
 dnnl::primitive_attr userScratchpad()
 {
     dnnl::primitive_attr attr;
@@ -134,7 +143,6 @@ struct DnnlConvolution::Impl
     dnnl::convolution_forward forward;
     Operand fSrc, fWeights, fDst;
 
-    std::once_flag dataOnce, weightsOnce;
     dnnl::convolution_backward_data::primitive_desc dataPd;
     dnnl::convolution_backward_data data;
     Operand dDiffDst, dWeights, dDiffSrc;
@@ -196,42 +204,59 @@ struct DnnlConvolution::Impl
 
 bool DnnlConvolution::available()
 {
+#ifdef _OPENMP
     return true;
+#else
+    return false; // oneDNN would run on its own thread count, not the engine's one thread
+#endif
 }
 
 std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape &shape,
                                                                  int threads)
 {
+    // One entry per (shape, threads): made once, outside the cache's lock (making primitives
+    // compiles kernels: milliseconds), and null for good where oneDNN has no primitive.
+    struct Entry
+    {
+        std::once_flag made;
+        std::shared_ptr<const DnnlConvolution> convolution;
+    };
     static std::mutex mutex;
-    static std::map<std::pair<ConvShape, int>, std::shared_ptr<const DnnlConvolution>> cache;
-    const std::lock_guard lock(mutex);
-    auto &slot = cache[{shape, threads}];
-    if (slot)
-        return slot;
-    if (cache.size() > 512) { // shapes come and go (batch sizes, frame sizes): keep it bounded
-        cache.clear();
-        return forShape(shape, threads);
+    static std::map<std::pair<ConvShape, int>, std::shared_ptr<Entry>> cache;
+    std::shared_ptr<Entry> entry;
+    {
+        const std::lock_guard lock(mutex);
+        if (cache.size() >= 512) // shapes come and go (batch sizes, frame sizes): keep it bounded
+            cache.clear();       // (entries in use live on in their holders' shared_ptr)
+        auto &slot = cache[{shape, threads}];
+        if (!slot)
+            slot = std::make_shared<Entry>();
+        entry = slot;
     }
-    auto impl = std::make_unique<Impl>();
-    impl->shape = shape;
-    impl->threads = threads;
-    impl->src =
-        memory::desc({shape.N, shape.C, shape.H, shape.W}, memory::data_type::f32, Tag::nchw);
-    impl->weights = memory::desc({shape.O, shape.C, shape.kernel, shape.kernel},
-                                 memory::data_type::f32, Tag::oihw);
-    impl->bias = memory::desc({shape.O}, memory::data_type::f32, Tag::x);
-    impl->dst =
-        memory::desc({shape.N, shape.O, shape.OH, shape.OW}, memory::data_type::f32, Tag::nchw);
-    impl->strides = {shape.stride, shape.stride};
-    impl->padding = {shape.padding, shape.padding};
-    try {
-        useThreads(threads);
-        impl->makeForward();
-    } catch (const dnnl::error &) {
-        return nullptr; // no primitive for this shape: the caller keeps im2col + GEMM
-    }
-    slot.reset(new DnnlConvolution(std::move(impl)));
-    return slot;
+    std::call_once(entry->made, [&] {
+        auto impl = std::make_unique<Impl>();
+        impl->shape = shape;
+        impl->threads = threads;
+        impl->src =
+            memory::desc({shape.N, shape.C, shape.H, shape.W}, memory::data_type::f32, Tag::nchw);
+        impl->weights = memory::desc({shape.O, shape.C, shape.kernel, shape.kernel},
+                                     memory::data_type::f32, Tag::oihw);
+        impl->bias = memory::desc({shape.O}, memory::data_type::f32, Tag::x);
+        impl->dst =
+            memory::desc({shape.N, shape.O, shape.OH, shape.OW}, memory::data_type::f32, Tag::nchw);
+        impl->strides = {shape.stride, shape.stride};
+        impl->padding = {shape.padding, shape.padding};
+        try {
+            useThreads(threads);
+            impl->makeForward();
+            impl->makeBackwardData();
+            impl->makeBackwardWeights();
+        } catch (const dnnl::error &) {
+            return; // no primitive for this shape: the caller keeps im2col + GEMM
+        }
+        entry->convolution.reset(new DnnlConvolution(std::move(impl)));
+    });
+    return entry->convolution;
 }
 
 DnnlConvolution::DnnlConvolution(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
@@ -249,74 +274,82 @@ void DnnlConvolution::forward(const Tensor &x, const Tensor &weight, const Tenso
     float *scratch = workspace.reserve(d.forwardPd.scratchpad_desc());
     if (x.isVirtual() || y.isVirtual())
         return;
-    useThreads(d.threads);
-    dnnl::stream stream(cpuEngine());
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, bringIn(stream, d.fSrc, x.data(), src)},
-        {DNNL_ARG_WEIGHTS, bringIn(stream, d.fWeights, weight.data(), wei)},
-        {DNNL_ARG_DST, innerMemory(d.fDst, y.data(), dst)},
-        {DNNL_ARG_SCRATCHPAD, memory(d.forwardPd.scratchpad_desc(), cpuEngine(), scratch)}};
-    if (bias)
-        args.emplace(DNNL_ARG_BIAS, memory(d.bias, cpuEngine(), const_cast<float *>(bias->data())));
-    d.forward.execute(stream, args);
-    bringOut(stream, d.fDst, args.at(DNNL_ARG_DST), y.data());
-    stream.wait();
+    try {
+        useThreads(d.threads);
+        dnnl::stream stream(cpuEngine());
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, bringIn(stream, d.fSrc, x.data(), src)},
+            {DNNL_ARG_WEIGHTS, bringIn(stream, d.fWeights, weight.data(), wei)},
+            {DNNL_ARG_DST, innerMemory(d.fDst, y.data(), dst)},
+            {DNNL_ARG_SCRATCHPAD, memory(d.forwardPd.scratchpad_desc(), cpuEngine(), scratch)}};
+        if (bias)
+            args.emplace(DNNL_ARG_BIAS,
+                         memory(d.bias, cpuEngine(), const_cast<float *>(bias->data())));
+        d.forward.execute(stream, args);
+        bringOut(stream, d.fDst, args.at(DNNL_ARG_DST), y.data());
+        stream.wait();
+    } catch (const dnnl::error &e) {
+        fail("forward", e);
+    }
 }
 
-void DnnlConvolution::backwardData(const Tensor &dy, const Tensor &weight, Tensor &dx) const
+void DnnlConvolution::backward(const Tensor &x, const Tensor &dy, const Tensor &weight,
+                               Tensor &dweight, Tensor *dbias, Tensor *dx) const
 {
-    Impl &d = *m_impl;
-    std::call_once(d.dataOnce, [&] {
+    const Impl &d = *m_impl;
+    // dy in the weights' primitive's layout, kept for the data's when it wants the same one
+    // (it usually does): one reorder of dy instead of two.
+    const bool shareDiffDst = dx && d.wDiffDst.inner == d.dDiffDst.inner;
+    CallWorkspace shared;
+    float *diffDst = shared.reserve(d.wDiffDst);
+    const bool isVirtual = x.isVirtual() || dy.isVirtual();
+    try {
         useThreads(d.threads);
-        d.makeBackwardData();
-    });
-    CallWorkspace workspace;
-    float *diffDst = workspace.reserve(d.dDiffDst);
-    float *wei = workspace.reserve(d.dWeights);
-    float *diffSrc = workspace.reserve(d.dDiffSrc);
-    float *scratch = workspace.reserve(d.dataPd.scratchpad_desc());
-    if (dy.isVirtual() || dx.isVirtual())
-        return;
-    useThreads(d.threads);
-    dnnl::stream stream(cpuEngine());
-    memory out = innerMemory(d.dDiffSrc, dx.data(), diffSrc);
-    d.data.execute(
-        stream, {{DNNL_ARG_DIFF_DST, bringIn(stream, d.dDiffDst, dy.data(), diffDst)},
-                 {DNNL_ARG_WEIGHTS, bringIn(stream, d.dWeights, weight.data(), wei)},
-                 {DNNL_ARG_DIFF_SRC, out},
-                 {DNNL_ARG_SCRATCHPAD, memory(d.dataPd.scratchpad_desc(), cpuEngine(), scratch)}});
-    bringOut(stream, d.dDiffSrc, out, dx.data());
-    stream.wait();
-}
-
-void DnnlConvolution::backwardWeights(const Tensor &x, const Tensor &dy, Tensor &dweight,
-                                      Tensor *dbias) const
-{
-    Impl &d = *m_impl;
-    std::call_once(d.weightsOnce, [&] {
-        useThreads(d.threads);
-        d.makeBackwardWeights();
-    });
-    CallWorkspace workspace;
-    float *src = workspace.reserve(d.wSrc);
-    float *diffDst = workspace.reserve(d.wDiffDst);
-    float *diffWeights = workspace.reserve(d.wDiffWeights);
-    float *scratch = workspace.reserve(d.weightsPd.scratchpad_desc());
-    if (x.isVirtual() || dy.isVirtual())
-        return;
-    useThreads(d.threads);
-    dnnl::stream stream(cpuEngine());
-    memory out = innerMemory(d.wDiffWeights, dweight.data(), diffWeights);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, bringIn(stream, d.wSrc, x.data(), src)},
-        {DNNL_ARG_DIFF_DST, bringIn(stream, d.wDiffDst, dy.data(), diffDst)},
-        {DNNL_ARG_DIFF_WEIGHTS, out},
-        {DNNL_ARG_SCRATCHPAD, memory(d.weightsPd.scratchpad_desc(), cpuEngine(), scratch)}};
-    if (dbias)
-        args.emplace(DNNL_ARG_DIFF_BIAS, memory(d.bias, cpuEngine(), dbias->data()));
-    d.weightsPrimitive.execute(stream, args);
-    bringOut(stream, d.wDiffWeights, out, dweight.data());
-    stream.wait();
+        dnnl::stream stream(cpuEngine());
+        memory diffDstMemory;
+        {
+            CallWorkspace workspace;
+            float *src = workspace.reserve(d.wSrc);
+            float *diffWeights = workspace.reserve(d.wDiffWeights);
+            float *scratch = workspace.reserve(d.weightsPd.scratchpad_desc());
+            if (!isVirtual) {
+                memory out = innerMemory(d.wDiffWeights, dweight.data(), diffWeights);
+                diffDstMemory = bringIn(stream, d.wDiffDst, dy.data(), diffDst);
+                std::unordered_map<int, memory> args{
+                    {DNNL_ARG_SRC, bringIn(stream, d.wSrc, x.data(), src)},
+                    {DNNL_ARG_DIFF_DST, diffDstMemory},
+                    {DNNL_ARG_DIFF_WEIGHTS, out},
+                    {DNNL_ARG_SCRATCHPAD,
+                     memory(d.weightsPd.scratchpad_desc(), cpuEngine(), scratch)}};
+                if (dbias)
+                    args.emplace(DNNL_ARG_DIFF_BIAS, memory(d.bias, cpuEngine(), dbias->data()));
+                d.weightsPrimitive.execute(stream, args);
+                bringOut(stream, d.wDiffWeights, out, dweight.data());
+                stream.wait();
+            }
+        }
+        if (!dx)
+            return;
+        CallWorkspace workspace;
+        float *ownDiffDst = shareDiffDst ? nullptr : workspace.reserve(d.dDiffDst);
+        float *wei = workspace.reserve(d.dWeights);
+        float *diffSrc = workspace.reserve(d.dDiffSrc);
+        float *scratch = workspace.reserve(d.dataPd.scratchpad_desc());
+        if (isVirtual || dx->isVirtual())
+            return;
+        if (!shareDiffDst)
+            diffDstMemory = bringIn(stream, d.dDiffDst, dy.data(), ownDiffDst);
+        memory out = innerMemory(d.dDiffSrc, dx->data(), diffSrc);
+        d.data.execute(stream, {{DNNL_ARG_DIFF_DST, diffDstMemory},
+                                {DNNL_ARG_WEIGHTS, bringIn(stream, d.dWeights, weight.data(), wei)},
+                                {DNNL_ARG_DIFF_SRC, out},
+                                {DNNL_ARG_SCRATCHPAD,
+                                 memory(d.dataPd.scratchpad_desc(), cpuEngine(), scratch)}});
+        bringOut(stream, d.dDiffSrc, out, dx->data());
+        stream.wait();
+    } catch (const dnnl::error &e) {
+        fail("backward", e);
+    }
 }
 
 std::string DnnlConvolution::implementation() const
@@ -342,8 +375,9 @@ std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape
 DnnlConvolution::DnnlConvolution(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 DnnlConvolution::~DnnlConvolution() = default;
 void DnnlConvolution::forward(const Tensor &, const Tensor &, const Tensor *, Tensor &) const {}
-void DnnlConvolution::backwardData(const Tensor &, const Tensor &, Tensor &) const {}
-void DnnlConvolution::backwardWeights(const Tensor &, const Tensor &, Tensor &, Tensor *) const {}
+void DnnlConvolution::backward(const Tensor &, const Tensor &, const Tensor &, Tensor &, Tensor *,
+                               Tensor *) const
+{}
 std::string DnnlConvolution::implementation() const
 {
     return {};

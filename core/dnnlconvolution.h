@@ -28,16 +28,20 @@ struct ConvShape
  *
  * Instances are shared per shape and thread count and are safe to use from several threads
  * at once. Each call runs on this thread's engine threads (oneDNN shares the engine's OpenMP
- * runtime); called inside an OpenMP parallel region it runs on the calling thread alone.
- * Results agree with the im2col + GEMM path within float rounding (other summation orders).
+ * runtime). Not for calls inside an OpenMP parallel region: oneDNN would run one thread of a
+ * kernel split for several (Conv2d keeps im2col + GEMM there). Results agree with the
+ * im2col + GEMM path within float rounding (other summation orders). A failure inside oneDNN
+ * while a call runs throws core::Error.
  */
 class DnnlConvolution
 {
 public:
-    /** Whether oneDNN is built in (libdnnl-dev on amd64; not on the arm64 build). */
+    /** Whether oneDNN is built in (libdnnl-dev on amd64; not on the arm64 build) with OpenMP
+     *  (not in the fuzz build, whose engine has one thread that oneDNN would not keep to). */
     static bool available();
-    /** The primitives for `shape` on `threads` threads, made on first use and cached; null
-     *  where oneDNN is not built in or has no primitive for the shape. */
+    /** The primitives for `shape` on `threads` threads (forward and both backward), made on
+     *  first use and cached; null where oneDNN is not available or has no primitive for the
+     *  shape (remembered: it is not searched for again). */
     static std::shared_ptr<const DnnlConvolution> forShape(const ConvShape &shape, int threads);
 
     ~DnnlConvolution();
@@ -46,10 +50,12 @@ public:
 
     /** y = conv(x, weight) + bias. `bias` is null when the shape has none. */
     void forward(const Tensor &x, const Tensor &weight, const Tensor *bias, Tensor &y) const;
-    /** dx = the gradient of the input, overwritten. */
-    void backwardData(const Tensor &dy, const Tensor &weight, Tensor &dx) const;
-    /** dweight (and dbias where the shape has one) overwritten with this batch's gradients. */
-    void backwardWeights(const Tensor &x, const Tensor &dy, Tensor &dweight, Tensor *dbias) const;
+    /** dweight (and dbias where the shape has one) overwritten with this batch's gradients,
+     *  then, where `dx` is given, the input's gradient into it. The weights' part runs first
+     *  and its workspace is gone before the input's is made; dy is reordered once for both
+     *  where their primitives want the same layout. */
+    void backward(const Tensor &x, const Tensor &dy, const Tensor &weight, Tensor &dweight,
+                  Tensor *dbias, Tensor *dx) const;
 
     /** oneDNN's names for the kernels it chose ("jit:avx512_core", "gemm:jit", ...). */
     std::string implementation() const;

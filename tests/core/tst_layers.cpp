@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <memory>
+#include <thread>
 
 using namespace edgetrain;
 using namespace edgetrain::core;
@@ -162,6 +163,8 @@ private Q_SLOTS:
     void convMatchesNaiveReference();
     void dnnlConvMatchesIm2col_data();
     void dnnlConvMatchesIm2col();
+    void dnnlConvolutionCacheStaysUsable();
+    void dnnlConvolutionFromTwoThreads();
     void poolingForwardByHand();
     void upsampleForwardByHand();
     void batchNormRunningStatistics();
@@ -468,6 +471,71 @@ void TestLayers::dnnlConvMatchesIm2col()
     shape.padding = padding;
     shape.bias = bias;
     QVERIFY(Internal::DnnlConvolution::forShape(shape, threads) != nullptr);
+}
+
+void TestLayers::dnnlConvolutionCacheStaysUsable()
+{
+    if (!Internal::DnnlConvolution::available())
+        QSKIP("oneDNN is not built in");
+    // More shapes than the cache keeps (512): it is cleared on the way, a convolution held
+    // from before still runs, and a shape asked for again is made again.
+    auto shapeOf = [](int n) {
+        Internal::ConvShape s;
+        s.N = n;
+        s.C = 2;
+        s.H = s.W = 4;
+        s.O = 3;
+        s.OH = s.OW = 4;
+        s.kernel = 1;
+        return s;
+    };
+    const auto held = Internal::DnnlConvolution::forShape(shapeOf(1), 1);
+    QVERIFY(held);
+    for (int n = 2; n <= 600; ++n)
+        QVERIFY(Internal::DnnlConvolution::forShape(shapeOf(n), 1));
+    const auto again = Internal::DnnlConvolution::forShape(shapeOf(1), 1);
+    QVERIFY(again);
+    const Tensor x = tests::randomTensor({1, 2, 4, 4}, 3);
+    const Tensor w = tests::randomTensor({3, 2, 1, 1}, 5);
+    Tensor a({1, 3, 4, 4}, MemoryCategory::Activations),
+        b({1, 3, 4, 4}, MemoryCategory::Activations);
+    held->forward(x, w, nullptr, a);
+    again->forward(x, w, nullptr, b);
+    for (int i = 0; i < 48; ++i) {
+        QCOMPARE(a.data()[i], b.data()[i]);
+        const int o = i / 16, p = i % 16;
+        const float expected =
+            w.data()[o * 2] * x.data()[p] + w.data()[o * 2 + 1] * x.data()[16 + p];
+        QVERIFY(std::fabs(a.data()[i] - expected) < 1e-5f);
+    }
+}
+
+void TestLayers::dnnlConvolutionFromTwoThreads()
+{
+    if (!Internal::DnnlConvolution::available())
+        QSKIP("oneDNN is not built in");
+    // Two engine threads train the same layer shape at once (the app evaluates on one thread
+    // while a node trains on another): each gets what it gets alone.
+    const ConvBackendScope backend(QStringLiteral("dnnl"));
+    const Conv2dOptions options = convOptions(24, 3, 1, 1, false);
+    const Shape input{4, 16, 24, 32};
+    setThreadCount(1);
+    const ConvPass alone = runConv(16, options, input, true);
+    std::vector<ConvPass> passes(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&, t] {
+            setThreadCount(1);
+            for (int round = 0; round < 20; ++round)
+                passes[std::size_t(t)] = runConv(16, options, input, true);
+        });
+    for (auto &thread : threads)
+        thread.join();
+    for (const ConvPass &pass : passes) {
+        QVERIFY(pass.y == alone.y);
+        QVERIFY(pass.dx == alone.dx);
+        QVERIFY(pass.dw == alone.dw);
+    }
 }
 
 void TestLayers::poolingForwardByHand()
