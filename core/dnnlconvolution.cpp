@@ -2,6 +2,7 @@
 
 #include "error.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -123,6 +124,18 @@ void bringOut(dnnl::stream &stream, const Operand &o, memory inner, float *plain
     throw Error(std::string("oneDNN convolution (") + call + ") failed: " + e.what());
 }
 
+/**
+ * Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions with at least 24 channels in and out:
+ * measured on this machine (AVX-512, one thread, forward + both backward) 1.3-2.0x faster than
+ * oneDNN's direct kernels on the detector's 24-, 32- and 48-channel layers and ResNet's 32- and
+ * 64-channel ones, but slower on ResNet's 16-channel 32x32 layers (2.43 ms against 2.05 ms).
+ * A fixed rule, not a timing at start-up: the same shape gets the same arithmetic on every run.
+ */
+bool usesWinograd(const ConvShape &shape)
+{
+    return shape.kernel == 3 && shape.stride == 1 && std::min(shape.C, shape.O) >= 24;
+}
+
 dnnl::primitive_attr userScratchpad()
 {
     dnnl::primitive_attr attr;
@@ -138,6 +151,7 @@ struct DnnlConvolution::Impl
     int threads = 1;
     memory::desc src, weights, bias, dst; // plain: NCHW, OIHW, X
     memory::dims strides, padding;
+    dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
 
     dnnl::convolution_forward::primitive_desc forwardPd;
     dnnl::convolution_forward forward;
@@ -157,7 +171,6 @@ struct DnnlConvolution::Impl
 
     void makeForward()
     {
-        const auto algorithm = dnnl::algorithm::convolution_direct;
         const auto kind = dnnl::prop_kind::forward_training;
         const auto desc =
             shape.bias ? dnnl::convolution_forward::desc(kind, algorithm, any(src), any(weights),
@@ -173,9 +186,8 @@ struct DnnlConvolution::Impl
 
     void makeBackwardData()
     {
-        const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct,
-                                                         any(src), any(weights), any(dst), strides,
-                                                         padding, padding);
+        const dnnl::convolution_backward_data::desc desc(algorithm, any(src), any(weights),
+                                                         any(dst), strides, padding, padding);
         dataPd = dnnl::convolution_backward_data::primitive_desc(desc, userScratchpad(),
                                                                  cpuEngine(), forwardPd);
         data = dnnl::convolution_backward_data(dataPd);
@@ -186,7 +198,6 @@ struct DnnlConvolution::Impl
 
     void makeBackwardWeights()
     {
-        const auto algorithm = dnnl::algorithm::convolution_direct;
         const auto desc =
             shape.bias
                 ? dnnl::convolution_backward_weights::desc(algorithm, any(src), any(weights), bias,
@@ -246,11 +257,22 @@ std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape
             memory::desc({shape.N, shape.O, shape.OH, shape.OW}, memory::data_type::f32, Tag::nchw);
         impl->strides = {shape.stride, shape.stride};
         impl->padding = {shape.padding, shape.padding};
-        try {
+        auto make = [&](dnnl::algorithm algorithm) {
+            impl->algorithm = algorithm;
             useThreads(threads);
             impl->makeForward();
             impl->makeBackwardData();
             impl->makeBackwardWeights();
+        };
+        try {
+            try {
+                make(usesWinograd(shape) ? dnnl::algorithm::convolution_winograd
+                                         : dnnl::algorithm::convolution_direct);
+            } catch (const dnnl::error &) {
+                if (impl->algorithm == dnnl::algorithm::convolution_direct)
+                    throw;
+                make(dnnl::algorithm::convolution_direct); // no Winograd kernel on this CPU
+            }
         } catch (const dnnl::error &) {
             return; // no primitive for this shape: the caller keeps im2col + GEMM
         }
@@ -357,6 +379,11 @@ std::string DnnlConvolution::implementation() const
     return m_impl->forwardPd.impl_info_str();
 }
 
+bool DnnlConvolution::winograd() const
+{
+    return m_impl->algorithm == dnnl::algorithm::convolution_winograd;
+}
+
 #else // no oneDNN: nothing to offer; Conv2d keeps im2col + GEMM
 
 struct DnnlConvolution::Impl
@@ -381,6 +408,11 @@ void DnnlConvolution::backward(const Tensor &, const Tensor &, const Tensor &, T
 std::string DnnlConvolution::implementation() const
 {
     return {};
+}
+
+bool DnnlConvolution::winograd() const
+{
+    return false;
 }
 
 #endif

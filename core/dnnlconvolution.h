@@ -20,11 +20,12 @@ struct ConvShape
 
 /**
  * oneDNN's convolution primitives for one shape: forward, backward data and backward weights,
- * without a materialised im2col. oneDNN runs them in the layouts it chooses for this CPU
- * (channels in blocks of 8 or 16 on x86); the engine's tensors stay NCHW / OIHW, so each call
- * reorders its operands in and its result out, through Workspace tensors the MemoryAccountant
- * sees (and a MemorySimulation counts: the calls allocate the same tensors there and compute
- * nothing). oneDNN's own scratchpad is one of those tensors, not a hidden allocation.
+ * without a materialised im2col; direct, or Winograd where it measured faster (winograd()). oneDNN
+ * runs them in the layouts it chooses for this CPU (channels in blocks of 8 or 16 on x86); the
+ * engine's tensors stay NCHW / OIHW, so each call reorders its operands in and its result out,
+ * through Workspace tensors the MemoryAccountant sees (and a MemorySimulation counts: the calls
+ * allocate the same tensors there and compute nothing). oneDNN's own scratchpad is one of those
+ * tensors, not a hidden allocation.
  *
  * Instances are shared per shape and thread count and are safe to use from several threads
  * at once. Each call runs on this thread's engine threads (oneDNN shares the engine's OpenMP
@@ -57,8 +58,12 @@ public:
     void backward(const Tensor &x, const Tensor &dy, const Tensor &weight, Tensor &dweight,
                   Tensor *dbias, Tensor *dx) const;
 
-    /** oneDNN's names for the kernels it chose ("jit:avx512_core", "gemm:jit", ...). */
+    /** oneDNN's names for the kernels it chose ("jit:avx512_core", "jit_wino_4x3:..."). */
     std::string implementation() const;
+    /** Winograd F(4x4, 3x3) (3x3 stride 1, at least 24 channels in and out, where the CPU has
+     *  the kernels) rather than direct convolution: fewer multiplications, a little more
+     *  rounding (within the tolerance tst_layers allows). */
+    bool winograd() const;
 
     struct Impl;
 

@@ -178,6 +178,7 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
     QTest::addColumn<int>("threads");
     QTest::addColumn<QString>("conv");
     for (const char *kind : {"conv3x3-s1-p1-bias",
+                             "conv3x3-winograd",
                              "conv5x5-p2",
                              "conv3x3-s2-p1-nobias",
                              "conv1x1",
@@ -228,7 +229,10 @@ void TestLayers::gradientsMatchFiniteDifferences()
     const std::string k = kind.toStdString();
     if (k == "conv3x3-s1-p1-bias")
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(5, 3, 1, 1, true)));
-    else if (k == "conv5x5-p2")
+    else if (k == "conv3x3-winograd") { // oneDNN's Winograd rule: >= 24 channels in and out
+        input = Shape{2, 24, 6, 6};
+        stage = single(std::make_unique<Conv2d>("c", 24, convOptions(24, 3, 1, 1, true)));
+    } else if (k == "conv5x5-p2")
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(3, 5, 1, 2, true)));
     else if (k == "conv3x3-s2-p1-nobias")
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(6, 3, 2, 1, false)));
@@ -419,6 +423,11 @@ void TestLayers::dnnlConvMatchesIm2col_data()
     QTest::newRow("1x1 s2") << 8 << 4 << 1 << 2 << 0 << 3 << 9 << 9 << true << true << 2;
     QTest::newRow("batch 1, 1 channel")
         << 1 << 6 << 5 << 1 << 2 << 1 << 28 << 28 << true << true << 2;
+    // Winograd F(4x4, 3x3): sizes not multiples of its 4x4 tiles, with and without bias.
+    QTest::newRow("winograd 48-32 13x17")
+        << 48 << 32 << 3 << 1 << 1 << 2 << 13 << 17 << false << true << 2;
+    QTest::newRow("winograd 32-64 bias 8x8")
+        << 32 << 64 << 3 << 1 << 1 << 3 << 8 << 8 << true << true << 1;
 }
 
 void TestLayers::dnnlConvMatchesIm2col()
@@ -470,7 +479,14 @@ void TestLayers::dnnlConvMatchesIm2col()
     shape.stride = stride;
     shape.padding = padding;
     shape.bias = bias;
-    QVERIFY(Internal::DnnlConvolution::forShape(shape, threads) != nullptr);
+    const auto convolution = Internal::DnnlConvolution::forShape(shape, threads);
+    QVERIFY(convolution != nullptr);
+    // Winograd only where the rule says (3x3, stride 1, >= 24 channels in and out); there it is
+    // used where this CPU has the kernels (AVX-512), else direct convolution.
+    const bool rule = kernel == 3 && stride == 1 && std::min(channels, out) >= 24;
+    if (!rule)
+        QVERIFY(!convolution->winograd());
+    qInfo("%s", convolution->implementation().c_str());
 }
 
 void TestLayers::dnnlConvolutionCacheStaysUsable()
