@@ -23,8 +23,8 @@ ConvBackend initialConvBackend()
 {
     if (const char *env = std::getenv("EDGETRAIN_CONV"); env && *env) {
         const ConvBackend backend = parseConvBackend(env);
-        if (backend == ConvBackend::Dnnl && !Internal::DnnlConvolution::available())
-            throw SpecError("EDGETRAIN_CONV=dnnl, but oneDNN is not built in");
+        if (backend != ConvBackend::Im2col && !Internal::DnnlConvolution::available())
+            throw SpecError("EDGETRAIN_CONV=" + std::string(env) + ", but oneDNN is not built in");
         return backend;
     }
     return Internal::DnnlConvolution::available() ? ConvBackend::Dnnl : ConvBackend::Im2col;
@@ -40,7 +40,7 @@ std::atomic<ConvBackend> &currentConvBackend()
 std::vector<ConvBackend> availableConvBackends()
 {
     if (Internal::DnnlConvolution::available())
-        return {ConvBackend::Im2col, ConvBackend::Dnnl};
+        return {ConvBackend::Im2col, ConvBackend::Dnnl, ConvBackend::Winograd};
     return {ConvBackend::Im2col};
 }
 
@@ -51,15 +51,23 @@ ConvBackend convBackend()
 
 void setConvBackend(ConvBackend backend)
 {
-    if (backend == ConvBackend::Dnnl && !Internal::DnnlConvolution::available())
-        throw SpecError("convolution backend 'dnnl' is not built in (install libdnnl-dev and "
-                        "rebuild)");
+    if (backend != ConvBackend::Im2col && !Internal::DnnlConvolution::available())
+        throw SpecError("convolution backend '" + std::string(convBackendName(backend)) +
+                        "' is not built in (install libdnnl-dev and rebuild)");
     currentConvBackend().store(backend);
 }
 
 std::string_view convBackendName(ConvBackend backend)
 {
-    return backend == ConvBackend::Dnnl ? "dnnl" : "im2col";
+    switch (backend) {
+    case ConvBackend::Im2col:
+        return "im2col";
+    case ConvBackend::Dnnl:
+        return "dnnl";
+    case ConvBackend::Winograd:
+        return "winograd";
+    }
+    return "im2col";
 }
 
 ConvBackend parseConvBackend(std::string_view name)
@@ -68,8 +76,10 @@ ConvBackend parseConvBackend(std::string_view name)
         return ConvBackend::Im2col;
     if (name == "dnnl")
         return ConvBackend::Dnnl;
+    if (name == "winograd")
+        return ConvBackend::Winograd;
     throw SpecError("unknown convolution backend '" + std::string(name) +
-                    "' (expected im2col or dnnl)");
+                    "' (expected im2col, dnnl or winograd)");
 }
 
 namespace Internal {
@@ -223,7 +233,8 @@ bool Conv2d::isPointwise() const
 std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &input,
                                                                  const Shape &output) const
 {
-    if (convBackend() != ConvBackend::Dnnl)
+    const ConvBackend backend = convBackend();
+    if (backend == ConvBackend::Im2col)
         return nullptr;
 #ifdef _OPENMP
     if (omp_in_parallel()) // oneDNN would run one thread of a kernel split for several
@@ -242,6 +253,8 @@ std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &in
     shape.stride = m_options.stride;
     shape.padding = m_options.padding;
     shape.bias = m_options.bias;
+    shape.winograd =
+        backend == ConvBackend::Winograd && Internal::DnnlConvolution::winogradSuits(shape);
     return Internal::DnnlConvolution::forShape(shape, threadCount());
 }
 

@@ -14,19 +14,22 @@ class DnnlConvolution;
 
 /**
  * How Conv2d layers compute. Im2col: im2col + GEMM per image (portable, NEON on ARM through
- * Eigen; the reference). Dnnl: oneDNN's convolution primitives on the whole batch, without a
- * materialised im2col, where libdnnl is built in — the default there, because it measured
- * faster on x86 (README, "Convolution backends"). Chosen at start-up by EDGETRAIN_CONV
- * (im2col or dnnl) and `--conv` of the CLI; for the whole process.
+ * Eigen; the reference). Dnnl: oneDNN's direct convolution primitives on the whole batch,
+ * without a materialised im2col, where libdnnl is built in — the default there, because it
+ * measured faster on x86 (README, "Convolution backends"). Winograd: Dnnl, with Winograd
+ * F(4x4, 3x3) for the layers where it measured faster still
+ * (Internal::DnnlConvolution::winogradSuits), at 6.5-10.5 MiB of scratchpad per call: not the
+ * default, because it raises the smallest budget a model trains in. Chosen at start-up by
+ * EDGETRAIN_CONV (im2col, dnnl or winograd) and `--conv` of the CLI; for the whole process.
  */
-enum class ConvBackend { Im2col, Dnnl };
+enum class ConvBackend { Im2col, Dnnl, Winograd };
 
 std::vector<ConvBackend> availableConvBackends();
 ConvBackend convBackend();
 /** Selects the backend; throws SpecError if it was not built in. */
 void setConvBackend(ConvBackend backend);
-std::string_view convBackendName(ConvBackend backend); // "im2col", "dnnl"
-/** "im2col" / "dnnl" -> backend; throws SpecError for anything else. */
+std::string_view convBackendName(ConvBackend backend); // "im2col", "dnnl", "winograd"
+/** "im2col" / "dnnl" / "winograd" -> backend; throws SpecError for anything else. */
 ConvBackend parseConvBackend(std::string_view name);
 
 struct Conv2dOptions

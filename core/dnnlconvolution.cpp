@@ -124,18 +124,6 @@ void bringOut(dnnl::stream &stream, const Operand &o, memory inner, float *plain
     throw Error(std::string("oneDNN convolution (") + call + ") failed: " + e.what());
 }
 
-/**
- * Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions with at least 24 channels in and out:
- * measured on this machine (AVX-512, one thread, forward + both backward) 1.3-2.0x faster than
- * oneDNN's direct kernels on the detector's 24-, 32- and 48-channel layers and ResNet's 32- and
- * 64-channel ones, but slower on ResNet's 16-channel 32x32 layers (2.43 ms against 2.05 ms).
- * A fixed rule, not a timing at start-up: the same shape gets the same arithmetic on every run.
- */
-bool usesWinograd(const ConvShape &shape)
-{
-    return shape.kernel == 3 && shape.stride == 1 && std::min(shape.C, shape.O) >= 24;
-}
-
 dnnl::primitive_attr userScratchpad()
 {
     dnnl::primitive_attr attr;
@@ -222,6 +210,11 @@ bool DnnlConvolution::available()
 #endif
 }
 
+bool DnnlConvolution::winogradSuits(const ConvShape &shape)
+{
+    return shape.kernel == 3 && shape.stride == 1 && std::min(shape.C, shape.O) >= 24;
+}
+
 std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape &shape,
                                                                  int threads)
 {
@@ -266,8 +259,8 @@ std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape
         };
         try {
             try {
-                make(usesWinograd(shape) ? dnnl::algorithm::convolution_winograd
-                                         : dnnl::algorithm::convolution_direct);
+                make(shape.winograd ? dnnl::algorithm::convolution_winograd
+                                    : dnnl::algorithm::convolution_direct);
             } catch (const dnnl::error &) {
                 if (impl->algorithm == dnnl::algorithm::convolution_direct)
                     throw;
@@ -390,6 +383,11 @@ struct DnnlConvolution::Impl
 {};
 
 bool DnnlConvolution::available()
+{
+    return false;
+}
+
+bool DnnlConvolution::winogradSuits(const ConvShape &)
 {
     return false;
 }

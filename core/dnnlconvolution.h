@@ -15,12 +15,15 @@ struct ConvShape
     int C = 0, H = 0, W = 0, O = 0, OH = 0, OW = 0;
     int kernel = 0, stride = 1, padding = 0;
     bool bias = false;
+    /** Winograd F(4x4, 3x3) instead of direct convolution (where winogradSuits() and the CPU
+     *  has the kernels; else direct all the same). */
+    bool winograd = false;
     auto operator<=>(const ConvShape &) const = default;
 };
 
 /**
  * oneDNN's convolution primitives for one shape: forward, backward data and backward weights,
- * without a materialised im2col; direct, or Winograd where it measured faster (winograd()). oneDNN
+ * without a materialised im2col; direct, or Winograd where asked for (ConvShape::winograd). oneDNN
  * runs them in the layouts it chooses for this CPU (channels in blocks of 8 or 16 on x86); the
  * engine's tensors stay NCHW / OIHW, so each call reorders its operands in and its result out,
  * through Workspace tensors the MemoryAccountant sees (and a MemorySimulation counts: the calls
@@ -37,6 +40,14 @@ struct ConvShape
 class DnnlConvolution
 {
 public:
+    /**
+     * Where Winograd F(4x4, 3x3) measured faster than oneDNN's direct kernels on this machine
+     * (AVX-512, one thread, forward + both backward): 3x3 stride-1 convolutions with at least
+     * 24 channels in and out — the detector's 24/32/48-channel layers 1.5-2.0x, ResNet's 32-
+     * and 64-channel ones 1.3-1.6x; ResNet's 16-channel 32x32 layers were slower. Its price:
+     * 6.5-10.5 MiB of scratchpad per call (direct: none), which the memory planner counts.
+     */
+    static bool winogradSuits(const ConvShape &shape);
     /** Whether oneDNN is built in (libdnnl-dev on amd64; not on the arm64 build) with OpenMP
      *  (not in the fuzz build, whose engine has one thread that oneDNN would not keep to). */
     static bool available();
@@ -60,9 +71,8 @@ public:
 
     /** oneDNN's names for the kernels it chose ("jit:avx512_core", "jit_wino_4x3:..."). */
     std::string implementation() const;
-    /** Winograd F(4x4, 3x3) (3x3 stride 1, at least 24 channels in and out, where the CPU has
-     *  the kernels) rather than direct convolution: fewer multiplications, a little more
-     *  rounding (within the tolerance tst_layers allows). */
+    /** Winograd rather than direct convolution (asked for, and the CPU has the kernels):
+     *  fewer multiplications, a little more rounding (within what tst_layers allows). */
     bool winograd() const;
 
     struct Impl;

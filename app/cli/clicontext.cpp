@@ -44,7 +44,7 @@ CliContext::CliContext(QString command, QString description, QStringList argumen
                   .arg(QString::fromLatin1(core::gemmBackendName(core::gemmBackend()).data())),
               QStringLiteral("BACKEND"));
     addOption(QStringLiteral("conv"),
-              QStringLiteral("Convolution backend: im2col or dnnl (default: %1).")
+              QStringLiteral("Convolution backend: im2col, dnnl or winograd (default: %1).")
                   .arg(QString::fromLatin1(core::convBackendName(core::convBackend()).data())),
               QStringLiteral("BACKEND"));
 }

@@ -448,45 +448,49 @@ void TestLayers::dnnlConvMatchesIm2col()
     setThreadCount(threads);
     const Conv2dOptions options = convOptions(out, kernel, stride, padding, bias);
     const Shape input{batch, channels, height, width};
-    ConvPass reference, dnnl;
+    ConvPass reference;
     {
         const ConvBackendScope backend(QStringLiteral("im2col"));
         reference = runConv(channels, options, input, inputGrad);
     }
-    {
-        const ConvBackendScope backend(QStringLiteral("dnnl"));
-        dnnl = runConv(channels, options, input, inputGrad);
-    }
-    const double k2 = double(kernel) * kernel;
-    for (const QString &difference :
-         {firstDifference("y", dnnl.y, reference.y, channels * k2),
-          firstDifference("dx", dnnl.dx, reference.dx, out * k2),
-          firstDifference("dw", dnnl.dw, reference.dw, double(batch) * height * width),
-          firstDifference("db", dnnl.db, reference.db, double(batch) * height * width)})
-        QVERIFY2(difference.isEmpty(), qPrintable(difference));
-    QVERIFY(!dnnl.dw.empty());
-    QCOMPARE(dnnl.dx.empty(), !inputGrad);
-    // ... and oneDNN really ran (a shape it has no primitive for would compare im2col twice).
-    Internal::ConvShape shape;
-    shape.N = batch;
-    shape.C = channels;
-    shape.H = height;
-    shape.W = width;
-    shape.O = out;
-    shape.OH = (height + 2 * padding - kernel) / stride + 1;
-    shape.OW = (width + 2 * padding - kernel) / stride + 1;
-    shape.kernel = kernel;
-    shape.stride = stride;
-    shape.padding = padding;
-    shape.bias = bias;
-    const auto convolution = Internal::DnnlConvolution::forShape(shape, threads);
-    QVERIFY(convolution != nullptr);
-    // Winograd only where the rule says (3x3, stride 1, >= 24 channels in and out); there it is
-    // used where this CPU has the kernels (AVX-512), else direct convolution.
     const bool rule = kernel == 3 && stride == 1 && std::min(channels, out) >= 24;
-    if (!rule)
-        QVERIFY(!convolution->winograd());
-    qInfo("%s", convolution->implementation().c_str());
+    for (const char *name : {"dnnl", "winograd"}) {
+        ConvPass dnnl;
+        {
+            const ConvBackendScope backend(QString::fromLatin1(name));
+            dnnl = runConv(channels, options, input, inputGrad);
+        }
+        const double k2 = double(kernel) * kernel;
+        for (const QString &difference :
+             {firstDifference("y", dnnl.y, reference.y, channels * k2),
+              firstDifference("dx", dnnl.dx, reference.dx, out * k2),
+              firstDifference("dw", dnnl.dw, reference.dw, double(batch) * height * width),
+              firstDifference("db", dnnl.db, reference.db, double(batch) * height * width)})
+            QVERIFY2(difference.isEmpty(), qPrintable(difference));
+        QVERIFY(!dnnl.dw.empty());
+        QCOMPARE(dnnl.dx.empty(), !inputGrad);
+        // ... and oneDNN really ran (a shape it has no primitive for would compare im2col twice).
+        Internal::ConvShape shape;
+        shape.N = batch;
+        shape.C = channels;
+        shape.H = height;
+        shape.W = width;
+        shape.O = out;
+        shape.OH = (height + 2 * padding - kernel) / stride + 1;
+        shape.OW = (width + 2 * padding - kernel) / stride + 1;
+        shape.kernel = kernel;
+        shape.stride = stride;
+        shape.padding = padding;
+        shape.bias = bias;
+        shape.winograd = std::string(name) == "winograd" && rule;
+        QCOMPARE(Internal::DnnlConvolution::winogradSuits(shape), rule);
+        const auto convolution = Internal::DnnlConvolution::forShape(shape, threads);
+        QVERIFY(convolution != nullptr);
+        // Winograd only where asked for; there where this CPU has the kernels (AVX-512).
+        if (!shape.winograd)
+            QVERIFY(!convolution->winograd());
+        qInfo("%s: %s", name, convolution->implementation().c_str());
+    }
 }
 
 void TestLayers::dnnlConvolutionCacheStaysUsable()

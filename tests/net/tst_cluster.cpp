@@ -477,7 +477,10 @@ void TestCluster::syncEqualsOneNode()
     }
     qInfo("3 nodes vs 1 node: max |w difference| %.3g (max |w| %.3g); train loss %.5f vs %.5f",
           maxDiff, maxAbs, r.epochs[0].train_loss, local.epochs[0].train_loss);
-    QVERIFY2(maxDiff < 1e-5 * maxAbs, "more than float rounding apart"); // seen: ~1e-6 of max |w|
+    // Float rounding, amplified over 20 steps with momentum: with im2col ~1e-7 of max |w|; with
+    // oneDNN's convolutions, whose reduction order follows each node's share of the batch, seen
+    // 1e-7 to 1.1e-5 of it. A wrong average or a missed gradient is 1e-2 or more.
+    QVERIFY2(maxDiff < 3e-5 * maxAbs, "more than float rounding apart");
     QVERIFY(std::abs(r.epochs[0].train_loss - local.epochs[0].train_loss) < 1e-4);
     // accuracy over what the loss counts (here samples), as the local trainer computes it
     QVERIFY2(std::abs(r.epochs[0].train_accuracy - local.epochs[0].train_accuracy) < 2e-3,
