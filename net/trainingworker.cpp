@@ -933,6 +933,10 @@ void TrainingWorker::run()
         // in async mode the coordinator's parameter server has them already.
         if (m_job.mode != TrainingMode::Async && run.joined && run.group.rank == 0)
             run.withAverage([&] { run.postWeights(Message::Weights); });
+        // Inactive before the last message: once the coordinator has it, it may send the next
+        // job at once, and the node must not find this one still running (it joins this
+        // thread instead, which only has its teardown left).
+        finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));
         m_link->post(Message::JobDone, QCborMap{{QStringLiteral("cancelled"), cancelled},
                                                 {QStringLiteral("steps"), qint64(run.step)},
                                                 {QStringLiteral("rank"), run.group.rank},
@@ -940,20 +944,19 @@ void TrainingWorker::run()
                                                  QString::fromStdString(run.flat->fingerprint())}});
         qCInfo(lcWorker).noquote()
             << "job" << m_job.id << (cancelled ? "stopped" : "finished") << "at step" << run.step;
-        finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));
     } catch (const LinkError &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "abandoned:" << e.what();
         finish(QStringLiteral("abandoned"));
     } catch (const CollectiveError &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
+        finish(QStringLiteral("failed"));
         m_link->post(Message::JobFailed,
                      QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
-        finish(QStringLiteral("failed"));
     } catch (const std::exception &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
+        finish(QStringLiteral("failed"));
         m_link->post(Message::JobFailed,
                      QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
-        finish(QStringLiteral("failed"));
     }
 }
 
