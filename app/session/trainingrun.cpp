@@ -43,7 +43,8 @@ void TrainingRun::start(const TrainingSetup &s)
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this, &TrainingRun::metrics);
     connect(m_coordinator, &net::TrainingCoordinator::nodeProgress, this, &TrainingRun::progress);
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this, &TrainingRun::epoch);
-    connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this, &TrainingRun::event);
+    connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this,
+            &TrainingRun::clusterEvent);
     connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);
     connect(m_coordinator, &net::TrainingCoordinator::trainingStarted, this,
             [this] { m_trainingStart = double(m_clock.elapsed()) / 1000.0; });

@@ -76,7 +76,7 @@ Q_SIGNALS:
     /** A node's training progress: twice a second at most, and at the end of every epoch. */
     void progress(const edgetrain::net::NodeId &node, const edgetrain::net::TrainingStatus &status);
     void epoch(const edgetrain::net::ClusterEpoch &epoch);
-    void event(const edgetrain::net::ClusterEvent &event);
+    void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void done(const edgetrain::app::TrainingOutcome &outcome);
     /** With an objective: the plan, once every node has profiled the job (before training). */
     void planned(const edgetrain::net::ClusterPlanResult &plan);

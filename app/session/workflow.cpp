@@ -362,7 +362,7 @@ void Workflow::connectTrainingRun()
                 .arg(e.images_per_second, 0, 'f', 0));
         Q_EMIT epochFinished(e);
     });
-    connect(m_run, &TrainingRun::event, this, [this](const net::ClusterEvent &e) {
+    connect(m_run, &TrainingRun::clusterEvent, this, [this](const net::ClusterEvent &e) {
         m_session.training.events.push_back(e);
         Q_EMIT clusterEvent(e);
         Q_EMIT message(QStringLiteral("%1 %2: %3")
