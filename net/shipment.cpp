@@ -7,19 +7,61 @@
 #include <QCryptographicHash>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <string>
 
 namespace edgetrain::net {
+
+bool Shipment::palette(const std::vector<float> &values, std::vector<float> *distinct,
+                       std::vector<std::uint8_t> *indices)
+{
+    // Open addressing on the values' bit patterns: 1024 slots for at most 256 keys.
+    constexpr std::uint32_t kSlots = 1024;
+    std::array<std::uint32_t, kSlots> keys{};
+    std::array<std::int16_t, kSlots> slots;
+    slots.fill(-1);
+    distinct->clear();
+    indices->resize(values.size());
+    std::uint32_t lastBits = 0;
+    int lastIndex = -1; // runs of equal values (backgrounds, padding) skip the hash
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &values[i], sizeof bits);
+        if (lastIndex >= 0 && bits == lastBits) {
+            (*indices)[i] = std::uint8_t(lastIndex);
+            continue;
+        }
+        std::uint32_t slot = (bits * 2654435761u) >> 22;
+        while (slots[slot] >= 0 && keys[slot] != bits)
+            slot = (slot + 1) % kSlots;
+        if (slots[slot] < 0) {
+            if (distinct->size() == 256)
+                return false;
+            keys[slot] = bits;
+            slots[slot] = std::int16_t(distinct->size());
+            distinct->push_back(values[i]);
+        }
+        lastBits = bits;
+        lastIndex = slots[slot];
+        (*indices)[i] = std::uint8_t(lastIndex);
+    }
+    return true;
+}
 
 QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString &id, int chunkBytes)
 {
     QByteArray bytes;
     const auto &images = data.images();
     const auto &labels = data.labels();
-    bytes.resize(qsizetype(images.size() * sizeof(float) + labels.size() * sizeof(std::int32_t)));
-    std::memcpy(bytes.data(), images.data(), images.size() * sizeof(float));
-    std::memcpy(bytes.data() + images.size() * sizeof(float), labels.data(),
-                labels.size() * sizeof(std::int32_t));
+    std::vector<float> distinct;
+    std::vector<std::uint8_t> indices;
+    const bool paletted = palette(images, &distinct, &indices);
+    const std::size_t imageBytes = paletted ? indices.size() : images.size() * sizeof(float);
+    bytes.resize(qsizetype(imageBytes + labels.size() * sizeof(std::int32_t)));
+    std::memcpy(bytes.data(), paletted ? static_cast<const void *>(indices.data()) : images.data(),
+                imageBytes);
+    std::memcpy(bytes.data() + imageBytes, labels.data(), labels.size() * sizeof(std::int32_t));
     QCborArray shape;
     const core::Shape sampleShape = data.sampleShape();
     for (std::int64_t d : sampleShape.dims())
@@ -34,15 +76,22 @@ QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString 
             {QStringLiteral("total"), std::max(total, 1)},
             {QStringLiteral("sha256"), QCryptographicHash::hash(piece, QCryptographicHash::Sha256)},
             {QStringLiteral("data"), piece}};
-        if (i == 0)
-            c.insert(QStringLiteral("header"),
-                     QCborMap{{QStringLiteral("description"),
-                               QString::fromStdString(data.description())},
-                              {QStringLiteral("shape"), shape},
-                              {QStringLiteral("classes"), data.classCount()},
-                              {QStringLiteral("label_width"), data.labelWidth()},
-                              {QStringLiteral("samples"), qint64(data.size())},
-                              {QStringLiteral("bytes"), qint64(bytes.size())}});
+        if (i == 0) {
+            QCborMap header{
+                {QStringLiteral("description"), QString::fromStdString(data.description())},
+                {QStringLiteral("shape"), shape},
+                {QStringLiteral("classes"), data.classCount()},
+                {QStringLiteral("label_width"), data.labelWidth()},
+                {QStringLiteral("samples"), qint64(data.size())},
+                {QStringLiteral("bytes"), qint64(bytes.size())}};
+            if (paletted) {
+                header.insert(QStringLiteral("encoding"), QStringLiteral("palette8"));
+                header.insert(QStringLiteral("palette"),
+                              QByteArray(reinterpret_cast<const char *>(distinct.data()),
+                                         qsizetype(distinct.size() * sizeof(float))));
+            }
+            c.insert(QStringLiteral("header"), header);
+        }
         out.append(c);
     }
     return out;
@@ -113,16 +162,43 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
     const int classes = int(cborInteger(m_header.value(QStringLiteral("classes")), 0));
     // Shipments from before detection training carry no label width: one class per sample.
     const std::int64_t labelWidth = cborInteger(m_header.value(QStringLiteral("label_width")), 1);
+    auto bad = [&](const std::string &why) {
+        return core::FormatError("shipment '" + m_id.toStdString() + "': " + why);
+    };
+    const QString encoding = m_header.value(QStringLiteral("encoding")).toString();
+    const bool paletted = encoding == QStringLiteral("palette8");
+    if (!encoding.isEmpty() && !paletted)
+        throw bad("unknown sample encoding '" + encoding.left(32).toStdString() + "'");
+    std::vector<float> palette;
+    if (paletted) {
+        const QByteArray p = m_header.value(QStringLiteral("palette")).toByteArray();
+        if (p.isEmpty() || p.size() % qsizetype(sizeof(float)) != 0 ||
+            p.size() > qsizetype(256 * sizeof(float)))
+            throw bad("its palette is not 1 to 256 floats");
+        palette.resize(std::size_t(p.size()) / sizeof(float));
+        std::memcpy(palette.data(), p.constData(), std::size_t(p.size()));
+    }
+    const std::int64_t valueBytes = paletted ? 1 : 4;
     std::int64_t bytes = 0;
     if (dims.empty() || samples < 0 || classes < 1 || labelWidth < 1 || labelWidth > (1 << 20) ||
-        __builtin_mul_overflow(samples, sampleValues * 4 + 4 * labelWidth, &bytes) ||
+        __builtin_mul_overflow(samples, sampleValues * valueBytes + 4 * labelWidth, &bytes) ||
         bytes != m_bytes.size())
-        throw core::FormatError("shipment '" + m_id.toStdString() +
-                                "': its header does not describe its data");
+        throw bad("its header does not describe its data");
     std::vector<float> images(static_cast<std::size_t>(samples * shape.numel()));
     std::vector<std::int32_t> labels(static_cast<std::size_t>(samples * labelWidth));
-    std::memcpy(images.data(), m_bytes.constData(), images.size() * sizeof(float));
-    std::memcpy(labels.data(), m_bytes.constData() + images.size() * sizeof(float),
+    const std::size_t imageBytes = images.size() * std::size_t(valueBytes);
+    if (paletted) {
+        const auto *index = reinterpret_cast<const std::uint8_t *>(m_bytes.constData());
+        for (std::size_t i = 0; i < images.size(); ++i) {
+            if (index[i] >= palette.size())
+                throw bad("value " + std::to_string(i) + " indexes past its palette of " +
+                          std::to_string(palette.size()));
+            images[i] = palette[index[i]];
+        }
+    } else {
+        std::memcpy(images.data(), m_bytes.constData(), imageBytes);
+    }
+    std::memcpy(labels.data(), m_bytes.constData() + imageBytes,
                 labels.size() * sizeof(std::int32_t));
     m_bytes.clear();
     return std::make_shared<core::TensorDataset>(

@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -374,6 +375,67 @@ void TestCluster::shipmentsAreChecked()
         QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("absurd sample shape")),
                  e.what());
     }
+    // 800 distinct values: they travel as float32 (no palette)
+    QVERIFY(
+        !chunks[0].value(QStringLiteral("header")).toMap().contains(QStringLiteral("encoding")));
+
+    // Images made from 8-bit pixels (the vision datasets' normalisation, and a -0.0 beside 0.0):
+    // one byte per value and a palette, a quarter of the bytes, the same floats bit for bit.
+    std::vector<float> pixels(40 * 3 * 8 * 8);
+    for (std::size_t i = 0; i < pixels.size(); ++i)
+        pixels[i] = (float((i * 37) % 254) / 255.0f - 0.5f) / 0.25f;
+    pixels[7] = 0.0f;
+    pixels[8] = -0.0f;
+    const core::TensorDataset photos("photos", core::Shape{3, 8, 8}, 2, pixels,
+                                     std::vector<std::int32_t>(40, 1));
+    const auto photoChunks = net::Shipment::chunks(photos, QStringLiteral("s3"), 1000);
+    const QCborMap photoHeader = photoChunks[0].value(QStringLiteral("header")).toMap();
+    QCOMPARE(photoHeader.value(QStringLiteral("encoding")).toString(), QStringLiteral("palette8"));
+    QCOMPARE(photoHeader.value(QStringLiteral("bytes")).toInteger(),
+             qint64(pixels.size() + 40 * 4));
+    net::ShipmentAssembler photoPart;
+    for (const auto &c : photoChunks)
+        QVERIFY2(photoPart.add(c, &error), qPrintable(error));
+    const auto photosBack = photoPart.take();
+    QCOMPARE(photosBack->images().size(), pixels.size());
+    QVERIFY(std::memcmp(photosBack->images().data(), pixels.data(),
+                        pixels.size() * sizeof(float)) == 0);
+    // A palette cut short (the header is not under the chunks' checksums): refused by name.
+    auto tampered = [&](const QCborMap &changes) {
+        QList<QCborMap> list = photoChunks;
+        QCborMap h = list[0].value(QStringLiteral("header")).toMap();
+        for (auto it = changes.begin(); it != changes.end(); ++it)
+            h.insert(it.key(), it.value());
+        list[0].insert(QStringLiteral("header"), h);
+        net::ShipmentAssembler part;
+        for (const auto &c : list)
+            if (!part.add(c, &error))
+                return error;
+        try {
+            part.take();
+        } catch (const core::FormatError &e) {
+            return QString::fromUtf8(e.what());
+        }
+        return QString();
+    };
+    const QByteArray palette = photoHeader.value(QStringLiteral("palette")).toByteArray();
+    QString refused = tampered({{QStringLiteral("palette"), palette.left(40)}});
+    QVERIFY2(refused.contains(QLatin1String("indexes past its palette of 10")),
+             qPrintable(refused));
+    refused = tampered({{QStringLiteral("palette"), palette.left(6)}});
+    QVERIFY2(refused.contains(QLatin1String("palette is not 1 to 256 floats")),
+             qPrintable(refused));
+    refused = tampered({{QStringLiteral("encoding"), QStringLiteral("zstd")}});
+    QVERIFY2(refused.contains(QLatin1String("unknown sample encoding 'zstd'")),
+             qPrintable(refused));
+    // 257 distinct values: back to float32.
+    pixels[9] = 1234.5f;
+    std::vector<float> distinct;
+    std::vector<std::uint8_t> indices;
+    QVERIFY(!net::Shipment::palette(pixels, &distinct, &indices));
+    pixels[9] = pixels[10];
+    QVERIFY(net::Shipment::palette(pixels, &distinct, &indices));
+    QCOMPARE(distinct.size(), std::size_t(256)); // 254 pixel values, and -0.0 beside 0.0
 }
 
 void TestCluster::parameterServerBoundsStaleness()
