@@ -2,9 +2,20 @@
 
 #include "cborfield.h"
 
+#include <QCborArray>
+
 #include <optional>
 
 namespace edgetrain::net {
+
+QCborMap NodeInfo::withCapabilities() const
+{
+    QCborMap m = toCbor();
+    if (!shipment_encodings.isEmpty())
+        m.insert(QStringLiteral("shipment_encodings"),
+                 QCborArray::fromStringList(shipment_encodings));
+    return m;
+}
 
 QCborMap NodeInfo::toCbor() const
 {
@@ -49,6 +60,10 @@ std::optional<NodeInfo> NodeInfo::fromCbor(const QCborMap &m)
     n.load = m.value(QStringLiteral("load")).toDouble();
     n.device_profile = m.value(QStringLiteral("device_profile")).toString().left(64);
     n.key_fingerprint = m.value(QStringLiteral("key_fingerprint")).toString().left(64);
+    // Only the handshake's welcome carries it (withCapabilities): probe answers stay small.
+    for (const QCborValue &e : m.value(QStringLiteral("shipment_encodings")).toArray())
+        if (e.isString() && n.shipment_encodings.size() < 8)
+            n.shipment_encodings.append(e.toString().left(32));
     return n;
 }
 

@@ -3,6 +3,7 @@
 #include <QCborMap>
 #include <QHostAddress>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 
@@ -27,9 +28,16 @@ struct NodeInfo
     /** The fingerprint of the cluster key it holds (keyFingerprint in keyfile.h), so that a user
      *  can see which nodes share the app's key before pairing; empty from nodes older than it. */
     QString key_fingerprint;
+    /** The shipment encodings beyond float32 it decodes ("palette8"); empty for nodes from
+     *  before them, which the coordinator then sends float32. */
+    QStringList shipment_encodings;
     QHostAddress address; // filled in by whoever heard it
 
+    /** What beacons and probe answers carry (kept small: an unpaired prober gets no more bytes
+     *  than it sent). */
     QCborMap toCbor() const;
+    /** toCbor() and what the node can do (shipment_encodings): the handshake's welcome. */
+    QCborMap withCapabilities() const;
     /** Nothing if the map lacks the required fields (foreign or garbage datagrams). */
     static std::optional<NodeInfo> fromCbor(const QCborMap &map);
 };

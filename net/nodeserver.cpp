@@ -3,6 +3,7 @@
 #include "core/parallel.h"
 #include "keyfile.h"
 #include "protocol.h"
+#include "shipment.h"
 
 #include <QCborValue>
 #include <QNetworkDatagram>
@@ -34,6 +35,7 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     m_info.name = m_options.name;
     m_info.version = QStringLiteral(EDGETRAIN_VERSION);
     m_info.protocol = Frame::kVersion;
+    m_info.shipment_encodings = {QString::fromLatin1(Shipment::kPalette8)};
     m_info.key_fingerprint = keyFingerprint(m_options.cluster_key);
     m_info.cores = device.cores;
     m_info.ram_bytes = device.ram_bytes;
@@ -245,7 +247,7 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
     s->state = Session::State::Ready;
     s->handshakeTimer.stop();
     qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "authenticated";
-    QCborMap body = m_info.toCbor();
+    QCborMap body = m_info.withCapabilities();
     body.insert(QStringLiteral("load"), m_sampler.sample().load1);
     s->channel->send(Message::Welcome, body);
 }

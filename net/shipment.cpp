@@ -49,14 +49,15 @@ bool Shipment::palette(const std::vector<float> &values, std::vector<float> *dis
     return true;
 }
 
-QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString &id, int chunkBytes)
+QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString &id, int chunkBytes,
+                                 bool palette8)
 {
     QByteArray bytes;
     const auto &images = data.images();
     const auto &labels = data.labels();
     std::vector<float> distinct;
     std::vector<std::uint8_t> indices;
-    const bool paletted = palette(images, &distinct, &indices);
+    const bool paletted = palette8 && !images.empty() && palette(images, &distinct, &indices);
     const std::size_t imageBytes = paletted ? indices.size() : images.size() * sizeof(float);
     bytes.resize(qsizetype(imageBytes + labels.size() * sizeof(std::int32_t)));
     std::memcpy(bytes.data(), paletted ? static_cast<const void *>(indices.data()) : images.data(),
@@ -85,7 +86,7 @@ QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString 
                 {QStringLiteral("samples"), qint64(data.size())},
                 {QStringLiteral("bytes"), qint64(bytes.size())}};
             if (paletted) {
-                header.insert(QStringLiteral("encoding"), QStringLiteral("palette8"));
+                header.insert(QStringLiteral("encoding"), QString::fromLatin1(kPalette8));
                 header.insert(QStringLiteral("palette"),
                               QByteArray(reinterpret_cast<const char *>(distinct.data()),
                                          qsizetype(distinct.size() * sizeof(float))));
@@ -166,7 +167,7 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
         return core::FormatError("shipment '" + m_id.toStdString() + "': " + why);
     };
     const QString encoding = m_header.value(QStringLiteral("encoding")).toString();
-    const bool paletted = encoding == QStringLiteral("palette8");
+    const bool paletted = encoding == QLatin1String(Shipment::kPalette8);
     if (!encoding.isEmpty() && !paletted)
         throw bad("unknown sample encoding '" + encoding.left(32).toStdString() + "'");
     std::vector<float> palette;
@@ -178,6 +179,13 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
         palette.resize(std::size_t(p.size()) / sizeof(float));
         std::memcpy(palette.data(), p.constData(), std::size_t(p.size()));
     }
+    // Decoded, a palette shipment is four times its bytes on the wire: the same bound applies.
+    std::int64_t decoded = 0;
+    if (samples >= 0 && labelWidth >= 1 && labelWidth <= (1 << 20) &&
+        (__builtin_mul_overflow(samples, sampleValues * 4 + 4 * labelWidth, &decoded) ||
+         decoded > Shipment::kMaxBytes))
+        throw bad("its samples would take more than " + std::to_string(Shipment::kMaxBytes >> 20) +
+                  " MiB decoded");
     const std::int64_t valueBytes = paletted ? 1 : 4;
     std::int64_t bytes = 0;
     if (dims.empty() || samples < 0 || classes < 1 || labelWidth < 1 || labelWidth > (1 << 20) ||

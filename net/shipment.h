@@ -21,11 +21,14 @@ namespace edgetrain::net {
  */
 namespace Shipment {
 constexpr int kDefaultChunkBytes = 1 << 20;
-constexpr std::int64_t kMaxBytes = std::int64_t(4) << 30;
+constexpr std::int64_t kMaxBytes = std::int64_t(4) << 30; // on the wire, and decoded
+/** The one-byte-per-value encoding's name in headers and in NodeInfo::shipment_encodings. */
+constexpr const char *kPalette8 = "palette8";
 
-/** The frames' bodies ("data_chunk"), in order. */
+/** The frames' bodies ("data_chunk"), in order; samples as palette8 where `palette8` is allowed
+ *  (every receiving node decodes it) and the values fit, else as float32. */
 QList<QCborMap> chunks(const core::TensorDataset &data, const QString &id,
-                       int chunkBytes = kDefaultChunkBytes);
+                       int chunkBytes = kDefaultChunkBytes, bool palette8 = true);
 
 /** The at most 256 distinct values of `values` (bit patterns, in first-seen order) and each
  *  value's index in them; false (and nothing useful in the outputs) if there are more. */

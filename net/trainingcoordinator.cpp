@@ -129,9 +129,17 @@ void TrainingCoordinator::sendJob(Member *m)
     m->readyRequest = m->failedRequest = m->doneRequest = m->evalRequest = m->pushRequest = -1;
     // Chunked and checksummed once, sent to every node (and to a node that comes back).
     if (m_train && m_chunks.isEmpty()) {
-        m_chunks = Shipment::chunks(*m_train, m_job.train_shipment);
+        // One byte per value only if every node taking part decodes it (older nodes do not).
+        bool palette8 = true;
+        for (const auto &member : m_members)
+            if (member->client)
+                palette8 = palette8 && member->client->node().shipment_encodings.contains(
+                                           QLatin1String(Shipment::kPalette8));
+        m_chunks = Shipment::chunks(*m_train, m_job.train_shipment, Shipment::kDefaultChunkBytes,
+                                    palette8);
         if (m_test)
-            m_chunks += Shipment::chunks(*m_test, m_job.test_shipment);
+            m_chunks += Shipment::chunks(*m_test, m_job.test_shipment, Shipment::kDefaultChunkBytes,
+                                         palette8);
     }
     for (const QCborMap &chunk : m_chunks)
         m->client->send(Message::DataChunk, chunk);

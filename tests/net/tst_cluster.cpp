@@ -12,6 +12,7 @@
 #include "core/zoo.h"
 #include "net/controlclient.h"
 #include "net/job.h"
+#include "net/nodeinfo.h"
 #include "net/parameterserver.h"
 #include "net/shipment.h"
 #include "net/trainingcoordinator.h"
@@ -428,6 +429,30 @@ void TestCluster::shipmentsAreChecked()
     refused = tampered({{QStringLiteral("encoding"), QStringLiteral("zstd")}});
     QVERIFY2(refused.contains(QLatin1String("unknown sample encoding 'zstd'")),
              qPrintable(refused));
+    // A header promising 2^30 samples: a quarter of the bytes must not buy four times the memory.
+    refused = tampered({{QStringLiteral("samples"), qint64(1) << 30}});
+    QVERIFY2(refused.contains(QLatin1String("MiB decoded")), qPrintable(refused));
+    // For a node that does not decode palettes (NodeInfo::shipment_encodings), float32 again.
+    const auto plain = net::Shipment::chunks(photos, QStringLiteral("s4"), 1000, false);
+    QVERIFY(!plain[0].value(QStringLiteral("header")).toMap().contains(QStringLiteral("encoding")));
+    net::ShipmentAssembler plainPart;
+    for (const auto &c : plain)
+        QVERIFY2(plainPart.add(c, &error), qPrintable(error));
+    QVERIFY(plainPart.take()->images() == photosBack->images());
+    // Nodes say they decode palettes in the handshake only (probe answers stay small).
+    net::NodeInfo node;
+    node.id = QStringLiteral("n");
+    node.control_port = 1;
+    node.shipment_encodings = {QString::fromLatin1(net::Shipment::kPalette8)};
+    QCOMPARE(net::NodeInfo::fromCbor(node.withCapabilities())->shipment_encodings,
+             node.shipment_encodings);
+    QVERIFY(net::NodeInfo::fromCbor(node.toCbor())->shipment_encodings.isEmpty());
+    // An empty dataset still travels (as float32: no values, no palette).
+    const core::TensorDataset none("none", core::Shape{1, 2, 2}, 2, {}, {});
+    net::ShipmentAssembler nonePart;
+    for (const auto &c : net::Shipment::chunks(none, QStringLiteral("s5")))
+        QVERIFY2(nonePart.add(c, &error), qPrintable(error));
+    QCOMPARE(nonePart.take()->size(), std::int64_t(0));
     // 257 distinct values: back to float32.
     pixels[9] = 1234.5f;
     std::vector<float> distinct;
