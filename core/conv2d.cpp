@@ -230,17 +230,9 @@ bool Conv2d::isPointwise() const
     return m_options.kernel == 1 && m_options.stride == 1 && m_options.padding == 0;
 }
 
-std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &input,
-                                                                 const Shape &output) const
+Internal::ConvShape Conv2d::convShape(const Shape &input) const
 {
-    const ConvBackend backend = convBackend();
-    if (backend == ConvBackend::Im2col)
-        return nullptr;
-#ifdef _OPENMP
-    if (omp_in_parallel()) // oneDNN would run one thread of a kernel split for several
-        return nullptr;
-#endif
-    const Geometry g = geometry(input, output);
+    const Geometry g = geometry(input, outputShape(input));
     Internal::ConvShape shape;
     shape.N = g.N;
     shape.C = g.C;
@@ -253,6 +245,19 @@ std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &in
     shape.stride = m_options.stride;
     shape.padding = m_options.padding;
     shape.bias = m_options.bias;
+    return shape;
+}
+
+std::shared_ptr<const Internal::DnnlConvolution> Conv2d::dnnlFor(const Shape &input) const
+{
+    const ConvBackend backend = convBackend();
+    if (backend == ConvBackend::Im2col)
+        return nullptr;
+#ifdef _OPENMP
+    if (omp_in_parallel()) // oneDNN would run one thread of a kernel split for several
+        return nullptr;
+#endif
+    Internal::ConvShape shape = convShape(input);
     shape.winograd =
         backend == ConvBackend::Winograd && Internal::DnnlConvolution::winogradSuits(shape);
     return Internal::DnnlConvolution::forShape(shape, threadCount());
@@ -325,7 +330,7 @@ Json Conv2d::spec() const
 Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
 {
     const Shape out = outputShape(x.shape());
-    if (const auto dnnl = dnnlFor(x.shape(), out)) {
+    if (const auto dnnl = dnnlFor(x.shape())) {
         Tensor y(out, MemoryCategory::Activations);
         dnnl->forward(x, m_weight.value, m_options.bias ? &m_bias.value : nullptr, y);
         if (cache)
@@ -389,7 +394,7 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
         shapeError("gradient shape " + dy.shape().toString() + " does not match output " +
                        out.toString(),
                    x.shape());
-    if (const auto dnnl = dnnlFor(x.shape(), out)) {
+    if (const auto dnnl = dnnlFor(x.shape())) {
         Tensor dx;
         if (needInputGrad)
             dx = Tensor(x.shape(), MemoryCategory::Activations);

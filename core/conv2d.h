@@ -10,7 +10,8 @@ namespace edgetrain::core {
 
 namespace Internal {
 class DnnlConvolution;
-}
+struct ConvShape;
+} // namespace Internal
 
 /**
  * How Conv2d layers compute. Im2col: im2col + GEMM per image (portable, NEON on ARM through
@@ -68,6 +69,9 @@ public:
     Json spec() const override;
 
     const Conv2dOptions &options() const { return m_options; }
+    /** This layer's call on `input` as oneDNN sees it (direct convolution; Winograd is the
+     *  backend's choice). Throws ShapeError for an input the layer does not take. */
+    Internal::ConvShape convShape(const Shape &input) const;
     int inChannels() const { return m_inChannels; }
 
 private:
@@ -81,8 +85,7 @@ private:
     Geometry geometry(const Shape &input, const Shape &output) const;
     bool isPointwise() const; // 1x1, stride 1, no padding: the input is its own im2col matrix
     /** oneDNN's primitives for this call, or null to use im2col + GEMM. */
-    std::shared_ptr<const Internal::DnnlConvolution> dnnlFor(const Shape &input,
-                                                             const Shape &output) const;
+    std::shared_ptr<const Internal::DnnlConvolution> dnnlFor(const Shape &input) const;
 
     int m_inChannels;
     Conv2dOptions m_options;

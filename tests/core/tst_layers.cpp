@@ -470,18 +470,7 @@ void TestLayers::dnnlConvMatchesIm2col()
         QVERIFY(!dnnl.dw.empty());
         QCOMPARE(dnnl.dx.empty(), !inputGrad);
         // ... and oneDNN really ran (a shape it has no primitive for would compare im2col twice).
-        Internal::ConvShape shape;
-        shape.N = batch;
-        shape.C = channels;
-        shape.H = height;
-        shape.W = width;
-        shape.O = out;
-        shape.OH = (height + 2 * padding - kernel) / stride + 1;
-        shape.OW = (width + 2 * padding - kernel) / stride + 1;
-        shape.kernel = kernel;
-        shape.stride = stride;
-        shape.padding = padding;
-        shape.bias = bias;
+        Internal::ConvShape shape = Conv2d("c", channels, options).convShape(input);
         shape.winograd = std::string(name) == "winograd" && rule;
         QCOMPARE(Internal::DnnlConvolution::winogradSuits(shape), rule);
         const auto convolution = Internal::DnnlConvolution::forShape(shape, threads);
