@@ -103,7 +103,7 @@ inline void zeroRow(float *__restrict dst, std::int64_t n)
 } // namespace
 
 void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
-            int padding, int outHeight, int outWidth, float *col, float *scratch)
+            int padding, int outHeight, int outWidth, float *col, float *scratch, int dilation)
 {
     // Zero-pad the image once, so that every row of col is a plain copy without bounds logic.
     const float *src = image;
@@ -128,7 +128,8 @@ void im2col(const float *image, int channels, int height, int width, int kernel,
     for (int c = 0; c < channels; ++c) {
         for (int ki = 0; ki < kernel; ++ki) {
             for (int kj = 0; kj < kernel; ++kj) {
-                const float *base = src + (std::int64_t(c) * hp + ki) * wp + kj;
+                const float *base =
+                    src + (std::int64_t(c) * hp + std::int64_t(ki) * dilation) * wp + kj * dilation;
                 for (int oh = 0; oh < outHeight; ++oh, dst += outWidth) {
                     const float *row = base + std::int64_t(oh) * stride * wp;
                     if (stride == 1) {
@@ -150,7 +151,7 @@ std::int64_t im2colScratchSize(int channels, int height, int width, int padding)
 }
 
 void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
-               int padding, int outHeight, int outWidth, float *image)
+               int padding, int outHeight, int outWidth, float *image, int dilation)
 {
     const std::int64_t plane = std::int64_t(outHeight) * outWidth;
     for (int c = 0; c < channels; ++c) {
@@ -158,13 +159,13 @@ void col2imAdd(const float *col, int channels, int height, int width, int kernel
         for (int ki = 0; ki < kernel; ++ki) {
             for (int kj = 0; kj < kernel; ++kj) {
                 const float *src = col + (std::int64_t(c * kernel + ki) * kernel + kj) * plane;
-                const int shift = kj - padding;
+                const int shift = kj * dilation - padding;
                 const int lo =
                     std::clamp(shift < 0 ? (-shift + stride - 1) / stride : 0, 0, outWidth);
                 const int hi = std::clamp(
                     width - shift > 0 ? (width - shift + stride - 1) / stride : 0, lo, outWidth);
                 for (int oh = 0; oh < outHeight; ++oh, src += outWidth) {
-                    const int ih = oh * stride - padding + ki;
+                    const int ih = oh * stride - padding + ki * dilation;
                     if (ih < 0 || ih >= height)
                         continue;
                     float *row = dstImage + std::int64_t(ih) * width + shift;
@@ -187,12 +188,14 @@ Conv2d::Conv2d(std::string name, int inChannels, const Conv2dOptions &options)
     : Layer(std::move(name)), m_inChannels(inChannels), m_options(options)
 {
     if (inChannels <= 0 || options.out_channels <= 0 || options.kernel <= 0 ||
-        options.stride <= 0 || options.padding < 0 || options.padding >= options.kernel + 64)
+        options.stride <= 0 || options.padding < 0 || options.padding >= options.kernel + 64 ||
+        options.dilation <= 0 || options.dilation > 64)
         throw SpecError("layer '" + this->name() + "' (conv2d): invalid options (channels " +
                         std::to_string(inChannels) + "->" + std::to_string(options.out_channels) +
                         ", kernel " + std::to_string(options.kernel) + ", stride " +
                         std::to_string(options.stride) + ", padding " +
-                        std::to_string(options.padding) + ")");
+                        std::to_string(options.padding) + ", dilation " +
+                        std::to_string(options.dilation) + ")");
     if (!options.bias_init.empty() &&
         (!options.bias ||
          (options.bias_init.size() != 1 && int(options.bias_init.size()) != options.out_channels)))
@@ -230,6 +233,11 @@ bool Conv2d::isPointwise() const
     return m_options.kernel == 1 && m_options.stride == 1 && m_options.padding == 0;
 }
 
+int Conv2d::reach() const
+{
+    return m_options.dilation * (m_options.kernel - 1) + 1;
+}
+
 Internal::ConvShape Conv2d::convShape(const Shape &input) const
 {
     const Geometry g = geometry(input, outputShape(input));
@@ -244,6 +252,7 @@ Internal::ConvShape Conv2d::convShape(const Shape &input) const
     shape.kernel = m_options.kernel;
     shape.stride = m_options.stride;
     shape.padding = m_options.padding;
+    shape.dilation = m_options.dilation;
     shape.bias = m_options.bias;
     return shape;
 }
@@ -267,13 +276,11 @@ Shape Conv2d::outputShape(const Shape &input) const
 {
     if (input.rank() != 4 || input[1] != m_inChannels)
         shapeError("expected [N, " + std::to_string(m_inChannels) + ", H, W]", input);
-    const std::int64_t oh =
-        (input[2] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
-    const std::int64_t ow =
-        (input[3] + 2 * m_options.padding - m_options.kernel) / m_options.stride + 1;
-    if (input[2] + 2 * m_options.padding < m_options.kernel ||
-        input[3] + 2 * m_options.padding < m_options.kernel)
+    const int reach = this->reach();
+    if (input[2] + 2 * m_options.padding < reach || input[3] + 2 * m_options.padding < reach)
         shapeError("input smaller than the kernel", input);
+    const std::int64_t oh = (input[2] + 2 * m_options.padding - reach) / m_options.stride + 1;
+    const std::int64_t ow = (input[3] + 2 * m_options.padding - reach) / m_options.stride + 1;
     return Shape{input[0], m_options.out_channels, oh, ow};
 }
 
@@ -316,6 +323,8 @@ Json Conv2d::spec() const
     j.set("type", "conv2d").set("out_channels", m_options.out_channels);
     j.set("kernel", m_options.kernel).set("stride", m_options.stride);
     j.set("padding", m_options.padding).set("bias", m_options.bias);
+    if (m_options.dilation != 1) // absent at 1: the specs of every model before it, unchanged
+        j.set("dilation", m_options.dilation);
     if (m_options.bias_init.size() == 1) {
         j.set("bias_init", m_options.bias_init[0]);
     } else if (!m_options.bias_init.empty()) {
@@ -360,7 +369,7 @@ Tensor Conv2d::forward(const Tensor &x, LayerCache *cache, const PassContext &)
             const float *src = x.data() + n * inStride;
             if (!pointwise) {
                 Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
-                                 m_options.padding, OH, OW, colp, colp + K * P);
+                                 m_options.padding, OH, OW, colp, colp + K * P, m_options.dilation);
                 src = colp;
             }
             float *dst = y.data() + n * O * P;
@@ -414,8 +423,8 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
     const int k = m_options.kernel, pad = m_options.padding;
     const std::int64_t flippedCols = std::int64_t(O) * k * k * H * W;
     // ... unless the flipped unfold is much larger (few output channels, no padding).
-    const bool flipped = needInputGrad && !pointwise && m_options.stride == 1 && pad <= k - 1 &&
-                         flippedCols <= 2 * K * P;
+    const bool flipped = needInputGrad && !pointwise && m_options.stride == 1 &&
+                         m_options.dilation == 1 && pad <= k - 1 && flippedCols <= 2 * K * P;
     Tensor col;
     const std::int64_t scratch =
         std::max(Internal::im2colScratchSize(C, H, W, pad),
@@ -459,7 +468,8 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
             const float *src = x.data() + n * inStride;
             if (!pointwise) {
                 Internal::im2col(src, C, H, W, m_options.kernel, m_options.stride,
-                                 m_options.padding, OH, OW, colp, colp + colSize - scratch);
+                                 m_options.padding, OH, OW, colp, colp + colSize - scratch,
+                                 m_options.dilation);
                 src = colp;
             }
             // dW[O, K] (+)= dy_n[O, P] * col[K, P]^T
@@ -487,7 +497,7 @@ Tensor Conv2d::backward(const Tensor &dy, const LayerCache &cache, const PassCon
                     gemm(true, false, K, P, O, 1.0f, wdata, K, g, P, 0.0f, colp, P);
                     std::memset(dxn, 0, sizeof(float) * std::size_t(inStride));
                     Internal::col2imAdd(colp, C, H, W, m_options.kernel, m_options.stride,
-                                        m_options.padding, OH, OW, dxn);
+                                        m_options.padding, OH, OW, dxn, m_options.dilation);
                 }
             }
         }

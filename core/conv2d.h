@@ -39,6 +39,9 @@ struct Conv2dOptions
     int kernel = 3;
     int stride = 1;
     int padding = 0;
+    /** Spacing of the kernel's taps (1: adjacent). A 3x3 kernel at dilation 2 covers 5x5 with
+     *  nine weights: a wider view at the same cost (the detector's later blocks). */
+    int dilation = 1;
     bool bias = true;
     /** Initial bias: empty = PyTorch's default (U(-1/sqrt(fan_in), 1/sqrt(fan_in))); one value =
      *  every channel; else one value per output channel (e.g. a detector's heatmap prior). */
@@ -84,6 +87,7 @@ private:
     };
     Geometry geometry(const Shape &input, const Shape &output) const;
     bool isPointwise() const; // 1x1, stride 1, no padding: the input is its own im2col matrix
+    int reach() const;        // the kernel's extent in input pixels: dilation * (kernel - 1) + 1
     /** oneDNN's primitives for this call, or null to use im2col + GEMM. */
     std::shared_ptr<const Internal::DnnlConvolution> dnnlFor(const Shape &input) const;
 
@@ -95,15 +99,16 @@ private:
 
 namespace Internal {
 /**
- * Unfolds one image [C, H, W] into col [C*k*k, OH*OW] (zero padding). `scratch` holds
- * im2colScratchSize() floats (the zero-padded copy of the image); unused without padding.
+ * Unfolds one image [C, H, W] into col [C*k*k, OH*OW] (zero padding; taps `dilation` apart).
+ * `scratch` holds im2colScratchSize() floats (the zero-padded copy of the image); unused without
+ * padding.
  */
 void im2col(const float *image, int channels, int height, int width, int kernel, int stride,
-            int padding, int outHeight, int outWidth, float *col, float *scratch);
+            int padding, int outHeight, int outWidth, float *col, float *scratch, int dilation = 1);
 std::int64_t im2colScratchSize(int channels, int height, int width, int padding);
 /** Adds col [C*k*k, OH*OW] back into image [C, H, W] (the adjoint of im2col). */
 void col2imAdd(const float *col, int channels, int height, int width, int kernel, int stride,
-               int padding, int outHeight, int outWidth, float *image);
+               int padding, int outHeight, int outWidth, float *image, int dilation = 1);
 } // namespace Internal
 
 } // namespace edgetrain::core

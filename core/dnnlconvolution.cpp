@@ -138,7 +138,7 @@ struct DnnlConvolution::Impl
     ConvShape shape;
     int threads = 1;
     memory::desc src, weights, bias, dst; // plain: NCHW, OIHW, X
-    memory::dims strides, padding;
+    memory::dims strides, dilates, padding;
     dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
 
     dnnl::convolution_forward::primitive_desc forwardPd;
@@ -161,10 +161,11 @@ struct DnnlConvolution::Impl
     {
         const auto kind = dnnl::prop_kind::forward_training;
         const auto desc =
-            shape.bias ? dnnl::convolution_forward::desc(kind, algorithm, any(src), any(weights),
-                                                         bias, any(dst), strides, padding, padding)
-                       : dnnl::convolution_forward::desc(kind, algorithm, any(src), any(weights),
-                                                         any(dst), strides, padding, padding);
+            shape.bias
+                ? dnnl::convolution_forward::desc(kind, algorithm, any(src), any(weights), bias,
+                                                  any(dst), strides, dilates, padding, padding)
+                : dnnl::convolution_forward::desc(kind, algorithm, any(src), any(weights), any(dst),
+                                                  strides, dilates, padding, padding);
         forwardPd = dnnl::convolution_forward::primitive_desc(desc, userScratchpad(), cpuEngine());
         forward = dnnl::convolution_forward(forwardPd);
         fSrc = operand(src, forwardPd.src_desc(), Direction::In);
@@ -174,8 +175,8 @@ struct DnnlConvolution::Impl
 
     void makeBackwardData()
     {
-        const dnnl::convolution_backward_data::desc desc(algorithm, any(src), any(weights),
-                                                         any(dst), strides, padding, padding);
+        const dnnl::convolution_backward_data::desc desc(
+            algorithm, any(src), any(weights), any(dst), strides, dilates, padding, padding);
         dataPd = dnnl::convolution_backward_data::primitive_desc(desc, userScratchpad(),
                                                                  cpuEngine(), forwardPd);
         data = dnnl::convolution_backward_data(dataPd);
@@ -187,11 +188,12 @@ struct DnnlConvolution::Impl
     void makeBackwardWeights()
     {
         const auto desc =
-            shape.bias
-                ? dnnl::convolution_backward_weights::desc(algorithm, any(src), any(weights), bias,
-                                                           any(dst), strides, padding, padding)
-                : dnnl::convolution_backward_weights::desc(algorithm, any(src), any(weights),
-                                                           any(dst), strides, padding, padding);
+            shape.bias ? dnnl::convolution_backward_weights::desc(algorithm, any(src), any(weights),
+                                                                  bias, any(dst), strides, dilates,
+                                                                  padding, padding)
+                       : dnnl::convolution_backward_weights::desc(algorithm, any(src), any(weights),
+                                                                  any(dst), strides, dilates,
+                                                                  padding, padding);
         weightsPd = dnnl::convolution_backward_weights::primitive_desc(desc, userScratchpad(),
                                                                        cpuEngine(), forwardPd);
         weightsPrimitive = dnnl::convolution_backward_weights(weightsPd);
@@ -212,7 +214,8 @@ bool DnnlConvolution::available()
 
 bool DnnlConvolution::winogradSuits(const ConvShape &shape)
 {
-    return shape.kernel == 3 && shape.stride == 1 && std::min(shape.C, shape.O) >= 24;
+    return shape.kernel == 3 && shape.stride == 1 && shape.dilation == 1 &&
+           std::min(shape.C, shape.O) >= 24;
 }
 
 std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape &shape,
@@ -249,6 +252,7 @@ std::shared_ptr<const DnnlConvolution> DnnlConvolution::forShape(const ConvShape
         impl->dst =
             memory::desc({shape.N, shape.O, shape.OH, shape.OW}, memory::data_type::f32, Tag::nchw);
         impl->strides = {shape.stride, shape.stride};
+        impl->dilates = {shape.dilation - 1, shape.dilation - 1};
         impl->padding = {shape.padding, shape.padding};
         auto make = [&](dnnl::algorithm algorithm) {
             impl->algorithm = algorithm;

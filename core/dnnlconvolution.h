@@ -14,6 +14,7 @@ struct ConvShape
     std::int64_t N = 0;
     int C = 0, H = 0, W = 0, O = 0, OH = 0, OW = 0;
     int kernel = 0, stride = 1, padding = 0;
+    int dilation = 1; // the engine's (taps this far apart); oneDNN counts the gaps: dilation - 1
     bool bias = false;
     /** Winograd F(4x4, 3x3) instead of direct convolution (where winogradSuits() and the CPU
      *  has the kernels; else direct all the same). */

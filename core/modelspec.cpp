@@ -141,8 +141,8 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
     std::unique_ptr<Layer> layer;
     try {
         if (type == "conv2d") {
-            f.allowOnly({"type", "name", "out_channels", "kernel", "stride", "padding", "bias",
-                         "bias_init"});
+            f.allowOnly({"type", "name", "out_channels", "kernel", "stride", "padding", "dilation",
+                         "bias", "bias_init"});
             if (input.rank() != 4)
                 f.fail("conv2d needs an image input [C, H, W]; it gets " +
                        input.sample().toString());
@@ -151,6 +151,7 @@ std::unique_ptr<Layer> makeLayer(const Json &entry, const std::string &name, Sha
             o.kernel = int(f.integer("kernel", std::nullopt, 1, 31));
             o.stride = int(f.integer("stride", 1, 1, 16));
             o.padding = int(f.integer("padding", 0, 0, 15));
+            o.dilation = int(f.integer("dilation", 1, 1, 16));
             o.bias = f.boolean("bias", true);
             if (const Json *init = f.find("bias_init")) {
                 if (init->isNumber()) {

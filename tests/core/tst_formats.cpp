@@ -290,6 +290,12 @@ void TestFormats::modelSpecErrors_data()
     QTest::newRow("kernel larger than input")
         << R"({"name": "m", "input": [1, 4, 4], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 7}, {"type": "flatten"}, {"type": "linear", "out_features": 2}]})"
         << "smaller than the kernel";
+    QTest::newRow("dilation 0")
+        << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 3, "dilation": 0}]})"
+        << "field \"dilation\" must be an integer from 1 to 16, got 0";
+    QTest::newRow("dilated kernel larger than input")
+        << R"({"name": "m", "input": [1, 6, 6], "stages": [{"type": "conv2d", "out_channels": 2, "kernel": 3, "dilation": 3}, {"type": "flatten"}, {"type": "linear", "out_features": 2}]})"
+        << "smaller than the kernel";
     QTest::newRow("no classifier")
         << R"({"name": "m", "input": [1, 8, 8], "stages": [{"type": "relu"}]})"
         << "class scores";

@@ -37,7 +37,7 @@ std::unique_ptr<Stage> single(std::unique_ptr<Layer> layer, std::uint64_t seed =
     return std::make_unique<SequentialStage>("s", std::move(layers), true);
 }
 
-Conv2dOptions convOptions(int out, int kernel, int stride, int padding, bool bias)
+Conv2dOptions convOptions(int out, int kernel, int stride, int padding, bool bias, int dilation = 1)
 {
     Conv2dOptions o;
     o.out_channels = out;
@@ -45,16 +45,18 @@ Conv2dOptions convOptions(int out, int kernel, int stride, int padding, bool bia
     o.stride = stride;
     o.padding = padding;
     o.bias = bias;
+    o.dilation = dilation;
     return o;
 }
 
 /** Direct 7-loop convolution in double. */
 std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const float *bias, int stride,
-                              int pad)
+                              int pad, int dilation = 1)
 {
     const auto N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     const auto O = w.dim(0), K = w.dim(2);
-    const auto OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+    const auto reach = dilation * (K - 1) + 1;
+    const auto OH = (H + 2 * pad - reach) / stride + 1, OW = (W + 2 * pad - reach) / stride + 1;
     std::vector<double> y(std::size_t(N * O * OH * OW));
     for (std::int64_t n = 0; n < N; ++n)
         for (std::int64_t o = 0; o < O; ++o)
@@ -64,7 +66,8 @@ std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const float *bia
                     for (std::int64_t c = 0; c < C; ++c)
                         for (std::int64_t ki = 0; ki < K; ++ki)
                             for (std::int64_t kj = 0; kj < K; ++kj) {
-                                const auto ih = i * stride - pad + ki, iw = j * stride - pad + kj;
+                                const auto ih = i * stride - pad + ki * dilation,
+                                           iw = j * stride - pad + kj * dilation;
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                                     continue;
                                 s += double(x.data()[((n * C + c) * H + ih) * W + iw]) *
@@ -182,6 +185,8 @@ void TestLayers::gradientsMatchFiniteDifferences_data()
                              "conv5x5-p2",
                              "conv3x3-s2-p1-nobias",
                              "conv1x1",
+                             "conv3x3-d2-p2",
+                             "conv3x3-d3-s2-p1",
                              "conv7x7-s2-p3",
                              "linear",
                              "linear-from-4d",
@@ -238,6 +243,10 @@ void TestLayers::gradientsMatchFiniteDifferences()
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(6, 3, 2, 1, false)));
     else if (k == "conv1x1")
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(5, 1, 1, 0, true)));
+    else if (k == "conv3x3-d2-p2") // the detector's later blocks: taps two pixels apart
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(5, 3, 1, 2, true, 2)));
+    else if (k == "conv3x3-d3-s2-p1")
+        stage = single(std::make_unique<Conv2d>("c", 4, convOptions(3, 3, 2, 1, false, 3)));
     else if (k == "conv7x7-s2-p3")
         stage = single(std::make_unique<Conv2d>("c", 4, convOptions(2, 7, 2, 3, false)));
     else if (k == "linear") {
@@ -350,15 +359,20 @@ void TestLayers::convMatchesNaiveReference_data()
     QTest::addColumn<int>("size");
     QTest::addColumn<int>("threads");
     QTest::addColumn<QString>("backendName");
+    QTest::addColumn<int>("dilation");
     for (ConvBackend backend : availableConvBackends()) {
         const QString b = QString::fromLatin1(convBackendName(backend).data());
         const char *n = convBackendName(backend).data();
-        QTest::addRow("lenet conv1 %s", n) << 1 << 6 << 5 << 1 << 2 << 28 << 2 << b;
-        QTest::addRow("lenet conv2 %s", n) << 6 << 16 << 5 << 1 << 0 << 14 << 1 << b;
-        QTest::addRow("resnet 3x3 %s", n) << 16 << 16 << 3 << 1 << 1 << 12 << 2 << b;
-        QTest::addRow("resnet 3x3 stride 2 %s", n) << 16 << 32 << 3 << 2 << 1 << 13 << 2 << b;
-        QTest::addRow("imagenet stem 7x7 s2 p3 %s", n) << 3 << 8 << 7 << 2 << 3 << 23 << 1 << b;
-        QTest::addRow("1x1 stride 2 %s", n) << 8 << 4 << 1 << 2 << 0 << 9 << 2 << b;
+        QTest::addRow("lenet conv1 %s", n) << 1 << 6 << 5 << 1 << 2 << 28 << 2 << b << 1;
+        QTest::addRow("lenet conv2 %s", n) << 6 << 16 << 5 << 1 << 0 << 14 << 1 << b << 1;
+        QTest::addRow("resnet 3x3 %s", n) << 16 << 16 << 3 << 1 << 1 << 12 << 2 << b << 1;
+        QTest::addRow("resnet 3x3 stride 2 %s", n) << 16 << 32 << 3 << 2 << 1 << 13 << 2 << b << 1;
+        QTest::addRow("imagenet stem 7x7 s2 p3 %s", n)
+            << 3 << 8 << 7 << 2 << 3 << 23 << 1 << b << 1;
+        QTest::addRow("1x1 stride 2 %s", n) << 8 << 4 << 1 << 2 << 0 << 9 << 2 << b << 1;
+        QTest::addRow("detector 3x3 dilation 2 %s", n)
+            << 48 << 48 << 3 << 1 << 2 << 12 << 2 << b << 2;
+        QTest::addRow("5x5 dilation 3 s2 p1 %s", n) << 5 << 4 << 5 << 2 << 1 << 17 << 1 << b << 3;
     }
 }
 
@@ -372,15 +386,16 @@ void TestLayers::convMatchesNaiveReference()
     QFETCH(int, size);
     QFETCH(int, threads);
     QFETCH(QString, backendName);
+    QFETCH(int, dilation);
     const ConvBackendScope backend(backendName);
     setThreadCount(threads);
-    Conv2d conv("c", channels, convOptions(out, kernel, stride, padding, true));
+    Conv2d conv("c", channels, convOptions(out, kernel, stride, padding, true, dilation));
     Rng rng(11);
     conv.initialize(rng);
     const Tensor x = tests::randomTensor({3, channels, size, size}, 17);
     const Tensor y = conv.forward(x, nullptr, {});
     const auto expected = naiveConv(x, conv.parameters()[0]->value,
-                                    conv.parameters()[1]->value.data(), stride, padding);
+                                    conv.parameters()[1]->value.data(), stride, padding, dilation);
     QCOMPARE(std::size_t(y.numel()), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i)
         QVERIFY2(
@@ -402,32 +417,41 @@ void TestLayers::dnnlConvMatchesIm2col_data()
     QTest::addColumn<bool>("bias");
     QTest::addColumn<bool>("inputGrad");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<int>("dilation");
     // The detector's layers (channels 3, 16, 24, 48, 32, 5 — not all multiples of oneDNN's
     // blocks), ResNet's, and odd sizes, strides and paddings the planner may meet.
     QTest::newRow("detector stem 3-16 s2")
-        << 3 << 16 << 3 << 2 << 1 << 2 << 48 << 64 << false << false << 2;
+        << 3 << 16 << 3 << 2 << 1 << 2 << 48 << 64 << false << false << 2 << 1;
     QTest::newRow("detector 16-24 s2")
-        << 16 << 24 << 3 << 2 << 1 << 3 << 24 << 32 << false << true << 2;
+        << 16 << 24 << 3 << 2 << 1 << 3 << 24 << 32 << false << true << 2 << 1;
     QTest::newRow("detector 24-24")
-        << 24 << 24 << 3 << 1 << 1 << 2 << 12 << 16 << false << true << 1;
+        << 24 << 24 << 3 << 1 << 1 << 2 << 12 << 16 << false << true << 1 << 1;
     QTest::newRow("detector head 1x1 32-5")
-        << 32 << 5 << 1 << 1 << 0 << 2 << 12 << 16 << true << true << 2;
+        << 32 << 5 << 1 << 1 << 0 << 2 << 12 << 16 << true << true << 2 << 1;
     QTest::newRow("resnet 16-32 s2")
-        << 16 << 32 << 3 << 2 << 1 << 4 << 16 << 16 << false << true << 2;
+        << 16 << 32 << 3 << 2 << 1 << 4 << 16 << 16 << false << true << 2 << 1;
     QTest::newRow("odd 5-7 k3 s2 p0")
-        << 5 << 7 << 3 << 2 << 0 << 3 << 13 << 11 << true << true << 2;
+        << 5 << 7 << 3 << 2 << 0 << 3 << 13 << 11 << true << true << 2 << 1;
     QTest::newRow("odd 17-9 k5 s1 p2")
-        << 17 << 9 << 5 << 1 << 2 << 1 << 9 << 14 << true << true << 1;
-    QTest::newRow("odd 4-6 k3 s3 p2") << 4 << 6 << 3 << 3 << 2 << 5 << 10 << 7 << true << true << 2;
-    QTest::newRow("7x7 s2 p3") << 3 << 8 << 7 << 2 << 3 << 2 << 23 << 19 << false << true << 1;
-    QTest::newRow("1x1 s2") << 8 << 4 << 1 << 2 << 0 << 3 << 9 << 9 << true << true << 2;
+        << 17 << 9 << 5 << 1 << 2 << 1 << 9 << 14 << true << true << 1 << 1;
+    QTest::newRow("odd 4-6 k3 s3 p2")
+        << 4 << 6 << 3 << 3 << 2 << 5 << 10 << 7 << true << true << 2 << 1;
+    QTest::newRow("7x7 s2 p3") << 3 << 8 << 7 << 2 << 3 << 2 << 23 << 19 << false << true << 1 << 1;
+    QTest::newRow("1x1 s2") << 8 << 4 << 1 << 2 << 0 << 3 << 9 << 9 << true << true << 2 << 1;
     QTest::newRow("batch 1, 1 channel")
-        << 1 << 6 << 5 << 1 << 2 << 1 << 28 << 28 << true << true << 2;
+        << 1 << 6 << 5 << 1 << 2 << 1 << 28 << 28 << true << true << 2 << 1;
     // Winograd F(4x4, 3x3): sizes not multiples of its 4x4 tiles, with and without bias.
     QTest::newRow("winograd 48-32 13x17")
-        << 48 << 32 << 3 << 1 << 1 << 2 << 13 << 17 << false << true << 2;
+        << 48 << 32 << 3 << 1 << 1 << 2 << 13 << 17 << false << true << 2 << 1;
     QTest::newRow("winograd 32-64 bias 8x8")
-        << 32 << 64 << 3 << 1 << 1 << 3 << 8 << 8 << true << true << 1;
+        << 32 << 64 << 3 << 1 << 1 << 3 << 8 << 8 << true << true << 1 << 1;
+    // Dilated: the detector's blocks at 1/8 (taps two apart; never Winograd), and odd ones.
+    QTest::newRow("detector 48-48 dilation 2")
+        << 48 << 48 << 3 << 1 << 2 << 2 << 24 << 32 << false << true << 2 << 2;
+    QTest::newRow("odd 6-5 k3 d3 s2 p1")
+        << 6 << 5 << 3 << 2 << 1 << 3 << 17 << 14 << true << true << 1 << 3;
+    QTest::newRow("odd 4-4 k5 d2 s1 p0")
+        << 4 << 4 << 5 << 1 << 0 << 2 << 15 << 12 << true << true << 2 << 2;
 }
 
 void TestLayers::dnnlConvMatchesIm2col()
@@ -445,15 +469,16 @@ void TestLayers::dnnlConvMatchesIm2col()
     QFETCH(bool, bias);
     QFETCH(bool, inputGrad);
     QFETCH(int, threads);
+    QFETCH(int, dilation);
     setThreadCount(threads);
-    const Conv2dOptions options = convOptions(out, kernel, stride, padding, bias);
+    const Conv2dOptions options = convOptions(out, kernel, stride, padding, bias, dilation);
     const Shape input{batch, channels, height, width};
     ConvPass reference;
     {
         const ConvBackendScope backend(QStringLiteral("im2col"));
         reference = runConv(channels, options, input, inputGrad);
     }
-    const bool rule = kernel == 3 && stride == 1 && std::min(channels, out) >= 24;
+    const bool rule = kernel == 3 && stride == 1 && dilation == 1 && std::min(channels, out) >= 24;
     for (const char *name : {"dnnl", "winograd"}) {
         ConvPass dnnl;
         {
