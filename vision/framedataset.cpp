@@ -4,6 +4,7 @@
 #include "core/json.h"
 #include "core/random.h"
 #include "datasetfolder.h"
+#include "scenepaste.h"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -66,6 +67,18 @@ std::vector<core::LabelBox> clipped(const std::vector<core::LabelBox> &boxes, cv
     return out;
 }
 
+/** Brightness, contrast and a gain per colour channel. */
+cv::Mat photometric(const cv::Mat &image, core::Rng &rng)
+{
+    const double alpha = rng.uniform(0.7f, 1.3f), beta = rng.uniform(-30.0f, 30.0f);
+    const cv::Scalar gain(alpha * rng.uniform(0.85f, 1.15f), alpha * rng.uniform(0.85f, 1.15f),
+                          alpha * rng.uniform(0.85f, 1.15f));
+    cv::Mat out;
+    cv::multiply(image, gain, out);
+    out.convertTo(out, -1, 1.0, beta);
+    return out;
+}
+
 /** A jittered copy: flip, scale 0.7-2.4 (log-uniform) about a random centre, a shift of up to
  *  15 % of the frame, brightness, contrast and a gain per colour channel. */
 cv::Mat augment(const cv::Mat &image, const std::vector<core::LabelBox> &boxes, core::Rng &rng,
@@ -84,12 +97,7 @@ cv::Mat augment(const cv::Mat &image, const std::vector<core::LabelBox> &boxes, 
     const cv::Matx23d m(a, 0, b + 0.5 * a - 0.5, 0, s, d + 0.5 * s - 0.5);
     cv::Mat warped;
     cv::warpAffine(image, warped, m, image.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
-    const double alpha = rng.uniform(0.7f, 1.3f), beta = rng.uniform(-30.0f, 30.0f);
-    const cv::Scalar gain(alpha * rng.uniform(0.85f, 1.15f), alpha * rng.uniform(0.85f, 1.15f),
-                          alpha * rng.uniform(0.85f, 1.15f));
-    cv::Mat out;
-    cv::multiply(warped, gain, out);
-    out.convertTo(out, -1, 1.0, beta);
+    const cv::Mat out = photometric(warped, rng);
     std::vector<core::LabelBox> moved;
     for (core::LabelBox box : boxes) {
         float x0 = float(a * box.x0 + b), x1 = float(a * box.x1 + b);
@@ -215,7 +223,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     core::Json samples = core::Json::array();
     int written = 0;
     auto write = [&](const cv::Mat &image, const std::vector<core::LabelBox> &boxes, Split split,
-                     int frame) {
+                     int frame, int pasted = 0) {
         char name[32];
         std::snprintf(name, sizeof name, "%06d.png", written++);
         if (!cv::imwrite((tmp / name).string(), image, {cv::IMWRITE_PNG_COMPRESSION, 1}))
@@ -223,6 +231,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         core::Json j;
         j.set("file", name).set("split", splitName(split)).set("frame", frame);
         j.set("boxes", boxesJson(boxes));
+        if (pasted > 0) // the last `pasted` boxes are objects pasted on (ScenePaste)
+            j.set("pasted", pasted);
         samples.push(std::move(j));
         const int s = split == Split::Train ? 0 : 1;
         ++stats.samples[s];
@@ -231,7 +241,40 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     };
 
     const int medianStep = std::max(stats.every, total / 25);
-    std::vector<cv::Mat> forMedian;
+    // The median and the cut-outs at most 1280 px wide: a 1080p camera's median frames stay
+    // under 80 MB (vtest.avi's 768 px: the source frames themselves).
+    const double workScale = std::min(1.0, 1280.0 / std::max(1, frameSize.width));
+    const cv::Size work(int(std::lround(frameSize.width * workScale)),
+                        int(std::lround(frameSize.height * workScale)));
+    auto atWork = [&](const cv::Mat &image) {
+        cv::Mat out;
+        if (workScale >= 1.0)
+            out = image.clone();
+        else
+            cv::resize(image, out, work, 0, 0, cv::INTER_AREA);
+        return out;
+    };
+    std::vector<cv::Mat> forMedian; // source frames at the working size
+    // Every sampled frame is kept (input size) until the background is known: copies with
+    // objects pasted need it, and so do the cut-outs (ScenePaste).
+    struct Kept
+    {
+        cv::Mat base;
+        std::vector<core::LabelBox> boxes;
+        Split split;
+        int frame;
+    };
+    std::vector<Kept> kept;
+    struct Candidate // a labelled object of a training frame, as a crop of the frame
+    {
+        cv::Mat crop;
+        cv::Rect rect;  // the crop, working-size pixels
+        cv::Rect2d box; // the label box, working-size pixels
+    };
+    std::vector<Candidate> candidates;
+    std::vector<cv::Rect2d> planeBoxes;
+    const cv::Rect frameRect(0, 0, frameSize.width, frameSize.height);
+    const cv::Rect workRect(0, 0, work.width, work.height);
     if (!source.seek(0))
         throw SourceError("cannot seek to the start of '" + source.description() + "'");
     Frame frame;
@@ -249,23 +292,43 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         const bool median = f % medianStep == 0;
         if (!sampled && !median)
             continue;
-        cv::Mat base;
-        cv::resize(frame.image, base, stats.input, 0, 0, cv::INTER_AREA);
         if (median)
-            forMedian.push_back(base);
+            forMedian.push_back(atWork(frame.image));
         if (!sampled)
             continue;
+        cv::Mat base;
+        cv::resize(frame.image, base, stats.input, 0, 0, cv::INTER_AREA);
         const Split split = splitOf(f);
-        const auto boxes =
-            clipped(scaled(frameBoxes(labels, f, o), kx, ky, o.min_height_px), stats.input);
+        const auto inSource = frameBoxes(labels, f, o);
         ++stats.frames[split == Split::Train ? 0 : 1];
-        write(base, boxes, split, f);
-        if (split != Split::Train)
+        kept.push_back(
+            {base, clipped(scaled(inSource, kx, ky, o.min_height_px), stats.input), split, f});
+        // One fixed view only: across a scene cut neither the background nor a floor holds.
+        if (split != Split::Train || o.pasted <= 0 || !labels.cuts.empty())
             continue;
-        for (int k = 0; k < o.augmented; ++k) {
-            std::vector<core::LabelBox> moved;
-            const cv::Mat jittered = augment(base, boxes, rng, &moved);
-            write(jittered, moved, split, f);
+        int cut = 0;
+        cv::Mat workImage; // made for the first object cut out of this frame
+        for (const core::LabelBox &b : inSource) {
+            const cv::Rect2d r(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+            if (b.ignore || (r & cv::Rect2d(frameRect)) != r)
+                continue;
+            planeBoxes.push_back(r);
+            const bool alone = std::none_of(inSource.begin(), inSource.end(), [&](const auto &o2) {
+                return &o2 != &b &&
+                       (cv::Rect2d(o2.x0, o2.y0, o2.x1 - o2.x0, o2.y1 - o2.y0) & r).area() > 0;
+            });
+            if (!alone || cut >= 2 || candidates.size() >= 400 || r.height < 24)
+                continue;
+            const cv::Rect2d w(r.x * workScale, r.y * workScale, r.width * workScale,
+                               r.height * workScale);
+            const double mx = 0.15 * w.width + 2, my = 0.15 * w.height + 2;
+            const cv::Rect rect = cv::Rect(int(w.x - mx), int(w.y - my), int(w.width + 2 * mx),
+                                           int(w.height + 2 * my)) &
+                                  workRect;
+            if (workImage.empty())
+                workImage = workScale >= 1.0 ? frame.image : atWork(frame.image);
+            candidates.push_back({workImage(rect).clone(), rect, w});
+            ++cut;
         }
     }
     if (stop && stop->load()) {
@@ -274,8 +337,52 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return stats;
     }
+    cv::Mat background; // the scene without its moving objects, at the input size
+    std::vector<Cutout> cutouts;
     if (forMedian.size() >= 3) {
-        const cv::Mat background = medianImage(forMedian);
+        const cv::Mat full = medianImage(forMedian);
+        cv::resize(full, background, stats.input, 0, 0, cv::INTER_AREA);
+        for (const Candidate &c : candidates) {
+            const cv::Rect2d inCrop(c.box.x - c.rect.x, c.box.y - c.rect.y, c.box.width,
+                                    c.box.height);
+            if (auto cutout = ScenePaste::cut(c.crop, full(c.rect), inCrop))
+                cutouts.push_back(std::move(*cutout));
+        }
+    }
+    forMedian.clear();
+    candidates.clear();
+    stats.ground = GroundPlane::fit(planeBoxes, frameSize);
+    stats.cutouts = int(cutouts.size());
+    for (const Kept &k : kept) {
+        if (stop && stop->load())
+            break;
+        write(k.base, k.boxes, k.split, k.frame);
+        if (k.split != Split::Train)
+            continue;
+        for (int c = 0; c < o.augmented; ++c) {
+            std::vector<core::LabelBox> moved;
+            if (c < o.pasted && stats.ground.usable && !cutouts.empty()) {
+                cv::Mat composite = k.base.clone();
+                const auto pasted = ScenePaste::paste(composite, cutouts, stats.ground, frameSize,
+                                                      kx, ky, k.boxes, rng);
+                moved = k.boxes;
+                moved.insert(moved.end(), pasted.begin(), pasted.end());
+                stats.pasted += int(pasted.size());
+                write(photometric(composite, rng), moved, k.split, k.frame, int(pasted.size()));
+                continue;
+            }
+            const cv::Mat jittered = augment(k.base, k.boxes, rng, &moved);
+            write(jittered, moved, k.split, k.frame);
+        }
+    }
+    kept.clear();
+    if (stop && stop->load()) {
+        fs::remove_all(tmp);
+        stats.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return stats;
+    }
+    if (!background.empty()) {
         for (int k = 0; k < o.backgrounds; ++k) {
             std::vector<core::LabelBox> none;
             write(k == 0 ? background : augment(background, {}, rng, &none), {}, Split::Train, -1);
@@ -287,6 +394,12 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     index.set("input_width", stats.input.width).set("input_height", stats.input.height);
     index.set("frame_width", frameSize.width).set("frame_height", frameSize.height);
     index.set("every", stats.every).set("max_frame", total);
+    core::Json ground;
+    ground.set("usable", stats.ground.usable).set("slope", stats.ground.slope);
+    ground.set("offset", stats.ground.offset).set("r2", stats.ground.r2);
+    ground.set("boxes", stats.ground.boxes);
+    ground.set("low", stats.ground.low).set("high", stats.ground.high);
+    index.set("ground_plane", std::move(ground)).set("cutouts", stats.cutouts);
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     index.set("round", stats.round).set("seconds", stats.seconds); // for stats()
     index.set("samples", std::move(samples));
@@ -336,6 +449,24 @@ std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *h
         header->round = j.find("round") ? integer(j, "round") : 1; // older indexes: none
         const core::Json *seconds = j.find("seconds");
         header->seconds = seconds && seconds->isNumber() ? seconds->toDouble() : 0.0;
+        // Indexes from before ScenePaste have neither: nothing was pasted.
+        header->cutouts = j.find("cutouts") ? integer(j, "cutouts") : 0;
+        if (const core::Json *g = j.find("ground_plane"); g && g->isObject()) {
+            auto number = [&](const char *key) {
+                const core::Json *v = g->find(key);
+                if (!v || !v->isNumber())
+                    fail(std::string("ground_plane: field '") + key + "' missing or not a number");
+                return v->toDouble();
+            };
+            header->ground.slope = number("slope");
+            header->ground.offset = number("offset");
+            header->ground.r2 = number("r2");
+            header->ground.low = number("low");
+            header->ground.high = number("high");
+            header->ground.boxes = integer(*g, "boxes");
+            const core::Json *usable = g->find("usable");
+            header->ground.usable = usable && usable->isBool() && usable->toBool();
+        }
     }
     const core::Json *list = j.find("samples");
     if (!list || !list->isArray())
@@ -354,6 +485,7 @@ std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *h
         FrameSample s;
         s.file = file->toString();
         s.frame = integer(row, "frame");
+        s.pasted = row.find("pasted") ? integer(row, "pasted") : 0;
         if (split->toString() == "train")
             s.split = Split::Train;
         else if (split->toString() == "val")
@@ -374,6 +506,8 @@ std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *h
                 fail(where + ": a box has no area");
             s.boxes.push_back(box);
         }
+        if (s.pasted < 0 || s.pasted > int(s.boxes.size()))
+            fail(where + ": 'pasted' counts more boxes than it has");
         out.push_back(std::move(s));
     }
     return out;
@@ -408,6 +542,7 @@ std::optional<FrameDatasetStats> FrameDataset::stats(const std::string &sessionD
             frames[k].insert(x.frame);
         for (const core::LabelBox &b : x.boxes)
             ++(b.ignore ? s.ignores[k] : s.objects[k]);
+        s.pasted += x.pasted;
     }
     for (int k = 0; k < 2; ++k)
         s.frames[k] = int(frames[k].size());

@@ -5,6 +5,7 @@
 #include "cropdataset.h"
 #include "framesource.h"
 #include "labeling.h"
+#include "scenepaste.h"
 
 #include <atomic>
 #include <cstdint>
@@ -30,7 +31,10 @@ struct FrameDatasetOptions
     int block_frames = 60;
     int validation_period = 5; // 0: no validation split
     int augmented = 4;         // extra jittered copies of each sampled training frame
-    int backgrounds = 6;       // hard negatives: the scene's background, jittered, no objects
+    /** Of those copies, how many are the frame with objects cut from other training frames
+     *  pasted onto it at the scene's ground-plane sizes (ScenePaste) instead of jittered. */
+    int pasted = 1;
+    int backgrounds = 6; // hard negatives: the scene's background, jittered, no objects
     float min_tracker_confidence = 0.45f; // tracker boxes below: ignore regions, not objects
     double min_height_px = 6.0;           // smaller objects (input pixels) become ignore regions
     int cut_margin = 3;                   // frames either side of a scene cut are skipped
@@ -48,7 +52,10 @@ struct FrameDatasetStats
     int ignores[2] = {0, 0};
     int backgrounds = 0;
     double seconds = 0.0;
-    int round = 1; // the self-training round of the labels it was built from (LabelResult::round)
+    int round = 1;   // the self-training round of the labels it was built from (LabelResult::round)
+    int pasted = 0;  // objects pasted onto training copies (ScenePaste)
+    int cutouts = 0; // objects cut out to paste
+    GroundPlane ground;
 };
 
 /** One stored sample: its image file and boxes in input pixels. */
@@ -57,6 +64,7 @@ struct FrameSample
     std::string file; // relative to <session>/frames
     Split split = Split::Train;
     int frame = -1; // source frame; -1 for a background sample
+    int pasted = 0; // the last `pasted` boxes are objects pasted onto the frame (ScenePaste)
     std::vector<core::LabelBox> boxes;
 };
 
@@ -65,9 +73,11 @@ struct FrameSample
  * detector's input (aspect kept), boxes scaled to input pixels. Objects: teacher boxes, student
  * boxes (self-training) and accepted tracker boxes with confidence >= min_tracker_confidence;
  * ignore regions: the boxes of rejected tracks and less confident tracker boxes. Frames next to
- * a scene cut are skipped. Training frames also give `augmented` copies (flip, scale 0.7-2.4,
- * log-uniform, about a random centre: people nearer the camera than any in the training span
- * are seen at their size; and a shift of up to 15 % of the frame, with boxes cut at the border
+ * a scene cut are skipped. Training frames also give `augmented` copies: the first `pasted` of
+ * them the frame with 1-3 objects cut out of other training frames pasted on, where the labels'
+ * ground plane puts them and at its sizes (ScenePaste; colour jitter only), the others (flip, scale
+ * 0.7-2.4, log-uniform, about a random centre: people nearer the camera than any in the training
+ * span are seen at their size; and a shift of up to 15 % of the frame, with boxes cut at the border
  * clipped, or made ignore regions when mostly cut; brightness, contrast and a gain per colour
  * channel), and the scene's background (median of sampled frames)
  * gives `backgrounds` samples with no objects. Stored as PNG files under <session>/frames with an

@@ -206,6 +206,7 @@ private Q_SLOTS:
     void datasetScalesBoxesAndSplitsByTime();
     void datasetIgnoresUncertainBoxes();
     void augmentationMovesBoxesWithPixels();
+    void pastedObjectsFollowTheGroundPlane();
     void loadsAsDetectionTensors();
     void killedRebuildReadsAsOneDataset_data();
     void killedRebuildReadsAsOneDataset();
@@ -368,6 +369,117 @@ void TestFrameStudent::augmentationMovesBoxesWithPixels()
         }
     }
     QVERIFY(objects > 100);
+}
+
+void TestFrameStudent::pastedObjectsFollowTheGroundPlane()
+{
+    // The scene's three rectangles stand on a ground plane: bottoms 38, 56 and 104 px, heights
+    // 30, 36 and 44 (about 0.2 px taller per row lower). Copies with rectangles cut from other
+    // frames pasted on them show rectangles at rows none of them reached (bottoms 104-120), at
+    // the heights the plane gives there.
+    auto source = FrameSource::open(m_source);
+    const std::string session = (m_dir.path() + "/pasted").toStdString();
+    FrameDatasetOptions o;
+    o.width = 128; // x 0.8
+    o.every = 2;
+    o.augmented = 2;
+    o.pasted = 1;
+    o.validation_period = 0;
+    const auto s = FrameDataset::build(session, m_scene.labels(120), *source, o);
+    const GroundPlane &g = s.ground;
+    QVERIFY(g.usable);
+    for (const Mover &m : m_scene.movers)
+        QVERIFY2(std::abs(g.heightAt(m.y + m.h) - m.h) < 3.0,
+                 qPrintable(QStringLiteral("plane %1 x bottom + %2 gives %3 at row %4, not %5")
+                                .arg(g.slope)
+                                .arg(g.offset)
+                                .arg(g.heightAt(m.y + m.h))
+                                .arg(m.y + m.h)
+                                .arg(m.h)));
+    QVERIFY(s.cutouts > 10);
+    QVERIFY(s.pasted >= 60);                           // 60 training frames, one to three each
+    const auto counted = FrameDataset::stats(session); // what the index says: the same
+    QVERIFY(counted);
+    QCOMPARE(counted->pasted, s.pasted);
+    QCOMPARE(counted->cutouts, s.cutouts);
+    QCOMPARE(counted->ground.slope, g.slope);
+    QCOMPARE(counted->ground.usable, true);
+
+    const auto samples = FrameDataset::index(session);
+    int pasted = 0, lower = 0;
+    for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+        const FrameSample &frame = samples[i], &copy = samples[i + 1];
+        if (frame.frame < 0 || copy.frame != frame.frame || i % 3 != 0)
+            continue; // the frame itself, then its pasted copy, then its jittered one
+        QVERIFY(copy.pasted > 0);
+        QCOMPARE(copy.boxes.size(), frame.boxes.size() + std::size_t(copy.pasted));
+        QVERIFY(
+            std::equal(frame.boxes.begin(), frame.boxes.end(), copy.boxes.begin(),
+                       [](const auto &a, const auto &b) { return a.x0 == b.x0 && a.y1 == b.y1; }));
+        const cv::Mat image = cv::imread(session + "/frames/" + copy.file);
+        for (std::size_t k = frame.boxes.size(); k < copy.boxes.size(); ++k) {
+            const core::LabelBox &b = copy.boxes[k];
+            QVERIFY(!b.ignore);
+            const double bottom = b.y1 / 0.8, height = (b.y1 - b.y0) / 0.8;
+            QVERIFY2(height >= 0.89 * g.heightAt(bottom) && height <= 1.11 * g.heightAt(bottom),
+                     qPrintable(QStringLiteral("%1 px tall at row %2").arg(height).arg(bottom)));
+            // ... and a rectangle is really there: most of the box is one saturated colour
+            const cv::Rect r(int(std::ceil(b.x0)), int(std::ceil(b.y0)),
+                             int(std::floor(b.x1)) - int(std::ceil(b.x0)),
+                             int(std::floor(b.y1)) - int(std::ceil(b.y0)));
+            int saturated = 0;
+            for (int y = r.y; y < r.y + r.height; ++y)
+                for (int x = r.x; x < r.x + r.width; ++x) {
+                    const cv::Vec3b q = image.at<cv::Vec3b>(y, x);
+                    saturated += std::max({q[0], q[1], q[2]}) - std::min({q[0], q[1], q[2]}) > 100;
+                }
+            QVERIFY2(saturated > 0.6 * r.area(),
+                     qPrintable(QStringLiteral("%1: pasted box at (%2, %3) shows %4 of %5 "
+                                               "rectangle pixels")
+                                    .arg(QString::fromStdString(copy.file))
+                                    .arg(r.x)
+                                    .arg(r.y)
+                                    .arg(saturated)
+                                    .arg(r.area())));
+            ++pasted;
+            lower += bottom > 104.0;
+        }
+    }
+    QVERIFY(pasted >= 60);
+    QVERIFY2(lower >= 10,
+             qPrintable(QStringLiteral("%1 of %2 below every mover").arg(lower).arg(pasted)));
+
+    // Without a ground plane (everything at one row) nothing is pasted, and the copies are
+    // jittered as before.
+    Scene flat = m_scene;
+    for (Mover &m : flat.movers) {
+        m.y = 40;
+        m.h = 36;
+    }
+    QTemporaryDir flatDir;
+    auto flatSource = FrameSource::open(flat.write(flatDir.path()));
+    const auto f = FrameDataset::build((flatDir.path() + "/s").toStdString(), flat.labels(120),
+                                       *flatSource, o);
+    QVERIFY(!f.ground.usable);
+    QCOMPARE(f.pasted, 0);
+    QCOMPARE(f.samples[0], 60 * 3 + f.backgrounds);
+
+    // A video with a scene cut has no one background or floor: nothing pasted either.
+    LabelResult cut = m_scene.labels(120);
+    cut.cuts = {60};
+    const auto c =
+        FrameDataset::build((m_dir.path() + "/pasted-cut").toStdString(), cut, *source, o);
+    QCOMPARE(c.pasted, 0);
+    QCOMPARE(c.ground.boxes, 0);
+
+    // Heights that do not follow the rows (a line explaining little of them): no plane.
+    std::vector<cv::Rect2d> scattered;
+    for (int i = 0; i < 40; ++i) { // bottoms at rows 70-109, heights 25 or 60 in turn
+        const double h = i % 2 ? 60.0 : 25.0;
+        scattered.push_back({10.0, 70.0 + i - h, 10.0, h});
+    }
+    const GroundPlane loose = GroundPlane::fit(scattered, m_scene.size);
+    QVERIFY2(!loose.usable && loose.r2 < 0.3, qPrintable(QString::number(loose.r2)));
 }
 
 void TestFrameStudent::loadsAsDetectionTensors()
