@@ -378,8 +378,28 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                       stats.samples[0], stats.objects[0], stats.ignores[0], stats.frames[1],
                       stats.objects[1], stats.backgrounds, stats.seconds);
         cli.message(line);
+        const vision::GroundPlane &g = stats.ground;
+        if (g.usable)
+            std::snprintf(line, sizeof line,
+                          "pasted %d objects (%d cut out) onto training copies at the ground "
+                          "plane's sizes: height %.3f x bottom row %+.1f px (R^2 %.2f), from %d "
+                          "boxes",
+                          stats.pasted, stats.cutouts, g.slope, g.offset, g.r2, g.boxes);
+        else if (!labels.cuts.empty())
+            std::snprintf(line, sizeof line,
+                          "no objects pasted: the video has %d scene cuts (no one fixed view)",
+                          int(labels.cuts.size()));
+        else
+            std::snprintf(line, sizeof line,
+                          "no objects pasted: the labels show no ground plane (%d boxes, slope "
+                          "%.3f, R^2 %.2f)",
+                          g.boxes, g.slope, g.r2);
+        cli.message(line);
         core::Json dj;
         dj.set("width", stats.input.width).set("height", stats.input.height);
+        dj.set("pasted_objects", stats.pasted).set("cutouts", stats.cutouts);
+        dj.set("ground_plane_usable", g.usable).set("ground_plane_slope", g.slope);
+        dj.set("ground_plane_offset", g.offset).set("ground_plane_r2", g.r2);
         dj.set("every", stats.every).set("train_frames", stats.frames[0]);
         dj.set("train_samples", stats.samples[0]).set("train_objects", stats.objects[0]);
         dj.set("val_frames", stats.frames[1]).set("val_objects", stats.objects[1]);

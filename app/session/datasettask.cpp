@@ -60,8 +60,13 @@ vision::FrameDatasetOptions DatasetTask::frameOptions(const DatasetSettings &set
 
 QString DatasetTask::summary(const vision::FrameDatasetStats &st)
 {
+    const QString pasted =
+        st.pasted > 0 ? QStringLiteral(", %1 of the objects pasted where the scene's ground plane "
+                                       "puts them")
+                            .arg(st.pasted)
+                      : QString();
     return QStringLiteral("dataset: %1 frames at %2x%3 (one in %4) with %5 objects for "
-                          "training (%6 samples with jittered copies and backgrounds), %7 frames "
+                          "training (%6 samples with jittered copies and backgrounds%9), %7 frames "
                           "with %8 objects for validation")
         .arg(st.frames[0])
         .arg(st.input.width)
@@ -70,7 +75,8 @@ QString DatasetTask::summary(const vision::FrameDatasetStats &st)
         .arg(st.objects[0])
         .arg(st.samples[0])
         .arg(st.frames[1])
-        .arg(st.objects[1]);
+        .arg(st.objects[1])
+        .arg(pasted);
 }
 
 QString DatasetTask::summary(const vision::CropStats &st)
