@@ -13,8 +13,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <numeric>
 #include <set>
 
 namespace edgetrain::vision {
@@ -159,9 +162,16 @@ cv::Size FrameDataset::inputSize(cv::Size frame, int width)
 }
 
 std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, int frame,
-                                                     const FrameDatasetOptions &o)
+                                                     const FrameDatasetOptions &o, int *sameObject,
+                                                     const GroundPlane *plane)
 {
-    std::vector<core::LabelBox> out;
+    struct Candidate
+    {
+        core::LabelBox box;
+        const Track *track;
+        const TrackBox *at;
+    };
+    std::vector<Candidate> found;
     for (const Track &t : labels.tracks) {
         const TrackBox *b = t.at(frame);
         if (!b)
@@ -173,8 +183,91 @@ std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, 
         box.y1 = float(b->box.y + b->box.height);
         box.ignore = t.state == Track::State::Rejected ||
                      (b->source == BoxSource::Tracker && b->confidence < o.min_tracker_confidence);
-        out.push_back(box);
+        found.push_back({box, &t, b});
     }
+    if (o.same_object_iou > 0.0) {
+        int same = 0;
+        // Which of two boxes of one object stays: the teacher's own box in this frame over a
+        // tracker's, then the track whose nearest teacher box is nearer in time (a tracker box
+        // drifts with every frame it is carried), then the track the teacher confirmed more often.
+        const auto teacherDistance = [frame](const Track &t) {
+            int best = std::numeric_limits<int>::max();
+            for (const TrackBox &b : t.boxes)
+                if (b.source != BoxSource::Tracker)
+                    best = std::min(best, std::abs(b.frame - frame));
+            return best;
+        };
+        const auto before = [&](const Candidate &a, const Candidate &b) {
+            const bool at = a.at->source != BoxSource::Tracker;
+            const bool bt = b.at->source != BoxSource::Tracker;
+            if (at != bt)
+                return at;
+            const int ad = teacherDistance(*a.track), bd = teacherDistance(*b.track);
+            if (ad != bd)
+                return ad < bd;
+            return a.track->teacherBoxes() > b.track->teacherBoxes();
+        };
+        std::vector<std::size_t> order(found.size());
+        std::iota(order.begin(), order.end(), std::size_t(0));
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return before(found[a], found[b]); });
+        std::vector<core::LabelBox *> kept;
+        for (std::size_t i : order) {
+            core::LabelBox &box = found[i].box;
+            if (box.ignore)
+                continue;
+            const cv::Rect2d r(box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0);
+            // A kept box given up later in a disagreement still counts: its spot stays disputed.
+            for (core::LabelBox *k : kept) {
+                const cv::Rect2d q(k->x0, k->y0, k->x1 - k->x0, k->y1 - k->y0);
+                const double inter = (r & q).area();
+                const double uni = r.area() + q.area() - inter;
+                const double smaller = std::min(r.area(), q.area());
+                const double larger = std::max(r.area(), q.area());
+                const bool nested = smaller > 0.0 && inter >= 0.8 * smaller;
+                if ((uni > 0.0 && inter >= o.same_object_iou * uni) ||
+                    (nested && smaller >= 0.25 * larger)) {
+                    box.ignore = true; // one object boxed twice: the one sorted first stays
+                    ++same;
+                    break;
+                }
+                if (nested) {
+                    // More than twice the size apart on one spot (a person and a fragment of
+                    // them, or a face and its head and shoulders). A fixed camera's ground
+                    // plane says how tall an object standing there is; without one neither box
+                    // is trusted.
+                    const auto off = [&](const cv::Rect2d &x) {
+                        const double expected = plane->heightAt(x.y + x.height);
+                        return expected > 0.0 ? std::abs(std::log(x.height / expected))
+                                              : std::numeric_limits<double>::infinity();
+                    };
+                    const double fits = std::log(1.5);
+                    if (plane && plane->usable && !k->ignore && off(q) <= fits &&
+                        off(q) <= off(r)) {
+                        box.ignore = true; // the kept box stands on the floor, this one not
+                        ++same;
+                    } else if (plane && plane->usable && off(r) <= fits && off(r) < off(q)) {
+                        same += k->ignore ? 0 : 1;
+                        k->ignore = true;
+                        continue; // this one may still meet another kept box
+                    } else {
+                        box.ignore = true;
+                        same += k->ignore ? 1 : 2;
+                        k->ignore = true;
+                    }
+                    break;
+                }
+            }
+            if (!box.ignore)
+                kept.push_back(&box);
+        }
+        if (sameObject)
+            *sameObject += same;
+    }
+    std::vector<core::LabelBox> out;
+    out.reserve(found.size());
+    for (const Candidate &c : found)
+        out.push_back(c.box);
     return out;
 }
 
@@ -272,8 +365,23 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         cv::Rect2d box; // the label box, working-size pixels
     };
     std::vector<Candidate> candidates;
-    std::vector<cv::Rect2d> planeBoxes;
     const cv::Rect frameRect(0, 0, frameSize.width, frameSize.height);
+    // The ground plane first, from the labels alone (boxes wholly in the frame, training frames,
+    // one fixed view only: across a scene cut no floor holds): it places pasted objects and
+    // settles which of two nested boxes of very different sizes stands on the floor.
+    {
+        std::vector<cv::Rect2d> planeBoxes;
+        for (int f = 0; f < total && labels.cuts.empty(); f += stats.every) {
+            if (nearCut(f) || splitOf(f) != Split::Train)
+                continue;
+            for (const core::LabelBox &b : frameBoxes(labels, f, o)) {
+                const cv::Rect2d r(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+                if (!b.ignore && (r & cv::Rect2d(frameRect)) == r)
+                    planeBoxes.push_back(r);
+            }
+        }
+        stats.ground = GroundPlane::fit(planeBoxes, frameSize);
+    }
     const cv::Rect workRect(0, 0, work.width, work.height);
     if (!source.seek(0))
         throw SourceError("cannot seek to the start of '" + source.description() + "'");
@@ -299,7 +407,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         cv::Mat base;
         cv::resize(frame.image, base, stats.input, 0, 0, cv::INTER_AREA);
         const Split split = splitOf(f);
-        const auto inSource = frameBoxes(labels, f, o);
+        const auto inSource = frameBoxes(labels, f, o, &stats.same_object, &stats.ground);
         ++stats.frames[split == Split::Train ? 0 : 1];
         kept.push_back(
             {base, clipped(scaled(inSource, kx, ky, o.min_height_px), stats.input), split, f});
@@ -312,7 +420,6 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
             const cv::Rect2d r(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
             if (b.ignore || (r & cv::Rect2d(frameRect)) != r)
                 continue;
-            planeBoxes.push_back(r);
             const bool alone = std::none_of(inSource.begin(), inSource.end(), [&](const auto &o2) {
                 return &o2 != &b &&
                        (cv::Rect2d(o2.x0, o2.y0, o2.x1 - o2.x0, o2.y1 - o2.y0) & r).area() > 0;
@@ -351,7 +458,6 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     }
     forMedian.clear();
     candidates.clear();
-    stats.ground = GroundPlane::fit(planeBoxes, frameSize);
     stats.cutouts = int(cutouts.size());
     for (const Kept &k : kept) {
         if (stop && stop->load())
@@ -400,6 +506,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     ground.set("boxes", stats.ground.boxes);
     ground.set("low", stats.ground.low).set("high", stats.ground.high);
     index.set("ground_plane", std::move(ground)).set("cutouts", stats.cutouts);
+    index.set("same_object", stats.same_object);
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     index.set("round", stats.round).set("seconds", stats.seconds); // for stats()
     index.set("samples", std::move(samples));
@@ -451,6 +558,8 @@ std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *h
         header->seconds = seconds && seconds->isNumber() ? seconds->toDouble() : 0.0;
         // Indexes from before ScenePaste have neither: nothing was pasted.
         header->cutouts = j.find("cutouts") ? integer(j, "cutouts") : 0;
+        // Indexes from before the one-box-per-object rule: none made ignore.
+        header->same_object = j.find("same_object") ? integer(j, "same_object") : 0;
         if (const core::Json *g = j.find("ground_plane"); g && g->isObject()) {
             auto number = [&](const char *key) {
                 const core::Json *v = g->find(key);

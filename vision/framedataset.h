@@ -38,6 +38,11 @@ struct FrameDatasetOptions
     float min_tracker_confidence = 0.45f; // tracker boxes below: ignore regions, not objects
     double min_height_px = 6.0;           // smaller objects (input pixels) become ignore regions
     int cut_margin = 3;                   // frames either side of a scene cut are skipped
+    /** Two objects in a frame that are one (IoU >= this, or the smaller >= 80 % inside the
+     *  larger and at least a quarter of its area): the teacher fired on one face at two scales,
+     *  or two tracks follow one person. One stays an object (the teacher's box in this frame,
+     *  else the track confirmed nearer in time), the other becomes an ignore region. 0: off. */
+    double same_object_iou = 0.5;
     int max_objects = 32;
     std::uint64_t seed = 1;
 };
@@ -55,6 +60,10 @@ struct FrameDatasetStats
     int round = 1;   // the self-training round of the labels it was built from (LabelResult::round)
     int pasted = 0;  // objects pasted onto training copies (ScenePaste)
     int cutouts = 0; // objects cut out to paste
+    /** Label boxes of the sampled frames made ignore regions by the one-object rule
+     *  (FrameDatasetOptions::same_object_iou): second boxes of one object, and boxes of very
+     *  different sizes disagreeing on one spot. */
+    int same_object = 0;
     GroundPlane ground;
 };
 
@@ -98,9 +107,14 @@ public:
     /** The input size for a frame: `width` wide (multiple of 8), height from the aspect. */
     static cv::Size inputSize(cv::Size frame, int width = 256);
 
-    /** A frame's label boxes in source pixels (ignore set for uncertain ones). */
+    /** A frame's label boxes in source pixels (ignore set for uncertain ones, and for the
+     *  second box of one object: see FrameDatasetOptions::same_object_iou). A box more than
+     *  twice smaller deep inside another: with a usable ground `plane`, the one whose height is
+     *  within 50 % of the plane's at its bottom row (the nearer) stays; else neither. */
     static std::vector<core::LabelBox> frameBoxes(const LabelResult &labels, int frame,
-                                                  const FrameDatasetOptions &options);
+                                                  const FrameDatasetOptions &options,
+                                                  int *sameObject = nullptr,
+                                                  const GroundPlane *plane = nullptr);
 
     /** The folder holding the session's dataset: <session>/frames, or frames.old after a build
      *  killed between moving the old dataset aside and the new one in. */

@@ -55,7 +55,8 @@ OperatingPoint OperatingPointCalibration::calibrate(FrameSource &source, Teacher
         TruthFrame frame;
         frame.index = f;
         frame.done = true;
-        for (const core::LabelBox &b : FrameDataset::frameBoxes(labels, f, boxes))
+        for (const core::LabelBox &b :
+             FrameDataset::frameBoxes(labels, f, boxes, nullptr, &options.plane))
             frame.boxes.push_back({cv::Rect2d(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0), b.ignore, -1});
         truth.frames.push_back(std::move(frame));
     }

@@ -2,6 +2,7 @@
 
 #include "detectionmetrics.h"
 #include "labeling.h"
+#include "scenepaste.h"
 
 #include <atomic>
 #include <functional>
@@ -38,6 +39,9 @@ public:
         int last_frame = -1; // inclusive; -1: every labelled frame (< the labels' max_frames)
         double iou = 0.5;
         float min_tracker_confidence = 0.45f; // as the frame dataset (FrameDatasetOptions)
+        /** The dataset's ground plane (FrameDatasetStats::ground), so the labels here are the
+         *  targets the student trained on (FrameDataset::frameBoxes settles nested boxes by it). */
+        GroundPlane plane;
     };
 
     /** The best F1 point of a score's curve (threshold 0.3 and zeros when it has no curve). */

@@ -205,6 +205,7 @@ private Q_SLOTS:
     void initTestCase();
     void datasetScalesBoxesAndSplitsByTime();
     void datasetIgnoresUncertainBoxes();
+    void oneObjectIsOneTarget();
     void augmentationMovesBoxesWithPixels();
     void pastedObjectsFollowTheGroundPlane();
     void loadsAsDetectionTensors();
@@ -320,6 +321,93 @@ void TestFrameStudent::datasetIgnoresUncertainBoxes()
         }
     }
     QVERIFY(checked > 100);
+}
+
+void TestFrameStudent::oneObjectIsOneTarget()
+{
+    // Two tracks on one face (the cascade fired at two scales): A confirmed by the teacher at
+    // frames 10 and 12, B at 18 and 20; both carried by the tracker over frames 10-20. C is a
+    // neighbour overlapping A a little, D a rejected track over A.
+    const auto track = [](int id, std::vector<int> teacherAt, cv::Rect2d box, int from, int to) {
+        Track t;
+        t.id = id;
+        for (int f = from; f <= to; ++f) {
+            const bool teacher =
+                std::find(teacherAt.begin(), teacherAt.end(), f) != teacherAt.end();
+            t.boxes.push_back(
+                {f, box, teacher ? BoxSource::Teacher : BoxSource::Tracker, teacher ? 4.0f : 0.9f});
+        }
+        return t;
+    };
+    LabelResult labels;
+    labels.tracks.push_back(track(0, {10, 12}, {100, 100, 60, 80}, 10, 20));
+    labels.tracks.push_back(track(1, {18, 20}, {110, 112, 40, 60}, 10, 20)); // inside A
+    labels.tracks.push_back(track(2, {10, 20}, {145, 100, 60, 80}, 10, 20)); // IoU 0.14 with A
+    labels.tracks.push_back(track(3, {}, {102, 98, 60, 80}, 10, 20));
+    labels.tracks[3].state = Track::State::Rejected;
+    const auto ignored = [&](int frame, const FrameDatasetOptions &o) {
+        std::vector<bool> out;
+        for (const core::LabelBox &b : FrameDataset::frameBoxes(labels, frame, o))
+            out.push_back(b.ignore);
+        return out;
+    };
+    using Flags = std::vector<bool>;
+    FrameDatasetOptions o;
+    // The teacher's own box wins; then the track whose teacher box is nearer in time.
+    QCOMPARE(ignored(10, o), (Flags{false, true, false, true}));
+    QCOMPARE(ignored(13, o), (Flags{false, true, false, true}));
+    QCOMPARE(ignored(17, o), (Flags{true, false, false, true}));
+    QCOMPARE(ignored(20, o), (Flags{true, false, false, true}));
+    // Two overlapping tracks with IoU >= 0.5, neither 80 % inside the other: the same rule.
+    labels.tracks[1] = track(1, {18, 20}, {114, 100, 60, 80}, 10, 20); // IoU 0.62, 77 % inside
+    QCOMPARE(ignored(13, o), (Flags{false, true, false, true}));
+    QCOMPARE(ignored(17, o), (Flags{true, false, false, true}));
+    // Equally near (3 frames): the track the teacher confirmed more often, B, though A is first.
+    labels.tracks[1] = track(1, {18, 19, 20}, {114, 100, 60, 80}, 10, 20);
+    QCOMPARE(ignored(15, o), (Flags{true, false, false, true}));
+    // A box more than twice smaller deep inside another (a fragment of a person, or a face
+    // inside its head and shoulders): the labels disagree on what is there; neither is trusted.
+    labels.tracks[1] = track(1, {18, 20}, {120, 130, 20, 30}, 10, 20); // 1/8 of A's area
+    QCOMPARE(ignored(13, o), (Flags{true, true, false, true}));
+    QCOMPARE(ignored(20, o), (Flags{true, true, false, true}));
+    int same = 0;
+    FrameDataset::frameBoxes(labels, 20, o, &same);
+    QCOMPARE(same, 2);
+    // A fixed camera's ground plane settles it: the box as tall as an object standing there.
+    GroundPlane plane;
+    plane.usable = true;
+    plane.slope = 0.4; // A: bottom row 180, 80 px tall; B: bottom row 160, 30 px
+    plane.offset = 8.0;
+    const auto settled = [&](int frame) {
+        std::vector<bool> out;
+        same = 0;
+        for (const core::LabelBox &b : FrameDataset::frameBoxes(labels, frame, o, &same, &plane))
+            out.push_back(b.ignore);
+        return out;
+    };
+    QCOMPARE(settled(13), (Flags{false, true, false, true}));
+    QCOMPARE(settled(20), (Flags{false, true, false, true})); // the teacher's box or not
+    QCOMPARE(same, 1);
+    plane.slope = 0.15; // now B stands on the floor (30 px at row 160), A does not
+    plane.offset = 6.0;
+    QCOMPARE(settled(13), (Flags{true, false, false, true}));
+    QCOMPARE(settled(20), (Flags{true, false, false, true}));
+    plane.slope = 1.0; // neither within 50 % (A 200 px, B 180 px expected): neither trusted
+    plane.offset = 20.0;
+    QCOMPARE(settled(13), (Flags{true, true, false, true}));
+    plane.usable = false;
+    plane.slope = 0.4;
+    QCOMPARE(settled(13), (Flags{true, true, false, true}));
+    // The spot stays disputed: E, a third box of A's size on A's spot, is given up too; on the
+    // floor by the plane, A and E are one object and the nested B goes.
+    labels.tracks.push_back(track(4, {}, {102, 100, 60, 80}, 10, 20));
+    QCOMPARE(settled(13), (Flags{true, true, false, true, true}));
+    QCOMPARE(same, 3);
+    plane.usable = true;
+    QCOMPARE(settled(13), (Flags{false, true, false, true, true}));
+    QCOMPARE(same, 2);
+    o.same_object_iou = 0.0; // off: every accepted box is an object
+    QCOMPARE(ignored(16, o), (Flags{false, false, false, true, false}));
 }
 
 void TestFrameStudent::augmentationMovesBoxesWithPixels()
