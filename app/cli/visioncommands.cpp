@@ -378,6 +378,14 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
                       stats.samples[0], stats.objects[0], stats.ignores[0], stats.frames[1],
                       stats.objects[1], stats.backgrounds, stats.seconds);
         cli.message(line);
+        if (stats.same_object > 0) {
+            std::snprintf(line, sizeof line,
+                          "%d label boxes became ignore regions: the second box of an object "
+                          "boxed twice (the teacher at two scales, two tracks on one object), "
+                          "or boxes of very different sizes disagreeing on one spot",
+                          stats.same_object);
+            cli.message(line);
+        }
         const vision::GroundPlane &g = stats.ground;
         if (g.usable)
             std::snprintf(line, sizeof line,
@@ -398,6 +406,7 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         core::Json dj;
         dj.set("width", stats.input.width).set("height", stats.input.height);
         dj.set("pasted_objects", stats.pasted).set("cutouts", stats.cutouts);
+        dj.set("same_object_ignored", stats.same_object);
         dj.set("ground_plane_usable", g.usable).set("ground_plane_slope", g.slope);
         dj.set("ground_plane_offset", g.offset).set("ground_plane_r2", g.r2);
         dj.set("every", stats.every).set("train_frames", stats.frames[0]);
@@ -461,6 +470,8 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         vision::StudentTeacher student(model);
         vision::OperatingPointCalibration::Options o;
         o.iou = cli.number("match-iou", 0.1, 0.95);
+        if (const auto built = vision::FrameDataset::stats(out))
+            o.plane = built->ground;
         const vision::OperatingPoint p = vision::OperatingPointCalibration::calibrate(
             *source, student, labels, o,
             [&](int done, int total) {

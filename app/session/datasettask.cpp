@@ -65,9 +65,15 @@ QString DatasetTask::summary(const vision::FrameDatasetStats &st)
                                        "puts them")
                             .arg(st.pasted)
                       : QString();
+    const QString same =
+        st.same_object > 0
+            ? QStringLiteral("; %1 label boxes became ignore regions (an object boxed twice, or "
+                             "boxes of very different sizes on one spot)")
+                  .arg(st.same_object)
+            : QString();
     return QStringLiteral("dataset: %1 frames at %2x%3 (one in %4) with %5 objects for "
                           "training (%6 samples with jittered copies and backgrounds%9), %7 frames "
-                          "with %8 objects for validation")
+                          "with %8 objects for validation%10")
         .arg(st.frames[0])
         .arg(st.input.width)
         .arg(st.input.height)
@@ -76,7 +82,8 @@ QString DatasetTask::summary(const vision::FrameDatasetStats &st)
         .arg(st.samples[0])
         .arg(st.frames[1])
         .arg(st.objects[1])
-        .arg(pasted);
+        .arg(pasted)
+        .arg(same);
 }
 
 QString DatasetTask::summary(const vision::CropStats &st)

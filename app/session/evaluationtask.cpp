@@ -127,8 +127,11 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
 
     // 0. The operating point, on the frames the student trained on; kept with its weights so
     //    every later user of the student (detect, the live preview) runs it there.
+    vision::OperatingPointCalibration::Options calibration;
+    if (s.frameStats) // the targets it trained on: nested boxes settled by the same plane
+        calibration.plane = s.frameStats->ground;
     const vision::OperatingPoint point = vision::OperatingPointCalibration::calibrate(
-        *source, student, *m_labels, {},
+        *source, student, *m_labels, calibration,
         [&](int d, int n) {
             report(
                 d, n,
