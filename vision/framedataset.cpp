@@ -31,6 +31,11 @@ int roundTo8(double v)
     return std::max(8, int(std::lround(v / 8.0)) * 8);
 }
 
+cv::Rect2d rectOf(const core::LabelBox &b)
+{
+    return {b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0};
+}
+
 /** Boxes scaled from source pixels to input pixels. */
 std::vector<core::LabelBox> scaled(const std::vector<core::LabelBox> &boxes, double kx, double ky,
                                    double minHeight)
@@ -216,10 +221,10 @@ std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, 
             core::LabelBox &box = found[i].box;
             if (box.ignore)
                 continue;
-            const cv::Rect2d r(box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0);
+            const cv::Rect2d r = rectOf(box);
             // A kept box given up later in a disagreement still counts: its spot stays disputed.
             for (core::LabelBox *k : kept) {
-                const cv::Rect2d q(k->x0, k->y0, k->x1 - k->x0, k->y1 - k->y0);
+                const cv::Rect2d q = rectOf(*k);
                 const double inter = (r & q).area();
                 const double uni = r.area() + q.area() - inter;
                 const double smaller = std::min(r.area(), q.area());
@@ -375,7 +380,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
             if (nearCut(f) || splitOf(f) != Split::Train)
                 continue;
             for (const core::LabelBox &b : frameBoxes(labels, f, o)) {
-                const cv::Rect2d r(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+                const cv::Rect2d r = rectOf(b);
                 if (!b.ignore && (r & cv::Rect2d(frameRect)) == r)
                     planeBoxes.push_back(r);
             }
@@ -417,12 +422,11 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         int cut = 0;
         cv::Mat workImage; // made for the first object cut out of this frame
         for (const core::LabelBox &b : inSource) {
-            const cv::Rect2d r(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+            const cv::Rect2d r = rectOf(b);
             if (b.ignore || (r & cv::Rect2d(frameRect)) != r)
                 continue;
             const bool alone = std::none_of(inSource.begin(), inSource.end(), [&](const auto &o2) {
-                return &o2 != &b &&
-                       (cv::Rect2d(o2.x0, o2.y0, o2.x1 - o2.x0, o2.y1 - o2.y0) & r).area() > 0;
+                return &o2 != &b && (rectOf(o2) & r).area() > 0;
             });
             if (!alone || cut >= 2 || candidates.size() >= 400 || r.height < 24)
                 continue;
