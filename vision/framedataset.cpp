@@ -174,7 +174,7 @@ std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, 
     {
         core::LabelBox box;
         const Track *track;
-        const TrackBox *at;
+        int teacherDistance; // frames to the track's nearest teacher (or student) box; 0: this one
     };
     std::vector<Candidate> found;
     for (const Track &t : labels.tracks) {
@@ -188,34 +188,33 @@ std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, 
         box.y1 = float(b->box.y + b->box.height);
         box.ignore = t.state == Track::State::Rejected ||
                      (b->source == BoxSource::Tracker && b->confidence < o.min_tracker_confidence);
-        found.push_back({box, &t, b});
+        int distance = std::numeric_limits<int>::max();
+        for (const TrackBox &x : t.boxes)
+            if (x.source != BoxSource::Tracker)
+                distance = std::min(distance, std::abs(x.frame - frame));
+        found.push_back({box, &t, distance});
     }
     if (o.same_object_iou > 0.0) {
         int same = 0;
-        // Which of two boxes of one object stays: the teacher's own box in this frame over a
-        // tracker's, then the track whose nearest teacher box is nearer in time (a tracker box
-        // drifts with every frame it is carried), then the track the teacher confirmed more often.
-        const auto teacherDistance = [frame](const Track &t) {
-            int best = std::numeric_limits<int>::max();
-            for (const TrackBox &b : t.boxes)
-                if (b.source != BoxSource::Tracker)
-                    best = std::min(best, std::abs(b.frame - frame));
-            return best;
-        };
-        const auto before = [&](const Candidate &a, const Candidate &b) {
-            const bool at = a.at->source != BoxSource::Tracker;
-            const bool bt = b.at->source != BoxSource::Tracker;
-            if (at != bt)
-                return at;
-            const int ad = teacherDistance(*a.track), bd = teacherDistance(*b.track);
-            if (ad != bd)
-                return ad < bd;
-            return a.track->teacherBoxes() > b.track->teacherBoxes();
-        };
+        // Which of two boxes of one object stays: the teacher's own box in this frame (distance
+        // 0), then the track whose nearest teacher box is nearer in time (a tracker box drifts
+        // with every frame it is carried), then the track the teacher confirmed more often.
         std::vector<std::size_t> order(found.size());
         std::iota(order.begin(), order.end(), std::size_t(0));
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return before(found[a], found[b]); });
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+            const Candidate &a = found[i], &b = found[j];
+            if (a.teacherDistance != b.teacherDistance)
+                return a.teacherDistance < b.teacherDistance;
+            return a.track->teacherBoxes() > b.track->teacherBoxes();
+        });
+        // How far a box's height is from the ground plane's at its bottom row (log ratio).
+        const bool byPlane = plane && plane->usable;
+        const auto off = [&](const cv::Rect2d &x) {
+            const double expected = plane->heightAt(x.y + x.height);
+            return expected > 0.0 ? std::abs(std::log(x.height / expected))
+                                  : std::numeric_limits<double>::infinity();
+        };
+        const double fits = std::log(1.5); // within 50 %
         std::vector<core::LabelBox *> kept;
         for (std::size_t i : order) {
             core::LabelBox &box = found[i].box;
@@ -241,17 +240,10 @@ std::vector<core::LabelBox> FrameDataset::frameBoxes(const LabelResult &labels, 
                     // them, or a face and its head and shoulders). A fixed camera's ground
                     // plane says how tall an object standing there is; without one neither box
                     // is trusted.
-                    const auto off = [&](const cv::Rect2d &x) {
-                        const double expected = plane->heightAt(x.y + x.height);
-                        return expected > 0.0 ? std::abs(std::log(x.height / expected))
-                                              : std::numeric_limits<double>::infinity();
-                    };
-                    const double fits = std::log(1.5);
-                    if (plane && plane->usable && !k->ignore && off(q) <= fits &&
-                        off(q) <= off(r)) {
+                    if (byPlane && !k->ignore && off(q) <= fits && off(q) <= off(r)) {
                         box.ignore = true; // the kept box stands on the floor, this one not
                         ++same;
-                    } else if (plane && plane->usable && off(r) <= fits && off(r) < off(q)) {
+                    } else if (byPlane && off(r) <= fits && off(r) < off(q)) {
                         same += k->ignore ? 0 : 1;
                         k->ignore = true;
                         continue; // this one may still meet another kept box
@@ -376,8 +368,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
     // settles which of two nested boxes of very different sizes stands on the floor.
     {
         std::vector<cv::Rect2d> planeBoxes;
-        for (int f = 0; f < total && labels.cuts.empty(); f += stats.every) {
-            if (nearCut(f) || splitOf(f) != Split::Train)
+        for (int f = 0; labels.cuts.empty() && f < total; f += stats.every) {
+            if (splitOf(f) != Split::Train)
                 continue;
             for (const core::LabelBox &b : frameBoxes(labels, f, o)) {
                 const cv::Rect2d r = rectOf(b);
