@@ -368,7 +368,12 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
         std::make_shared<JobLink>([this, channel](const QString &type, const QCborMap &body) {
             QMetaObject::invokeMethod(
                 this,
-                [channel, type, body] {
+                [this, channel, type, body] {
+                    // A sample at each epoch's end, before the epoch is reported: what the
+                    // device used while it trained is known even for an epoch shorter than
+                    // the sampling interval (the study's per-node figures).
+                    if (type == Message::EpochDone)
+                        sendMetrics();
                     if (channel)
                         channel->send(type, body);
                 },
