@@ -235,9 +235,31 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         }
         return std::pair{total, byNode};
     };
+    // What each node used while the job trained (the Raspberry-Pi-cluster paper's figures):
+    // CPU (the device's and the agent's share), the agent's memory, its own traffic (the
+    // rates integrated over the time between its samples).
+    struct Usage
+    {
+        int samples = 0;
+        double cpu = 0.0, agent_cpu = 0.0, rx_bytes = 0.0, tx_bytes = 0.0, last = -1.0;
+        std::int64_t rss_peak = 0;
+    };
+    std::map<QString, Usage> usage;
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
         [&](const net::NodeId &node, const net::SystemSample &m) {
+            const double now = double(clock.elapsed()) / 1000.0;
+            if (trainingStart >= 0 && now >= trainingStart) {
+                Usage &u = usage[node.label()];
+                ++u.samples;
+                u.cpu += m.cpu_percent;
+                u.agent_cpu += m.agent_cpu_percent;
+                u.rss_peak = std::max(u.rss_peak, m.agent_rss_bytes);
+                const double dt = now - std::max(u.last < 0 ? trainingStart : u.last, 0.0);
+                u.rx_bytes += m.agent_rx_bytes_per_second * dt;
+                u.tx_bytes += m.agent_tx_bytes_per_second * dt;
+                u.last = now;
+            }
             if (m.power_watts) {
                 energy[node.label()].add(double(clock.elapsed()) / 1000.0, m.energy_joules);
                 powerSource[node.label()] = m.power_source;
@@ -414,6 +436,22 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         json.set("training_seconds", measured->first);
         if (!energy.empty())
             json.set("training_joules", joules);
+    }
+    if (!usage.empty()) {
+        core::Json each = core::Json::array();
+        for (const auto &[node, u] : usage) {
+            if (released(node) || u.samples == 0)
+                continue;
+            core::Json n;
+            n.set("node", node.toStdString()).set("samples", u.samples);
+            n.set("cpu_percent", u.cpu / u.samples)
+                .set("agent_cpu_percent", u.agent_cpu / u.samples)
+                .set("rss_peak_bytes", u.rss_peak);
+            n.set("received_bytes", std::int64_t(std::llround(u.rx_bytes)))
+                .set("sent_bytes", std::int64_t(std::llround(u.tx_bytes)));
+            each.push(std::move(n));
+        }
+        json.set("resources_by_node", std::move(each));
     }
     if (plan) {
         if (measured)

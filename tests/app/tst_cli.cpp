@@ -491,6 +491,20 @@ void TestCli::trainAcrossNodes()
     QVERIFY2(r.err.contains(QLatin1String("epoch 2/2 on 2 node(s)")), qPrintable(r.err));
     QVERIFY2(r.err.contains(QLatin1String("cli-node-0")) && r.err.contains(QLatin1String("cpu")),
              qPrintable(r.err));
+    // what each node used while it trained: its samples, the agent's memory, its own traffic
+    // (local SGD averages the model every 4 steps: each node sends and receives at least one
+    // model's worth of LeNet-5, 245 kB, an epoch)
+    const QJsonArray usage = r.json.value(QLatin1String("resources_by_node")).toArray();
+    QVERIFY2(usage.size() == 2, qPrintable(r.out));
+    for (const QJsonValue &v : usage) {
+        const QJsonObject u = v.toObject();
+        QVERIFY(u.value(QLatin1String("node")).toString().contains(QLatin1String("cli-node-")));
+        QVERIFY(u.value(QLatin1String("samples")).toInt() >= 1);
+        QVERIFY(u.value(QLatin1String("rss_peak_bytes")).toDouble() > 5.0 * 1024 * 1024);
+        QVERIFY(u.value(QLatin1String("sent_bytes")).toDouble() > 245000);
+        QVERIFY(u.value(QLatin1String("received_bytes")).toDouble() > 245000);
+        QVERIFY(u.value(QLatin1String("cpu_percent")).toDouble() > 0);
+    }
 
     // the wrong key: refused before any work, status 1
     QFile wrong(m_dir.path() + QStringLiteral("/wrong.key"));
