@@ -1,6 +1,8 @@
 #include "reportwriter.h"
 
+#include "chartfiles.h"
 #include "charts.h"
+#include "pdfpage.h"
 #include "reporttext.h"
 
 #include <QApplication>
@@ -9,7 +11,6 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSvgGenerator>
 
 namespace edgetrain::ui {
 
@@ -21,118 +22,6 @@ QString percent(double v)
 {
     return QString::number(100 * v, 'f', 1) + QStringLiteral(" %");
 }
-
-/** A page being laid out top to bottom, in device pixels of the PDF (150 dpi). */
-class Page
-{
-public:
-    Page(QPainter &p, QRectF area) : m_p(p), m_area(area), m_y(area.top()) {}
-
-    void heading(const QString &text)
-    {
-        QFont f = m_p.font();
-        f.setPointSizeF(16);
-        f.setBold(true);
-        m_p.setFont(f);
-        m_p.setPen(QColor(0x12, 0x3a, 0x63));
-        const QRectF r(m_area.left(), m_y, m_area.width(), 60);
-        m_p.drawText(r, Qt::AlignLeft | Qt::AlignTop, text);
-        m_y += m_p.fontMetrics().height() + 8;
-        m_p.setPen(QPen(QColor(0x12, 0x3a, 0x63), 2));
-        m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
-        m_y += 18;
-        body();
-    }
-    void subheading(const QString &text)
-    {
-        m_y += 8;
-        QFont f = m_p.font();
-        f.setPointSizeF(11.5);
-        f.setBold(true);
-        m_p.setFont(f);
-        m_p.setPen(Qt::black);
-        m_p.drawText(QRectF(m_area.left(), m_y, m_area.width(), 40), Qt::AlignLeft, text);
-        m_y += m_p.fontMetrics().height() + 6;
-        body();
-    }
-    void paragraph(const QString &text, const QColor &colour = Qt::black)
-    {
-        body();
-        m_p.setPen(colour);
-        const QRectF r = m_p.boundingRect(QRectF(m_area.left(), m_y, m_area.width(), 2000),
-                                          Qt::TextWordWrap, text);
-        m_p.drawText(r, Qt::TextWordWrap, text);
-        m_y += r.height() + 10;
-    }
-    /** Rows of cells; the first row is the header. Widths are fractions of the page width. */
-    void table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows = 40)
-    {
-        body();
-        QFont f = m_p.font();
-        f.setPointSizeF(8.5);
-        m_p.setFont(f);
-        const double h = m_p.fontMetrics().height() + 8;
-        for (int r = 0; r < rows.size() && r <= maxRows; ++r) {
-            double x = m_area.left();
-            if (r == 0)
-                m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xe4, 0xec, 0xf5));
-            else if (r % 2 == 0)
-                m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xf6, 0xf6, 0xf6));
-            QFont cf = f;
-            cf.setBold(r == 0);
-            m_p.setFont(cf);
-            m_p.setPen(Qt::black);
-            for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
-                const double w = widths[c] * m_area.width();
-                const QString text =
-                    r == maxRows
-                        ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows)
-                                  : QString())
-                        : rows[r][c];
-                m_p.drawText(QRectF(x + 6, m_y, w - 12, h), Qt::AlignVCenter | Qt::AlignLeft,
-                             m_p.fontMetrics().elidedText(text, Qt::ElideRight, int(w - 12)));
-                x += w;
-            }
-            m_y += h;
-        }
-        m_p.setPen(QPen(QColor(0xbb, 0xbb, 0xbb), 1));
-        m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
-        m_y += 14;
-        body();
-    }
-    /** A widget (a chart) drawn into the given rectangle, through an image at twice the
-     *  target's resolution: painted straight into the PDF's scaled painter, a chart's legend
-     *  loses its layout (the entries land on one another, their markers vanish). */
-    void widget(QWidget *w, QRectF target)
-    {
-        const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
-        QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(ratio);
-        image.fill(Qt::white);
-        {
-            QPainter p(&image);
-            w->render(&p);
-        }
-        m_p.drawImage(target, image);
-    }
-    void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
-    double y() const { return m_y; }
-    void skip(double dy) { m_y += dy; }
-    const QRectF &area() const { return m_area; }
-
-private:
-    void body()
-    {
-        QFont f = m_p.font();
-        f.setPointSizeF(9.5);
-        f.setBold(false);
-        m_p.setFont(f);
-        m_p.setPen(Qt::black);
-    }
-    QPainter &m_p;
-    QRectF m_area;
-    double m_y;
-};
 
 struct Charts
 {
@@ -220,12 +109,12 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
                          Qt::AlignRight | Qt::AlignBottom,
                          QStringLiteral("%1 / %2").arg(pageNumber).arg(kPages));
-        return Page(painter, area);
+        return PdfPage(painter, area);
     };
 
     // 1. Title
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.skip(260);
         QFont f = painter.font();
         f.setPointSizeF(26);
@@ -260,7 +149,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 2. Nodes
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("2  Nodes"));
         QList<QStringList> rows{{QObject::tr("Name"), QObject::tr("Address"), QObject::tr("Arch"),
                                  QObject::tr("Cores"), QObject::tr("RAM"), QObject::tr("Trained")}};
@@ -284,7 +173,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 3. Settings
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("3  Settings and data"));
         page.subheading(QObject::tr("Capture and labelling"));
         QList<QStringList> capture{{QObject::tr("Setting"), QObject::tr("Value")},
@@ -340,7 +229,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 4. Memory plan
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("4  Memory plan"));
         QList<QStringList> budgets{{QObject::tr("Device"), QObject::tr("Budget")}};
         budgets.append({QObject::tr("all devices"),
@@ -382,7 +271,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 5. Training charts
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("5  Training on the devices"));
         const auto list = charts->training.reportPage();
         const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
@@ -404,7 +293,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 6. Results against verified frames
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("6  Results against verified frames"));
         const app::VerifiedRound *round = ReportText::currentRound(s);
         if (round) {
@@ -424,7 +313,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 7. Results against the tracker's labels
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         page.heading(QObject::tr("7  Results against the tracker's labels"));
         page.paragraph(ReportText::trackerHeadline(s));
         if (s.evaluation.done) {
@@ -454,7 +343,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     // 8. Gallery
     {
-        Page page = newPage();
+        PdfPage page = newPage();
         if (c.galleryVerified) {
             page.heading(QObject::tr("8  Gallery: verified frames"));
             page.paragraph(
@@ -507,35 +396,9 @@ bool ReportWriter::writeCharts(const QString &dir, const ReportContent &c, QStri
         return false;
     }
     const auto charts = makeCharts(c);
-    for (const auto &[name, w] : charts->named()) {
-        const QString png = dir + QLatin1Char('/') + name + QStringLiteral(".png");
-        QImage image(w->size() * 2, QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(2);
-        image.fill(Qt::white);
-        {
-            QPainter p(&image);
-            w->render(&p);
-        }
-        if (!image.save(png)) {
-            *error = QStringLiteral("cannot write '%1'").arg(png);
+    for (const auto &[name, w] : charts->named())
+        if (!ChartFiles::write(w, dir, name, written, error))
             return false;
-        }
-        const QString svg = dir + QLatin1Char('/') + name + QStringLiteral(".svg");
-        QSvgGenerator generator;
-        generator.setFileName(svg);
-        generator.setSize(w->size());
-        generator.setViewBox(QRect(QPoint(), w->size()));
-        generator.setTitle(name);
-        QPainter p;
-        if (!p.begin(&generator)) {
-            *error = QStringLiteral("cannot write '%1'").arg(svg);
-            return false;
-        }
-        w->render(&p);
-        p.end();
-        written->append(png);
-        written->append(svg);
-    }
     return true;
 }
 

@@ -1,0 +1,106 @@
+#include "pdfpage.h"
+
+#include <QImage>
+#include <QWidget>
+
+#include <algorithm>
+
+namespace edgetrain::ui {
+
+void PdfPage::heading(const QString &text)
+{
+    QFont f = m_p.font();
+    f.setPointSizeF(16);
+    f.setBold(true);
+    m_p.setFont(f);
+    m_p.setPen(QColor(0x12, 0x3a, 0x63));
+    const QRectF r(m_area.left(), m_y, m_area.width(), 60);
+    m_p.drawText(r, Qt::AlignLeft | Qt::AlignTop, text);
+    m_y += m_p.fontMetrics().height() + 8;
+    m_p.setPen(QPen(QColor(0x12, 0x3a, 0x63), 2));
+    m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
+    m_y += 18;
+    body();
+}
+
+void PdfPage::subheading(const QString &text)
+{
+    m_y += 8;
+    QFont f = m_p.font();
+    f.setPointSizeF(11.5);
+    f.setBold(true);
+    m_p.setFont(f);
+    m_p.setPen(Qt::black);
+    m_p.drawText(QRectF(m_area.left(), m_y, m_area.width(), 40), Qt::AlignLeft, text);
+    m_y += m_p.fontMetrics().height() + 6;
+    body();
+}
+
+void PdfPage::paragraph(const QString &text, const QColor &colour)
+{
+    body();
+    m_p.setPen(colour);
+    const QRectF r =
+        m_p.boundingRect(QRectF(m_area.left(), m_y, m_area.width(), 2000), Qt::TextWordWrap, text);
+    m_p.drawText(r, Qt::TextWordWrap, text);
+    m_y += r.height() + 10;
+}
+
+void PdfPage::table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows)
+{
+    body();
+    QFont f = m_p.font();
+    f.setPointSizeF(8.5);
+    m_p.setFont(f);
+    const double h = m_p.fontMetrics().height() + 8;
+    for (int r = 0; r < rows.size() && r <= maxRows; ++r) {
+        double x = m_area.left();
+        if (r == 0)
+            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xe4, 0xec, 0xf5));
+        else if (r % 2 == 0)
+            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xf6, 0xf6, 0xf6));
+        QFont cf = f;
+        cf.setBold(r == 0);
+        m_p.setFont(cf);
+        m_p.setPen(Qt::black);
+        for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
+            const double w = widths[c] * m_area.width();
+            const QString text =
+                r == maxRows ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows)
+                                       : QString())
+                             : rows[r][c];
+            m_p.drawText(QRectF(x + 6, m_y, w - 12, h), Qt::AlignVCenter | Qt::AlignLeft,
+                         m_p.fontMetrics().elidedText(text, Qt::ElideRight, int(w - 12)));
+            x += w;
+        }
+        m_y += h;
+    }
+    m_p.setPen(QPen(QColor(0xbb, 0xbb, 0xbb), 1));
+    m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
+    m_y += 14;
+    body();
+}
+
+void PdfPage::widget(QWidget *w, QRectF target)
+{
+    const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
+    QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(ratio);
+    image.fill(Qt::white);
+    {
+        QPainter p(&image);
+        w->render(&p);
+    }
+    m_p.drawImage(target, image);
+}
+
+void PdfPage::body()
+{
+    QFont f = m_p.font();
+    f.setPointSizeF(9.5);
+    f.setBold(false);
+    m_p.setFont(f);
+    m_p.setPen(Qt::black);
+}
+
+} // namespace edgetrain::ui

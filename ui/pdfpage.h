@@ -1,0 +1,42 @@
+#pragma once
+
+#include <QColor>
+#include <QList>
+#include <QPainter>
+#include <QRectF>
+#include <QStringList>
+
+class QImage;
+class QWidget;
+
+namespace edgetrain::ui {
+
+/** A page of a PDF (the session's report, a study's) being laid out top to bottom, in device
+ *  pixels of the PDF (150 dpi): headings, paragraphs, tables and charts in the report's style. */
+class PdfPage
+{
+public:
+    PdfPage(QPainter &p, QRectF area) : m_p(p), m_area(area), m_y(area.top()) {}
+
+    void heading(const QString &text);
+    void subheading(const QString &text);
+    void paragraph(const QString &text, const QColor &colour = Qt::black);
+    /** Rows of cells; the first row is the header. Widths are fractions of the page width. */
+    void table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows = 40);
+    /** A widget (a chart) drawn into the given rectangle, through an image at twice the
+     *  target's resolution: painted straight into the PDF's scaled painter, a chart's legend
+     *  loses its layout (the entries land on one another, their markers vanish). */
+    void widget(QWidget *w, QRectF target);
+    void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
+    double y() const { return m_y; }
+    void skip(double dy) { m_y += dy; }
+    const QRectF &area() const { return m_area; }
+
+private:
+    void body(); // the body text's font and colour
+    QPainter &m_p;
+    QRectF m_area;
+    double m_y;
+};
+
+} // namespace edgetrain::ui
