@@ -86,46 +86,14 @@ int runUp(const QStringList &arguments)
                                   "memory limit of its RAM (needs root; otherwise plain local "
                                   "nodes)."),
                    arguments);
-    cli.addOption("devices", "Profiles and counts, e.g. pi3:3,pi4:1 (see lab profiles).", "LIST");
-    cli.addOption("link", "Every node's link rate, e.g. 100mbit (default: each profile's).",
-                  "RATE");
-    cli.addOption("delay", "Delay added on each link, each way, e.g. 2ms.", "T", "0ms");
-    cli.addOption("loss", "Packet loss on each link, each way, in percent.", "P", "0");
+    addLabUpOptions(cli);
     cli.addOption("out", "Lab folder (lab.json, cluster.key, nodes, logs/).", "DIR", defaultDir());
-    cli.addOption("time-scale",
-                  "Run every device and link this many times slower than its profile (default: "
-                  "just enough to fit the lab into this machine's cores).",
-                  "X");
-    cli.addOption("host-gflops", "This machine's GEMM GFLOP/s per core (default: measured now).",
-                  "X");
-    cli.addOption("no-emulation", "Plain local nodes with the profiles' names: no limits.");
     if (!cli.parse())
         return ExitSuccess;
     if (!cli.isSet("devices"))
         throw UsageError("--devices is required (e.g. --devices pi3:3,pi4:1)");
-    net::LabOptions o;
-    try {
-        o.devices = net::EdgeLab::parseDevices(QString::fromStdString(cli.text("devices")));
-    } catch (const core::Error &e) {
-        throw UsageError(std::string("--devices: ") + e.what());
-    }
-    if (cli.isSet("link")) {
-        try {
-            o.link_bits_per_second =
-                net::EdgeLab::parseRate(QString::fromStdString(cli.text("link")));
-        } catch (const core::Error &e) {
-            throw UsageError(std::string("--link: ") + e.what());
-        }
-    }
-    o.delay_ms = parseDelayMs(cli.text("delay"));
-    o.loss_percent = parseLoss(cli.text("loss"));
+    net::LabOptions o = labUpOptions(cli, QString::fromStdString(cli.text("devices")));
     o.dir = QString::fromStdString(cli.text("out"));
-    if (cli.isSet("time-scale"))
-        o.time_scale = cli.number("time-scale", 1.0, 1000.0);
-    if (cli.isSet("host-gflops"))
-        o.host_core_gflops = cli.number("host-gflops", 0.01, 1e5);
-    o.emulate = !cli.isSet("no-emulation");
-    o.node_program = QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
     CliContext::installStopHandler(); // Ctrl-C: stop between steps and remove what was made
     o.stop = CliContext::stopFlag();
     const net::LabState lab =
@@ -239,6 +207,49 @@ int runProfiles(const QStringList &arguments)
 }
 
 } // namespace
+
+void addLabUpOptions(CliContext &cli)
+{
+    cli.addOption("devices", "Profiles and counts, e.g. pi3:3,pi4:1 (see lab profiles).", "LIST");
+    cli.addOption("link", "Every node's link rate, e.g. 100mbit (default: each profile's).",
+                  "RATE");
+    cli.addOption("delay", "Delay added on each link, each way, e.g. 2ms.", "T", "0ms");
+    cli.addOption("loss", "Packet loss on each link, each way, in percent.", "P", "0");
+    cli.addOption("time-scale",
+                  "Run every device and link this many times slower than its profile (default: "
+                  "just enough to fit the lab into this machine's cores).",
+                  "X");
+    cli.addOption("host-gflops", "This machine's GEMM GFLOP/s per core (default: measured now).",
+                  "X");
+    cli.addOption("no-emulation", "Plain local nodes with the profiles' names: no limits.");
+}
+
+net::LabOptions labUpOptions(const CliContext &cli, const QString &devices)
+{
+    net::LabOptions o;
+    try {
+        o.devices = net::EdgeLab::parseDevices(devices);
+    } catch (const core::Error &e) {
+        throw UsageError(std::string("--devices: ") + e.what());
+    }
+    if (cli.isSet("link")) {
+        try {
+            o.link_bits_per_second =
+                net::EdgeLab::parseRate(QString::fromStdString(cli.text("link")));
+        } catch (const core::Error &e) {
+            throw UsageError(std::string("--link: ") + e.what());
+        }
+    }
+    o.delay_ms = parseDelayMs(cli.text("delay"));
+    o.loss_percent = parseLoss(cli.text("loss"));
+    if (cli.isSet("time-scale"))
+        o.time_scale = cli.number("time-scale", 1.0, 1000.0);
+    if (cli.isSet("host-gflops"))
+        o.host_core_gflops = cli.number("host-gflops", 0.01, 1e5);
+    o.emulate = !cli.isSet("no-emulation");
+    o.node_program = QCoreApplication::applicationDirPath() + QStringLiteral("/edgetrain-node");
+    return o;
+}
 
 int LabCommand::run(const QStringList &arguments)
 {

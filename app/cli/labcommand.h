@@ -1,5 +1,7 @@
 #pragma once
 
+#include "net/edgelab.h"
+
 #include <QStringList>
 
 namespace edgetrain::app {
@@ -18,5 +20,13 @@ class LabCommand
 public:
     static int run(const QStringList &arguments);
 };
+
+class CliContext;
+/** `lab up`'s options but --out (--devices, --link, --delay, --loss, --time-scale,
+ *  --host-gflops, --no-emulation): also the study's, which starts a lab of its own. */
+void addLabUpOptions(CliContext &cli);
+/** Those options read into a lab's options for `devices` (the dir is the caller's); throws
+ *  UsageError naming the option. */
+net::LabOptions labUpOptions(const CliContext &cli, const QString &devices);
 
 } // namespace edgetrain::app

@@ -9,13 +9,19 @@
 #include "labcommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
+#include "studycommand.h"
 #include "traincommand.h"
 #include "truthcommand.h"
 #include "visioncommands.h"
 
 #include <QCoreApplication>
+#ifdef EDGETRAIN_STUDY_REPORT
+#include <QApplication>
+#endif
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <new>
 
 using namespace edgetrain::app;
@@ -39,6 +45,7 @@ void printUsage(FILE *out)
                "  detect     one detector (teacher, motion, a session's student) over a source\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
                "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n"
+               "  study      the papers' experiments on a lab: pi-cluster, cluster-choice\n"
                "  key        a new cluster key file, or a key file's fingerprint\n\n"
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
@@ -49,7 +56,16 @@ void printUsage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);
+    std::unique_ptr<QCoreApplication> app;
+#ifdef EDGETRAIN_STUDY_REPORT
+    if (argc > 1 && std::strcmp(argv[1], "study") == 0) {
+        // The study draws its charts (Qt Charts widgets) into files: never onto a screen.
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = std::make_unique<QApplication>(argc, argv);
+    }
+#endif
+    if (!app)
+        app = std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("edgetrain-cli"));
     QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
     QStringList args = QCoreApplication::arguments();
@@ -95,6 +111,8 @@ int main(int argc, char **argv)
             return TruthCommand::run(args);
         if (command == QLatin1String("lab"))
             return LabCommand::run(args);
+        if (command == QLatin1String("study"))
+            return StudyCommand::run(args);
         if (command == QLatin1String("key"))
             return KeyCommand::run(args);
         std::fprintf(stderr, "edgetrain-cli: unknown command '%s'\n\n", qPrintable(command));

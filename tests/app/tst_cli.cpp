@@ -59,6 +59,7 @@ private Q_SLOTS:
     void trainWithinABudget();
     void trainAcrossNodes();
     void planThenTrainOnTheChosen();
+    void studyRunsResumesAndReports();
     void viewpointOnVtest();
     void frameViewpointTunesOnSeenFramesOnly();
     void detectFindsDrawnBoxes();
@@ -119,6 +120,13 @@ void TestCli::usageErrors_data()
         << QStringList{"key", "new", "a.key", "b.key"} << "unexpected argument 'b.key'";
     QTest::newRow("fingerprint without file")
         << QStringList{"key", "fingerprint", "--json"} << "FILE is required";
+    QTest::newRow("study without preset") << QStringList{"study"} << "--preset is required";
+    QTest::newRow("unknown study preset")
+        << QStringList{"study", "--preset", "mnist-zoo"}
+        << "--preset: 'mnist-zoo' is not pi-cluster or cluster-choice";
+    QTest::newRow("bad study models")
+        << QStringList{"study", "--preset", "pi-cluster", "--models", "lenet5:many"}
+        << "is not MODEL or MODEL:TRAIN-LIMIT";
     QTest::newRow("absurd staleness")
         << QStringList{"train", "--nodes", "127.0.0.1:1", "--staleness", "1000"} << "--staleness";
 }
@@ -214,7 +222,7 @@ void TestCli::runtimeErrors()
 void TestCli::helpForEveryCommand()
 {
     for (const char *command : {"train", "evaluate", "bench", "memory", "nodes", "monitor", "label",
-                                "dataset", "viewpoint", "detect"}) {
+                                "dataset", "viewpoint", "detect", "study"}) {
         const Run r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains(QLatin1String("--json")));
@@ -615,6 +623,58 @@ void TestCli::planThenTrainOnTheChosen()
     QCOMPARE(none.status, 1);
     QVERIFY2(none.err.contains(QLatin1String("no candidate can run within the limits")),
              qPrintable(none.err));
+}
+
+void TestCli::studyRunsResumesAndReports()
+{
+    // pi-cluster, quick, on two plain local nodes the study starts itself
+    const QString out = m_dir.path() + QStringLiteral("/study-pi");
+    const QStringList args{"study", "--preset",       "pi-cluster", "--quick", "--devices",
+                           "pi3:2", "--no-emulation", "--out",      out,       "--json"};
+    const Run r = cli(args);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QCOMPARE(r.json.value(QLatin1String("runs_planned")).toInt(), 4); // sync, async x 1, 2 nodes
+    QCOMPARE(r.json.value(QLatin1String("runs_now")).toInt(), 4);
+    QCOMPARE(r.json.value(QLatin1String("runs_failed")).toInt(), 0);
+    const QJsonArray rows =
+        r.json.value(QLatin1String("summary")).toObject().value(QLatin1String("rows")).toArray();
+    QCOMPARE(rows.size(), 4);
+    for (const QJsonValue &v : rows) {
+        QVERIFY(v.toObject().value(QLatin1String("epoch_seconds")).toDouble() > 0);
+        QVERIFY(v.toObject().value(QLatin1String("test_accuracy")).toDouble() > 0);
+    }
+    QCOMPARE(contents(out + QStringLiteral("/pi-cluster.csv")).count('\n'), 5);
+    QVERIFY(contents(out + QStringLiteral("/study.pdf")).startsWith("%PDF"));
+    for (const char *chart : {"time", "accuracy", "cpu", "memory", "network"})
+        for (const char *ext : {".png", ".svg"})
+            QVERIFY2(QFile::exists(out + QStringLiteral("/charts/lenet5-") + QLatin1String(chart) +
+                                   QLatin1String(ext)),
+                     chart);
+    // the lab it started is gone: its folder holds no lab.json, and no node answers
+    QVERIFY(!QFile::exists(out + QStringLiteral("/lab/lab.json")));
+
+    // the same command again: nothing is run again, the same figures are written
+    const Run again = cli(args);
+    QVERIFY2(again.status == 0, qPrintable(again.err));
+    QCOMPARE(again.json.value(QLatin1String("runs_now")).toInt(), 0);
+    QCOMPARE(again.json.value(QLatin1String("runs_done")).toInt(), 4);
+    QVERIFY2(again.err.contains(QLatin1String("(4 done before)")), qPrintable(again.err));
+
+    // cluster-choice on two profiles: the plan, then each of the 3 subsets
+    const QString choice = m_dir.path() + QStringLiteral("/study-choice");
+    const Run c = cli({"study", "--preset", "cluster-choice", "--quick", "--devices", "pi3:1,pi5:1",
+                       "--no-emulation", "--out", choice, "--json"});
+    QVERIFY2(c.status == 0, qPrintable(c.err));
+    QCOMPARE(c.json.value(QLatin1String("runs_planned")).toInt(), 4);
+    const QJsonObject summary = c.json.value(QLatin1String("summary")).toObject();
+    QCOMPARE(summary.value(QLatin1String("runs")).toInt(), 3);
+    // the profiles' power models give every run its energy: all four objectives are cases
+    QCOMPARE(summary.value(QLatin1String("cases")).toInt(), 4);
+    QVERIFY(summary.value(QLatin1String("best")).toInt() <=
+            summary.value(QLatin1String("best_or_second")).toInt());
+    QCOMPARE(contents(choice + QStringLiteral("/cluster-choice-cases.csv")).count('\n'), 5);
+    QVERIFY(contents(choice + QStringLiteral("/study.pdf")).startsWith("%PDF"));
+    QVERIFY(QFile::exists(choice + QStringLiteral("/charts/predicted-vs-measured.svg")));
 }
 
 void TestCli::viewpointOnVtest()

@@ -1,0 +1,495 @@
+#include "studycommand.h"
+
+#include "clicontext.h"
+#include "core/error.h"
+#include "core/numbertext.h"
+#include "labcommand.h"
+#include "net/clusterstudy.h"
+#include "net/edgelab.h"
+
+#ifdef EDGETRAIN_STUDY_REPORT
+#include "ui/studyreport.h"
+#endif
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QSaveFile>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <map>
+#include <set>
+
+namespace edgetrain::app {
+
+namespace {
+
+using net::ClusterStudy;
+using net::StudyJob;
+using net::StudyRecord;
+using net::StudyRun;
+
+/** The jobs the options ask for: the preset's, with --models / --batches / --epochs /
+ *  --test-limit replacing what they name. */
+std::vector<StudyJob> jobsFrom(const CliContext &cli, const ClusterStudy::Options &preset)
+{
+    std::vector<std::pair<QString, int>> models; // name, train limit
+    if (cli.isSet("models")) {
+        for (const QString &item : QString::fromStdString(cli.text("models"))
+                                       .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const QStringList parts = item.trimmed().split(QLatin1Char(':'));
+            bool ok = true;
+            const int limit = parts.size() > 1 ? parts[1].toInt(&ok) : 8192;
+            if (parts.size() > 2 || parts[0].isEmpty() || !ok || limit < 0)
+                throw UsageError("--models: '" + item.toStdString() +
+                                 "' is not MODEL or MODEL:TRAIN-LIMIT (e.g. lenet5:8192)");
+            models.emplace_back(parts[0], limit);
+        }
+        if (models.empty())
+            throw UsageError("--models names no model");
+    } else {
+        for (const StudyJob &j : preset.jobs)
+            if (std::none_of(models.begin(), models.end(),
+                             [&](const auto &m) { return m.first == j.model; }))
+                models.emplace_back(j.model, j.train_limit);
+    }
+    QList<int> batches;
+    if (cli.isSet("batches"))
+        for (const QString &b : QString::fromStdString(cli.text("batches"))
+                                    .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int batch = b.trimmed().toInt(&ok);
+            if (!ok || batch < 1 || batch > 65536)
+                throw UsageError("--batches: '" + b.toStdString() +
+                                 "' is not a batch size from 1 to 65536");
+            batches.append(batch);
+        }
+    std::vector<StudyJob> jobs;
+    for (const auto &[model, limit] : models) {
+        StudyJob base{model, 64, limit, 1024, 1};
+        QList<int> sizes = batches;
+        for (const StudyJob &j : preset.jobs)
+            if (j.model == model) {
+                base.test_limit = j.test_limit;
+                base.epochs = j.epochs;
+                if (batches.isEmpty() && !sizes.contains(j.batch))
+                    sizes.append(j.batch);
+            }
+        if (sizes.isEmpty())
+            sizes.append(base.batch);
+        if (cli.isSet("epochs"))
+            base.epochs = int(cli.integer("epochs", 1, 1000));
+        if (cli.isSet("test-limit"))
+            base.test_limit = int(cli.integer("test-limit", 0, 10000));
+        for (int batch : sizes) {
+            StudyJob job = base;
+            job.batch = batch;
+            jobs.push_back(job);
+        }
+    }
+    return jobs;
+}
+
+/** "3 of 5: lenet5 b64 sync on pi3b-1+pi3b-2" */
+QString describe(const StudyRun &run)
+{
+    if (run.kind == StudyRun::Kind::Plan)
+        return QStringLiteral("plan for %1 b%2 over %3 nodes")
+            .arg(run.job.model)
+            .arg(run.job.batch)
+            .arg(run.nodes.size());
+    return QStringLiteral("%1 b%2 %3 on %4")
+        .arg(run.job.model)
+        .arg(run.job.batch)
+        .arg(net::modeName(run.mode), run.nodes.join(QLatin1Char('+')));
+}
+
+QString fileSafe(QString key)
+{
+    for (QChar &c : key)
+        if (!c.isLetterOrNumber() && c != QLatin1Char('-') && c != QLatin1Char('.'))
+            c = QLatin1Char('_');
+    return key;
+}
+
+/** The last line of `out` that is a JSON object, parsed; null if there is none. */
+core::Json lastJson(const QByteArray &out, const QString &source)
+{
+    const QList<QByteArray> lines = out.split('\n');
+    for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
+        const QByteArray line = it->trimmed();
+        if (line.startsWith('{'))
+            return core::Json::parse(std::string_view(line.constData(), std::size_t(line.size())),
+                                     source.toStdString());
+    }
+    return core::Json();
+}
+
+void writeFile(const QString &path, const QByteArray &data, QStringList *written)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
+        throw core::IoError("cannot write '" + path.toStdString() + "'");
+    written->append(path);
+}
+
+} // namespace
+
+int StudyCommand::run(const QStringList &arguments)
+{
+    CliContext cli(
+        QStringLiteral("study"),
+        QStringLiteral(
+            "The seed papers' experiments on an edge lab. pi-cluster: each model on 1..N "
+            "nodes, sync against async (time per epoch, accuracy, each node's CPU, memory, "
+            "network). cluster-choice: the planner's prediction for every subset of the nodes "
+            "against every subset trained (does it pick the best by time, power, energy, EDP?). "
+            "Writes runs.jsonl as runs end (the same command again continues), CSV files, "
+            "charts (PNG, SVG) and study.pdf to --out."),
+        arguments);
+    cli.addOption("preset", "pi-cluster or cluster-choice.", "NAME");
+    cli.addOption("out", "The study's folder (default: study-PRESET here).", "DIR");
+    addLabUpOptions(cli);
+    cli.addOption("lab",
+                  "Use the lab that is up in this folder (lab up --out DIR) instead of starting "
+                  "one in OUT/lab (--devices and the other lab options are then ignored).",
+                  "DIR");
+    cli.addOption("models",
+                  "The models, with how many training images each: lenet5:8192,... "
+                  "(default: the preset's).",
+                  "LIST");
+    cli.addOption("batches", "Batch sizes, comma-separated (default: the preset's).", "LIST");
+    cli.addOption("epochs", "Epochs of each run (default: the preset's).", "N");
+    cli.addOption("test-limit", "Test images after each epoch (default: the preset's).", "N");
+    cli.addOption("modes", "pi-cluster: the modes compared.", "MODES", "sync,async");
+    cli.addOption("max-nodes", "pi-cluster: train on the first 1..N nodes (default: all).", "N");
+    cli.addOption("quick", "A first look in seconds: a small share of the data, one epoch, one "
+                           "model (pi-cluster: 1-2 nodes).");
+    cli.addOption("fresh", "Start over: set aside runs.jsonl of an earlier study in --out.");
+    cli.addOption("report-only", "Run nothing: write the CSV files, charts and PDF from the runs "
+                                 "already in --out (and --lab's description, if given).");
+    cli.addOption("run-timeout", "A run taking longer is stopped and recorded as failed.",
+                  "DURATION", "1800s");
+    if (!cli.parse())
+        return ExitSuccess;
+    if (!cli.isSet("preset"))
+        throw UsageError("--preset is required: pi-cluster or cluster-choice");
+    const auto preset = ClusterStudy::parsePreset(QString::fromStdString(cli.text("preset")));
+    if (!preset)
+        throw UsageError("--preset: '" + cli.text("preset") +
+                         "' is not pi-cluster or cluster-choice");
+    ClusterStudy::Options options = ClusterStudy::defaults(*preset, cli.isSet("quick"));
+    options.jobs = jobsFrom(cli, options);
+    if (*preset == ClusterStudy::Preset::PiCluster) {
+        options.modes.clear();
+        for (const QString &m : QString::fromStdString(cli.text("modes"))
+                                    .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const auto mode = net::parseMode(m.trimmed());
+            if (!mode)
+                throw UsageError("--modes: '" + m.toStdString() +
+                                 "' is not sync, async or local-sgd");
+            if (std::find(options.modes.begin(), options.modes.end(), *mode) == options.modes.end())
+                options.modes.push_back(*mode);
+        }
+        if (options.modes.empty())
+            throw UsageError("--modes names no mode");
+        if (cli.isSet("max-nodes"))
+            options.max_nodes = int(cli.integer("max-nodes", 1, 64));
+    }
+    const auto runTimeout = parseDuration(cli.text("run-timeout"), "run-timeout");
+    const QString presetName = ClusterStudy::presetName(*preset);
+    const QString out = QDir(cli.isSet("out") ? QString::fromStdString(cli.text("out"))
+                                              : QStringLiteral("study-") + presetName)
+                            .absolutePath();
+    if (!QDir().mkpath(out + QStringLiteral("/logs")))
+        throw core::IoError("cannot create '" + out.toStdString() + "'");
+    const QString recordsPath = out + QStringLiteral("/runs.jsonl");
+    if (cli.isSet("fresh") && QFile::exists(recordsPath)) {
+        const QString aside =
+            out +
+            QStringLiteral("/runs-%1.jsonl")
+                .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+        if (!QFile::rename(recordsPath, aside))
+            throw core::IoError("cannot move '" + recordsPath.toStdString() + "' aside");
+        cli.message("the earlier runs are in " + aside.toStdString());
+    }
+    CliContext::installStopHandler();
+
+    // The lab: one that is up (--lab), or our own in OUT/lab, taken down however we leave.
+    net::LabState lab;
+    bool ownLab = false;
+    if (cli.isSet("lab")) {
+        lab = net::EdgeLab::read(QString::fromStdString(cli.text("lab")));
+    } else if (!cli.isSet("report-only")) {
+        net::LabOptions o =
+            labUpOptions(cli, cli.isSet("devices") ? QString::fromStdString(cli.text("devices"))
+                                                   : ClusterStudy::defaultDevices(*preset));
+        o.dir = out + QStringLiteral("/lab");
+        o.stop = CliContext::stopFlag();
+        if (QFile::exists(o.dir + QStringLiteral("/lab.json"))) {
+            cli.message("an earlier study's lab is still up in " + o.dir.toStdString() +
+                        ": taking it down");
+            net::EdgeLab::down(o.dir);
+        }
+        lab = net::EdgeLab::up(o, [&](const QString &line) { cli.message(line.toStdString()); });
+        ownLab = true;
+        for (const QString &m : lab.not_emulated)
+            cli.message("not emulated: " + m.toStdString());
+    }
+    struct LabGuard
+    {
+        const net::LabState &lab;
+        bool own;
+        const CliContext &cli;
+        ~LabGuard()
+        {
+            if (!own)
+                return;
+            try {
+                net::EdgeLab::down(lab.dir);
+            } catch (const core::Error &e) {
+                cli.message(std::string("lab down: ") + e.what());
+            }
+        }
+    } guard{lab, ownLab, cli};
+
+    QStringList names;
+    std::map<QString, QString> address; // node name -> host:port
+    for (const net::LabNode &n : lab.nodes) {
+        names.append(n.name);
+        address[n.name] = n.address + QLatin1Char(':') + QString::number(n.port);
+    }
+    std::vector<StudyRun> runs = ClusterStudy::runs(options, names);
+    std::set<QString> wanted;
+    for (const StudyRun &r : runs)
+        wanted.insert(r.key());
+    std::set<QString> done;
+    for (const StudyRecord &r : ClusterStudy::readRecords(recordsPath))
+        done.insert(r.run.key());
+
+    bool cancelled = false;
+    int ran = 0;
+    const int total = int(runs.size());
+    const int already = int(std::count_if(runs.begin(), runs.end(),
+                                          [&](const StudyRun &r) { return done.count(r.key()); }));
+    if (!cli.isSet("report-only")) {
+        cli.message(presetName.toStdString() + ": " + std::to_string(total) + " runs on " +
+                    std::to_string(names.size()) + " nodes" +
+                    (already ? " (" + std::to_string(already) + " done before)" : std::string()));
+        const QString program = QCoreApplication::applicationFilePath();
+        int index = 0;
+        for (const StudyRun &run : runs) {
+            ++index;
+            if (done.count(run.key()))
+                continue;
+            if (CliContext::stopFlag()->load()) {
+                cancelled = true;
+                break;
+            }
+            QStringList nodes;
+            for (const QString &n : run.nodes)
+                nodes.append(address[n]);
+            QStringList args{run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan")
+                                                              : QStringLiteral("train"),
+                             QStringLiteral("--nodes"),
+                             nodes.join(QLatin1Char(',')),
+                             QStringLiteral("--key-file"),
+                             lab.key_file,
+                             QStringLiteral("--model"),
+                             run.job.model,
+                             QStringLiteral("--batch"),
+                             QString::number(run.job.batch),
+                             QStringLiteral("--train-limit"),
+                             QString::number(run.job.train_limit),
+                             QStringLiteral("--test-limit"),
+                             QString::number(run.job.test_limit),
+                             QStringLiteral("--epochs"),
+                             QString::number(run.job.epochs),
+                             QStringLiteral("--json")};
+            if (run.kind == StudyRun::Kind::Plan)
+                args << QStringLiteral("--modes") << QStringLiteral("sync")
+                     << QStringLiteral("--objective") << QStringLiteral("time");
+            else
+                args << QStringLiteral("--mode") << net::modeName(run.mode);
+            const QString log = out + QStringLiteral("/logs/%1-%2.log")
+                                          .arg(index, 3, 10, QLatin1Char('0'))
+                                          .arg(fileSafe(run.key()));
+            cli.message(QStringLiteral("[%1/%2] %3")
+                            .arg(index)
+                            .arg(total)
+                            .arg(describe(run))
+                            .toStdString());
+            QProcess process;
+            process.setStandardErrorFile(log);
+            QElapsedTimer clock;
+            clock.start();
+            process.start(program, args);
+            if (!process.waitForStarted(10000))
+                throw core::IoError("cannot start '" + program.toStdString() +
+                                    "': " + process.errorString().toStdString());
+            bool timedOut = false, interrupted = false;
+            while (!process.waitForFinished(200)) {
+                const bool stop = CliContext::stopFlag()->load();
+                const bool late = clock.elapsed() > runTimeout.count();
+                if ((stop && !interrupted) || (late && !timedOut && !interrupted)) {
+                    // as Ctrl-C would: the run stops its nodes' job and says so
+                    ::kill(pid_t(process.processId()), SIGINT);
+                    interrupted = stop;
+                    timedOut = !stop;
+                }
+                if (clock.elapsed() > runTimeout.count() + 60000) {
+                    process.kill();
+                    process.waitForFinished(5000);
+                    break;
+                }
+            }
+            if (interrupted) {
+                cancelled = true;
+                cli.message("stopped: this run is done again when the study continues");
+                break;
+            }
+            StudyRecord record;
+            record.run = run;
+            record.wall_seconds = double(clock.elapsed()) / 1000.0;
+            record.exit_code =
+                process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+            try {
+                record.result = lastJson(process.readAllStandardOutput(), log);
+            } catch (const core::Error &e) {
+                record.error = QString::fromUtf8(e.what());
+            }
+            const core::Json *error = record.result.find("error");
+            if (timedOut)
+                record.error = QStringLiteral("stopped after the run timeout");
+            else if (error && error->isString() && !error->toString().empty())
+                record.error = QString::fromStdString(error->toString());
+            else if (record.exit_code != 0 && record.error.isEmpty())
+                record.error = QStringLiteral("exit status %1").arg(record.exit_code);
+            ClusterStudy::appendRecord(recordsPath, record);
+            ++ran;
+            const core::Json *seconds = record.result.find("training_seconds");
+            const core::Json *accuracy = record.result.find("test_accuracy");
+            std::string line =
+                "  " + core::NumberText::format(std::round(record.wall_seconds)) + " s";
+            if (!record.ok())
+                line +=
+                    ": failed: " + record.error.toStdString() + " (log: " + log.toStdString() + ")";
+            else if (seconds && seconds->isNumber())
+                line += ", training " +
+                        core::NumberText::format(std::round(seconds->toDouble() * 100) / 100) +
+                        " s" +
+                        (accuracy && accuracy->isNumber()
+                             ? ", test accuracy " + formatPercent(accuracy->toDouble())
+                             : std::string());
+            cli.message(line);
+        }
+    }
+
+    // What the finished runs show (this study's only: runs.jsonl may hold other settings').
+    std::vector<StudyRecord> records;
+    for (StudyRecord &r : ClusterStudy::readRecords(recordsPath))
+        if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
+            records.push_back(std::move(r));
+    QStringList written;
+    core::Json summary;
+    int failed = 0;
+    for (const StudyRecord &r : records)
+        failed += !r.ok();
+    if (*preset == ClusterStudy::Preset::PiCluster) {
+        const auto rows = ClusterStudy::scaling(records);
+        writeFile(out + QStringLiteral("/pi-cluster.csv"), ClusterStudy::scalingCsv(rows),
+                  &written);
+        writeFile(out + QStringLiteral("/pi-cluster-nodes.csv"),
+                  ClusterStudy::nodeUsageCsv(ClusterStudy::nodeUsage(records)), &written);
+        core::Json list = core::Json::array();
+        for (const auto &r : rows) {
+            core::Json j;
+            j.set("model", r.model.toStdString()).set("batch", r.batch);
+            j.set("mode", net::modeName(r.mode).toStdString()).set("devices", r.devices);
+            j.set("epoch_seconds", r.epoch_seconds).set("training_seconds", r.training_seconds);
+            j.set("test_accuracy",
+                  r.test_accuracy >= 0 ? core::Json(r.test_accuracy) : core::Json());
+            // null where the nodes were not sampled while the run trained (under a second)
+            auto measured = [&](double v) { return r.resources ? core::Json(v) : core::Json(); };
+            j.set("cpu_percent", measured(r.cpu_percent)).set("rss_mib", measured(r.rss_mib));
+            j.set("received_kib_per_epoch", measured(r.received_kib))
+                .set("sent_kib_per_epoch", measured(r.sent_kib));
+            if (!r.error.isEmpty())
+                j.set("error", r.error.toStdString());
+            list.push(std::move(j));
+        }
+        summary.set("rows", std::move(list));
+    } else {
+        const auto analysis = ClusterStudy::choice(records);
+        writeFile(out + QStringLiteral("/cluster-choice-runs.csv"),
+                  ClusterStudy::choiceRunsCsv(analysis), &written);
+        writeFile(out + QStringLiteral("/cluster-choice-cases.csv"),
+                  ClusterStudy::choiceCasesCsv(analysis), &written);
+        summary = ClusterStudy::choiceSummary(analysis);
+        writeFile(out + QStringLiteral("/summary.json"),
+                  QByteArray::fromStdString(summary.dump(1) + "\n"), &written);
+        cli.message("the planner picked the measured best in " + std::to_string(analysis.best) +
+                    " of " + std::to_string(analysis.cases.size()) + " cases, best or second in " +
+                    std::to_string(analysis.best_or_second) + "; median training-time error " +
+                    core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) +
+                    " %");
+    }
+#ifdef EDGETRAIN_STUDY_REPORT
+    {
+        ui::StudyReportContent content;
+        content.preset = *preset;
+        content.lab = lab;
+        content.records = records;
+        content.runs_planned = total;
+        QString error;
+        if (!ui::StudyReport::write(out, content, &written, &error))
+            throw core::IoError(error.toStdString());
+    }
+#else
+    cli.message("charts and study.pdf: this edgetrain-cli was built without the desktop app's "
+                "libraries (Qt Widgets, Charts); the CSV files have every figure");
+#endif
+    for (const QString &f : written)
+        cli.message("wrote " + f.toStdString());
+    if (cli.json()) {
+        core::Json j;
+        j.set("command", "study").set("preset", presetName.toStdString());
+        j.set("out", out.toStdString()).set("runs_planned", total);
+        j.set("runs_done", int(records.size())).set("runs_failed", failed);
+        j.set("runs_now", ran).set("cancelled", cancelled);
+        core::Json nodes = core::Json::array();
+        for (const net::LabNode &n : lab.nodes) {
+            core::Json x;
+            x.set("name", n.name.toStdString()).set("profile", n.profile_id.toStdString());
+            x.set("cpu_quota_cores", n.cpu_quota_cores)
+                .set("memory_limit_bytes", n.memory_limit_bytes)
+                .set("link_bits_per_second", n.link_bits_per_second);
+            nodes.push(std::move(x));
+        }
+        j.set("nodes", std::move(nodes));
+        core::Json notEmulated = core::Json::array();
+        for (const QString &m : lab.not_emulated)
+            notEmulated.push(m.toStdString());
+        j.set("not_emulated", std::move(notEmulated));
+        core::Json files = core::Json::array();
+        for (const QString &f : written)
+            files.push(f.toStdString());
+        j.set("files", std::move(files)).set("summary", std::move(summary));
+        cli.printJson(j);
+    }
+    if (cancelled) {
+        cli.message("cancelled: " + std::to_string(records.size()) + " of " +
+                    std::to_string(total) + " runs done; the same command continues the study");
+        return ExitFailure;
+    }
+    const bool anyOk =
+        std::any_of(records.begin(), records.end(), [](const StudyRecord &r) { return r.ok(); });
+    return anyOk ? ExitSuccess : ExitFailure;
+}
+
+} // namespace edgetrain::app

@@ -1,0 +1,184 @@
+#pragma once
+
+#include "core/json.h"
+#include "net/job.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace edgetrain::net {
+
+/** One training job of a study: a zoo model on the first `train_limit` Fashion-MNIST images. */
+struct StudyJob
+{
+    QString model;
+    int batch = 64;
+    int train_limit = 0; // 0: all 60,000
+    int test_limit = 0;  // 0: all 10,000
+    int epochs = 1;
+};
+
+/** One run of a study: a job trained on some of the lab's nodes in one mode, or the planner
+ *  profiling every node for the job (cluster-choice). */
+struct StudyRun
+{
+    enum class Kind { Train, Plan };
+    Kind kind = Kind::Train;
+    StudyJob job;
+    TrainingMode mode = TrainingMode::Sync;
+    QStringList nodes; // the lab's node names, in the lab's order
+    /** Names the run uniquely within a study ("train/lenet5/b64/l8192/e2/sync/pi3b-1+pi3b-2"):
+     *  what a resumed study matches finished runs by. */
+    QString key() const;
+};
+
+/** What a run left: the CLI's JSON result (train or plan --json; null when it printed none),
+ *  its exit status, its wall time, and an error when it failed. */
+struct StudyRecord
+{
+    StudyRun run;
+    core::Json result;
+    int exit_code = 0;
+    double wall_seconds = 0.0;
+    QString error;
+    bool ok() const { return error.isEmpty(); }
+};
+
+/**
+ * The seed papers' experiments as a study of the edge lab (`edgetrain-cli study`), and what is
+ * made of their results. Pure functions of data: running the jobs is the CLI's (each run is an
+ * `edgetrain-cli train|plan --json` of its own), drawing the charts and the PDF the ui's.
+ *
+ *  - pi-cluster: the Raspberry-Pi-cluster paper — each model trained on 1..N of the lab's nodes,
+ *    synchronous against asynchronous: time per epoch, accuracy, each node's CPU, memory and
+ *    network (its Tables 1-3, Figures 3-7).
+ *  - cluster-choice: the heterogeneous-cluster paper — the planner's prediction for every subset
+ *    of the nodes, every subset actually trained for the same job, and per objective (time,
+ *    power, energy, EDP) whether the planner picked the measured best (its Figure 5).
+ *
+ * The records live in DIR/runs.jsonl, one JSON object a line, appended as each run ends, so an
+ * interrupted study loses at most the run in progress and resumes where it stopped.
+ */
+class ClusterStudy
+{
+public:
+    enum class Preset { PiCluster, ClusterChoice };
+    static std::optional<Preset> parsePreset(const QString &text);
+    static QString presetName(Preset preset);
+
+    struct Options
+    {
+        Preset preset = Preset::PiCluster;
+        std::vector<StudyJob> jobs;
+        std::vector<TrainingMode> modes; // pi-cluster's; cluster-choice trains in sync
+        int max_nodes = 0;               // pi-cluster: 1..max_nodes of the lab's (0: all)
+    };
+    /** The preset's jobs and modes (sized so the study takes minutes, not the papers' hours, on
+     *  a lab of Raspberry Pi profiles); `quick` shrinks them to seconds (tests, a first look). */
+    static Options defaults(Preset preset, bool quick = false);
+    /** The devices the preset's lab has unless told ("pi3:5": the paper's cluster of Pi 3s;
+     *  "pi3:2,pi4:2,pi5:1": three profiles, two link speeds). */
+    static QString defaultDevices(Preset preset);
+
+    /** The runs, in the order they run: pi-cluster per job, per mode, on the first 1..N nodes;
+     *  cluster-choice per job, the plan over every node, then every non-empty subset (sync). */
+    static std::vector<StudyRun> runs(const Options &options, const QStringList &nodes);
+
+    static core::Json recordJson(const StudyRecord &record);
+    /** Throws core::FormatError naming `source` and the field. */
+    static StudyRecord recordFromJson(const core::Json &json, const std::string &source);
+    /** DIR/runs.jsonl's records, in file order. A last line without its newline (the study was
+     *  killed while writing it) is dropped; any other bad line throws core::FormatError naming
+     *  the file, line and field. A missing file is no records. */
+    static std::vector<StudyRecord> readRecords(const QString &path);
+    /** Appends one line and flushes it to disk; throws core::IoError. */
+    static void appendRecord(const QString &path, const StudyRecord &record);
+
+    // --- pi-cluster ---------------------------------------------------------------------
+    /** One trained configuration: the means over its epochs and over its nodes. */
+    struct ScalingRow
+    {
+        QString model;
+        int batch = 0;
+        TrainingMode mode = TrainingMode::Sync;
+        int devices = 0;
+        int epochs = 0;
+        double epoch_seconds = 0.0; // mean over the epochs (training only)
+        double training_seconds = 0.0;
+        double test_accuracy = -1.0; // after the last epoch (-1: not measured)
+        /** The nodes sampled their use while the run trained (they do once a second: a run
+         *  shorter than that has no figures below). */
+        bool resources = false;
+        double cpu_percent = 0.0;  // the devices' CPU use while training, mean over nodes
+        double rss_mib = 0.0;      // the agents' peak RSS, mean over nodes
+        double received_kib = 0.0; // per node and epoch, the agent's own traffic
+        double sent_kib = 0.0;
+        QString error;
+    };
+    struct NodeUsage
+    {
+        QString model;
+        TrainingMode mode = TrainingMode::Sync;
+        int devices = 0;
+        QString node;
+        double cpu_percent = 0.0, agent_cpu_percent = 0.0;
+        std::int64_t rss_peak_bytes = 0, received_bytes = 0, sent_bytes = 0;
+    };
+    static std::vector<ScalingRow> scaling(const std::vector<StudyRecord> &records);
+    static std::vector<NodeUsage> nodeUsage(const std::vector<StudyRecord> &records);
+    static QByteArray scalingCsv(const std::vector<ScalingRow> &rows);
+    static QByteArray nodeUsageCsv(const std::vector<NodeUsage> &rows);
+
+    // --- cluster-choice -----------------------------------------------------------------
+    struct ChoiceRun // one subset: the planner's prediction and the measurement
+    {
+        QString model;
+        int batch = 0;
+        QStringList nodes;
+        double predicted_seconds = 0, measured_seconds = 0;
+        double predicted_watts = 0, measured_watts = 0;
+        double predicted_joules = 0, measured_joules = 0;
+        double predicted_edp = 0, measured_edp = 0;
+        bool suitable = true; // the planner would consider it (memory, limits)
+    };
+    struct ChoiceCase // one job and objective
+    {
+        QString model;
+        int batch = 0;
+        QString objective; // time, power, energy, edp
+        QStringList picked, measured_best;
+        int rank = 0; // the pick's place in the measured order (1: the best; 0: not measured)
+        int measured = 0;
+        double picked_value = 0, best_value = 0; // the objective's measured value
+    };
+    struct ChoiceJob // one job's plan
+    {
+        QString model;
+        int batch = 0;
+        double profiling_seconds = 0;
+        double best_training_seconds = 0; // the measured fastest subset's
+    };
+    struct ChoiceAnalysis
+    {
+        std::vector<ChoiceRun> runs;
+        std::vector<ChoiceCase> cases;
+        std::vector<ChoiceJob> jobs;
+        int best = 0, best_or_second = 0;
+        double median_time_error = 0, p90_time_error = 0; // |predicted - measured| / measured
+        double median_profiling_share = 0; // profiling / (profiling + best training time)
+        /** Objectives left out: power, energy and EDP need the nodes' power figures. */
+        QStringList skipped;
+    };
+    static const QStringList &objectives(); // time, power, energy, edp
+    static ChoiceAnalysis choice(const std::vector<StudyRecord> &records);
+    static QByteArray choiceRunsCsv(const ChoiceAnalysis &analysis);
+    static QByteArray choiceCasesCsv(const ChoiceAnalysis &analysis);
+    static core::Json choiceSummary(const ChoiceAnalysis &analysis);
+};
+
+} // namespace edgetrain::net

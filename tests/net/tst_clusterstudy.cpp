@@ -1,0 +1,269 @@
+// The study's runs and what is made of their results (net/clusterstudy.h), on records written
+// by hand with known answers.
+
+#include "core/error.h"
+#include "net/clusterstudy.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <set>
+
+using namespace edgetrain;
+using net::ClusterStudy;
+using net::StudyRecord;
+using net::StudyRun;
+
+namespace {
+
+const QStringList kNodes{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")};
+
+/** A train run's record: its nodes, training seconds and joules as `train --json` says them. */
+StudyRecord trained(const QStringList &nodes, double seconds, double joules)
+{
+    StudyRecord r;
+    r.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
+    r.run.nodes = nodes;
+    r.result.set("training_seconds", seconds).set("training_joules", joules);
+    return r;
+}
+
+core::Json candidate(const QStringList &nodes, double seconds, double watts, bool suitable = true)
+{
+    core::Json c;
+    core::Json list = core::Json::array();
+    for (const QString &n : nodes)
+        list.push(n.toStdString());
+    c.set("nodes", std::move(list)).set("predicted_seconds", seconds);
+    c.set("predicted_watts", watts).set("predicted_joules", seconds * watts);
+    c.set("predicted_edp", seconds * seconds * watts).set("suitable", suitable);
+    return c;
+}
+
+} // namespace
+
+class TestClusterStudy : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void runsOfEachPreset();
+    void choiceRanksThePicksAgainstMeasurement();
+    void choiceWithoutPowerJudgesTimeOnly();
+    void scalingAveragesEpochsAndNodes();
+    void recordsRoundTripAndSurviveACutLine();
+    void badRecordsNameFileLineAndField();
+};
+
+void TestClusterStudy::runsOfEachPreset()
+{
+    ClusterStudy::Options pi = ClusterStudy::defaults(ClusterStudy::Preset::PiCluster);
+    const auto piRuns = ClusterStudy::runs(pi, kNodes);
+    // every job, sync and async, on the first 1, 2, 3 nodes
+    QCOMPARE(piRuns.size(), pi.jobs.size() * 2 * 3);
+    QCOMPARE(piRuns[0].nodes, QStringList{QStringLiteral("a")});
+    QCOMPARE(piRuns[2].nodes, kNodes);
+    QCOMPARE(piRuns[3].mode, net::TrainingMode::Async);
+    pi.max_nodes = 2;
+    QCOMPARE(ClusterStudy::runs(pi, kNodes).size(), pi.jobs.size() * 2 * 2);
+
+    const ClusterStudy::Options choice =
+        ClusterStudy::defaults(ClusterStudy::Preset::ClusterChoice);
+    QCOMPARE(choice.jobs.size(), std::size_t(6)); // lenet5 and mlp x batch 32, 64, 128
+    const auto runs = ClusterStudy::runs(choice, kNodes);
+    QCOMPARE(runs.size(), choice.jobs.size() * (1 + 7)); // the plan, then every non-empty subset
+    QCOMPARE(runs[0].kind, StudyRun::Kind::Plan);
+    QCOMPARE(runs[0].nodes, kNodes);
+    QCOMPARE(runs[1].nodes.size(), 1); // the smaller subsets first
+    QCOMPARE(runs[7].nodes, kNodes);   // the last of the job's: all three
+    std::set<QString> keys;
+    for (const StudyRun &r : runs)
+        keys.insert(r.key());
+    QCOMPARE(keys.size(), runs.size()); // what a resumed study matches by is unique
+}
+
+void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
+{
+    // The plan predicts: a 10 s at 2 W, b 6 s at 5 W, a+b 4 s at 7 W, c unsuitable (out of
+    // memory) though it would be fastest. Picks: time a+b (4 s), power a (2 W), energy a
+    // (20 J < 28 J < 30 J), EDP a+b (112 < 180 < 200).
+    StudyRecord plan;
+    plan.run.kind = StudyRun::Kind::Plan;
+    plan.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
+    plan.run.nodes = kNodes;
+    core::Json candidates = core::Json::array();
+    candidates.push(candidate({"a"}, 10, 2));
+    candidates.push(candidate({"b"}, 6, 5));
+    candidates.push(candidate({"a", "b"}, 4, 7));
+    candidates.push(candidate({"c"}, 1, 1, false));
+    plan.result.set("candidates", std::move(candidates)).set("profiling_seconds", 2.0);
+    // Measured: a 11 s 22 J (2 W), b 5 s 30 J (6 W), a+b 6 s 45 J (7.5 W).
+    // time: b 5 < a+b 6 < a 11 -> the pick a+b is second. power: a 2 < b 6 < a+b 7.5 -> best.
+    // energy: a 22 < b 30 < a+b 45 -> best. EDP: b 150 < a 242 < a+b 270 -> the pick a+b third.
+    const std::vector<StudyRecord> records{plan, trained({"a"}, 11, 22), trained({"b"}, 5, 30),
+                                           trained({"a", "b"}, 6, 45)};
+    const auto a = ClusterStudy::choice(records);
+    QCOMPARE(a.runs.size(), std::size_t(3));
+    QCOMPARE(a.cases.size(), std::size_t(4));
+    QVERIFY(a.skipped.isEmpty());
+    std::map<QString, int> rank;
+    for (const auto &c : a.cases)
+        rank[c.objective] = c.rank;
+    QCOMPARE(rank["time"], 2);
+    QCOMPARE(rank["power"], 1);
+    QCOMPARE(rank["energy"], 1);
+    QCOMPARE(rank["edp"], 3);
+    QCOMPARE(a.best, 2);
+    QCOMPARE(a.best_or_second, 3);
+    QCOMPARE(a.cases[0].measured_best, QStringList{QStringLiteral("b")});
+    QCOMPARE(a.cases[0].picked_value, 6.0);
+    QCOMPARE(a.cases[0].best_value, 5.0);
+    // time errors |10-11|/11, |6-5|/5, |4-6|/6: 0.0909, 0.2, 0.333 -> median 0.2
+    QVERIFY(qFuzzyCompare(a.median_time_error, 0.2));
+    // profiling 2 s against the fastest measured 5 s
+    QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
+    const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
+    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5\n"), csv.constData());
+}
+
+void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
+{
+    StudyRecord plan;
+    plan.run.kind = StudyRun::Kind::Plan;
+    plan.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
+    plan.run.nodes = kNodes;
+    core::Json candidates = core::Json::array();
+    candidates.push(candidate({"a"}, 3, 2));
+    candidates.push(candidate({"b"}, 2, 2));
+    plan.result.set("candidates", std::move(candidates));
+    StudyRecord failed = trained({"a"}, 0, 0);
+    failed.error = QStringLiteral("node a lost");
+    failed.result = core::Json();
+    const auto a = ClusterStudy::choice({plan, failed, trained({"b"}, 2.5, 0)});
+    QCOMPARE(a.cases.size(), std::size_t(1));
+    QCOMPARE(a.cases[0].objective, QStringLiteral("time"));
+    QCOMPARE(a.cases[0].rank, 1); // b, the only one measured
+    QCOMPARE(a.cases[0].measured, 1);
+    QCOMPARE(a.skipped, (QStringList{"power", "energy", "edp"}));
+}
+
+void TestClusterStudy::scalingAveragesEpochsAndNodes()
+{
+    StudyRecord r;
+    r.run.job = {QStringLiteral("resnet20"), 32, 1024, 512, 2};
+    r.run.mode = net::TrainingMode::Async;
+    r.run.nodes = {QStringLiteral("a"), QStringLiteral("b")};
+    core::Json epochs = core::Json::array();
+    epochs.push(core::Json().set("train_seconds", 3.0).set("test_accuracy", 0.4));
+    epochs.push(core::Json().set("train_seconds", 5.0).set("test_accuracy", 0.5));
+    core::Json usage = core::Json::array();
+    usage.push(core::Json()
+                   .set("node", "a")
+                   .set("cpu_percent", 40.0)
+                   .set("rss_peak_bytes", std::int64_t(100) << 20)
+                   .set("received_bytes", std::int64_t(4096))
+                   .set("sent_bytes", std::int64_t(2048)));
+    usage.push(core::Json()
+                   .set("node", "b")
+                   .set("cpu_percent", 60.0)
+                   .set("rss_peak_bytes", std::int64_t(200) << 20)
+                   .set("received_bytes", std::int64_t(8192))
+                   .set("sent_bytes", std::int64_t(0)));
+    r.result.set("epochs", std::move(epochs)).set("resources_by_node", std::move(usage));
+    r.result.set("training_seconds", 8.5);
+    const auto rows = ClusterStudy::scaling({r});
+    QCOMPARE(rows.size(), std::size_t(1));
+    const auto &row = rows[0];
+    QCOMPARE(row.devices, 2);
+    QCOMPARE(row.epochs, 2);
+    QCOMPARE(row.epoch_seconds, 4.0);
+    QCOMPARE(row.training_seconds, 8.5);
+    QCOMPARE(row.test_accuracy, 0.5);
+    QVERIFY(row.resources);
+    QCOMPARE(row.cpu_percent, 50.0);
+    QCOMPARE(row.rss_mib, 150.0);
+    QCOMPARE(row.received_kib, 3.0); // (4 + 8) KiB / 2 nodes / 2 epochs
+    QCOMPARE(row.sent_kib, 0.5);
+    QCOMPARE(ClusterStudy::nodeUsage({r}).size(), std::size_t(2));
+    const QByteArray csv = ClusterStudy::scalingCsv(rows);
+    QVERIFY2(csv.contains("resnet20,32,async,2,2,4,8.5,0.5,50,150,3,0.5,\"\"\n"), csv.constData());
+    // a run with no epoch is an error row, not a zero
+    StudyRecord none;
+    none.run = r.run;
+    QCOMPARE(ClusterStudy::scaling({none})[0].error, QStringLiteral("no epoch finished"));
+}
+
+void TestClusterStudy::recordsRoundTripAndSurviveACutLine()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("runs.jsonl"));
+    QVERIFY(ClusterStudy::readRecords(path).empty()); // no file yet: no records
+    StudyRecord a = trained({"a", "b"}, 4.25, 17.5);
+    a.run.mode = net::TrainingMode::LocalSgd;
+    a.wall_seconds = 6.5;
+    StudyRecord b = trained({"c"}, 0, 0);
+    b.run.kind = StudyRun::Kind::Plan;
+    b.exit_code = 1;
+    b.error = QStringLiteral("no cluster was chosen");
+    ClusterStudy::appendRecord(path, a);
+    ClusterStudy::appendRecord(path, b);
+    auto records = ClusterStudy::readRecords(path);
+    QCOMPARE(records.size(), std::size_t(2));
+    QCOMPARE(records[0].run.key(), a.run.key());
+    QCOMPARE(records[0].run.mode, net::TrainingMode::LocalSgd);
+    QCOMPARE(records[0].wall_seconds, 6.5);
+    QCOMPARE(records[0].result.find("training_joules")->toDouble(), 17.5);
+    QCOMPARE(records[1].run.kind, StudyRun::Kind::Plan);
+    QCOMPARE(records[1].error, b.error);
+    QCOMPARE(records[1].exit_code, 1);
+    // killed while writing the third: the two before it stand, the cut one is run again
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::Append));
+    f.write("{\"key\":\"train/lenet5/b64\",\"kind\":\"tr");
+    f.close();
+    QCOMPARE(ClusterStudy::readRecords(path).size(), std::size_t(2));
+}
+
+void TestClusterStudy::badRecordsNameFileLineAndField()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("runs.jsonl"));
+    ClusterStudy::appendRecord(path, trained({"a"}, 1, 1));
+    const QByteArray good = [&] {
+        QFile f(path);
+        f.open(QIODevice::ReadOnly);
+        return f.readAll();
+    }();
+    struct Case
+    {
+        QByteArray from, to, message;
+    };
+    const Case cases[] = {
+        {"\"batch\":64", "\"batch\":0", "field \"batch\" must be an integer from 1"},
+        {"\"mode\":\"sync\"", "\"mode\":\"gossip\"", "field \"mode\" must be sync, async"},
+        {"\"kind\":\"train\"", "\"kind\":\"fly\"", "field \"kind\" must be"},
+        {"\"nodes\":[\"a\"]", "\"nodes\":[]", "field \"nodes\" must be a non-empty array"},
+        {",\"wall_seconds\":0", "", "missing field \"wall_seconds\""},
+    };
+    for (const Case &c : cases) {
+        QVERIFY2(good.contains(c.from), c.from.constData());
+        QByteArray bad = good;
+        bad.replace(c.from, c.to);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(good + bad + good); // the bad one is line 2
+        f.close();
+        try {
+            ClusterStudy::readRecords(path);
+            QFAIL(c.message.constData());
+        } catch (const core::FormatError &e) {
+            const QString what = QString::fromUtf8(e.what());
+            QVERIFY2(what.contains(path + QStringLiteral(":2")), qPrintable(what));
+            QVERIFY2(what.contains(QString::fromUtf8(c.message)), qPrintable(what));
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestClusterStudy)
+#include "tst_clusterstudy.moc"

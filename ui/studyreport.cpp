@@ -1,0 +1,613 @@
+#include "studyreport.h"
+
+#include "chartfiles.h"
+#include "pdfpage.h"
+
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QScatterSeries>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+namespace edgetrain::ui {
+
+namespace {
+
+using net::ClusterStudy;
+
+constexpr int kChartW = 900, kChartH = 480;
+
+const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
+                           QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
+                           QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf)};
+
+QString fixed(double v, int decimals)
+{
+    return QString::number(v, 'f', decimals); // the report's numbers: C locale, like its CSV
+}
+
+QChart *newChart(const QString &title)
+{
+    auto *chart = new QChart;
+    chart->setTitle(title);
+    QFont f = chart->titleFont();
+    f.setPointSizeF(9.5);
+    f.setBold(true);
+    chart->setTitleFont(f);
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->setBackgroundRoundness(0);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont lf = chart->legend()->font();
+    lf.setPointSizeF(8);
+    chart->legend()->setFont(lf);
+    return chart;
+}
+
+template <typename Axis> Axis *styledAxis(Axis *axis, const QString &title)
+{
+    QFont f = axis->labelsFont();
+    f.setPointSizeF(8);
+    axis->setLabelsFont(f);
+    axis->setTitleFont(f);
+    axis->setTitleText(title);
+    return axis;
+}
+
+struct Line
+{
+    QString name;
+    std::vector<QPointF> points;
+    int colour = 0;
+    bool dashed = false;
+};
+
+/** y against the number of devices (integers on x), one line a series. */
+QChartView *lineChart(QWidget *owner, const QString &title, const QString &yTitle,
+                      const std::vector<Line> &lines, int maxDevices)
+{
+    QChart *chart = newChart(title);
+    auto *x = styledAxis(new QValueAxis, QObject::tr("number of devices"));
+    x->setRange(0.8, maxDevices + 0.2);
+    x->setTickType(QValueAxis::TicksDynamic);
+    x->setTickAnchor(1);
+    x->setTickInterval(1);
+    x->setLabelFormat(QStringLiteral("%d"));
+    auto *y = styledAxis(new QValueAxis, yTitle);
+    y->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    double top = 0;
+    for (const Line &l : lines) {
+        auto *s = new QLineSeries;
+        s->setName(l.name);
+        QPen pen(kPalette[l.colour % 6], 2.2);
+        if (l.dashed)
+            pen.setStyle(Qt::DashLine);
+        s->setPen(pen);
+        s->setPointsVisible(true);
+        for (const QPointF &p : l.points) {
+            s->append(p);
+            top = std::max(top, p.y());
+        }
+        chart->addSeries(s);
+        s->attachAxis(x);
+        s->attachAxis(y);
+    }
+    y->setRange(0, top > 0 ? top * 1.1 : 1.0);
+    y->applyNiceNumbers();
+    auto *view = new QChartView(chart, owner);
+    view->setRenderHint(QPainter::Antialiasing);
+    return view;
+}
+
+/** Predicted against measured training time (log-log), a series per model, and y = x. */
+QChartView *predictionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a)
+{
+    QChart *chart = newChart(QObject::tr("Training time: predicted against measured"));
+    auto *x = styledAxis(new QLogValueAxis, QObject::tr("measured (s)"));
+    auto *y = styledAxis(new QLogValueAxis, QObject::tr("predicted (s)"));
+    for (QLogValueAxis *axis : {x, y}) {
+        axis->setBase(10);
+        axis->setLabelFormat(QStringLiteral("%.3g"));
+        axis->setMinorTickCount(8);
+    }
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    double lo = 1e9, hi = 0;
+    std::map<QString, QScatterSeries *> byModel;
+    int colour = 0;
+    for (const auto &r : a.runs) {
+        if (r.measured_seconds <= 0 || r.predicted_seconds <= 0)
+            continue;
+        QScatterSeries *&s = byModel[r.model];
+        if (!s) {
+            s = new QScatterSeries;
+            s->setName(r.model);
+            s->setMarkerSize(8);
+            s->setColor(kPalette[colour++ % 6]);
+            s->setBorderColor(Qt::transparent);
+        }
+        s->append(r.measured_seconds, r.predicted_seconds);
+        lo = std::min({lo, r.measured_seconds, r.predicted_seconds});
+        hi = std::max({hi, r.measured_seconds, r.predicted_seconds});
+    }
+    if (hi <= 0) {
+        lo = 0.1;
+        hi = 10;
+    }
+    lo = std::pow(10.0, std::floor(std::log10(lo)));
+    hi = std::pow(10.0, std::ceil(std::log10(hi)));
+    auto *diagonal = new QLineSeries;
+    diagonal->setName(QObject::tr("predicted = measured"));
+    diagonal->setPen(QPen(QColor(0x88, 0x88, 0x88), 1.2, Qt::DashLine));
+    diagonal->append(lo, lo);
+    diagonal->append(hi, hi);
+    chart->addSeries(diagonal);
+    diagonal->attachAxis(x);
+    diagonal->attachAxis(y);
+    for (auto &[model, s] : byModel) {
+        chart->addSeries(s);
+        s->attachAxis(x);
+        s->attachAxis(y);
+    }
+    x->setRange(lo, hi);
+    y->setRange(lo, hi);
+    auto *view = new QChartView(chart, owner);
+    view->setRenderHint(QPainter::Antialiasing);
+    return view;
+}
+
+/** Per objective: how many cases the pick was the measured best, the second, or worse. */
+QChartView *selectionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a)
+{
+    QChart *chart = newChart(QObject::tr("The planner's pick against measurement"));
+    auto *best = new QBarSet(QObject::tr("the best"));
+    auto *second = new QBarSet(QObject::tr("second best"));
+    auto *worse = new QBarSet(QObject::tr("worse"));
+    best->setColor(kPalette[2]);
+    second->setColor(kPalette[4]);
+    worse->setColor(kPalette[1]);
+    QStringList categories;
+    double top = 0;
+    for (const QString &objective : ClusterStudy::objectives()) {
+        int b = 0, s = 0, w = 0;
+        for (const auto &c : a.cases)
+            if (c.objective == objective)
+                (c.rank == 1 ? b : c.rank == 2 ? s : w)++;
+        if (b + s + w == 0)
+            continue;
+        categories.append(objective);
+        best->append(b);
+        second->append(s);
+        worse->append(w);
+        top = std::max(top, double(b + s + w));
+    }
+    auto *series = new QStackedBarSeries;
+    series->append(best);
+    series->append(second);
+    series->append(worse);
+    chart->addSeries(series);
+    auto *x = styledAxis(new QBarCategoryAxis, QObject::tr("objective"));
+    x->append(categories);
+    auto *y = styledAxis(new QValueAxis, QObject::tr("cases"));
+    y->setRange(0, std::max(1.0, top));
+    y->setLabelFormat(QStringLiteral("%d"));
+    y->setTickType(QValueAxis::TicksDynamic);
+    y->setTickAnchor(0);
+    y->setTickInterval(std::max(1.0, std::ceil(top / 6)));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    auto *view = new QChartView(chart, owner);
+    view->setRenderHint(QPainter::Antialiasing);
+    return view;
+}
+
+QString labLine(const net::LabState &lab)
+{
+    if (lab.nodes.empty())
+        return QObject::tr("The lab's description was not available (--report-only without "
+                           "--lab).");
+    QString text = QObject::tr("%n node(s)", nullptr, int(lab.nodes.size()));
+    if (!lab.not_emulated.isEmpty())
+        text += QObject::tr("; not emulated: %1").arg(lab.not_emulated.join(QStringLiteral("; ")));
+    else
+        text += QObject::tr(
+                    ", each an edgetrain-node in its own network namespace, its CPU limited by a "
+                    "cgroup quota to the device's speed (this machine: %1 GFLOP/s per core, "
+                    "time scale %2), its memory by a cgroup limit, its link shaped with tc")
+                    .arg(fixed(lab.host_core_gflops, 1), fixed(lab.time_scale, 2));
+    return text + QLatin1Char('.');
+}
+
+QList<QStringList> labTable(const net::LabState &lab)
+{
+    QList<QStringList> rows{{QObject::tr("node"), QObject::tr("profile"),
+                             QObject::tr("CPU (cores here)"), QObject::tr("memory"),
+                             QObject::tr("link")}};
+    for (const net::LabNode &n : lab.nodes)
+        rows.append({n.name, n.profile_id,
+                     n.cpu_quota_cores > 0 ? fixed(n.cpu_quota_cores, 3) : QObject::tr("unlimited"),
+                     n.memory_limit_bytes > 0
+                         ? QStringLiteral("%1 MiB").arg(n.memory_limit_bytes >> 20)
+                         : QObject::tr("unlimited"),
+                     n.link_bits_per_second > 0
+                         ? QStringLiteral("%1 Mbit/s").arg(fixed(n.link_bits_per_second / 1e6, 0))
+                         : QObject::tr("unshaped")});
+    return rows;
+}
+
+/** The charts of a study, named as their files are, owned by one hidden widget. */
+struct StudyCharts
+{
+    std::unique_ptr<QWidget> owner = std::make_unique<QWidget>();
+    std::vector<std::pair<QString, QChartView *>> named;
+    QChartView *find(const QString &name) const
+    {
+        for (const auto &[n, v] : named)
+            if (n == name)
+                return v;
+        return nullptr;
+    }
+    void settle()
+    {
+        for (const auto &[name, w] : named) {
+            w->setAttribute(Qt::WA_DontShowOnScreen);
+            w->resize(kChartW, kChartH);
+            w->show();
+        }
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    }
+};
+
+QStringList modelsOf(const std::vector<ClusterStudy::ScalingRow> &rows)
+{
+    QStringList models;
+    for (const auto &r : rows)
+        if (!models.contains(r.model))
+            models.append(r.model);
+    return models;
+}
+
+std::vector<net::TrainingMode> modesOf(const std::vector<ClusterStudy::ScalingRow> &rows)
+{
+    std::vector<net::TrainingMode> modes;
+    for (const auto &r : rows)
+        if (std::find(modes.begin(), modes.end(), r.mode) == modes.end())
+            modes.push_back(r.mode);
+    return modes;
+}
+
+std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::ScalingRow> &rows)
+{
+    auto charts = std::make_unique<StudyCharts>();
+    int maxDevices = 1;
+    for (const auto &r : rows)
+        maxDevices = std::max(maxDevices, r.devices);
+    const auto modes = modesOf(rows);
+    for (const QString &model : modelsOf(rows)) {
+        auto lines = [&](auto value, bool needsResources, bool twoVariants = false) {
+            std::vector<Line> list;
+            for (std::size_t m = 0; m < modes.size(); ++m)
+                for (int variant = 0; variant < (twoVariants ? 2 : 1); ++variant) {
+                    Line l;
+                    l.name = net::modeName(modes[m]);
+                    if (twoVariants)
+                        l.name += variant == 0 ? QObject::tr(" received") : QObject::tr(" sent");
+                    l.colour = int(m);
+                    l.dashed = variant == 1;
+                    for (const auto &r : rows)
+                        if (r.model == model && r.mode == modes[m] && r.error.isEmpty() &&
+                            (r.resources || !needsResources))
+                            l.points.emplace_back(r.devices, value(r, variant));
+                    list.push_back(l);
+                }
+            return list;
+        };
+        auto add = [&](const QString &name, const QString &title, const QString &unit,
+                       std::vector<Line> l) {
+            charts->named.emplace_back(model + QLatin1Char('-') + name,
+                                       lineChart(charts->owner.get(),
+                                                 model + QStringLiteral(": ") + title, unit, l,
+                                                 maxDevices));
+        };
+        add(QStringLiteral("time"), QObject::tr("time per epoch"), QObject::tr("seconds"),
+            lines([](const auto &r, int) { return r.epoch_seconds; }, false));
+        add(QStringLiteral("accuracy"), QObject::tr("test accuracy"), QObject::tr("%"),
+            lines([](const auto &r, int) { return 100.0 * std::max(0.0, r.test_accuracy); },
+                  false));
+        add(QStringLiteral("cpu"), QObject::tr("CPU use per device"), QObject::tr("%"),
+            lines([](const auto &r, int) { return r.cpu_percent; }, true));
+        add(QStringLiteral("memory"), QObject::tr("memory per device (agent's peak RSS)"),
+            QObject::tr("MiB"), lines([](const auto &r, int) { return r.rss_mib; }, true));
+        add(QStringLiteral("network"), QObject::tr("traffic per device and epoch"),
+            QObject::tr("KiB"),
+            lines([](const auto &r, int v) { return v == 0 ? r.received_kib : r.sent_kib; }, true,
+                  true));
+    }
+    charts->settle();
+    return charts;
+}
+
+std::unique_ptr<StudyCharts> choiceCharts(const ClusterStudy::ChoiceAnalysis &a)
+{
+    auto charts = std::make_unique<StudyCharts>();
+    charts->named.emplace_back(QStringLiteral("selection"), selectionChart(charts->owner.get(), a));
+    charts->named.emplace_back(QStringLiteral("predicted-vs-measured"),
+                               predictionChart(charts->owner.get(), a));
+    charts->settle();
+    return charts;
+}
+
+QString percentOf(int n, std::size_t of)
+{
+    return of ? fixed(100.0 * n / double(of), 1) + QStringLiteral(" %") : QStringLiteral("–");
+}
+
+} // namespace
+
+bool StudyReport::write(const QString &dir, const StudyReportContent &c, QStringList *written,
+                        QString *error)
+{
+    const bool pi = c.preset == ClusterStudy::Preset::PiCluster;
+    const auto rows = ClusterStudy::scaling(c.records);
+    const auto analysis = ClusterStudy::choice(c.records);
+    const auto charts = pi ? piClusterCharts(rows) : choiceCharts(analysis);
+    const QString chartDir = dir + QStringLiteral("/charts");
+    if (!QDir().mkpath(chartDir)) {
+        *error = QStringLiteral("cannot create '%1'").arg(chartDir);
+        return false;
+    }
+    for (const auto &[name, view] : charts->named)
+        if (!ChartFiles::write(view, chartDir, name, written, error))
+            return false;
+
+    std::vector<const net::StudyRecord *> failed;
+    for (const auto &r : c.records)
+        if (!r.ok())
+            failed.push_back(&r);
+    const QStringList models = modelsOf(rows);
+    const int pages = 1 + (pi ? int(models.size()) : 2) + (failed.empty() ? 0 : 1);
+
+    const QString path = dir + QStringLiteral("/study.pdf");
+    QPdfWriter writer(path);
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setResolution(150);
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    const QString title = pi ? QObject::tr("Distributed training on a Raspberry Pi cluster")
+                             : QObject::tr("Choosing the cluster: the planner against measurement");
+    writer.setTitle(QStringLiteral("EdgeTrain study — %1").arg(title));
+    writer.setCreator(QStringLiteral("EdgeTrain"));
+    QPainter painter;
+    if (!painter.begin(&writer)) {
+        *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
+        return false;
+    }
+    const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
+    const QRectF area(0, 0, full.width(), full.height() - 50);
+    int pageNumber = 0;
+    auto newPage = [&] {
+        if (pageNumber > 0)
+            writer.newPage();
+        ++pageNumber;
+        QFont f = painter.font();
+        f.setPointSizeF(8);
+        f.setBold(false);
+        painter.setFont(f);
+        painter.setPen(QColor(0x77, 0x77, 0x77));
+        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
+                         Qt::AlignLeft | Qt::AlignBottom,
+                         QStringLiteral("EdgeTrain · study %1 · %2")
+                             .arg(ClusterStudy::presetName(c.preset), QFileInfo(dir).fileName()));
+        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
+                         Qt::AlignRight | Qt::AlignBottom,
+                         QStringLiteral("%1 / %2").arg(pageNumber).arg(pages));
+        return PdfPage(painter, area);
+    };
+    const double half = area.width() / 2 - 6;
+    const double chartH = half * kChartH / kChartW;
+
+    // 1. What was run, on what
+    {
+        PdfPage page = newPage();
+        page.heading(title);
+        int failedCount = int(failed.size());
+        page.paragraph(
+            QObject::tr("Study “%1”, written %2: %3 of %4 planned runs finished, %5 of them "
+                        "failed.")
+                .arg(ClusterStudy::presetName(c.preset),
+                     QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
+                .arg(c.records.size())
+                .arg(std::max<int>(c.runs_planned, int(c.records.size())))
+                .arg(failedCount));
+        page.paragraph(
+            pi ? QObject::tr(
+                     "After Distributed Training on a Raspberry Pi cluster (Tables 1-4, Figures "
+                     "3-7): each model trained data-parallel on the first 1, 2, … of the lab's "
+                     "devices, synchronously (an allreduce every step) and asynchronously (a "
+                     "parameter server). Time per epoch is training only; test accuracy after the "
+                     "last epoch; CPU is the devices' use while training, memory the node agent's "
+                     "peak RSS, traffic the agent's own, each the mean over the devices of a run.")
+               : QObject::tr(
+                     "After the heterogeneous-cluster paper (its Figure 5: the best configuration "
+                     "chosen in 76.67 % of cases, best or second in 95.83 %): per job the planner "
+                     "profiles every device once and predicts time, power, energy and EDP for "
+                     "every subset; then every subset trains the same job (sync) and is measured. "
+                     "A case is a job and an objective; the pick is the planner's best predicted "
+                     "subset, its rank its place among the measured ones."));
+        page.subheading(QObject::tr("The lab"));
+        page.paragraph(labLine(c.lab));
+        if (!c.lab.nodes.empty())
+            page.table(labTable(c.lab), {0.2, 0.2, 0.24, 0.18, 0.18});
+        if (!pi) {
+            page.subheading(QObject::tr("Result"));
+            QString text = QObject::tr("The planner picked the measured best in %1 of %2 cases "
+                                       "(%3), the best or the second in %4 (%5). Predicted "
+                                       "training time against measured, over %6 runs: median "
+                                       "error %7 %, 90th percentile %8 %. Profiling: median %9 % "
+                                       "of profiling plus the best cluster's training.")
+                               .arg(analysis.best)
+                               .arg(analysis.cases.size())
+                               .arg(percentOf(analysis.best, analysis.cases.size()))
+                               .arg(analysis.best_or_second)
+                               .arg(percentOf(analysis.best_or_second, analysis.cases.size()))
+                               .arg(analysis.runs.size())
+                               .arg(fixed(100 * analysis.median_time_error, 1),
+                                    fixed(100 * analysis.p90_time_error, 1),
+                                    fixed(100 * analysis.median_profiling_share, 1));
+            if (!analysis.skipped.isEmpty())
+                text += QObject::tr(" Left out (the nodes reported no power figures): %1.")
+                            .arg(analysis.skipped.join(QStringLiteral(", ")));
+            page.paragraph(text);
+        }
+    }
+
+    if (pi) {
+        const auto modes = modesOf(rows);
+        for (const QString &model : models) {
+            PdfPage page = newPage();
+            page.heading(QObject::tr("%1: time and accuracy by number of devices").arg(model));
+            int maxDevices = 0;
+            for (const auto &r : rows)
+                if (r.model == model)
+                    maxDevices = std::max(maxDevices, r.devices);
+            QList<QStringList> table;
+            QStringList header{QObject::tr("# of devices")};
+            for (int d = 1; d <= maxDevices; ++d)
+                header.append(QString::number(d));
+            table.append(header);
+            for (net::TrainingMode mode : modes) {
+                QStringList time{net::modeName(mode) + QObject::tr(": time per epoch (s)")};
+                QStringList accuracy{net::modeName(mode) + QObject::tr(": test accuracy")};
+                for (int d = 1; d <= maxDevices; ++d) {
+                    const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &r) {
+                        return r.model == model && r.mode == mode && r.devices == d;
+                    });
+                    const bool ok = it != rows.end() && it->error.isEmpty();
+                    time.append(ok ? QString::number(it->epoch_seconds, 'g', 3)
+                                   : QStringLiteral("–"));
+                    accuracy.append(ok && it->test_accuracy >= 0 ? fixed(it->test_accuracy, 3)
+                                                                 : QStringLiteral("–"));
+                }
+                table.append(time);
+                table.append(accuracy);
+            }
+            QList<double> widths{0.3};
+            for (int d = 1; d <= maxDevices; ++d)
+                widths.append(0.7 / maxDevices);
+            page.table(table, widths);
+            const double y = page.y();
+            page.widget(charts->find(model + QStringLiteral("-time")), QRectF(0, y, half, chartH));
+            page.widget(charts->find(model + QStringLiteral("-accuracy")),
+                        QRectF(half + 12, y, half, chartH));
+            page.skip(chartH + 16);
+            page.subheading(QObject::tr("Hardware resources per device (mean over the devices)"));
+            QList<QStringList> usage{{QObject::tr("mode"), QObject::tr("devices"),
+                                      QObject::tr("CPU %"), QObject::tr("memory (MiB)"),
+                                      QObject::tr("received (KiB/epoch)"),
+                                      QObject::tr("sent (KiB/epoch)")}};
+            const QString none = QStringLiteral("–");
+            for (const auto &r : rows)
+                if (r.model == model && r.error.isEmpty())
+                    usage.append({net::modeName(r.mode), QString::number(r.devices),
+                                  r.resources ? fixed(r.cpu_percent, 1) : none,
+                                  r.resources ? fixed(r.rss_mib, 1) : none,
+                                  r.resources ? fixed(r.received_kib, 1) : none,
+                                  r.resources ? fixed(r.sent_kib, 1) : none});
+            page.table(usage, {0.12, 0.1, 0.12, 0.16, 0.25, 0.25}, 24);
+            if (std::any_of(rows.begin(), rows.end(), [&](const auto &r) {
+                    return r.model == model && r.error.isEmpty() && !r.resources;
+                }))
+                page.paragraph(QObject::tr("–: the run trained for less than a second, between "
+                                           "two of the nodes' samples."));
+            const double third = area.width() / 3 - 8;
+            const double y2 = page.y();
+            int i = 0;
+            for (const char *name : {"-cpu", "-memory", "-network"})
+                page.widget(charts->find(model + QLatin1String(name)),
+                            QRectF(i++ * (third + 12), y2, third, third * kChartH / kChartW));
+        }
+    } else {
+        {
+            PdfPage page = newPage();
+            page.heading(QObject::tr("The planner's pick per job and objective"));
+            QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
+                                      QObject::tr("objective"), QObject::tr("picked"),
+                                      QObject::tr("measured best"), QObject::tr("rank")}};
+            for (const auto &k : analysis.cases)
+                table.append({k.model, QString::number(k.batch), k.objective,
+                              k.picked.join(QLatin1Char('+')),
+                              k.measured_best.join(QLatin1Char('+')),
+                              k.rank > 0 ? QStringLiteral("%1 of %2").arg(k.rank).arg(k.measured)
+                                         : QObject::tr("not measured")});
+            page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
+            page.widget(charts->find(QStringLiteral("selection")),
+                        QRectF(area.width() / 4, page.y(), half, chartH));
+        }
+        {
+            PdfPage page = newPage();
+            page.heading(QObject::tr("Predicted against measured"));
+            page.widget(charts->find(QStringLiteral("predicted-vs-measured")),
+                        QRectF(area.width() / 4, page.y(), half, chartH));
+            page.skip(chartH + 16);
+            page.subheading(QObject::tr("The largest errors of the predicted training time"));
+            std::vector<const ClusterStudy::ChoiceRun *> runs;
+            for (const auto &r : analysis.runs)
+                if (r.measured_seconds > 0)
+                    runs.push_back(&r);
+            auto err = [](const ClusterStudy::ChoiceRun *r) {
+                return (r->predicted_seconds - r->measured_seconds) / r->measured_seconds;
+            };
+            std::sort(runs.begin(), runs.end(),
+                      [&](auto *a, auto *b) { return std::abs(err(a)) > std::abs(err(b)); });
+            QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
+                                      QObject::tr("nodes"), QObject::tr("pred. s"),
+                                      QObject::tr("meas. s"), QObject::tr("error"),
+                                      QObject::tr("pred. W"), QObject::tr("meas. W")}};
+            for (std::size_t i = 0; i < runs.size() && i < 30; ++i)
+                table.append(
+                    {runs[i]->model, QString::number(runs[i]->batch),
+                     runs[i]->nodes.join(QLatin1Char('+')), fixed(runs[i]->predicted_seconds, 2),
+                     fixed(runs[i]->measured_seconds, 2),
+                     fixed(100 * err(runs[i]), 1) + QStringLiteral(" %"),
+                     fixed(runs[i]->predicted_watts, 2), fixed(runs[i]->measured_watts, 2)});
+            page.table(table, {0.1, 0.07, 0.37, 0.09, 0.09, 0.1, 0.09, 0.09});
+        }
+    }
+
+    if (!failed.empty()) {
+        PdfPage page = newPage();
+        page.heading(QObject::tr("Runs that failed"));
+        page.paragraph(QObject::tr("Each run's log is in logs/ of the study's folder."));
+        QList<QStringList> table{{QObject::tr("run"), QObject::tr("why")}};
+        for (const net::StudyRecord *r : failed)
+            table.append({r->run.key(), r->error});
+        page.table(table, {0.5, 0.5});
+    }
+    if (!painter.end()) {
+        *error = QStringLiteral("cannot finish the PDF '%1'").arg(path);
+        return false;
+    }
+    written->append(path);
+    return true;
+}
+
+} // namespace edgetrain::ui
