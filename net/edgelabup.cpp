@@ -28,8 +28,21 @@ using namespace LabSystem;
 namespace {
 
 constexpr int kControlPort = 47700;
-constexpr std::int64_t kCpuPeriodUs = 100000;
 constexpr std::int64_t kMinQuotaUs = 1000; // the kernel's floor
+// A device limited to a share q of a core runs at this machine's speed for q x the quota's period
+// and then waits out the rest of it. With the kernel's default period of 100 ms a Pi 3 (q ~ 0.04)
+// computes 4 ms and stalls 96 ms, longer than one of its training steps: in a synchronous group
+// a node waiting at the allreduce for a stalled partner loses its own period's quota (unused
+// quota does not carry over), so groups trained slower than the devices would (issue #12's
+// planner check: up to 17-19 ms a step). The period is the shortest that still gives each
+// device this much CPU time per period, 10-100 ms.
+constexpr std::int64_t kQuotaSliceUs = 2000;
+
+std::int64_t cpuPeriodUs(double cores)
+{
+    return std::clamp<std::int64_t>(std::llround(double(kQuotaSliceUs) / std::max(cores, 1e-3)),
+                                    10000, 100000);
+}
 // What edgetrain-node itself takes (Qt, the sockets, the sampler): kept out of the job's budget.
 constexpr std::int64_t kAgentBytes = std::int64_t(96) << 20;
 // A profile's link figure is TCP goodput (iperf); tc shapes whole Ethernet frames, of which
@@ -195,15 +208,16 @@ void LabBuilder::makeNetwork(LabNode &n)
 
 void LabBuilder::writeQuota(const LabNode &n, double cores) const
 {
+    const std::int64_t period = cpuPeriodUs(n.cpu_cores); // the profile's, not the correction's
     const QByteArray us = QByteArray::number(
-        qint64(std::max(kMinQuotaUs, std::int64_t(std::llround(cores * double(kCpuPeriodUs))))));
+        qint64(std::max(kMinQuotaUs, std::int64_t(std::llround(cores * double(period))))));
     if (m_cgroups == Cgroups::V1) {
         writeFile(n.cpu_cgroup + QStringLiteral("/cpu.cfs_period_us"),
-                  QByteArray::number(qint64(kCpuPeriodUs)));
+                  QByteArray::number(qint64(period)));
         writeFile(n.cpu_cgroup + QStringLiteral("/cpu.cfs_quota_us"), us);
     } else {
         writeFile(n.cpu_cgroup + QStringLiteral("/cpu.max"),
-                  us + ' ' + QByteArray::number(qint64(kCpuPeriodUs)));
+                  us + ' ' + QByteArray::number(qint64(period)));
     }
 }
 
@@ -253,8 +267,8 @@ void LabBuilder::checkQuota(LabNode &n, int threads, const QStringList &procs)
         m_freeGemm = core::measureGemmThroughput(256, std::chrono::milliseconds(500));
         core::setThreadCount(kept);
     }
-    const double window =
-        std::clamp(4.0 * double(kCpuPeriodUs) / 1e6 / std::max(n.cpu_cores, 1e-3), 1.0, 5.0);
+    const double window = std::clamp(
+        4.0 * double(cpuPeriodUs(n.cpu_cores)) / 1e6 / std::max(n.cpu_cores, 1e-3), 1.0, 5.0);
     const QString out = m_lab.dir + QStringLiteral("/logs/") + n.name + QStringLiteral(".gemm");
     auto share = [&] {
         checkStop();
