@@ -36,6 +36,10 @@ int TrainCommand::run(const QStringList &arguments, Purpose purpose)
         arguments);
     cli.addOption("model", "Zoo model (lenet5, mlp, resnet20, ...) or a ModelSpec .json file.", "M",
                   "lenet5");
+    cli.addOption("input",
+                  "Train the model at this sample shape CxHxW (a CIFAR ResNet on Fashion-MNIST: "
+                  "1x28x28; default: the model's own).",
+                  "CxHxW");
     cli.addOption("dataset", "Dataset: fashion-mnist.", "NAME", "fashion-mnist");
     cli.addOption("data-dir", "Folder with the dataset files.", "DIR",
                   core::FashionMnist::kDefaultDirectory);
@@ -84,7 +88,7 @@ int TrainCommand::run(const QStringList &arguments, Purpose purpose)
         throw UsageError("--auto-cluster chooses among nodes: add --nodes or --discover");
     if (wantsCluster(cli)) {
         ClusterTrainSettings settings;
-        settings.spec = core::Zoo::resolve(modelName);
+        settings.spec = cli.modelSpec();
         settings.options = options;
         settings.dataset = datasetName;
         settings.data_dir = cli.text("data-dir");
@@ -97,7 +101,7 @@ int TrainCommand::run(const QStringList &arguments, Purpose purpose)
     }
     if (budget >= 0)
         core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
-    core::Model model(core::Zoo::resolve(modelName), options.seed);
+    core::Model model(cli.modelSpec(), options.seed);
     if (budget >= 0) {
         // The budget is the process's: a step's own growth beyond the engine's tensors is
         // measured on this model and left out of the engine's share.
