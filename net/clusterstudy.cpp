@@ -279,6 +279,16 @@ std::vector<StudyRecord> ClusterStudy::readRecords(const QString &path)
 void ClusterStudy::appendRecord(const QString &path, const StudyRecord &record)
 {
     const std::string line = recordJson(record).dump() + "\n";
+    // A line cut off when an earlier study was killed (readRecords skips it) goes first, or
+    // this record would be glued to it.
+    {
+        QFile file(path);
+        if (file.exists() && file.open(QIODevice::ReadWrite)) {
+            const QByteArray data = file.readAll();
+            if (!data.isEmpty() && !data.endsWith('\n') && !file.resize(data.lastIndexOf('\n') + 1))
+                throw core::IoError("cannot repair '" + path.toStdString() + "'");
+        }
+    }
     const int fd = ::open(QFile::encodeName(path).constData(),
                           O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -295,6 +305,23 @@ void ClusterStudy::appendRecord(const QString &path, const StudyRecord &record)
     const bool synced = ::fsync(fd) == 0;
     if (::close(fd) != 0 || !synced)
         throw core::IoError("cannot write '" + path.toStdString() + "'");
+}
+
+std::vector<StudyRecord> ClusterStudy::latest(std::vector<StudyRecord> records)
+{
+    std::map<QString, std::size_t> at; // key -> index in `kept`
+    std::vector<StudyRecord> kept;
+    for (StudyRecord &r : records) {
+        const QString key = r.run.key();
+        const auto it = at.find(key);
+        if (it == at.end()) {
+            at.emplace(key, kept.size());
+            kept.push_back(std::move(r));
+        } else {
+            kept[it->second] = std::move(r);
+        }
+    }
+    return kept;
 }
 
 // --- pi-cluster ---------------------------------------------------------------------------
@@ -352,6 +379,7 @@ ClusterStudy::nodeUsage(const std::vector<StudyRecord> &records)
         for (const core::Json &u : usage->toArray()) {
             NodeUsage n;
             n.model = r.run.job.model;
+            n.batch = r.run.job.batch;
             n.mode = r.run.mode;
             n.devices = int(r.run.nodes.size());
             const core::Json *name = u.find("node");
@@ -391,13 +419,13 @@ QByteArray ClusterStudy::scalingCsv(const std::vector<ScalingRow> &rows)
 
 QByteArray ClusterStudy::nodeUsageCsv(const std::vector<NodeUsage> &rows)
 {
-    QByteArray csv = "model,mode,devices,node,cpu_percent,agent_cpu_percent,rss_peak_bytes,"
-                     "received_bytes,sent_bytes\n";
+    QByteArray csv = "model,batch,mode,devices,node,cpu_percent,agent_cpu_percent,"
+                     "rss_peak_bytes,received_bytes,sent_bytes\n";
     for (const NodeUsage &n : rows)
-        csv += n.model.toUtf8() + ',' + modeName(n.mode).toUtf8() + ',' +
-               QByteArray::number(n.devices) + ",\"" + n.node.toUtf8().replace('"', "\"\"") +
-               "\"," + num(n.cpu_percent) + ',' + num(n.agent_cpu_percent) + ',' +
-               QByteArray::number(qint64(n.rss_peak_bytes)) + ',' +
+        csv += n.model.toUtf8() + ',' + QByteArray::number(n.batch) + ',' +
+               modeName(n.mode).toUtf8() + ',' + QByteArray::number(n.devices) + ",\"" +
+               n.node.toUtf8().replace('"', "\"\"") + "\"," + num(n.cpu_percent) + ',' +
+               num(n.agent_cpu_percent) + ',' + QByteArray::number(qint64(n.rss_peak_bytes)) + ',' +
                QByteArray::number(qint64(n.received_bytes)) + ',' +
                QByteArray::number(qint64(n.sent_bytes)) + '\n';
     return csv;
@@ -466,7 +494,7 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
     }
 
     std::vector<double> errors, shares;
-    bool powerKnown = true;
+    std::map<QString, bool> powerKnown; // by job: every measured run has its energy
     for (const QString &key : order) {
         Job &job = jobs[key];
         if (job.predicted.empty() || job.measured.empty())
@@ -481,7 +509,9 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
             run.measured_watts = m.first > 0 ? m.second / m.first : 0.0;
             run.measured_edp = m.first * m.second;
             if (m.second <= 0)
-                powerKnown = false;
+                powerKnown[key] = false;
+            else
+                powerKnown.emplace(key, true);
             if (m.first > 0)
                 errors.push_back(std::abs(run.predicted_seconds - m.first) / m.first);
             a.runs.push_back(run);
@@ -498,7 +528,7 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
         if (job.predicted.empty() || job.measured.empty())
             continue;
         for (const QString &objective : objectives()) {
-            if (objective != QLatin1String("time") && !powerKnown) {
+            if (objective != QLatin1String("time") && !powerKnown[key]) {
                 if (!a.skipped.contains(objective))
                     a.skipped.append(objective);
                 continue;
@@ -546,7 +576,8 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
     a.median_time_error = median(errors);
     if (!errors.empty()) {
         std::sort(errors.begin(), errors.end());
-        a.p90_time_error = errors[std::size_t(0.9 * double(errors.size() - 1))];
+        // nearest rank: the smallest error at least 90 % of them do not exceed
+        a.p90_time_error = errors[std::size_t(std::ceil(0.9 * double(errors.size()))) - 1];
     }
     a.median_profiling_share = median(shares);
     return a;

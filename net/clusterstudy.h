@@ -78,8 +78,10 @@ public:
         std::vector<TrainingMode> modes; // pi-cluster's; cluster-choice trains in sync
         int max_nodes = 0;               // pi-cluster: 1..max_nodes of the lab's (0: all)
     };
-    /** The preset's jobs and modes (sized so the study takes minutes, not the papers' hours, on
-     *  a lab of Raspberry Pi profiles); `quick` shrinks them to seconds (tests, a first look). */
+    /** The preset's jobs and modes, sized for a lab of Raspberry Pi profiles on a small machine
+     *  (pi-cluster on five Pi 3s: about a quarter of an hour; cluster-choice on five devices:
+     *  6 jobs x 32 runs, about an hour, not the papers' days); `quick` shrinks them to seconds
+     *  (tests, a first look). */
     static Options defaults(Preset preset, bool quick = false);
     /** The devices the preset's lab has unless told ("pi3:5": the paper's cluster of Pi 3s;
      *  "pi3:2,pi4:2,pi5:1": three profiles, two link speeds). */
@@ -96,8 +98,12 @@ public:
      *  killed while writing it) is dropped; any other bad line throws core::FormatError naming
      *  the file, line and field. A missing file is no records. */
     static std::vector<StudyRecord> readRecords(const QString &path);
-    /** Appends one line and flushes it to disk; throws core::IoError. */
+    /** Appends one line and flushes it to disk (first cutting off a last line left without its
+     *  newline); throws core::IoError. */
     static void appendRecord(const QString &path, const StudyRecord &record);
+    /** The last record of each run (a failed run done again replaces the failure), in the
+     *  order the runs first appear. */
+    static std::vector<StudyRecord> latest(std::vector<StudyRecord> records);
 
     // --- pi-cluster ---------------------------------------------------------------------
     /** One trained configuration: the means over its epochs and over its nodes. */
@@ -111,8 +117,8 @@ public:
         double epoch_seconds = 0.0; // mean over the epochs (training only)
         double training_seconds = 0.0;
         double test_accuracy = -1.0; // after the last epoch (-1: not measured)
-        /** The nodes sampled their use while the run trained (they do once a second: a run
-         *  shorter than that has no figures below). */
+        /** The run's result had the nodes' use while it trained (`resources_by_node`; an older
+         *  CLI's has none). */
         bool resources = false;
         double cpu_percent = 0.0;  // the devices' CPU use while training, mean over nodes
         double rss_mib = 0.0;      // the agents' peak RSS, mean over nodes
@@ -123,6 +129,7 @@ public:
     struct NodeUsage
     {
         QString model;
+        int batch = 0;
         TrainingMode mode = TrainingMode::Sync;
         int devices = 0;
         QString node;

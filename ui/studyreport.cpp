@@ -278,13 +278,32 @@ struct StudyCharts
     }
 };
 
-QStringList modelsOf(const std::vector<ClusterStudy::ScalingRow> &rows)
+/** The pi-cluster study's groups: a model at one batch size, named by the model alone where it
+ *  trained at one size ("lenet5"), else with it ("lenet5, batch 64"; files "lenet5-b64-..."). */
+struct Group
 {
-    QStringList models;
+    QString model;
+    int batch = 0;
+    QString title, file;
+    bool has(const ClusterStudy::ScalingRow &r) const
+    {
+        return r.model == model && r.batch == batch;
+    }
+};
+
+std::vector<Group> groupsOf(const std::vector<ClusterStudy::ScalingRow> &rows)
+{
+    std::vector<Group> groups;
     for (const auto &r : rows)
-        if (!models.contains(r.model))
-            models.append(r.model);
-    return models;
+        if (std::none_of(groups.begin(), groups.end(), [&](const Group &g) { return g.has(r); }))
+            groups.push_back({r.model, r.batch, r.model, r.model});
+    for (Group &g : groups)
+        if (std::count_if(groups.begin(), groups.end(),
+                          [&](const Group &o) { return o.model == g.model; }) > 1) {
+            g.title = QObject::tr("%1, batch %2").arg(g.model).arg(g.batch);
+            g.file = QStringLiteral("%1-b%2").arg(g.model).arg(g.batch);
+        }
+    return groups;
 }
 
 std::vector<net::TrainingMode> modesOf(const std::vector<ClusterStudy::ScalingRow> &rows)
@@ -303,7 +322,7 @@ std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::Sca
     for (const auto &r : rows)
         maxDevices = std::max(maxDevices, r.devices);
     const auto modes = modesOf(rows);
-    for (const QString &model : modelsOf(rows)) {
+    for (const Group &group : groupsOf(rows)) {
         auto lines = [&](auto value, bool needsResources, bool twoVariants = false) {
             std::vector<Line> list;
             for (std::size_t m = 0; m < modes.size(); ++m)
@@ -315,7 +334,7 @@ std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::Sca
                     l.colour = int(m);
                     l.dashed = variant == 1;
                     for (const auto &r : rows)
-                        if (r.model == model && r.mode == modes[m] && r.error.isEmpty() &&
+                        if (group.has(r) && r.mode == modes[m] && r.error.isEmpty() &&
                             (r.resources || !needsResources))
                             l.points.emplace_back(r.devices, value(r, variant));
                     list.push_back(l);
@@ -324,10 +343,10 @@ std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::Sca
         };
         auto add = [&](const QString &name, const QString &title, const QString &unit,
                        std::vector<Line> l) {
-            charts->named.emplace_back(model + QLatin1Char('-') + name,
+            charts->named.emplace_back(group.file + QLatin1Char('-') + name,
                                        lineChart(charts->owner.get(),
-                                                 model + QStringLiteral(": ") + title, unit, l,
-                                                 maxDevices));
+                                                 group.title + QStringLiteral(": ") + title, unit,
+                                                 l, maxDevices));
         };
         add(QStringLiteral("time"), QObject::tr("time per epoch"), QObject::tr("seconds"),
             lines([](const auto &r, int) { return r.epoch_seconds; }, false));
@@ -384,8 +403,8 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
     for (const auto &r : c.records)
         if (!r.ok())
             failed.push_back(&r);
-    const QStringList models = modelsOf(rows);
-    const int pages = 1 + (pi ? int(models.size()) : 2) + (failed.empty() ? 0 : 1);
+    const std::vector<Group> groups = groupsOf(rows);
+    const int pages = 1 + (pi ? int(groups.size()) : 2) + (failed.empty() ? 0 : 1);
 
     const QString path = dir + QStringLiteral("/study.pdf");
     QPdfWriter writer(path);
@@ -482,12 +501,13 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
 
     if (pi) {
         const auto modes = modesOf(rows);
-        for (const QString &model : models) {
+        for (const Group &group : groups) {
             PdfPage page = newPage();
-            page.heading(QObject::tr("%1: time and accuracy by number of devices").arg(model));
+            page.heading(
+                QObject::tr("%1: time and accuracy by number of devices").arg(group.title));
             int maxDevices = 0;
             for (const auto &r : rows)
-                if (r.model == model)
+                if (group.has(r))
                     maxDevices = std::max(maxDevices, r.devices);
             QList<QStringList> table;
             QStringList header{QObject::tr("# of devices")};
@@ -499,7 +519,7 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 QStringList accuracy{net::modeName(mode) + QObject::tr(": test accuracy")};
                 for (int d = 1; d <= maxDevices; ++d) {
                     const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &r) {
-                        return r.model == model && r.mode == mode && r.devices == d;
+                        return group.has(r) && r.mode == mode && r.devices == d;
                     });
                     const bool ok = it != rows.end() && it->error.isEmpty();
                     time.append(ok ? QString::number(it->epoch_seconds, 'g', 3)
@@ -515,8 +535,9 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 widths.append(0.7 / maxDevices);
             page.table(table, widths);
             const double y = page.y();
-            page.widget(charts->find(model + QStringLiteral("-time")), QRectF(0, y, half, chartH));
-            page.widget(charts->find(model + QStringLiteral("-accuracy")),
+            page.widget(charts->find(group.file + QStringLiteral("-time")),
+                        QRectF(0, y, half, chartH));
+            page.widget(charts->find(group.file + QStringLiteral("-accuracy")),
                         QRectF(half + 12, y, half, chartH));
             page.skip(chartH + 16);
             page.subheading(QObject::tr("Hardware resources per device (mean over the devices)"));
@@ -526,7 +547,7 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                       QObject::tr("sent (KiB/epoch)")}};
             const QString none = QStringLiteral("–");
             for (const auto &r : rows)
-                if (r.model == model && r.error.isEmpty())
+                if (group.has(r) && r.error.isEmpty())
                     usage.append({net::modeName(r.mode), QString::number(r.devices),
                                   r.resources ? fixed(r.cpu_percent, 1) : none,
                                   r.resources ? fixed(r.rss_mib, 1) : none,
@@ -534,15 +555,15 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                   r.resources ? fixed(r.sent_kib, 1) : none});
             page.table(usage, {0.12, 0.1, 0.12, 0.16, 0.25, 0.25}, 24);
             if (std::any_of(rows.begin(), rows.end(), [&](const auto &r) {
-                    return r.model == model && r.error.isEmpty() && !r.resources;
+                    return group.has(r) && r.error.isEmpty() && !r.resources;
                 }))
-                page.paragraph(QObject::tr("–: the run trained for less than a second, between "
-                                           "two of the nodes' samples."));
+                page.paragraph(QObject::tr("–: the run's result has no figures of the nodes' use "
+                                           "(written by an older edgetrain-cli)."));
             const double third = area.width() / 3 - 8;
             const double y2 = page.y();
             int i = 0;
             for (const char *name : {"-cpu", "-memory", "-network"})
-                page.widget(charts->find(model + QLatin1String(name)),
+                page.widget(charts->find(group.file + QLatin1String(name)),
                             QRectF(i++ * (third + 12), y2, third, third * kChartH / kChartW));
         }
     } else {

@@ -236,30 +236,21 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         return std::pair{total, byNode};
     };
     // What each node used while the job trained (the Raspberry-Pi-cluster paper's figures):
-    // CPU (the device's and the agent's share), the agent's memory, its own traffic (the
-    // rates integrated over the time between its samples).
+    // each node's samples, kept; at the end each one counts by how much of the time it covers
+    // (since the node's previous sample) lies between the first group and the last epoch's end.
     struct Usage
     {
-        int samples = 0;
-        double cpu = 0.0, agent_cpu = 0.0, rx_bytes = 0.0, tx_bytes = 0.0, last = -1.0;
-        std::int64_t rss_peak = 0;
+        double at, cpu, agent_cpu, rx, tx; // rates over the time since the previous sample
+        std::int64_t rss;
     };
-    std::map<QString, Usage> usage;
+    std::map<QString, std::vector<Usage>> usage;
     QObject::connect(
         &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
         [&](const net::NodeId &node, const net::SystemSample &m) {
-            const double now = double(clock.elapsed()) / 1000.0;
-            if (trainingStart >= 0 && now >= trainingStart) {
-                Usage &u = usage[node.label()];
-                ++u.samples;
-                u.cpu += m.cpu_percent;
-                u.agent_cpu += m.agent_cpu_percent;
-                u.rss_peak = std::max(u.rss_peak, m.agent_rss_bytes);
-                const double dt = now - std::max(u.last < 0 ? trainingStart : u.last, 0.0);
-                u.rx_bytes += m.agent_rx_bytes_per_second * dt;
-                u.tx_bytes += m.agent_tx_bytes_per_second * dt;
-                u.last = now;
-            }
+            if (trainingStart >= 0)
+                usage[node.label()].push_back({double(clock.elapsed()) / 1000.0, m.cpu_percent,
+                                               m.agent_cpu_percent, m.agent_rx_bytes_per_second,
+                                               m.agent_tx_bytes_per_second, m.agent_rss_bytes});
             if (m.power_watts) {
                 energy[node.label()].add(double(clock.elapsed()) / 1000.0, m.energy_joules);
                 powerSource[node.label()] = m.power_source;
@@ -437,18 +428,38 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         if (!energy.empty())
             json.set("training_joules", joules);
     }
-    if (!usage.empty()) {
+    if (measured && !usage.empty()) {
+        const double start = trainingStart, end = epochEnds.rbegin()->second;
         core::Json each = core::Json::array();
-        for (const auto &[node, u] : usage) {
-            if (released(node) || u.samples == 0)
+        for (const auto &[node, samples] : usage) {
+            if (released(node))
+                continue;
+            int counted = 0;
+            double covered = 0, cpu = 0, agentCpu = 0, rx = 0, tx = 0;
+            std::int64_t rssPeak = 0;
+            double previous = samples.front().at - 1.0; // the node samples once a second
+            for (const Usage &u : samples) {
+                const double overlap = std::min(u.at, end) - std::max(previous, start);
+                previous = u.at;
+                if (overlap <= 0)
+                    continue;
+                ++counted;
+                covered += overlap;
+                cpu += u.cpu * overlap;
+                agentCpu += u.agent_cpu * overlap;
+                rx += u.rx * overlap;
+                tx += u.tx * overlap;
+                rssPeak = std::max(rssPeak, u.rss);
+            }
+            if (counted == 0)
                 continue;
             core::Json n;
-            n.set("node", node.toStdString()).set("samples", u.samples);
-            n.set("cpu_percent", u.cpu / u.samples)
-                .set("agent_cpu_percent", u.agent_cpu / u.samples)
-                .set("rss_peak_bytes", u.rss_peak);
-            n.set("received_bytes", std::int64_t(std::llround(u.rx_bytes)))
-                .set("sent_bytes", std::int64_t(std::llround(u.tx_bytes)));
+            n.set("node", node.toStdString()).set("samples", counted);
+            n.set("cpu_percent", cpu / covered)
+                .set("agent_cpu_percent", agentCpu / covered)
+                .set("rss_peak_bytes", rssPeak);
+            n.set("received_bytes", std::int64_t(std::llround(rx)))
+                .set("sent_bytes", std::int64_t(std::llround(tx)));
             each.push(std::move(n));
         }
         json.set("resources_by_node", std::move(each));

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/numbertext.h"
 #include "labcommand.h"
+#include "net/clusterplanner.h"
 #include "net/clusterstudy.h"
 #include "net/edgelab.h"
 
@@ -24,6 +25,7 @@
 #include <csignal>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 namespace edgetrain::app {
 
@@ -45,9 +47,10 @@ std::vector<StudyJob> jobsFrom(const CliContext &cli, const ClusterStudy::Option
             const QStringList parts = item.trimmed().split(QLatin1Char(':'));
             bool ok = true;
             const int limit = parts.size() > 1 ? parts[1].toInt(&ok) : 8192;
-            if (parts.size() > 2 || parts[0].isEmpty() || !ok || limit < 0)
+            if (parts.size() > 2 || parts[0].isEmpty() || !ok || limit < 0 || limit > 60000)
                 throw UsageError("--models: '" + item.toStdString() +
-                                 "' is not MODEL or MODEL:TRAIN-LIMIT (e.g. lenet5:8192)");
+                                 "' is not MODEL or MODEL:TRAIN-LIMIT, a limit from 0 to 60000 "
+                                 "(e.g. lenet5:8192)");
             models.emplace_back(parts[0], limit);
         }
         if (models.empty())
@@ -218,6 +221,10 @@ int StudyCommand::run(const QStringList &arguments)
             throw core::IoError("cannot move '" + recordsPath.toStdString() + "' aside");
         cli.message("the earlier runs are in " + aside.toStdString());
     }
+    // What an earlier study here finished: read before anything starts, so a damaged file is
+    // said at once (naming its line), not after the lab is up.
+    const std::vector<StudyRecord> earlier =
+        ClusterStudy::latest(ClusterStudy::readRecords(recordsPath));
     CliContext::installStopHandler();
 
     // The lab: one that is up (--lab), or our own in OUT/lab, taken down however we leave.
@@ -231,6 +238,15 @@ int StudyCommand::run(const QStringList &arguments)
                                                    : ClusterStudy::defaultDevices(*preset));
         o.dir = out + QStringLiteral("/lab");
         o.stop = CliContext::stopFlag();
+        int devices = 0;
+        for (const auto &d : o.devices)
+            devices += d.count;
+        if (*preset == ClusterStudy::Preset::ClusterChoice &&
+            devices > net::ClusterPlanner::kMaxDevices)
+            throw UsageError("--devices: cluster-choice trains every subset of the devices, and "
+                             "the planner takes at most " +
+                             std::to_string(net::ClusterPlanner::kMaxDevices) + ", not " +
+                             std::to_string(devices));
         if (QFile::exists(o.dir + QStringLiteral("/lab.json"))) {
             cli.message("an earlier study's lab is still up in " + o.dir.toStdString() +
                         ": taking it down");
@@ -264,13 +280,20 @@ int StudyCommand::run(const QStringList &arguments)
         names.append(n.name);
         address[n.name] = n.address + QLatin1Char(':') + QString::number(n.port);
     }
+    if (*preset == ClusterStudy::Preset::ClusterChoice &&
+        names.size() > net::ClusterPlanner::kMaxDevices)
+        throw UsageError("--lab: cluster-choice trains every subset of the nodes, and the "
+                         "planner takes at most " +
+                         std::to_string(net::ClusterPlanner::kMaxDevices) + ", not " +
+                         std::to_string(names.size()));
     std::vector<StudyRun> runs = ClusterStudy::runs(options, names);
     std::set<QString> wanted;
     for (const StudyRun &r : runs)
         wanted.insert(r.key());
-    std::set<QString> done;
-    for (const StudyRecord &r : ClusterStudy::readRecords(recordsPath))
-        done.insert(r.run.key());
+    std::set<QString> done; // a run that failed is done again
+    for (const StudyRecord &r : earlier)
+        if (r.ok())
+            done.insert(r.run.key());
 
     bool cancelled = false;
     int ran = 0;
@@ -280,7 +303,8 @@ int StudyCommand::run(const QStringList &arguments)
     if (!cli.isSet("report-only")) {
         cli.message(presetName.toStdString() + ": " + std::to_string(total) + " runs on " +
                     std::to_string(names.size()) + " nodes" +
-                    (already ? " (" + std::to_string(already) + " done before)" : std::string()));
+                    (already ? " (" + std::to_string(already) + " done before)" : std::string()) +
+                    "; each run's log in " + out.toStdString() + "/logs");
         const QString program = QCoreApplication::applicationFilePath();
         int index = 0;
         for (const StudyRun &run : runs) {
@@ -294,23 +318,16 @@ int StudyCommand::run(const QStringList &arguments)
             QStringList nodes;
             for (const QString &n : run.nodes)
                 nodes.append(address[n]);
-            QStringList args{run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan")
-                                                              : QStringLiteral("train"),
-                             QStringLiteral("--nodes"),
-                             nodes.join(QLatin1Char(',')),
-                             QStringLiteral("--key-file"),
-                             lab.key_file,
-                             QStringLiteral("--model"),
-                             run.job.model,
-                             QStringLiteral("--batch"),
-                             QString::number(run.job.batch),
-                             QStringLiteral("--train-limit"),
-                             QString::number(run.job.train_limit),
-                             QStringLiteral("--test-limit"),
-                             QString::number(run.job.test_limit),
-                             QStringLiteral("--epochs"),
-                             QString::number(run.job.epochs),
-                             QStringLiteral("--json")};
+            QStringList args{
+                run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"),
+                QStringLiteral("--nodes"), nodes.join(QLatin1Char(',')),
+                QStringLiteral("--key-file"), lab.key_file, QStringLiteral("--model"),
+                run.job.model, QStringLiteral("--batch"), QString::number(run.job.batch),
+                QStringLiteral("--train-limit"), QString::number(run.job.train_limit),
+                QStringLiteral("--test-limit"), QString::number(run.job.test_limit),
+                QStringLiteral("--epochs"), QString::number(run.job.epochs),
+                // Fashion-MNIST's shape: a CIFAR ResNet trains at it too
+                QStringLiteral("--input"), QStringLiteral("1x28x28"), QStringLiteral("--json")};
             if (run.kind == StudyRun::Kind::Plan)
                 args << QStringLiteral("--modes") << QStringLiteral("sync")
                      << QStringLiteral("--objective") << QStringLiteral("time");
@@ -324,8 +341,14 @@ int StudyCommand::run(const QStringList &arguments)
                             .arg(total)
                             .arg(describe(run))
                             .toStdString());
+            QFile logFile(log);
+            if (!logFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                throw core::IoError("cannot write '" + log.toStdString() + "'");
             QProcess process;
-            process.setStandardErrorFile(log);
+            // Its own process group: a Ctrl-C at the terminal reaches the study alone, which
+            // then asks the run to stop once (a second SIGINT would kill it before it stops
+            // its nodes' job).
+            process.setChildProcessModifier([] { ::setpgid(0, 0); });
             QElapsedTimer clock;
             clock.start();
             process.start(program, args);
@@ -333,21 +356,42 @@ int StudyCommand::run(const QStringList &arguments)
                 throw core::IoError("cannot start '" + program.toStdString() +
                                     "': " + process.errorString().toStdString());
             bool timedOut = false, interrupted = false;
+            qint64 askedAt = -1; // when the run was asked to stop
+            QByteArray pending;
+            auto drain = [&] {
+                // its messages to its log; its epochs' lines to the user, as progress
+                const QByteArray chunk = process.readAllStandardError();
+                logFile.write(chunk);
+                pending += chunk;
+                qsizetype end;
+                while ((end = pending.indexOf('\n')) >= 0) {
+                    const QByteArray line = pending.left(end);
+                    pending.remove(0, end + 1);
+                    if (line.startsWith("epoch ") || line.startsWith("plan: ") ||
+                        line.startsWith("chosen: "))
+                        cli.message("  " + line.toStdString());
+                }
+            };
             while (!process.waitForFinished(200)) {
+                drain();
                 const bool stop = CliContext::stopFlag()->load();
                 const bool late = clock.elapsed() > runTimeout.count();
-                if ((stop && !interrupted) || (late && !timedOut && !interrupted)) {
+                if (askedAt < 0 && (stop || late)) {
                     // as Ctrl-C would: the run stops its nodes' job and says so
                     ::kill(pid_t(process.processId()), SIGINT);
                     interrupted = stop;
                     timedOut = !stop;
+                    askedAt = clock.elapsed();
                 }
-                if (clock.elapsed() > runTimeout.count() + 60000) {
+                if (askedAt >= 0 && clock.elapsed() - askedAt > 60000) {
+                    cli.message("  the run did not stop within 60 s of being asked: killed");
                     process.kill();
                     process.waitForFinished(5000);
                     break;
                 }
             }
+            drain();
+            logFile.close();
             if (interrupted) {
                 cancelled = true;
                 cli.message("stopped: this run is done again when the study continues");
@@ -392,7 +436,7 @@ int StudyCommand::run(const QStringList &arguments)
 
     // What the finished runs show (this study's only: runs.jsonl may hold other settings').
     std::vector<StudyRecord> records;
-    for (StudyRecord &r : ClusterStudy::readRecords(recordsPath))
+    for (StudyRecord &r : ClusterStudy::latest(ClusterStudy::readRecords(recordsPath)))
         if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
             records.push_back(std::move(r));
     QStringList written;

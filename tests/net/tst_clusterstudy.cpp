@@ -121,6 +121,7 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     QCOMPARE(a.cases[0].best_value, 5.0);
     // time errors |10-11|/11, |6-5|/5, |4-6|/6: 0.0909, 0.2, 0.333 -> median 0.2
     QVERIFY(qFuzzyCompare(a.median_time_error, 0.2));
+    QVERIFY(qFuzzyCompare(a.p90_time_error, 2.0 / 6.0)); // nearest rank of three: the largest
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
@@ -223,6 +224,20 @@ void TestClusterStudy::recordsRoundTripAndSurviveACutLine()
     f.write("{\"key\":\"train/lenet5/b64\",\"kind\":\"tr");
     f.close();
     QCOMPARE(ClusterStudy::readRecords(path).size(), std::size_t(2));
+    // the study continues: that run, done again, is appended after the two, not glued to the
+    // cut line; and being the same run as the failed b, it replaces b in what is reported
+    StudyRecord again = b;
+    again.error.clear();
+    again.exit_code = 0;
+    ClusterStudy::appendRecord(path, again);
+    records = ClusterStudy::readRecords(path);
+    QCOMPARE(records.size(), std::size_t(3));
+    QVERIFY(records[2].ok());
+    const auto latest = ClusterStudy::latest(records);
+    QCOMPARE(latest.size(), std::size_t(2));
+    QCOMPARE(latest[0].run.key(), a.run.key());
+    QCOMPARE(latest[1].run.key(), b.run.key());
+    QVERIFY(latest[1].ok());
 }
 
 void TestClusterStudy::badRecordsNameFileLineAndField()
