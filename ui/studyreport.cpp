@@ -476,6 +476,44 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
         page.paragraph(labLine(c.lab));
         if (!c.lab.nodes.empty())
             page.table(labTable(c.lab), {0.2, 0.2, 0.24, 0.18, 0.18});
+        if (pi && !rows.empty()) {
+            // per model and mode: the fastest number of devices, its speed-up over one device,
+            // and the accuracy on the most devices
+            page.subheading(QObject::tr("Result"));
+            QStringList lines;
+            for (const Group &g : groupsOf(rows))
+                for (net::TrainingMode mode : modesOf(rows)) {
+                    const ClusterStudy::ScalingRow *fastest = nullptr, *one = nullptr,
+                                                   *most = nullptr;
+                    for (const auto &r : rows) {
+                        if (!g.has(r) || r.mode != mode || !r.error.isEmpty() ||
+                            r.epoch_seconds <= 0)
+                            continue;
+                        if (!fastest || r.epoch_seconds < fastest->epoch_seconds)
+                            fastest = &r;
+                        if (r.devices == 1)
+                            one = &r;
+                        if (!most || r.devices > most->devices)
+                            most = &r;
+                    }
+                    if (!fastest)
+                        continue;
+                    QString line = QObject::tr("%1, %2: fastest on %n device(s), %3 s an epoch",
+                                               nullptr, fastest->devices)
+                                       .arg(g.title, net::modeName(mode),
+                                            QString::number(fastest->epoch_seconds, 'g', 3));
+                    if (one && fastest != one)
+                        line += QObject::tr(" (%1x one device's speed)")
+                                    .arg(fixed(one->epoch_seconds / fastest->epoch_seconds, 2));
+                    if (most->test_accuracy >= 0 && one && one->test_accuracy >= 0)
+                        line +=
+                            QObject::tr("; test accuracy %1 on one device, %2 on %n", nullptr,
+                                        most->devices)
+                                .arg(fixed(one->test_accuracy, 3), fixed(most->test_accuracy, 3));
+                    lines.append(line + QLatin1Char('.'));
+                }
+            page.paragraph(lines.join(QLatin1Char('\n')));
+        }
         if (!pi) {
             page.subheading(QObject::tr("Result"));
             QString text = QObject::tr("The planner picked the measured best in %1 of %2 cases "
