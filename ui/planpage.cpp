@@ -98,6 +98,25 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     chooseRow->addWidget(m_objective, 1);
     nodesLayout->addLayout(chooseRow);
     left->addWidget(nodesBox);
+    // The planner's ranking of the last run that let it choose: every candidate cluster with
+    // its predicted figures, the chosen one marked, its measured training next to it.
+    auto *candidatesBox = new QGroupBox(tr("Clusters the planner compared"), this);
+    auto *candidatesLayout = new QVBoxLayout(candidatesBox);
+    m_candidateSummary = new QLabel(candidatesBox);
+    m_candidateSummary->setObjectName(QStringLiteral("candidateSummary"));
+    m_candidateSummary->setWordWrap(true);
+    candidatesLayout->addWidget(m_candidateSummary);
+    m_candidates = new QTableWidget(0, 8, candidatesBox);
+    m_candidates->setObjectName(QStringLiteral("candidateTable"));
+    m_candidates->setHorizontalHeaderLabels({tr("Rank"), tr("Devices"), tr("Mode"), tr("Time (s)"),
+                                             tr("Power (W)"), tr("Energy (J)"), tr("EDP (J·s)"),
+                                             tr("Note")});
+    m_candidates->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_candidates->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_candidates->verticalHeader()->hide();
+    m_candidates->horizontalHeader()->setStretchLastSection(true);
+    m_candidates->setToolTip(tr("Predicted for the whole job; click a heading to sort"));
+    candidatesLayout->addWidget(m_candidates, 1);
     left->addStretch(1);
     columns->addLayout(left);
 
@@ -190,7 +209,12 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
         m_loading = false;
         onSlider();
     });
+    // Under both columns, the page's width: eight columns of figures.
+    candidatesBox->setMaximumHeight(240);
+    layout->addWidget(candidatesBox);
     connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
+    connect(m_workflow, &app::Workflow::clusterPlanChanged, this, &PlanPage::showCandidates);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::showCandidates);
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
     connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
@@ -198,6 +222,95 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
             loadSettings();
     });
     loadSettings();
+    showCandidates();
+}
+
+namespace {
+/** A number cell that sorts by its value (QTableWidgetItem compares text); unknown last. */
+class NumberItem : public QTableWidgetItem
+{
+public:
+    NumberItem(double value, int decimals, bool known = true)
+    {
+        if (known) {
+            setText(QString::number(value, 'f', decimals));
+            setData(Qt::UserRole, value);
+        } else {
+            setText(QStringLiteral("–"));
+        }
+        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    bool operator<(const QTableWidgetItem &other) const override
+    {
+        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
+        if (a.isValid() && b.isValid())
+            return a.toDouble() < b.toDouble();
+        if (a.isValid() != b.isValid())
+            return a.isValid();
+        return QTableWidgetItem::operator<(other);
+    }
+};
+} // namespace
+
+void PlanPage::showCandidates()
+{
+    const auto &plan = m_workflow->session().training.plan;
+    m_candidates->setSortingEnabled(false);
+    m_candidates->setRowCount(0);
+    if (!plan) {
+        m_candidateSummary->setText(
+            tr("None yet. With “Train on:” set to the fastest cluster, the least energy, power "
+               "or EDP, training first profiles the ticked devices and the planner ranks every "
+               "cluster of them here."));
+        return;
+    }
+    QString summary = tr("Last run, by %1: %n candidate(s) ranked after %2 s of profiling", nullptr,
+                         int(plan->candidates.size()))
+                          .arg(plan->objective)
+                          .arg(plan->profilingSeconds, 0, 'f', 1);
+    if (plan->chosen >= 0 && plan->chosen < int(plan->candidates.size())) {
+        const auto &c = plan->candidates[std::size_t(plan->chosen)];
+        summary +=
+            tr("; chosen: %1, predicted %2 s").arg(c.nodes.join(u'+')).arg(c.seconds, 0, 'f', 1);
+        if (plan->measuredSeconds > 0)
+            summary += tr(", measured %1 s").arg(plan->measuredSeconds, 0, 'f', 1);
+        if (c.powerKnown) {
+            summary += tr("; %1 J predicted").arg(c.joules, 0, 'f', 0);
+            if (plan->measuredJoules > 0)
+                summary += tr(", %1 J measured").arg(plan->measuredJoules, 0, 'f', 0);
+        }
+        summary += QLatin1Char('.');
+    } else {
+        summary += tr("; none could train within the limits.");
+    }
+    m_candidateSummary->setText(summary);
+    m_candidates->setRowCount(int(plan->candidates.size()));
+    for (int r = 0; r < int(plan->candidates.size()); ++r) {
+        const auto &c = plan->candidates[std::size_t(r)];
+        const bool chosen = r == plan->chosen;
+        QTableWidgetItem *items[] = {new NumberItem(r + 1, 0),
+                                     new QTableWidgetItem(c.nodes.join(u'+')),
+                                     new QTableWidgetItem(c.mode),
+                                     new NumberItem(c.seconds, 1),
+                                     new NumberItem(c.watts, 2, c.powerKnown),
+                                     new NumberItem(c.joules, 0, c.powerKnown),
+                                     new NumberItem(c.edp, 0, c.powerKnown),
+                                     new QTableWidgetItem(chosen ? tr("chosen") : c.whyNot)};
+        for (int col = 0; col < 8; ++col) {
+            if (chosen) {
+                QFont f = items[col]->font();
+                f.setBold(true);
+                items[col]->setFont(f);
+                items[col]->setBackground(QColor(0xe4, 0xf2, 0xe4));
+            } else if (!c.whyNot.isEmpty()) {
+                items[col]->setForeground(QColor(0x80, 0x80, 0x80));
+            }
+            m_candidates->setItem(r, col, items[col]);
+        }
+    }
+    m_candidates->setSortingEnabled(true);
+    m_candidates->sortByColumn(0, Qt::AscendingOrder);
+    m_candidates->resizeColumnsToContents();
 }
 
 QString PlanPage::device() const

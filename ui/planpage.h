@@ -29,6 +29,9 @@ public:
     QComboBox *objectiveBox() const { return m_objective; }
     QLabel *scheduleLabel() const { return m_schedule; }
     QTableWidget *memoryTable() const { return m_memory; }
+    /** The planner's candidates of the last run that chose its cluster (the session's). */
+    QTableWidget *candidateTable() const { return m_candidates; }
+    QLabel *candidateSummary() const { return m_candidateSummary; }
     const std::optional<app::PlanView> &lastPlan() const { return m_last; }
     /** Plans for the current settings again (nodes, batch or model changed). */
     void replan();
@@ -40,6 +43,7 @@ private:
     void refreshNodes();
     void onSlider();
     void show(const app::PlanView &plan);
+    void showCandidates();
     QString device() const; // empty: all devices
     std::int64_t budgetFromSlider() const;
 
@@ -50,8 +54,8 @@ private:
     QListWidget *m_nodes;
     QCheckBox *m_noBudget;
     QSlider *m_slider;
-    QLabel *m_budget, *m_schedule, *m_overhead, *m_warning, *m_batchNote;
-    QTableWidget *m_memory;
+    QLabel *m_budget, *m_schedule, *m_overhead, *m_warning, *m_batchNote, *m_candidateSummary;
+    QTableWidget *m_memory, *m_candidates;
     MemoryChart *m_chart;
     std::optional<app::PlanView> m_last;
     std::int64_t m_rangeFor = -1; // device batch the slider's range was set for

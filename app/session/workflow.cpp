@@ -386,6 +386,7 @@ void Workflow::connectTrainingRun()
         if (plan.chosen)
             m_session.training.nodes = plan.chosen->names; // the nodes that train
         saveQuietly();
+        Q_EMIT clusterPlanChanged();
         Q_EMIT message(
             plan.chosen ? QStringLiteral("planner: %1 (%2) is the best of %3 candidates for "
                                          "%4: predicted %5 s, %6 W, %7 J")
@@ -404,6 +405,7 @@ void Workflow::connectTrainingRun()
         if (t.plan) {
             t.plan->measuredSeconds = o.trainingSeconds;
             t.plan->measuredJoules = o.trainingJoules;
+            Q_EMIT clusterPlanChanged();
         }
         t.seconds = o.seconds;
         t.error = o.error;

@@ -133,6 +133,9 @@ Q_SIGNALS:
     void labelsChanged();
     void datasetChanged();
     void planReady(const edgetrain::app::PlanView &plan);
+    /** The session's training.plan changed: the planner ranked the nodes, or the chosen
+     *  cluster's training was measured. */
+    void clusterPlanChanged();
     void metricsAdded(const edgetrain::app::MetricRow &row);
     void progressAdded(const edgetrain::app::ProgressRow &row);
     void epochFinished(const net::ClusterEpoch &epoch);

@@ -651,6 +651,25 @@ void TstGui::plannerChoosesTheDevices()
     QCOMPARE(rows[2][3], QStringLiteral("–")); // gui-node-1 alone: no power figure to show
     QVERIFY(ui::ReportText::clusterPlanSummary(s).contains(QLatin1String("The chosen cluster")));
     screenshot(QStringLiteral("train-planned"));
+    // The Plan page shows what the planner compared: the chosen row marked, the measured
+    // training next to the prediction; sorting by a figure sorts by its value.
+    m_window->showStep(ui::MainWindow::Plan);
+    QTableWidget *table = m_window->planPage()->candidateTable();
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->item(0, 1)->text(), QStringLiteral("gui-node-2"));
+    QCOMPARE(table->item(0, 7)->text(), QStringLiteral("chosen"));
+    QVERIFY(table->item(0, 1)->font().bold());
+    QVERIFY(!table->item(1, 1)->font().bold());
+    const QString summary = m_window->planPage()->candidateSummary()->text();
+    QVERIFY2(summary.contains(QLatin1String("chosen: gui-node-2")) &&
+                 summary.contains(QLatin1String("measured")),
+             qPrintable(summary));
+    table->sortByColumn(3, Qt::DescendingOrder); // the slowest first
+    for (int r = 1; r < table->rowCount(); ++r)
+        QVERIFY(table->item(r - 1, 3)->data(Qt::UserRole).toDouble() >=
+                table->item(r, 3)->data(Qt::UserRole).toDouble());
+    screenshot(QStringLiteral("plan-candidates"));
+    table->sortByColumn(0, Qt::AscendingOrder);
     QVERIFY2(waitTask(*m_workflow, app::Task::Evaluation, 240000, &message), qPrintable(message));
     if (const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS"); !shots.isEmpty()) {
         QStringList written;
