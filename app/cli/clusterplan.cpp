@@ -46,6 +46,22 @@ std::string row(int rank, const net::PlanCandidate &c, const net::PlanObjective 
 
 } // namespace
 
+std::vector<net::TrainingMode> parseModeList(const CliContext &cli)
+{
+    std::vector<net::TrainingMode> modes;
+    for (const QString &m :
+         QString::fromStdString(cli.text("modes")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const auto mode = net::parseMode(m.trimmed());
+        if (!mode)
+            throw UsageError("--modes: '" + m.toStdString() + "' is not sync, async or local-sgd");
+        if (std::find(modes.begin(), modes.end(), *mode) == modes.end())
+            modes.push_back(*mode);
+    }
+    if (modes.empty())
+        throw UsageError("--modes names no mode");
+    return modes;
+}
+
 void addPlanOptions(CliContext &cli, bool planCommand)
 {
     const char *objectives = "time, power, energy, edp, or a weighted mix "
@@ -91,17 +107,7 @@ std::optional<ClusterPlan> ClusterPlan::fromOptions(const CliContext &cli, bool 
         p.m_objective.deadline_seconds =
             double(parseDuration(cli.text("deadline"), "deadline").count()) / 1000.0;
     if (planCommand) {
-        for (const QString &m : QString::fromStdString(cli.text("modes"))
-                                    .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-            const auto mode = net::parseMode(m.trimmed());
-            if (!mode)
-                throw UsageError("--modes: '" + m.toStdString() +
-                                 "' is not sync, async or local-sgd");
-            if (std::find(p.m_modes.begin(), p.m_modes.end(), *mode) == p.m_modes.end())
-                p.m_modes.push_back(*mode);
-        }
-        if (p.m_modes.empty())
-            throw UsageError("--modes names no mode");
+        p.m_modes = parseModeList(cli);
     } else {
         p.m_modes = {job.mode}; // the nodes were sent the job in this mode
     }

@@ -12,6 +12,10 @@
 
 namespace edgetrain::app {
 
+/** --modes ("sync,async") -> the modes, each once, in order; UsageError naming --modes
+ *  otherwise (plan's and the study's). */
+std::vector<net::TrainingMode> parseModeList(const CliContext &cli);
+
 /** `plan`'s options (--objective, --modes) or train's (--auto-cluster), and both's limits and
  *  --profile-steps. */
 void addPlanOptions(CliContext &cli, bool planCommand);

@@ -1,6 +1,7 @@
 #include "studycommand.h"
 
 #include "clicontext.h"
+#include "clusterplan.h"
 #include "core/error.h"
 #include "core/numbertext.h"
 #include "labcommand.h"
@@ -189,18 +190,7 @@ int StudyCommand::run(const QStringList &arguments)
     ClusterStudy::Options options = ClusterStudy::defaults(*preset, cli.isSet("quick"));
     options.jobs = jobsFrom(cli, options);
     if (*preset == ClusterStudy::Preset::PiCluster) {
-        options.modes.clear();
-        for (const QString &m : QString::fromStdString(cli.text("modes"))
-                                    .split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-            const auto mode = net::parseMode(m.trimmed());
-            if (!mode)
-                throw UsageError("--modes: '" + m.toStdString() +
-                                 "' is not sync, async or local-sgd");
-            if (std::find(options.modes.begin(), options.modes.end(), *mode) == options.modes.end())
-                options.modes.push_back(*mode);
-        }
-        if (options.modes.empty())
-            throw UsageError("--modes names no mode");
+        options.modes = parseModeList(cli);
         if (cli.isSet("max-nodes"))
             options.max_nodes = int(cli.integer("max-nodes", 1, 64));
     }
