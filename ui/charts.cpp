@@ -18,22 +18,6 @@ const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
                            QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf),
                            QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
 
-void styleChart(QChart *chart, const QString &title)
-{
-    chart->setTitle(title);
-    QFont f = chart->titleFont();
-    f.setPointSizeF(9.5);
-    f.setBold(true);
-    chart->setTitleFont(f);
-    chart->setMargins(QMargins(4, 2, 4, 2));
-    chart->setBackgroundRoundness(0);
-    chart->legend()->setAlignment(Qt::AlignBottom);
-    QFont lf = chart->legend()->font();
-    lf.setPointSizeF(8);
-    chart->legend()->setFont(lf);
-    chart->setAnimationOptions(QChart::NoAnimation); // live data: animations only cost time
-}
-
 QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title)
 {
     auto *axis = new QValueAxis;
@@ -60,6 +44,27 @@ double niceCeil(double v)
 }
 
 } // namespace
+
+void styleChart(QChart *chart, const QString &title)
+{
+    chart->setTitle(title);
+    QFont f = chart->titleFont();
+    f.setPointSizeF(9.5);
+    f.setBold(true);
+    chart->setTitleFont(f);
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->setBackgroundRoundness(0);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont lf = chart->legend()->font();
+    lf.setPointSizeF(8);
+    chart->legend()->setFont(lf);
+    chart->setAnimationOptions(QChart::NoAnimation); // live data: animations only cost time
+}
+
+QColor chartColour(int i)
+{
+    return kPalette[((i % 8) + 8) % 8];
+}
 
 QString formatBytes(double bytes)
 {

@@ -16,6 +16,12 @@ class QValueAxis;
 
 namespace edgetrain::ui {
 
+/** The charts' look, the report's and the study's too: a bold 9.5 pt title, small margins,
+ *  square corners, the legend below in 8 pt, no animation. */
+void styleChart(QChart *chart, const QString &title);
+/** The i-th colour of the charts' palette (eight, repeating). */
+QColor chartColour(int i);
+
 /**
  * A quantity over time with one line per device (and, for a second variant such as network
  * transmit, a dashed one). Points are buffered and reach the chart when flush() is called, so a

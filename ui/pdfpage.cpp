@@ -7,6 +7,19 @@
 
 namespace edgetrain::ui {
 
+void PdfPage::footer(QPainter &p, const QRect &full, const QString &left, int page, int pages)
+{
+    QFont f = p.font();
+    f.setPointSizeF(8);
+    f.setBold(false);
+    p.setFont(f);
+    p.setPen(QColor(0x77, 0x77, 0x77));
+    const QRectF line(0, full.height() - 30, full.width(), 30);
+    p.drawText(line, Qt::AlignLeft | Qt::AlignBottom, left);
+    p.drawText(line, Qt::AlignRight | Qt::AlignBottom,
+               QStringLiteral("%1 / %2").arg(page).arg(pages));
+}
+
 void PdfPage::heading(const QString &text)
 {
     QFont f = m_p.font();

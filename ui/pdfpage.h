@@ -17,6 +17,8 @@ class PdfPage
 {
 public:
     PdfPage(QPainter &p, QRectF area) : m_p(p), m_area(area), m_y(area.top()) {}
+    /** The line at the foot of a page of `full` (its paint rectangle): `left`, and "N / M". */
+    static void footer(QPainter &p, const QRect &full, const QString &left, int page, int pages);
 
     void heading(const QString &text);
     void subheading(const QString &text);

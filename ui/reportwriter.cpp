@@ -98,17 +98,10 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         if (pageNumber > 0)
             writer.newPage();
         ++pageNumber;
-        QFont f = painter.font();
-        f.setPointSizeF(8);
-        f.setBold(false);
-        painter.setFont(f);
-        painter.setPen(QColor(0x77, 0x77, 0x77));
-        painter.drawText(
-            QRectF(0, full.height() - 30, full.width(), 30), Qt::AlignLeft | Qt::AlignBottom,
-            QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()));
-        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
-                         Qt::AlignRight | Qt::AlignBottom,
-                         QStringLiteral("%1 / %2").arg(pageNumber).arg(kPages));
+        PdfPage::footer(
+            painter, full,
+            QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()),
+            pageNumber, kPages);
         return PdfPage(painter, area);
     };
 

@@ -1,6 +1,7 @@
 #include "studyreport.h"
 
 #include "chartfiles.h"
+#include "charts.h"
 #include "pdfpage.h"
 
 #include <QApplication>
@@ -33,10 +34,6 @@ using net::ClusterStudy;
 
 constexpr int kChartW = 900, kChartH = 480;
 
-const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
-                           QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
-                           QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf)};
-
 QString fixed(double v, int decimals)
 {
     return QString::number(v, 'f', decimals); // the report's numbers: C locale, like its CSV
@@ -45,18 +42,7 @@ QString fixed(double v, int decimals)
 QChart *newChart(const QString &title)
 {
     auto *chart = new QChart;
-    chart->setTitle(title);
-    QFont f = chart->titleFont();
-    f.setPointSizeF(9.5);
-    f.setBold(true);
-    chart->setTitleFont(f);
-    chart->setMargins(QMargins(4, 2, 4, 2));
-    chart->setBackgroundRoundness(0);
-    chart->setAnimationOptions(QChart::NoAnimation);
-    chart->legend()->setAlignment(Qt::AlignBottom);
-    QFont lf = chart->legend()->font();
-    lf.setPointSizeF(8);
-    chart->legend()->setFont(lf);
+    styleChart(chart, title);
     return chart;
 }
 
@@ -97,7 +83,7 @@ QChartView *lineChart(QWidget *owner, const QString &title, const QString &yTitl
     for (const Line &l : lines) {
         auto *s = new QLineSeries;
         s->setName(l.name);
-        QPen pen(kPalette[l.colour % 6], 2.2);
+        QPen pen(chartColour(l.colour), 2.2);
         if (l.dashed)
             pen.setStyle(Qt::DashLine);
         s->setPen(pen);
@@ -141,7 +127,7 @@ QChartView *predictionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &
             s = new QScatterSeries;
             s->setName(r.model);
             s->setMarkerSize(8);
-            s->setColor(kPalette[colour++ % 6]);
+            s->setColor(chartColour(colour++));
             s->setBorderColor(Qt::transparent);
         }
         s->append(r.measured_seconds, r.predicted_seconds);
@@ -181,9 +167,9 @@ QChartView *selectionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a
     auto *best = new QBarSet(QObject::tr("the best"));
     auto *second = new QBarSet(QObject::tr("second best"));
     auto *worse = new QBarSet(QObject::tr("worse"));
-    best->setColor(kPalette[2]);
-    second->setColor(kPalette[4]);
-    worse->setColor(kPalette[1]);
+    best->setColor(chartColour(2));
+    second->setColor(chartColour(4));
+    worse->setColor(chartColour(1));
     QStringList categories;
     double top = 0;
     for (const QString &objective : ClusterStudy::objectives()) {
@@ -427,18 +413,10 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
         if (pageNumber > 0)
             writer.newPage();
         ++pageNumber;
-        QFont f = painter.font();
-        f.setPointSizeF(8);
-        f.setBold(false);
-        painter.setFont(f);
-        painter.setPen(QColor(0x77, 0x77, 0x77));
-        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
-                         Qt::AlignLeft | Qt::AlignBottom,
-                         QStringLiteral("EdgeTrain · study %1 · %2")
-                             .arg(ClusterStudy::presetName(c.preset), QFileInfo(dir).fileName()));
-        painter.drawText(QRectF(0, full.height() - 30, full.width(), 30),
-                         Qt::AlignRight | Qt::AlignBottom,
-                         QStringLiteral("%1 / %2").arg(pageNumber).arg(pages));
+        PdfPage::footer(painter, full,
+                        QStringLiteral("EdgeTrain · study %1 · %2")
+                            .arg(ClusterStudy::presetName(c.preset), QFileInfo(dir).fileName()),
+                        pageNumber, pages);
         return PdfPage(painter, area);
     };
     const double half = area.width() / 2 - 6;
