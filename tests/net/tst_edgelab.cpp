@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <unistd.h>
@@ -198,14 +199,22 @@ void TestEdgeLab::emulatedDevicesUpAndDown()
              qPrintable(QString::number(n.cpu_quota_cores)));
     QVERIFY2(std::abs(n.measured_cores / n.cpu_cores - 1) < 0.25,
              qPrintable(QString::number(n.measured_cores)));
-    const QByteArray quota = QByteArray::number(qint64(std::llround(n.cpu_quota_cores * 1e5)));
+    // The quota's period: the shortest that gives the device 2 ms of CPU a period, 10-100 ms
+    // (this one: 2 ms / 0.108 = 18.5 ms).
+    const qint64 period = std::clamp<qint64>(std::llround(2000.0 / n.cpu_cores), 10000, 100000);
+    QVERIFY(period > 10000 && period < 100000);
+    const QByteArray quota =
+        QByteArray::number(qint64(std::llround(n.cpu_quota_cores * double(period))));
     QCOMPARE(n.memory_limit_bytes, pi3.usableBytes());
     if (QFileInfo::exists(n.cpu_cgroup + QStringLiteral("/cpu.cfs_quota_us"))) {
+        QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.cfs_period_us")),
+                 QByteArray::number(period));
         QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.cfs_quota_us")), quota);
         QCOMPARE(readAll(n.memory_cgroup + QStringLiteral("/memory.limit_in_bytes")).toLongLong(),
                  pi3.usableBytes());
     } else {
-        QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.max")), quota + " 100000");
+        QCOMPARE(readAll(n.cpu_cgroup + QStringLiteral("/cpu.max")),
+                 quota + ' ' + QByteArray::number(period));
         QCOMPARE(readAll(n.memory_cgroup + QStringLiteral("/memory.max")).toLongLong(),
                  pi3.usableBytes());
     }
