@@ -1,11 +1,22 @@
 #include "pdfpage.h"
 
 #include <QImage>
+#include <QPageSize>
+#include <QPdfWriter>
 #include <QWidget>
 
 #include <algorithm>
 
 namespace edgetrain::ui {
+
+void PdfPage::setUp(QPdfWriter &writer, const QString &title)
+{
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setResolution(150);
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    writer.setTitle(title);
+    writer.setCreator(QStringLiteral("EdgeTrain"));
+}
 
 void PdfPage::footer(QPainter &p, const QRect &full, const QString &left, int page, int pages)
 {

@@ -7,6 +7,7 @@
 #include <QStringList>
 
 class QImage;
+class QPdfWriter;
 class QWidget;
 
 namespace edgetrain::ui {
@@ -17,6 +18,13 @@ class PdfPage
 {
 public:
     PdfPage(QPainter &p, QRectF area) : m_p(p), m_area(area), m_y(area.top()) {}
+    /** A4 at 150 dpi, 15 mm margins, the document's title, "EdgeTrain" as its creator. */
+    static void setUp(QPdfWriter &writer, const QString &title);
+    /** Where a page's body goes in `full` (its paint rectangle): all of it above the foot line. */
+    static QRectF bodyArea(const QRect &full)
+    {
+        return QRectF(0, 0, full.width(), full.height() - 50);
+    }
     /** The line at the foot of a page of `full` (its paint rectangle): `left`, and "N / M". */
     static void footer(QPainter &p, const QRect &full, const QString &left, int page, int pages);
 

@@ -8,7 +8,6 @@
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
 
@@ -80,11 +79,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     const app::Session &s = *c.session;
     QDir().mkpath(QFileInfo(path).absolutePath());
     QPdfWriter writer(path);
-    writer.setPageSize(QPageSize(QPageSize::A4));
-    writer.setResolution(150);
-    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    writer.setTitle(QStringLiteral("EdgeTrain report — %1").arg(s.title));
-    writer.setCreator(QStringLiteral("EdgeTrain"));
+    PdfPage::setUp(writer, QStringLiteral("EdgeTrain report — %1").arg(s.title));
     QPainter painter;
     if (!painter.begin(&writer)) {
         *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
@@ -92,7 +87,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     }
     const auto charts = makeCharts(c);
     const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
-    const QRectF area(0, 0, full.width(), full.height() - 50);
+    const QRectF area = PdfPage::bodyArea(full);
     int pageNumber = 0;
     auto newPage = [&] {
         if (pageNumber > 0)

@@ -15,7 +15,6 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
-#include <QPageSize>
 #include <QPdfWriter>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
@@ -394,20 +393,16 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
 
     const QString path = dir + QStringLiteral("/study.pdf");
     QPdfWriter writer(path);
-    writer.setPageSize(QPageSize(QPageSize::A4));
-    writer.setResolution(150);
-    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
     const QString title = pi ? QObject::tr("Distributed training on a Raspberry Pi cluster")
                              : QObject::tr("Choosing the cluster: the planner against measurement");
-    writer.setTitle(QStringLiteral("EdgeTrain study — %1").arg(title));
-    writer.setCreator(QStringLiteral("EdgeTrain"));
+    PdfPage::setUp(writer, QStringLiteral("EdgeTrain study — %1").arg(title));
     QPainter painter;
     if (!painter.begin(&writer)) {
         *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
         return false;
     }
     const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
-    const QRectF area(0, 0, full.width(), full.height() - 50);
+    const QRectF area = PdfPage::bodyArea(full);
     int pageNumber = 0;
     auto newPage = [&] {
         if (pageNumber > 0)

@@ -41,6 +41,20 @@ core::Json candidate(const QStringList &nodes, double seconds, double watts, boo
     return c;
 }
 
+/** The plan run's record of a job, over kNodes, with these candidates. */
+StudyRecord planned(std::initializer_list<core::Json> candidates)
+{
+    StudyRecord plan;
+    plan.run.kind = StudyRun::Kind::Plan;
+    plan.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
+    plan.run.nodes = kNodes;
+    core::Json list = core::Json::array();
+    for (const core::Json &c : candidates)
+        list.push(c);
+    plan.result.set("candidates", std::move(list));
+    return plan;
+}
+
 } // namespace
 
 class TestClusterStudy : public QObject
@@ -88,16 +102,9 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // The plan predicts: a 10 s at 2 W, b 6 s at 5 W, a+b 4 s at 7 W, c unsuitable (out of
     // memory) though it would be fastest. Picks: time a+b (4 s), power a (2 W), energy a
     // (20 J < 28 J < 30 J), EDP a+b (112 < 180 < 200).
-    StudyRecord plan;
-    plan.run.kind = StudyRun::Kind::Plan;
-    plan.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
-    plan.run.nodes = kNodes;
-    core::Json candidates = core::Json::array();
-    candidates.push(candidate({"a"}, 10, 2));
-    candidates.push(candidate({"b"}, 6, 5));
-    candidates.push(candidate({"a", "b"}, 4, 7));
-    candidates.push(candidate({"c"}, 1, 1, false));
-    plan.result.set("candidates", std::move(candidates)).set("profiling_seconds", 2.0);
+    StudyRecord plan = planned({candidate({"a"}, 10, 2), candidate({"b"}, 6, 5),
+                                candidate({"a", "b"}, 4, 7), candidate({"c"}, 1, 1, false)});
+    plan.result.set("profiling_seconds", 2.0);
     // Measured: a 11 s 22 J (2 W), b 5 s 30 J (6 W), a+b 6 s 45 J (7.5 W).
     // time: b 5 < a+b 6 < a 11 -> the pick a+b is second. power: a 2 < b 6 < a+b 7.5 -> best.
     // energy: a 22 < b 30 < a+b 45 -> best. EDP: b 150 < a 242 < a+b 270 -> the pick a+b third.
@@ -130,14 +137,7 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
 
 void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
 {
-    StudyRecord plan;
-    plan.run.kind = StudyRun::Kind::Plan;
-    plan.run.job = {QStringLiteral("lenet5"), 64, 4096, 512, 1};
-    plan.run.nodes = kNodes;
-    core::Json candidates = core::Json::array();
-    candidates.push(candidate({"a"}, 3, 2));
-    candidates.push(candidate({"b"}, 2, 2));
-    plan.result.set("candidates", std::move(candidates));
+    const StudyRecord plan = planned({candidate({"a"}, 3, 2), candidate({"b"}, 2, 2)});
     StudyRecord failed = trained({"a"}, 0, 0);
     failed.error = QStringLiteral("node a lost");
     failed.result = core::Json();
