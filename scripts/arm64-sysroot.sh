@@ -29,6 +29,7 @@ packages=(
   libeigen3-dev zlib1g-dev
   qt6-base-dev                    # Qt Core, Network, Gui, Concurrent
   libgloo-dev
+  libssl-dev                      # libcrypto: the control frames' HMAC
   libopencv-dev libopencv-contrib-dev libxml2-dev
 )
 

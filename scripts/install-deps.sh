@@ -11,6 +11,7 @@ packages=(
   qt6-svg-dev                  # the report's charts as SVG (QSvgGenerator)
   poppler-utils                # pdfinfo: the GUI suite checks the exported PDF report
   libgloo-dev                  # collectives of the cluster's data plane
+  libssl-dev                   # libcrypto: the control frames' HMAC-SHA256 at the CPU's SHA speed
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
   libxml2-dev                  # vision/: CVAT XML annotations

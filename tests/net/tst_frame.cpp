@@ -47,6 +47,7 @@ private Q_SLOTS:
     void refusals();
     void alteredAuthenticatedFrame();
     void handshakeProofs();
+    void hmacIsRfc4231();
     void randomGarbageNeverCrashes();
     void sourceLimiterBoundsAnswers();
 };
@@ -157,6 +158,25 @@ void TestFrame::handshakeProofs()
     QVERIFY(constantTimeEquals("abc", "abc"));
     QVERIFY(!constantTimeEquals("abc", "abd"));
     QVERIFY(!constantTimeEquals("abc", "ab"));
+}
+
+void TestFrame::hmacIsRfc4231()
+{
+    // The MAC on the wire is HMAC-SHA256 whatever computes it (nodes of an older release, which
+    // computed it with Qt, still talk to this one): RFC 4231's test cases 1, 2 and 6 (a key
+    // longer than the block).
+    QCOMPARE(hmacSha256(QByteArray(20, '\x0b'), "Hi There").toHex(),
+             QByteArray("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"));
+    QCOMPARE(hmacSha256("Jefe", "what do ya want for nothing?").toHex(),
+             QByteArray("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"));
+    QCOMPARE(hmacSha256(QByteArray(131, '\xaa'),
+                        "Test Using Larger Than Block-Size Key - Hash Key First")
+                 .toHex(),
+             QByteArray("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"));
+    // A frame's MAC is the HMAC of its header and payload, the last 32 bytes of the frame.
+    const QByteArray bytes = sample(3).encode("session");
+    QCOMPARE(bytes.right(Frame::kMacBytes),
+             hmacSha256("session", bytes.left(bytes.size() - Frame::kMacBytes)));
 }
 
 void TestFrame::randomGarbageNeverCrashes()
