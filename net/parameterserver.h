@@ -23,11 +23,10 @@ namespace edgetrain::net {
  *  - bounded staleness (stale synchronous parallel): a worker whose push count runs more than
  *    `staleness` ahead of the slowest running worker is held (mayProceed() is false) until the
  *    slowest catches up;
- *  - the rate is set per push so that one round of n pushes moves the model about as far as
- *    one synchronous step would: the job's rate scaled by the push's share of the global batch,
- *    with the job's momentum per push (asynchrony adds momentum of its own: a momentum spread
- *    over a round collapsed runs); a push staler than n workers taking turns produce is damped
- *    further by n / (tau + 1).
+ *  - each push is a step at the job's rate times the push's share of the global batch, with the
+ *    job's momentum per push (asynchrony adds momentum of its own: a momentum spread over a
+ *    round collapsed runs), divided by the push's staleness tau (the pushes applied since its
+ *    worker pulled): a gradient of weights tau versions old moves them 1/tau as far.
  */
 class ParameterServer
 {

@@ -479,11 +479,11 @@ void TestCluster::parameterServerBoundsStaleness()
     }
     QVERIFY(!ps.mayProceed(0));
     QVERIFY(ps.mayProceed(1));
-    // worker 1 pushes a gradient computed on version 0: staleness 3, damped beyond n - 1
+    // worker 1 pushes a gradient computed on version 0: staleness 3, a third of the step
     const auto late = ps.push(1, 0, grad.data(), grad.size(), 0.1, 32);
     QVERIFY(late.applied);
     QCOMPARE(late.staleness, 3);
-    QVERIFY(std::abs(late.lr / freshLr - 2.0 / 4.0) < 1e-12); // n / (tau + 1), as documented
+    QVERIFY(std::abs(late.lr / freshLr - 1.0 / 3.0) < 1e-12); // rate / tau, as documented
     QVERIFY(ps.mayProceed(0));
     // at the barrier, a worker no longer holds anyone back
     for (int i = 0; i < 3; ++i)
@@ -500,32 +500,44 @@ void TestCluster::parameterServerBoundsStaleness()
 void TestCluster::parameterServerRoundMovesLikeASyncStep()
 {
     // What the rate and momentum per push are for, measured on the weights rather than retyped:
-    // two workers taking turns, each with half the global batch, move the model per round as far
-    // as one synchronous SGD step with the job's momentum on the whole batch does (in the steady
-    // state of a constant gradient g: lr g / (1 - momentum) per step).
-    core::SgdOptions sgd; // momentum 0.9, no weight decay
-    net::ParameterServer ps(core::Zoo::resolve("mlp"), 1, sgd, /*staleness*/ 2, /*batch*/ 64);
-    ps.addWorker(0);
-    ps.addWorker(1);
-    const float g = 0.01f;
-    const double lr = 0.1;
-    std::vector<float> grad(ps.pushSize(), g);
-    std::vector<float> before;
-    for (int round = 0; round < 300; ++round) {
-        if (round == 299)
-            before = ps.weights();
-        for (int worker : {0, 1})
-            QVERIFY(ps.push(worker, ps.version(), grad.data(), grad.size(), lr, 32).applied);
-    }
-    const std::vector<float> after = ps.weights();
-    const double syncStep = lr * g / (1.0 - sgd.momentum);
-    for (std::size_t i : {std::size_t(0), after.size() / 2, after.size() - 1}) {
-        const double moved = double(before[i]) - double(after[i]);
-        QVERIFY2(std::abs(moved - syncStep) < 0.01 * syncStep,
-                 qPrintable(QStringLiteral("a round moved w[%1] by %2; a synchronous step moves %3")
-                                .arg(i)
-                                .arg(moved)
-                                .arg(syncStep)));
+    // n workers taking turns, each with 1/n of the global batch and each push computed on the
+    // weights its previous push got back (staleness n - 1), move the model per round as far as
+    // one synchronous SGD step with the job's momentum on the whole batch does, divided by the
+    // staleness (in the steady state of a constant gradient g: lr g / (1 - momentum) per step).
+    for (int n : {1, 2, 4}) {
+        core::SgdOptions sgd; // momentum 0.9, no weight decay
+        net::ParameterServer ps(core::Zoo::resolve("mlp"), 1, sgd, /*staleness*/ 2,
+                                /*batch*/ 64);
+        std::vector<std::uint64_t> basedOn(std::size_t(n), 0);
+        for (int worker = 0; worker < n; ++worker)
+            ps.addWorker(worker);
+        const float g = 0.01f;
+        const double lr = 0.1;
+        std::vector<float> grad(ps.pushSize(), g);
+        std::vector<float> before;
+        for (int round = 0; round < 300; ++round) {
+            if (round == 299)
+                before = ps.weights();
+            for (int worker = 0; worker < n; ++worker) {
+                const auto p = ps.push(worker, basedOn[std::size_t(worker)], grad.data(),
+                                       grad.size(), lr, 64 / n);
+                QVERIFY(p.applied);
+                if (round > 0)
+                    QCOMPARE(p.staleness, n - 1);
+                basedOn[std::size_t(worker)] = ps.version();
+            }
+        }
+        const std::vector<float> after = ps.weights();
+        const double expected = lr * g / (1.0 - sgd.momentum) / std::max(1, n - 1);
+        for (std::size_t i : {std::size_t(0), after.size() / 2, after.size() - 1}) {
+            const double moved = double(before[i]) - double(after[i]);
+            QVERIFY2(std::abs(moved - expected) < 0.01 * expected,
+                     qPrintable(QStringLiteral("%1 workers: a round moved w[%2] by %3, not %4")
+                                    .arg(n)
+                                    .arg(i)
+                                    .arg(moved)
+                                    .arg(expected)));
+        }
     }
 }
 
