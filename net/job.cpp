@@ -49,6 +49,8 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("average_decay"), average_decay);
     m.insert(QStringLiteral("schedule"), schedule);
     m.insert(QStringLiteral("staleness"), staleness);
+    m.insert(QStringLiteral("exchange"), exchange);
+    m.insert(QStringLiteral("pipelined"), pipelined);
     m.insert(QStringLiteral("local_steps"), local_steps);
     m.insert(QStringLiteral("profile_steps"), profile_steps);
     m.insert(QStringLiteral("link_probe_port"), link_probe_port);
@@ -150,6 +152,10 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         j.average_decay = r.number("average_decay", 0.0, 0.9999);
     j.schedule = r.text("schedule", 64);
     j.staleness = int(r.integer("staleness", 0, kMaxStaleness));
+    j.exchange = QStringLiteral("float32"); // absent from older coordinators' jobs
+    if (map.contains(QLatin1String("exchange")))
+        j.exchange = r.text("exchange", 16);
+    const QCborValue pipelined = map.value(QStringLiteral("pipelined"));
     j.local_steps = int(r.integer("local_steps", 1, kMaxLocalSteps));
     if (map.contains(QLatin1String("profile_steps"))) // absent from older coordinators' jobs
         j.profile_steps = int(r.integer("profile_steps", 1, kMaxProfileSteps));
@@ -175,6 +181,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     j.nesterov = nesterov.toBool();
+    if (!pipelined.isUndefined() && !pipelined.isBool()) {
+        *error = jobFieldError("pipelined", "true or false");
+        return std::nullopt;
+    }
+    j.pipelined = pipelined.toBool(false); // absent from older coordinators' jobs: not pipelined
     if (const auto m = parseMode(mode)) {
         j.mode = *m;
     } else {
@@ -184,6 +195,10 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     if (j.average_decay > 0 && j.mode == TrainingMode::Async) {
         *error = jobFieldError("average_decay", "0 in async mode (the weight average is kept "
                                                 "by the nodes of sync and local-sgd)");
+        return std::nullopt;
+    }
+    if (j.exchange != QLatin1String("bf16") && j.exchange != QLatin1String("float32")) {
+        *error = jobFieldError("exchange", "bf16 or float32", j.exchange);
         return std::nullopt;
     }
     if (j.dataset != QLatin1String("fashion-mnist") && j.dataset != QLatin1String("shipped")) {

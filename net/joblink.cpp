@@ -4,6 +4,11 @@ namespace edgetrain::net {
 
 QCborMap JobLink::request(const QString &type, QCborMap body, std::chrono::milliseconds timeout)
 {
+    return wait(send(type, std::move(body)), timeout, type);
+}
+
+qint64 JobLink::send(const QString &type, QCborMap body)
+{
     std::unique_lock lock(m_mutex);
     if (!m_closed.isEmpty())
         throw LinkError(m_closed.toStdString());
@@ -12,7 +17,14 @@ QCborMap JobLink::request(const QString &type, QCborMap body, std::chrono::milli
     body.insert(QStringLiteral("request"), id);
     lock.unlock();
     m_sender(type, body);
-    lock.lock();
+    return id;
+}
+
+QCborMap JobLink::wait(qint64 id, std::chrono::milliseconds timeout, const QString &type)
+{
+    std::unique_lock lock(m_mutex);
+    if (m_waiting.find(id) == m_waiting.end())
+        throw LinkError("no request " + std::to_string(id) + " is waiting for its reply");
     auto answered = [&] { return m_waiting[id].has_value() || !m_closed.isEmpty(); };
     if (timeout == kForever)
         m_cv.wait(lock, answered);

@@ -43,6 +43,11 @@ public:
     /** Sends and blocks for the reply; throws LinkError on timeout or when the link closes. */
     QCborMap request(const QString &type, QCborMap body,
                      std::chrono::milliseconds timeout = kForever);
+    /** request() in two halves, so the worker can compute while a reply travels: send() returns
+     *  the request's id, wait() blocks for its reply (once per id; `type` names it in errors). */
+    qint64 send(const QString &type, QCborMap body);
+    QCborMap wait(qint64 id, std::chrono::milliseconds timeout = kForever,
+                  const QString &type = QStringLiteral("request"));
     void post(const QString &type, const QCborMap &body);
     /** The coordinator asked the job to stop (or the session closed). */
     bool stopRequested() const { return m_stop.load(std::memory_order_relaxed); }

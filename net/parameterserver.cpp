@@ -1,5 +1,6 @@
 #include "parameterserver.h"
 
+#include "compressedexchange.h"
 #include "core/flatstate.h"
 
 #include <algorithm>
@@ -32,6 +33,34 @@ std::size_t ParameterServer::pushSize() const
     return m_flat->gradientSize() + m_flat->bufferSize();
 }
 
+std::size_t ParameterServer::gradientSize() const
+{
+    return m_flat->gradientSize();
+}
+
+std::vector<float> ParameterServer::pull(int id)
+{
+    std::vector<float> w = weights();
+    const auto it = m_workers.find(id);
+    if (it != m_workers.end())
+        it->second.mirror = w;
+    return w;
+}
+
+QByteArray ParameterServer::delta(int id)
+{
+    const auto it = m_workers.find(id);
+    if (it == m_workers.end() || it->second.mirror.size() != m_flat->averagedSize())
+        return {};
+    std::vector<float> &mirror = it->second.mirror;
+    std::vector<float> d = weights();
+    for (std::size_t i = 0; i < d.size(); ++i)
+        d[i] -= mirror[i];
+    QByteArray bytes = CompressedExchange::encode(d.data(), d.size());
+    CompressedExchange::addDecoded(bytes, mirror.data(), mirror.size());
+    return bytes;
+}
+
 void ParameterServer::addWorker(int id)
 {
     // A newcomer starts level with the slowest, so it neither waits nor holds anyone back.
@@ -39,7 +68,9 @@ void ParameterServer::addWorker(int id)
     for (const auto &[other, w] : m_workers)
         if (w.running)
             slowest = std::min(slowest, w.clock);
-    m_workers[id] = Worker{slowest == std::numeric_limits<std::int64_t>::max() ? 0 : slowest, true};
+    Worker w;
+    w.clock = slowest == std::numeric_limits<std::int64_t>::max() ? 0 : slowest;
+    m_workers[id] = std::move(w);
 }
 
 void ParameterServer::removeWorker(int id)
@@ -56,8 +87,10 @@ void ParameterServer::setRunning(int id, bool running)
 
 void ParameterServer::resetClocks()
 {
-    for (auto &[id, w] : m_workers)
-        w = Worker{0, true};
+    for (auto &[id, w] : m_workers) {
+        w.clock = 0;
+        w.running = true;
+    }
 }
 
 ParameterServer::Push ParameterServer::push(int id, std::uint64_t basedOn, const float *data,

@@ -3,6 +3,8 @@
 #include "core/model.h"
 #include "core/sgd.h"
 
+#include <QByteArray>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +41,13 @@ public:
     /** Values and float buffers (FlatState's averaged layout). */
     std::vector<float> weights() const;
     std::size_t pushSize() const; // gradient floats + buffer floats
+    std::size_t gradientSize() const;
+    /** The full weights (weights()) for worker `id`, whose mirror becomes them: what it holds. */
+    std::vector<float> pull(int id);
+    /** The bfloat16 delta from worker `id`'s mirror to the weights now (CompressedExchange);
+     *  the mirror adds it as the worker will. Empty if the worker has no mirror (never pulled):
+     *  send it the full weights. */
+    QByteArray delta(int id);
 
     void addWorker(int id);
     void removeWorker(int id);
@@ -69,6 +78,7 @@ private:
     {
         std::int64_t clock = 0;
         bool running = true;
+        std::vector<float> mirror; // the weights this worker holds (after pull(), delta())
     };
     std::unique_ptr<core::Model> m_model;
     std::unique_ptr<core::Sgd> m_optimizer;

@@ -1,6 +1,7 @@
 #include "trainingcoordinator.h"
 
 #include "clusterplanner.h"
+#include "compressedexchange.h"
 #include "core/error.h"
 #include "core/flatstate.h"
 #include "core/memoryplanner.h"
@@ -36,6 +37,7 @@ struct TrainingCoordinator::Member
     std::int64_t testSamples = 0;
     qint64 readyRequest = -1, failedRequest = -1, doneRequest = -1, evalRequest = -1,
            pushRequest = -1;
+    bool pushCompressed = false; // its held push came in bfloat16: the reply is a delta
     QCborMap doneBody, evalBody;
     QCborMap readyBody;    // its speed and profile, as it said when ready
     bool released = false; // not chosen to train: told to stop before the group formed
@@ -603,11 +605,23 @@ void TrainingCoordinator::releaseHeldPushes()
     for (const auto &m : m_members) {
         if (m->pushRequest < 0 || !isActive(m.get()) || !m_ps->mayProceed(m->id))
             continue;
-        reply(m.get(), m->pushRequest,
-              QCborMap{{QStringLiteral("version"), qint64(m_ps->version())},
-                       {QStringLiteral("weights"), floatBytes(m_ps->weights())}});
+        reply(m.get(), m->pushRequest, weightsReply(m.get(), m->pushCompressed));
         m->pushRequest = -1;
     }
+}
+
+QCborMap TrainingCoordinator::weightsReply(Member *m, bool compressed)
+{
+    QCborMap r{{QStringLiteral("version"), qint64(m_ps->version())}};
+    if (compressed) {
+        const QByteArray delta = m_ps->delta(m->id);
+        if (!delta.isEmpty()) {
+            r.insert(QStringLiteral("delta_bf16"), delta);
+            return r;
+        }
+    }
+    r.insert(QStringLiteral("weights"), floatBytes(m_ps->pull(m->id)));
+    return r;
 }
 
 void TrainingCoordinator::maybeFinish()
@@ -824,27 +838,45 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     } else if (type == Message::PsPull || type == Message::PsPush) {
         if (!m_ps || m_stopping || !isActive(m))
             return reply(m, request, stopReply());
+        const bool compressed = body.contains(QLatin1String("gradient_bf16"));
         if (type == Message::PsPush) {
-            const QByteArray g = body.value(QStringLiteral("gradient")).toByteArray();
-            std::vector<float> data(std::size_t(g.size()) / sizeof(float));
-            std::memcpy(data.data(), g.constData(), data.size() * sizeof(float));
+            // bfloat16 gradients and float32 buffers from a node that read the job's exchange,
+            // float32 both from an older one.
+            std::vector<float> data(m_ps->pushSize());
+            const std::size_t g = m_ps->gradientSize();
+            bool ok = false;
+            if (compressed) {
+                const QByteArray buffers = body.value(QStringLiteral("buffers")).toByteArray();
+                ok = CompressedExchange::decode(
+                         body.value(QStringLiteral("gradient_bf16")).toByteArray(), data.data(),
+                         g) &&
+                     std::size_t(buffers.size()) == (data.size() - g) * sizeof(float);
+                if (ok)
+                    std::memcpy(data.data() + g, buffers.constData(), std::size_t(buffers.size()));
+            } else {
+                const QByteArray all = body.value(QStringLiteral("gradient")).toByteArray();
+                ok = std::size_t(all.size()) == data.size() * sizeof(float);
+                if (ok)
+                    std::memcpy(data.data(), all.constData(), std::size_t(all.size()));
+            }
             const auto p =
-                m_ps->push(m->id, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
-                           data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
-                           body.value(QStringLiteral("count")).toInteger());
+                ok ? m_ps->push(
+                         m->id, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
+                         data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
+                         body.value(QStringLiteral("count")).toInteger())
+                   : ParameterServer::Push{};
             if (!p.applied) {
                 note(m, ClusterEventKind::Failed, QStringLiteral("sent a malformed gradient push"));
                 return reply(m, request, stopReply());
             }
             if (!m_ps->mayProceed(m->id)) {
                 m->pushRequest = request; // held until the slowest catches up
+                m->pushCompressed = compressed;
                 m_ps->countHeld();
                 return releaseHeldPushes();
             }
         }
-        reply(m, request,
-              QCborMap{{QStringLiteral("version"), qint64(m_ps->version())},
-                       {QStringLiteral("weights"), floatBytes(m_ps->weights())}});
+        reply(m, request, weightsReply(m, compressed));
         releaseHeldPushes();
     } else if (type == Message::JobReady) {
         m->speed = body.value(QStringLiteral("images_per_second")).toDouble();

@@ -188,6 +188,9 @@ private:
     void maybeEpochEval();
     void maybeFinish();
     void releaseHeldPushes();
+    /** The parameter server's answer to a pull or push: the version and either a bfloat16
+     *  delta against the node's mirror (`compressed`, and the node has one) or full weights. */
+    QCborMap weightsReply(Member *m, bool compressed);
     void storeRequest(Member *m, const Frame &frame);
     void serveWaiters();
     void reconnect();

@@ -2,6 +2,7 @@
 
 #include "cborfield.h"
 #include "collectives.h"
+#include "compressedexchange.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/fashionmnist.h"
@@ -803,7 +804,8 @@ struct TrainingWorker::Run
         pendingLoss = pendingCorrect = pendingSeen = pendingTargets = 0.0;
     }
 
-    /** async: pull, compute, push; the parameter server answers with fresh weights. */
+    /** async: pull, compute, push; the parameter server answers with fresh weights, in
+     *  bfloat16 deltas when the job's exchange is "bf16" (CompressedExchange). */
     bool runAsync(QCborMap ready)
     {
         if (ready.value(Action::Field).toString() == Action::Stop)
@@ -812,10 +814,22 @@ struct TrainingWorker::Run
         int epoch = int(ready.value(QStringLiteral("epoch")).toInteger(1));
         const std::size_t g = flat->gradientSize(), nb = flat->bufferSize(),
                           na = flat->averagedSize();
+        const bool compressed = job.exchange == QLatin1String("bf16");
+        // The weights as the parameter server's mirror of this node has them: a delta applies
+        // to these, not to the model, whose batch-norm buffers each forward pass moves.
+        std::vector<float> held(na);
+        CompressedExchange gradients;
         auto adopt = [&](const QCborMap &reply) {
-            if (!readFloats(reply.value(QStringLiteral("weights")).toByteArray(), scratch(na), na))
+            const bool isDelta = reply.contains(QStringLiteral("delta_bf16"));
+            const bool ok =
+                isDelta
+                    ? CompressedExchange::addDecoded(
+                          reply.value(QStringLiteral("delta_bf16")).toByteArray(), held.data(), na)
+                    : readFloats(reply.value(QStringLiteral("weights")).toByteArray(), held.data(),
+                                 na);
+            if (!ok)
                 throw core::FormatError("the parameter server's weights have the wrong size");
-            flat->setAveraged(buffer.data());
+            flat->setAveraged(held.data());
             return reply.value(QStringLiteral("version")).toInteger();
         };
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
@@ -833,8 +847,23 @@ struct TrainingWorker::Run
             if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
             qint64 version = adopt(reply);
+            gradients.reset(); // what the last epoch's pushes left belongs to older weights
             const std::int64_t *indices = order->indices(0) + offset;
             std::vector<float> push(g + nb);
+            // Pipelined: the push in flight while the next batch is computed; its reply is
+            // adopted before the next push goes (whose gradients are then one version staler,
+            // and say so: they carry the version they were computed on).
+            qint64 inFlight = -1;
+            auto landInFlight = [&] {
+                if (inFlight < 0)
+                    return true;
+                const QCborMap answer = link.wait(inFlight, JobLink::kForever, Message::PsPush);
+                inFlight = -1;
+                if (answer.value(Action::Field).toString() == Action::Stop)
+                    return false;
+                version = adopt(answer);
+                return true;
+            };
             for (std::int64_t first = 0; first < mine; first += localBatch) {
                 const std::int64_t count = std::min(localBatch, mine - first);
                 const core::StepResult r = compute(indices + first, count);
@@ -847,17 +876,30 @@ struct TrainingWorker::Run
                 // the step this batch stands for, in units of global batches (for the schedule)
                 step = std::int64_t(epoch - 1) * batches +
                        std::min(batches - 1, first * batches / std::max<std::int64_t>(mine, 1));
-                reply = link.request(
-                    Message::PsPush,
-                    QCborMap{{QStringLiteral("version"), version},
-                             {QStringLiteral("lr"), rate()},
-                             {QStringLiteral("count"), qint64(count)},
-                             {QStringLiteral("gradient"), floatBytes(push.data(), push.size())}});
-                if (reply.value(Action::Field).toString() == Action::Stop)
-                    return true;
-                version = adopt(reply);
+                QCborMap body{{QStringLiteral("version"), version},
+                              {QStringLiteral("lr"), rate()},
+                              {QStringLiteral("count"), qint64(count)}};
+                if (compressed) {
+                    body.insert(QStringLiteral("gradient_bf16"),
+                                gradients.encodeWithFeedback(push.data(), g));
+                    body.insert(QStringLiteral("buffers"), floatBytes(push.data() + g, nb));
+                } else {
+                    body.insert(QStringLiteral("gradient"), floatBytes(push.data(), push.size()));
+                }
+                if (job.pipelined) {
+                    if (!landInFlight())
+                        return true;
+                    inFlight = link.send(Message::PsPush, body);
+                } else {
+                    reply = link.request(Message::PsPush, body);
+                    if (reply.value(Action::Field).toString() == Action::Stop)
+                        return true;
+                    version = adopt(reply);
+                }
                 report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
             }
+            if (!landInFlight())
+                return true;
             step = std::int64_t(epoch) * batches;
             reply = finishEpoch(epoch, false);
             if (reply.value(Action::Field).toString() == Action::Stop)

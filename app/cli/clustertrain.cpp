@@ -80,6 +80,14 @@ void addClusterOptions(CliContext &cli)
     cli.addOption("staleness",
                   "async: how many pushes the fastest node may run ahead of the slowest.", "S",
                   "4");
+    cli.addOption("exchange",
+                  "async: bf16 (gradients and weight deltas in bfloat16, rounding carried over: "
+                  "half the bytes) or float32 (full gradients and weights each push).",
+                  "E", "bf16");
+    cli.addOption("pipeline",
+                  "async: on (a node computes its next batch while its push travels: for slow "
+                  "links; its gradients are one version staler) or off (it waits for each reply).",
+                  "on|off", "off");
     cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
     cli.addOption("ship-data", "Send the dataset to the nodes instead of using their own copies.");
     cli.addOption("collective-timeout",
@@ -119,6 +127,12 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     job.weight_decay = s.options.sgd.weight_decay;
     job.schedule = QString::fromStdString(s.options.schedule.toString());
     job.staleness = int(cli.integer("staleness", 0, net::JobSpec::kMaxStaleness));
+    job.exchange = QString::fromStdString(cli.text("exchange"));
+    if (job.exchange != QLatin1String("bf16") && job.exchange != QLatin1String("float32"))
+        throw UsageError("--exchange must be bf16 or float32, not '" + cli.text("exchange") + "'");
+    if (cli.text("pipeline") != "on" && cli.text("pipeline") != "off")
+        throw UsageError("--pipeline must be on or off, not '" + cli.text("pipeline") + "'");
+    job.pipelined = cli.text("pipeline") == "on";
     job.local_steps = int(cli.integer("local-steps", 1, net::JobSpec::kMaxLocalSteps));
     job.collective_timeout_ms =
         int(parseDuration(cli.text("collective-timeout"), "collective-timeout").count());
@@ -356,6 +370,8 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     json.set("schedule", job.schedule.toStdString());
     if (job.mode == net::TrainingMode::Async)
         json.set("staleness", job.staleness)
+            .set("exchange", job.exchange.toStdString())
+            .set("pipelined", job.pipelined)
             .set("max_staleness", r.max_staleness)
             .set("pushes", r.pushes)
             .set("held_pushes", r.held_pushes);

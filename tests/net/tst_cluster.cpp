@@ -99,6 +99,7 @@ private Q_SLOTS:
     // real nodes
     void syncEqualsOneNode();
     void syncAverageEqualsOneNodesAverage();
+    void asyncLearnsWithoutCollapse_data();
     void asyncLearnsWithoutCollapse();
     void localSgdAverages();
     void shippedDataTrains();
@@ -260,6 +261,19 @@ void TestCluster::jobsAreValidated()
     const auto fromOld = net::JobSpec::fromCbor(old, &error);
     QVERIFY2(fromOld, qPrintable(error));
     QCOMPARE(fromOld->memory_budget_bytes, std::int64_t(64 << 20));
+    // The async exchange: bf16 by default, not pipelined; an older app's job (no such fields)
+    // means the float32 exchange without pipelining, which its parameter server speaks.
+    net::JobSpec pipelined = job;
+    pipelined.pipelined = true;
+    QCOMPARE(back->exchange, QStringLiteral("bf16"));
+    QVERIFY(net::JobSpec::fromCbor(pipelined.toCbor(), &error)->pipelined);
+    QVERIFY(!back->pipelined);
+    old.remove(QLatin1String("exchange"));
+    old.remove(QLatin1String("pipelined"));
+    const auto olderApp = net::JobSpec::fromCbor(old, &error);
+    QVERIFY2(olderApp, qPrintable(error));
+    QCOMPARE(olderApp->exchange, QStringLiteral("float32"));
+    QVERIFY(!olderApp->pipelined);
 
     auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
         QCborMap m = job.toCbor();
@@ -281,6 +295,8 @@ void TestCluster::jobsAreValidated()
         QStringLiteral("{\"name\":\"x\",\"input\":[1,28,28],\"stages\":[{\"type\":\"python\"}]}"),
         "python"));
     QVERIFY(refused("schedule", QStringLiteral("wild"), "wild"));
+    QVERIFY(refused("exchange", QStringLiteral("int4"), "exchange"));
+    QVERIFY(refused("pipelined", 1, "pipelined"));
     QVERIFY(refused("average_decay", 1.0, "average_decay"));
     net::JobSpec averaged = job;
     averaged.average_decay = 0.99;
@@ -646,13 +662,26 @@ void TestCluster::syncAverageEqualsOneNodesAverage()
                                 .arg(local.epochs[e].test_loss)));
 }
 
+void TestCluster::asyncLearnsWithoutCollapse_data()
+{
+    QTest::addColumn<QString>("exchange");
+    QTest::addColumn<bool>("pipelined");
+    QTest::newRow("bf16") << QStringLiteral("bf16") << false;
+    QTest::newRow("float32 (an older app's exchange)") << QStringLiteral("float32") << false;
+    QTest::newRow("bf16, pipelined") << QStringLiteral("bf16") << true;
+}
+
 void TestCluster::asyncLearnsWithoutCollapse()
 {
+    QFETCH(QString, exchange);
+    QFETCH(bool, pipelined);
     if (!haveFashionMnist())
         QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(4);
     net::JobSpec job = lenetJob(net::TrainingMode::Async, 8192, 3);
     job.staleness = 2;
+    job.exchange = exchange;
+    job.pipelined = pipelined;
     const net::ClusterResult r = run(job);
     QVERIFY2(r.finished, qPrintable(r.error));
     QCOMPARE(r.epochs.size(), std::size_t(3));
@@ -664,7 +693,8 @@ void TestCluster::asyncLearnsWithoutCollapse()
     QVERIFY(r.epochs.back().train_loss < r.epochs.front().train_loss);
     QVERIFY(r.pushes >= 8192 * 3 / 64); // about one push per quarter batch
     // the bound holds: a push is at most (staleness + 1) rounds of the others old
-    QVERIFY(r.max_staleness <= (job.staleness + 1) * 4 + 4);
+    // (pipelined: one push more in flight per node)
+    QVERIFY(r.max_staleness <= (job.staleness + 1) * 4 + 4 + (pipelined ? 4 : 0));
 }
 
 void TestCluster::localSgdAverages()

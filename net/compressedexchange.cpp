@@ -1,0 +1,76 @@
+#include "compressedexchange.h"
+
+#include <QtEndian>
+
+#include <cmath>
+#include <cstring>
+
+namespace edgetrain::net {
+
+std::uint16_t CompressedExchange::toBf16(float value)
+{
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    if (std::isnan(value))
+        return std::uint16_t((bits >> 16) | 0x0040u); // stays a (quiet) NaN
+    // Round to nearest, ties to even; an overflow rounds to infinity as float rounding does.
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return std::uint16_t(bits >> 16);
+}
+
+float CompressedExchange::fromBf16(std::uint16_t value)
+{
+    const std::uint32_t bits = std::uint32_t(value) << 16;
+    float out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+QByteArray CompressedExchange::encode(const float *values, std::size_t count)
+{
+    QByteArray bytes(qsizetype(count * 2), Qt::Uninitialized);
+    auto *out = reinterpret_cast<uchar *>(bytes.data());
+    for (std::size_t i = 0; i < count; ++i)
+        qToLittleEndian(toBf16(values[i]), out + 2 * i);
+    return bytes;
+}
+
+bool CompressedExchange::decode(const QByteArray &bytes, float *out, std::size_t count)
+{
+    if (std::size_t(bytes.size()) != count * 2)
+        return false;
+    const auto *in = reinterpret_cast<const uchar *>(bytes.constData());
+    for (std::size_t i = 0; i < count; ++i)
+        out[i] = fromBf16(qFromLittleEndian<std::uint16_t>(in + 2 * i));
+    return true;
+}
+
+bool CompressedExchange::addDecoded(const QByteArray &bytes, float *values, std::size_t count)
+{
+    if (std::size_t(bytes.size()) != count * 2)
+        return false;
+    const auto *in = reinterpret_cast<const uchar *>(bytes.constData());
+    for (std::size_t i = 0; i < count; ++i)
+        values[i] += fromBf16(qFromLittleEndian<std::uint16_t>(in + 2 * i));
+    return true;
+}
+
+QByteArray CompressedExchange::encodeWithFeedback(const float *values, std::size_t count)
+{
+    if (m_residual.size() != count)
+        m_residual.assign(count, 0.0f);
+    QByteArray bytes(qsizetype(count * 2), Qt::Uninitialized);
+    auto *out = reinterpret_cast<uchar *>(bytes.data());
+    for (std::size_t i = 0; i < count; ++i) {
+        const float wanted = values[i] + m_residual[i];
+        const std::uint16_t sent = toBf16(wanted);
+        const float back = fromBf16(sent);
+        // A value that is (or rounds to) NaN or infinity is sent as it is and carries nothing
+        // over: the run has diverged, and the error must not poison every later push too.
+        m_residual[i] = std::isfinite(back) ? wanted - back : 0.0f;
+        qToLittleEndian(sent, out + 2 * i);
+    }
+    return bytes;
+}
+
+} // namespace edgetrain::net

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <QByteArray>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace edgetrain::net {
+
+/**
+ * The async mode's exchange in bfloat16 (float32's sign and exponent, 8 bits of mantissa, 2 bytes
+ * little-endian per value; rounded to nearest, ties to even; NaN and infinities kept): half the
+ * bytes of float32 each way, with nothing lost over a run.
+ *
+ *  - Gradients go up with error feedback: what one push's rounding dropped is added to the
+ *    next push's gradient (encodeWithFeedback()), so the sum the server applies over a run is the
+ *    sum the node computed.
+ *  - Weights come down as deltas against a mirror: the parameter server keeps, per node, the
+ *    weights that node holds, and sends the bfloat16 of (its weights - the mirror); both sides add
+ *    the same decoded delta with the same float32 addition (addDecoded()), so the mirror stays
+ *    bit-identical to the node's copy and a delta's rounding error is simply part of the next
+ *    delta. A full float32 pull (each epoch's start) resets both.
+ */
+class CompressedExchange
+{
+public:
+    static std::uint16_t toBf16(float value);
+    static float fromBf16(std::uint16_t value);
+
+    /** `count` values as bfloat16 bytes. */
+    static QByteArray encode(const float *values, std::size_t count);
+    /** Decodes into `out`; false (nothing written) unless `bytes` is `count` bfloat16 values. */
+    static bool decode(const QByteArray &bytes, float *out, std::size_t count);
+    /** values[i] += decoded[i]; false (nothing changed) unless `bytes` is `count` values. */
+    static bool addDecoded(const QByteArray &bytes, float *values, std::size_t count);
+
+    /** Encodes values + the rounding error this object's previous encoding left, and keeps the
+     *  new error. A different count starts over with no error carried. */
+    QByteArray encodeWithFeedback(const float *values, std::size_t count);
+    /** Forgets the carried error (the values it belongs to were thrown away). */
+    void reset() { m_residual.clear(); }
+
+private:
+    std::vector<float> m_residual;
+};
+
+} // namespace edgetrain::net
