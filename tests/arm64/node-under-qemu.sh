@@ -3,7 +3,9 @@
 # joins two amd64 nodes and trains LeNet-5 on Fashion-MNIST with them (sync, 1 epoch, limited
 # data), coordinated by the amd64 edgetrain-cli. The same training on three amd64 nodes is the
 # reference: the mixed cluster must reach its test accuracy within 1 point, and the coordinator
-# must have seen the third node report itself as arm64.
+# must have seen the third node report itself as arm64. Then the mixed cluster trains async (on
+# less data): the arm64 node follows the parameter server by bfloat16 deltas against the server's
+# mirror of its weights, which only works if both architectures add them to the same bits.
 #
 #   tests/arm64/node-under-qemu.sh [--host-bin DIR] [--arm64-bin DIR] [--sysroot DIR] [--out DIR]
 #
@@ -79,12 +81,13 @@ start_node() {
   nodes+=("127.0.0.1:$(cat "$out/$name.port")")
 }
 
-# train RUN: trains across the nodes started last; prints the test accuracy in percent.
+# train RUN [MODE [TRAIN_LIMIT]]: trains across the nodes started last (sync, train_limit
+# images by default); prints the test accuracy in percent.
 train() {
-  local run="$1" started_s=$SECONDS
+  local run="$1" mode="${2:-sync}" limit="${3:-$train_limit}" started_s=$SECONDS
   "$host_bin/edgetrain-cli" train --nodes "$(IFS=,; echo "${nodes[*]}")" --key-file "$key" \
-    --model lenet5 --dataset fashion-mnist --mode sync --epochs 1 --batch 64 --lr 0.05 --schedule cosine --seed 0 \
-    --train-limit "$train_limit" --test-limit "$test_limit" --threads 1 \
+    --model lenet5 --dataset fashion-mnist --mode "$mode" --epochs 1 --batch 64 --lr 0.05 --schedule cosine --seed 0 \
+    --train-limit "$limit" --test-limit "$test_limit" --threads 1 \
     --collective-timeout 120s --json > "$out/$run.json" 2> "$out/$run.log" \
     || fail "$run: edgetrain-cli train failed: $(tail -n 5 "$out/$run.log")"
   grep -q '"finished":true' "$out/$run.json" || fail "$run: the training did not finish"
@@ -109,10 +112,12 @@ start_node amd64-1 $((port_base + 1)) "$host_bin/edgetrain-node"
 start_node amd64-2 $((port_base + 2)) "$host_bin/edgetrain-node"
 start_node arm64-1 $((port_base + 4)) qemu-aarch64-static -L "$sysroot" "$arm64_bin/edgetrain-node"
 mixed="$(train mixed)"
+mixed_async="$(train mixed-async async 6000)"
 stop_nodes
 
 echo "amd64 x3: test accuracy $reference %"
 echo "amd64 x2 + arm64 under qemu: test accuracy $mixed %"
+echo "amd64 x2 + arm64 under qemu, async on 6,000 images: test accuracy $mixed_async %"
 grep "connected to 'arm64-1'" "$out/mixed.log" || fail "the coordinator never connected to arm64-1"
 grep -q "connected to 'arm64-1' .*(arm64," "$out/mixed.log" \
   || fail "arm64-1 did not report its arch as arm64"
@@ -121,4 +126,9 @@ grep -E "edgetrain.worker.*training samples" "$out/arm64-1.log" \
 grep -q "finished at step" "$out/arm64-1.log" || fail "arm64-1 did not finish the job"
 awk -v a="$reference" -v b="$mixed" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1.0) }' \
   || fail "the accuracies differ by more than 1 point"
+grep -q '"exchange":"bf16"' "$out/mixed-async.json" || fail "the async run did not use the bf16 exchange"
+! grep -q "malformed gradient push" "$out/mixed-async.log" || fail "a node's async push was refused"
+[ "$(grep -c "finished at step" "$out/arm64-1.log")" -ge 2 ] || fail "arm64-1 did not finish the async job"
+awk -v a="$mixed_async" 'BEGIN { exit !(a >= 50.0) }' \
+  || fail "the async run learned nothing ($mixed_async %): a node fell out of step with the server"
 echo "PASS: within 1 point (logs and JSON in $out)"
