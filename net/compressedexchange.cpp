@@ -73,4 +73,13 @@ QByteArray CompressedExchange::encodeWithFeedback(const float *values, std::size
     return bytes;
 }
 
+QString CompressedExchange::fingerprint(const float *values, std::size_t count)
+{
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto *bytes = reinterpret_cast<const unsigned char *>(values);
+    for (std::size_t i = 0; i < count * sizeof(float); ++i)
+        h = (h ^ bytes[i]) * 0x100000001b3ull;
+    return QStringLiteral("%1").arg(h, 16, 16, QLatin1Char('0'));
+}
+
 } // namespace edgetrain::net

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QString>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,11 +12,12 @@ namespace edgetrain::net {
 /**
  * The async mode's exchange in bfloat16 (float32's sign and exponent, 8 bits of mantissa, 2 bytes
  * little-endian per value; rounded to nearest, ties to even; NaN and infinities kept): half the
- * bytes of float32 each way, with nothing lost over a run.
+ * bytes of float32 each way, the rounding carried over instead of lost.
  *
  *  - Gradients go up with error feedback: what one push's rounding dropped is added to the
- *    next push's gradient (encodeWithFeedback()), so the sum the server applies over a run is the
- *    sum the node computed.
+ *    next push's gradient (encodeWithFeedback()), so over an epoch the gradients that arrive sum
+ *    to the gradients the node computed, to within one push's rounding (what is left at an
+ *    epoch's end is dropped with the epoch).
  *  - Weights come down as deltas against a mirror: the parameter server keeps, per node, the
  *    weights that node holds, and sends the bfloat16 of (its weights - the mirror); both sides add
  *    the same decoded delta with the same float32 addition (addDecoded()), so the mirror stays
@@ -40,6 +42,10 @@ public:
     QByteArray encodeWithFeedback(const float *values, std::size_t count);
     /** Forgets the carried error (the values it belongs to were thrown away). */
     void reset() { m_residual.clear(); }
+
+    /** A 64-bit FNV-1a hash of the values' bytes as 16 hex digits: the node sends it of the
+     *  weights it holds at an epoch's end, the parameter server compares it with its mirror's. */
+    static QString fingerprint(const float *values, std::size_t count);
 
 private:
     std::vector<float> m_residual;

@@ -133,6 +133,14 @@ private:
 
 } // namespace
 
+JobSpec JobSpec::forNodes() const
+{
+    JobSpec j = *this;
+    if (j.mode == TrainingMode::Async)
+        j.average_decay = 0.0;
+    return j;
+}
+
 std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
 {
     error->clear();
@@ -193,8 +201,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     if (j.average_decay > 0 && j.mode == TrainingMode::Async) {
-        *error = jobFieldError("average_decay", "0 in async mode (the weight average is kept "
-                                                "by the nodes of sync and local-sgd)");
+        *error = jobFieldError("average_decay", "0 in async mode (the parameter server keeps "
+                                                "the weight average, not the nodes)");
         return std::nullopt;
     }
     if (j.exchange != QLatin1String("bf16") && j.exchange != QLatin1String("float32")) {

@@ -45,13 +45,14 @@ struct JobSpec
     int staleness = 4; // async: how far the fastest worker may run ahead of the slowest
     // async: how pushes and replies travel. "bf16": gradients up in bfloat16 with error
     // feedback, weights down as bfloat16 deltas against the server's mirror of the node's copy
-    // (net::CompressedExchange; half the bytes, nothing lost over a run). "float32": full
+    // (net::CompressedExchange; half the bytes, the rounding carried over). "float32": full
     // gradients up, full weights down (what a job from an older coordinator means).
     QString exchange = QStringLiteral("bf16");
     // async: a node sends its push and computes the next batch while the push travels and the
     // reply comes back (one push in flight; its gradients one version staler). Off by default:
     // on 3 local nodes it trained 10-20 % more images/s but ended 3-8 points lower after 3
-    // epochs (LeNet-5); it is for links whose round trip is long against a step.
+    // epochs (LeNet-5), and on four emulated Pi 3Bs at 100 Mbit/s it was no faster. What it
+    // could be for, a link whose round trip is long against a step, has not been measured.
     bool pipelined = false;
     int local_steps = 8; // local-sgd: steps between model averages
     int collective_timeout_ms = 10000;
@@ -72,6 +73,9 @@ struct JobSpec
     QString train_shipment, test_shipment;
 
     QCborMap toCbor() const;
+    /** The job as the nodes get it: in async mode without the weight average (the parameter
+     *  server keeps it; a node's own would be the wrong model to evaluate). */
+    JobSpec forNodes() const;
     /** Validates; nothing with a message naming the field otherwise. */
     static std::optional<JobSpec> fromCbor(const QCborMap &map, QString *error);
 };

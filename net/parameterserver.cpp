@@ -11,13 +11,16 @@ namespace edgetrain::net {
 
 ParameterServer::ParameterServer(const core::ModelSpec &spec, std::uint64_t seed,
                                  const core::SgdOptions &sgd, int staleness,
-                                 std::int64_t globalBatch)
+                                 std::int64_t globalBatch, double averageDecay)
     : m_model(std::make_unique<core::Model>(spec, seed)),
       m_optimizer(std::make_unique<core::Sgd>(*m_model, sgd)),
       m_flat(std::make_unique<core::FlatState>(*m_model, m_optimizer.get())),
       m_staleness(staleness), m_globalBatch(std::max<std::int64_t>(globalBatch, 1)),
       m_momentum(sgd.momentum)
-{}
+{
+    if (averageDecay > 0.0)
+        m_average.emplace(averageDecay);
+}
 
 ParameterServer::~ParameterServer() = default;
 
@@ -25,6 +28,16 @@ std::vector<float> ParameterServer::weights() const
 {
     std::vector<float> w(m_flat->averagedSize());
     m_flat->copyAveraged(w.data());
+    return w;
+}
+
+std::vector<float> ParameterServer::resultWeights()
+{
+    if (!m_average || m_average->updates() == 0)
+        return weights();
+    m_average->swap(*m_model);
+    std::vector<float> w = weights();
+    m_average->swap(*m_model);
     return w;
 }
 
@@ -59,6 +72,14 @@ QByteArray ParameterServer::delta(int id)
     QByteArray bytes = CompressedExchange::encode(d.data(), d.size());
     CompressedExchange::addDecoded(bytes, mirror.data(), mirror.size());
     return bytes;
+}
+
+QString ParameterServer::mirrorFingerprint(int id) const
+{
+    const auto it = m_workers.find(id);
+    if (it == m_workers.end() || it->second.mirror.empty())
+        return {};
+    return CompressedExchange::fingerprint(it->second.mirror.data(), it->second.mirror.size());
 }
 
 void ParameterServer::addWorker(int id)
@@ -114,6 +135,13 @@ ParameterServer::Push ParameterServer::push(int id, std::uint64_t basedOn, const
     m_flat->setGradients(data);
     m_flat->setBuffers(data + m_flat->gradientSize());
     m_optimizer->step(p.lr);
+    if (m_average) {
+        m_samplesSinceAverage += samples;
+        if (m_samplesSinceAverage >= m_globalBatch) { // a synchronous step's worth of samples
+            m_samplesSinceAverage -= m_globalBatch;
+            m_average->update(*m_model);
+        }
+    }
     ++m_version;
     ++m_pushes;
     ++it->second.clock;

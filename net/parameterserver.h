@@ -2,12 +2,14 @@
 
 #include "core/model.h"
 #include "core/sgd.h"
+#include "core/weightaverage.h"
 
 #include <QByteArray>
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace edgetrain::core {
@@ -33,13 +35,19 @@ namespace edgetrain::net {
 class ParameterServer
 {
 public:
+    /** `averageDecay` in (0, 1) keeps a moving average of the weights (core::WeightAverage),
+     *  folded in once per global batch of pushed samples, so the decay means what it means in
+     *  sync training; 0: none. */
     ParameterServer(const core::ModelSpec &spec, std::uint64_t seed, const core::SgdOptions &sgd,
-                    int staleness, std::int64_t globalBatch);
+                    int staleness, std::int64_t globalBatch, double averageDecay = 0.0);
     ~ParameterServer();
 
     std::uint64_t version() const { return m_version; }
     /** Values and float buffers (FlatState's averaged layout). */
     std::vector<float> weights() const;
+    /** What a run's result is: the moving average of the weights when there is one (and it has
+     *  begun), else weights(). Evaluation, the best epoch and the final weights use it. */
+    std::vector<float> resultWeights();
     std::size_t pushSize() const; // gradient floats + buffer floats
     std::size_t gradientSize() const;
     /** The full weights (weights()) for worker `id`, whose mirror becomes them: what it holds. */
@@ -48,6 +56,8 @@ public:
      *  the mirror adds it as the worker will. Empty if the worker has no mirror (never pulled):
      *  send it the full weights. */
     QByteArray delta(int id);
+    /** CompressedExchange::fingerprint() of worker `id`'s mirror; empty if it has none. */
+    QString mirrorFingerprint(int id) const;
 
     void addWorker(int id);
     void removeWorker(int id);
@@ -83,6 +93,8 @@ private:
     std::unique_ptr<core::Model> m_model;
     std::unique_ptr<core::Sgd> m_optimizer;
     std::unique_ptr<core::FlatState> m_flat;
+    std::optional<core::WeightAverage> m_average;
+    std::int64_t m_samplesSinceAverage = 0;
     int m_staleness;
     std::int64_t m_globalBatch;
     double m_momentum; // the job's, for one synchronous step

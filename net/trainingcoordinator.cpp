@@ -97,7 +97,7 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
         sgd.nesterov = m_job.nesterov;
         m_ps = std::make_unique<ParameterServer>(
             core::ModelSpec::fromJson(m_job.model, "the job's model"), m_job.seed, sgd,
-            m_job.staleness, m_job.batch);
+            m_job.staleness, m_job.batch, m_job.average_decay);
     }
     for (ControlClient *client : clients) {
         auto m = std::make_unique<Member>();
@@ -145,7 +145,7 @@ void TrainingCoordinator::sendJob(Member *m)
     }
     for (const QCborMap &chunk : m_chunks)
         m->client->send(Message::DataChunk, chunk);
-    JobSpec job = m_job;
+    JobSpec job = m_job.forNodes();
     if (const auto b = m_budgets.find(m->client->node().name); b != m_budgets.end())
         job.memory_budget_bytes = b->second;
     m->client->send(Message::Job, job.toCbor());
@@ -467,9 +467,8 @@ void TrainingCoordinator::maybeEpochDone()
     }
     const auto parts = splitByShares(testSize, sharesFromSpeeds(speeds));
     QByteArray weights;
-    if (m_ps) {
-        weights = floatBytes(m_ps->weights());
-    }
+    if (m_ps)
+        weights = floatBytes(m_ps->resultWeights());
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
         QCborMap body{{Action::Field, m_stopping ? Action::Stop : Action::Evaluate},
@@ -536,7 +535,7 @@ void TrainingCoordinator::maybeEpochEval()
     if (m_keepBest && e.test_count > 0 && (m_bestEpoch == 0 || e.test_loss < m_bestLoss)) {
         m_bestLoss = e.test_loss;
         m_bestEpoch = e.epoch;
-        m_bestWeights = m_ps ? floatBytes(m_ps->weights()) : QByteArray();
+        m_bestWeights = m_ps ? floatBytes(m_ps->resultWeights()) : QByteArray();
         m_bestComplete = m_ps != nullptr;
         if (!m_ps)
             sendsBest = members.front();
@@ -656,7 +655,7 @@ void TrainingCoordinator::finish(const QString &error)
     m_result.cancelled = m_result.cancelled || m_stopping;
     m_result.seconds = double(m_clock.elapsed()) / 1000.0;
     if (m_ps) {
-        m_result.weights = m_ps->weights();
+        m_result.weights = m_ps->resultWeights();
         m_result.max_staleness = m_ps->maxStaleness();
         m_result.pushes = m_ps->pushes();
         m_result.held_pushes = m_ps->held();
@@ -866,8 +865,10 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
                          body.value(QStringLiteral("count")).toInteger())
                    : ParameterServer::Push{};
             if (!p.applied) {
-                note(m, ClusterEventKind::Failed, QStringLiteral("sent a malformed gradient push"));
-                return reply(m, request, stopReply());
+                // Out of the run, like a failed node: the parameter server must not wait for
+                // its clock, or every other node is held once it is S pushes ahead.
+                reply(m, request, stopReply());
+                return memberFailed(m, QStringLiteral("sent a malformed gradient push"));
             }
             if (!m_ps->mayProceed(m->id)) {
                 m->pushRequest = request; // held until the slowest catches up
@@ -899,6 +900,17 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         m->doneBody = body;
         if (m_ps) {
             m_ps->setRunning(m->id, false);
+            const QString held = body.value(QStringLiteral("held_fingerprint")).toString();
+            if (!held.isEmpty()) { // older nodes send none
+                ++m_result.mirror_checks;
+                if (held != m_ps->mirrorFingerprint(m->id)) {
+                    ++m_result.mirror_mismatches;
+                    qCWarning(lcCoordinator).noquote()
+                        << m->label()
+                        << "holds weights that differ from the parameter server's copy of "
+                           "them; its next epoch starts from the full weights";
+                }
+            }
             releaseHeldPushes();
         }
         maybeEpochDone();
@@ -921,35 +933,45 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         m_bestWeights.append(body.value(QStringLiteral("data")).toByteArray());
         m_bestComplete = index + 1 == body.value(QStringLiteral("total")).toInteger();
     } else if (type == Message::JobDone) {
+        if (m->state == Member::State::Failed)
+            return; // put out of the run (a malformed push): its stopped job says nothing
         m->state = Member::State::Done;
+        if (m_ps) { // a node done early (stopped) holds nobody back
+            m_ps->removeWorker(m->id);
+            releaseHeldPushes();
+        }
         m_result.fingerprints[m->label()] = body.value(QStringLiteral("fingerprint")).toString();
         m_result.cancelled = m_result.cancelled || body.value(QStringLiteral("cancelled")).toBool();
         maybeFinish();
     } else if (type == Message::JobFailed || type == Message::JobRefused ||
                type == Message::DataRefused) {
-        const QString message = body.value(QStringLiteral("message")).toString();
-        note(m, ClusterEventKind::Failed, message);
-        const bool wasActive = isActive(m);
-        m->state = Member::State::Failed;
-        if (wasActive) {
-            m_groupBroken = true;
-            if (m_ps) {
-                m_ps->removeWorker(m->id);
-                releaseHeldPushes();
-            }
-        }
-        if (m_firstFailure.isEmpty())
-            m_firstFailure = QStringLiteral("%1: %2").arg(m->label(), message);
-        maybeStart();
-        maybeRegroup();
-        maybeEpochDone();
-        maybeEpochEval();
-        maybeFinish();
+        memberFailed(m, body.value(QStringLiteral("message")).toString());
     } else if (type == Message::JobAccepted || type == Message::DataReceived) {
         qCDebug(lcCoordinator).noquote() << m->label() << type;
     } else {
         qCWarning(lcCoordinator).noquote() << m->label() << "sent unexpected" << type.left(32);
     }
+}
+
+void TrainingCoordinator::memberFailed(Member *m, const QString &message)
+{
+    note(m, ClusterEventKind::Failed, message);
+    const bool wasActive = isActive(m);
+    m->state = Member::State::Failed;
+    if (wasActive) {
+        m_groupBroken = true;
+        if (m_ps) { // nobody waits for its clock any more
+            m_ps->removeWorker(m->id);
+            releaseHeldPushes();
+        }
+    }
+    if (m_firstFailure.isEmpty())
+        m_firstFailure = QStringLiteral("%1: %2").arg(m->label(), message);
+    maybeStart();
+    maybeRegroup();
+    maybeEpochDone();
+    maybeEpochEval();
+    maybeFinish();
 }
 
 void saveClusterWeights(const core::ModelSpec &spec, std::uint64_t seed,

@@ -83,6 +83,9 @@ struct ClusterResult
     int generations = 0;                      // groups formed (1 when nobody was lost)
     int max_staleness = 0;                    // async
     std::int64_t pushes = 0, held_pushes = 0; // async
+    // async: each node's weights against the parameter server's mirror of them, at each
+    // epoch's end (a mismatch would mean the deltas put them apart; it never should)
+    std::int64_t mirror_checks = 0, mirror_mismatches = 0;
     double seconds = 0.0;
     /** With setKeepBest: the epoch whose weights `weights` holds (lowest validation loss), 0 when
      *  they are the last epoch's (no validation set, or no epoch finished). */
@@ -188,6 +191,8 @@ private:
     void maybeEpochEval();
     void maybeFinish();
     void releaseHeldPushes();
+    /** A member's job failed (or it broke the protocol): out of the run, the others go on. */
+    void memberFailed(Member *m, const QString &message);
     /** The parameter server's answer to a pull or push: the version and either a bfloat16
      *  delta against the node's mirror (`compressed`, and the node has one) or full weights. */
     QCborMap weightsReply(Member *m, bool compressed);

@@ -632,7 +632,7 @@ struct TrainingWorker::Run
 
     /** The end of an epoch: report, evaluate the part of the test set we are given. Returns the
      *  coordinator's last answer (continue, stop, or a new group). */
-    QCborMap finishEpoch(int epoch, bool global)
+    QCborMap finishEpoch(int epoch, bool global, const QCborMap &extra = {})
     {
         const double wall = secondsSince(epochStart);
         // Every epoch's end reaches the training charts, however short the epoch was.
@@ -647,6 +647,8 @@ struct TrainingWorker::Run
                       {QStringLiteral("seconds"), wall},
                       {QStringLiteral("compute_images_per_second"),
                        computeSeconds > 0 ? computed / computeSeconds : 0.0}};
+        for (auto it = extra.begin(); it != extra.end(); ++it)
+            done.insert(it.key(), it.value());
         const QCborMap reply = link.request(Message::EpochDone, done);
         const QString action = reply.value(Action::Field).toString();
         if (action == Action::Stop || action == Action::Regroup)
@@ -901,7 +903,10 @@ struct TrainingWorker::Run
             if (!landInFlight())
                 return true;
             step = std::int64_t(epoch) * batches;
-            reply = finishEpoch(epoch, false);
+            // What this node holds, for the server to check against its mirror of it.
+            reply = finishEpoch(epoch, false,
+                                QCborMap{{QStringLiteral("held_fingerprint"),
+                                          CompressedExchange::fingerprint(held.data(), na)}});
             if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
             if (reply.value(Action::Field).toString() == Action::Finish)

@@ -85,8 +85,9 @@ void addClusterOptions(CliContext &cli)
                   "half the bytes) or float32 (full gradients and weights each push).",
                   "E", "bf16");
     cli.addOption("pipeline",
-                  "async: on (a node computes its next batch while its push travels: for slow "
-                  "links; its gradients are one version staler) or off (it waits for each reply).",
+                  "async: on (a node computes its next batch while its push travels; its "
+                  "gradients are one version staler, and a run learns less per epoch) or off (it "
+                  "waits for each reply).",
                   "on|off", "off");
     cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
     cli.addOption("ship-data", "Send the dataset to the nodes instead of using their own copies.");
@@ -126,6 +127,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     job.momentum = s.options.sgd.momentum;
     job.weight_decay = s.options.sgd.weight_decay;
     job.schedule = QString::fromStdString(s.options.schedule.toString());
+    job.average_decay = s.average_decay;
     job.staleness = int(cli.integer("staleness", 0, net::JobSpec::kMaxStaleness));
     job.exchange = QString::fromStdString(cli.text("exchange"));
     if (job.exchange != QLatin1String("bf16") && job.exchange != QLatin1String("float32"))
@@ -145,7 +147,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     job.test_limit = s.test_limit;
     {
         QString check; // the nodes would refuse what does not validate here either
-        if (!net::JobSpec::fromCbor(job.toCbor(), &check))
+        if (!net::JobSpec::fromCbor(job.forNodes().toCbor(), &check))
             throw UsageError(check.toStdString());
     }
     std::optional<ClusterPlan> plan = ClusterPlan::fromOptions(cli, s.plan_only, job);
@@ -367,12 +369,14 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     json.set("mode", net::modeName(job.mode).toStdString())
         .set("batch", job.batch)
         .set("lr", job.lr);
-    json.set("schedule", job.schedule.toStdString());
+    json.set("schedule", job.schedule.toStdString()).set("average_decay", job.average_decay);
     if (job.mode == net::TrainingMode::Async)
         json.set("staleness", job.staleness)
             .set("exchange", job.exchange.toStdString())
             .set("pipelined", job.pipelined)
             .set("max_staleness", r.max_staleness)
+            .set("mirror_checks", r.mirror_checks)
+            .set("mirror_mismatches", r.mirror_mismatches)
             .set("pushes", r.pushes)
             .set("held_pushes", r.held_pushes);
     if (job.mode == net::TrainingMode::LocalSgd)

@@ -15,6 +15,7 @@ struct ClusterTrainSettings
     std::int64_t train_limit = 0;
     std::int64_t test_limit = 0;
     std::int64_t budget_bytes = -1; // per node; -1: none
+    double average_decay = 0.0;     // the weights' moving average; 0: none
     std::string save_path;
     bool plan_only = false; // `plan`: profile and predict, train nothing
 };

@@ -252,8 +252,7 @@ void Workflow::startTraining()
     if (frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
         job.schedule = QStringLiteral("cosine");
         job.weight_decay = vision::FrameTrainOptions().weight_decay;
-        if (job.mode != net::TrainingMode::Async) // the parameter server keeps no average
-            job.average_decay = vision::FrameTrainOptions().average_decay;
+        job.average_decay = vision::FrameTrainOptions().average_decay; // async: the server's
     }
     job.dataset = QStringLiteral("shipped");
     s.key = m_nodes.key();

@@ -129,6 +129,13 @@ void TestCli::usageErrors_data()
         << "is not MODEL or MODEL:TRAIN-LIMIT";
     QTest::newRow("absurd staleness")
         << QStringList{"train", "--nodes", "127.0.0.1:1", "--staleness", "1000"} << "--staleness";
+    QTest::newRow("unknown exchange")
+        << QStringList{"train", "--nodes", "127.0.0.1:1", "--mode", "async", "--exchange", "int4"}
+        << "--exchange must be bf16 or float32, not 'int4'";
+    QTest::newRow("pipeline yes") << QStringList{"train", "--nodes",    "127.0.0.1:1", "--mode",
+                                                 "async", "--pipeline", "yes"}
+                                  << "--pipeline must be on or off, not 'yes'";
+    QTest::newRow("average of 1") << QStringList{"train", "--average", "1"} << "--average";
 }
 
 void TestCli::usageErrors()

@@ -7,7 +7,8 @@
 # options: async (the defaults), async:float32, async:pipelined, async:float32:pipelined.
 # Reports per mode the median of the per-run images/s (each run's mean over its epochs; the
 # first epoch included), the spread, the test accuracy after the last epoch, the bytes each
-# node received, and each mode's throughput as a ratio to the first mode's, from the same rounds.
+# node received, and the ratio of each mode's median to the first mode's (the modes alternate
+# within each round, so both medians come from the same stretch of time).
 #
 #   tests/benchmarks/async_vs_sync.sh [--nodes 3 | --lab DIR] [--rounds 3] [--epochs 3]
 #       [--train-limit 20000] [--test-limit 2000] [--batch 64]

@@ -95,6 +95,7 @@ private Q_SLOTS:
     void nodeKeepsAJobsShipmentsTogether();
     void parameterServerBoundsStaleness();
     void parameterServerRoundMovesLikeASyncStep();
+    void parameterServerKeepsTheAverage();
 
     // real nodes
     void syncEqualsOneNode();
@@ -303,9 +304,15 @@ void TestCluster::jobsAreValidated()
     const auto averagedBack = net::JobSpec::fromCbor(averaged.toCbor(), &error);
     QVERIFY2(averagedBack, qPrintable(error));
     QCOMPARE(averagedBack->average_decay, 0.99);
-    averaged.mode = net::TrainingMode::Async; // the parameter server keeps no average
+    averaged.mode = net::TrainingMode::Async; // the parameter server keeps it, not the nodes
     QVERIFY(!net::JobSpec::fromCbor(averaged.toCbor(), &error));
     QVERIFY2(error.contains(QLatin1String("average_decay")), qPrintable(error));
+    const auto asNodesGetIt = net::JobSpec::fromCbor(averaged.forNodes().toCbor(), &error);
+    QVERIFY2(asNodesGetIt, qPrintable(error));
+    QCOMPARE(asNodesGetIt->average_decay, 0.0);
+    QCOMPARE(averaged.forNodes().average_decay, 0.0);
+    averaged.mode = net::TrainingMode::Sync; // sync and local-sgd: the nodes keep it
+    QCOMPARE(averaged.forNodes().average_decay, 0.99);
 
     net::GroupSpec g{3, 1, 2, {0.5, 0.5}};
     QVERIFY(net::GroupSpec::fromCbor(g.toCbor(), &error));
@@ -557,6 +564,43 @@ void TestCluster::parameterServerRoundMovesLikeASyncStep()
     }
 }
 
+void TestCluster::parameterServerKeepsTheAverage()
+{
+    // The moving average is folded in once per global batch of pushed samples (a synchronous
+    // step's worth), with WeightAverage's early decay (1 + n) / (10 + n); the result, the best
+    // epoch and evaluation use it.
+    core::SgdOptions sgd;
+    net::ParameterServer ps(core::Zoo::resolve("mlp"), 1, sgd, /*staleness*/ 4, /*batch*/ 64,
+                            /*averageDecay*/ 0.5);
+    net::ParameterServer plain(core::Zoo::resolve("mlp"), 1, sgd, 4, 64);
+    for (int w : {0, 1}) {
+        ps.addWorker(w);
+        plain.addWorker(w);
+    }
+    std::vector<float> grad(ps.pushSize(), 0.01f);
+    auto push = [&](int worker) {
+        QVERIFY(ps.push(worker, ps.version(), grad.data(), grad.size(), 0.1, 32).applied);
+        QVERIFY(plain.push(worker, plain.version(), grad.data(), grad.size(), 0.1, 32).applied);
+    };
+    push(0); // half a global batch: no average yet, the result is the weights
+    QCOMPARE(ps.resultWeights(), ps.weights());
+    push(1); // a whole one: the average starts as a copy
+    const std::vector<float> first = ps.weights();
+    QCOMPARE(ps.resultWeights(), first);
+    push(0);
+    push(1);
+    const std::vector<float> now = ps.weights(), average = ps.resultWeights();
+    QCOMPARE(now, plain.weights()); // the average does not touch the training weights
+    QCOMPARE(plain.resultWeights(), plain.weights());
+    const double d = 2.0 / 11.0; // min(0.5, (1 + 1) / (10 + 1)) for the second update
+    double worst = 0.0;
+    for (std::size_t i = 0; i < now.size(); ++i)
+        worst = std::max(worst, std::abs(double(average[i]) -
+                                         (d * double(first[i]) + (1 - d) * double(now[i]))));
+    QVERIFY2(worst < 1e-6, qPrintable(QStringLiteral("off by %1").arg(worst)));
+    QVERIFY(average != now);
+}
+
 void TestCluster::syncEqualsOneNode()
 {
     if (!haveFashionMnist())
@@ -689,12 +733,17 @@ void TestCluster::asyncLearnsWithoutCollapse()
           "staleness %d",
           r.epochs.back().test_accuracy, (long long)r.pushes, (long long)r.held_pushes,
           r.max_staleness);
-    QVERIFY(r.epochs.back().test_accuracy > 0.6); // the paper's async run collapsed to 0.1
+    // the paper's async run collapsed to 0.1; pipelined runs learn less per epoch (0.60-0.81
+    // measured), so they are held to not collapsing
+    QVERIFY(r.epochs.back().test_accuracy > (pipelined ? 0.45 : 0.6));
     QVERIFY(r.epochs.back().train_loss < r.epochs.front().train_loss);
     QVERIFY(r.pushes >= 8192 * 3 / 64); // about one push per quarter batch
     // the bound holds: a push is at most (staleness + 1) rounds of the others old
     // (pipelined: one push more in flight per node)
     QVERIFY(r.max_staleness <= (job.staleness + 1) * 4 + 4 + (pipelined ? 4 : 0));
+    // every node, at every epoch's end, holds what the parameter server's mirror says it holds
+    QCOMPARE(r.mirror_checks, std::int64_t(4 * 3));
+    QCOMPARE(r.mirror_mismatches, std::int64_t(0));
 }
 
 void TestCluster::localSgdAverages()
