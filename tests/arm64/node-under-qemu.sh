@@ -113,12 +113,12 @@ start_node amd64-1 $((port_base + 1)) "$host_bin/edgetrain-node"
 start_node amd64-2 $((port_base + 2)) "$host_bin/edgetrain-node"
 start_node arm64-1 $((port_base + 4)) qemu-aarch64-static -L "$sysroot" "$arm64_bin/edgetrain-node"
 mixed="$(train mixed)"
-mixed_async="$(train mixed-async async 6000)"
+mixed_async="$(train mixed-async async 15000)"
 stop_nodes
 
 echo "amd64 x3: test accuracy $reference %"
 echo "amd64 x2 + arm64 under qemu: test accuracy $mixed %"
-echo "amd64 x2 + arm64 under qemu, async on 6,000 images: test accuracy $mixed_async %"
+echo "amd64 x2 + arm64 under qemu, async on 15,000 images: test accuracy $mixed_async %"
 grep "connected to 'arm64-1'" "$out/mixed.log" || fail "the coordinator never connected to arm64-1"
 grep -q "connected to 'arm64-1' .*(arm64," "$out/mixed.log" \
   || fail "arm64-1 did not report its arch as arm64"
