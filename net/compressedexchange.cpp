@@ -35,24 +35,27 @@ QByteArray CompressedExchange::encode(const float *values, std::size_t count)
     return bytes;
 }
 
-bool CompressedExchange::decode(const QByteArray &bytes, float *out, std::size_t count)
+namespace {
+/** Calls f(i, value) for each of `count` bfloat16 values; false (no call) if the size is wrong. */
+template <typename F> bool forEachDecoded(const QByteArray &bytes, std::size_t count, F &&f)
 {
     if (std::size_t(bytes.size()) != count * 2)
         return false;
     const auto *in = reinterpret_cast<const uchar *>(bytes.constData());
     for (std::size_t i = 0; i < count; ++i)
-        out[i] = fromBf16(qFromLittleEndian<std::uint16_t>(in + 2 * i));
+        f(i, CompressedExchange::fromBf16(qFromLittleEndian<std::uint16_t>(in + 2 * i)));
     return true;
+}
+} // namespace
+
+bool CompressedExchange::decode(const QByteArray &bytes, float *out, std::size_t count)
+{
+    return forEachDecoded(bytes, count, [out](std::size_t i, float v) { out[i] = v; });
 }
 
 bool CompressedExchange::addDecoded(const QByteArray &bytes, float *values, std::size_t count)
 {
-    if (std::size_t(bytes.size()) != count * 2)
-        return false;
-    const auto *in = reinterpret_cast<const uchar *>(bytes.constData());
-    for (std::size_t i = 0; i < count; ++i)
-        values[i] += fromBf16(qFromLittleEndian<std::uint16_t>(in + 2 * i));
-    return true;
+    return forEachDecoded(bytes, count, [values](std::size_t i, float v) { values[i] += v; });
 }
 
 QByteArray CompressedExchange::encodeWithFeedback(const float *values, std::size_t count)
