@@ -3,28 +3,8 @@
 #include <QtEndian>
 
 #include <cmath>
-#include <cstring>
 
 namespace edgetrain::net {
-
-std::uint16_t CompressedExchange::toBf16(float value)
-{
-    std::uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    if (std::isnan(value))
-        return std::uint16_t((bits >> 16) | 0x0040u); // stays a (quiet) NaN
-    // Round to nearest, ties to even; an overflow rounds to infinity as float rounding does.
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return std::uint16_t(bits >> 16);
-}
-
-float CompressedExchange::fromBf16(std::uint16_t value)
-{
-    const std::uint32_t bits = std::uint32_t(value) << 16;
-    float out;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
-}
 
 QByteArray CompressedExchange::encode(const float *values, std::size_t count)
 {

@@ -3,6 +3,7 @@
 #include <QByteArray>
 #include <QString>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -27,8 +28,20 @@ namespace edgetrain::net {
 class CompressedExchange
 {
 public:
-    static std::uint16_t toBf16(float value);
-    static float fromBf16(std::uint16_t value);
+    /** Inline, branch-free: the loops over a model's values vectorise. */
+    static std::uint16_t toBf16(float value)
+    {
+        std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+        const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+        const std::uint32_t quietNan = (bits >> 16) | 0x0040u; // stays a NaN, never infinity
+        // Round to nearest, ties to even; an overflow rounds to infinity as float rounding does.
+        bits += 0x7fffu + ((bits >> 16) & 1u);
+        return std::uint16_t(nan ? quietNan : bits >> 16);
+    }
+    static float fromBf16(std::uint16_t value)
+    {
+        return std::bit_cast<float>(std::uint32_t(value) << 16);
+    }
 
     /** `count` values as bfloat16 bytes. */
     static QByteArray encode(const float *values, std::size_t count);
