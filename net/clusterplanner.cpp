@@ -102,6 +102,7 @@ PlanWork workFromReady(const JobSpec &job, const QCborMap &ready)
         w.gradient_floats = w.averaged_floats =
             ready.value(QLatin1String("parameters")).toInteger();
     w.local_steps = job.local_steps;
+    w.async_value_bytes = job.exchange == QLatin1String("float32") ? 4.0 : 2.0;
     return w;
 }
 
@@ -352,10 +353,12 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
     const double steps = ceilDiv(m_work.train_samples, m_work.batch);
     if (mode == TrainingMode::Async) {
         // Each device: its slice of the data in local batches of batch x share; per push the
-        // gradients (and batch-norm statistics) go up, the model comes down.
+        // gradients (and batch-norm statistics, float32) go up, the model (a delta) comes down,
+        // at the job's exchange's bytes per value.
         const auto slices = splitByShares(m_work.train_samples, c.shares);
-        const double upBytes = kFloatBytes * double(m_work.gradient_floats + m_work.buffer_floats);
-        const double downBytes = kFloatBytes * double(m_work.averaged_floats);
+        const double upBytes = m_work.async_value_bytes * double(m_work.gradient_floats) +
+                               kFloatBytes * double(m_work.buffer_floats);
+        const double downBytes = m_work.async_value_bytes * double(m_work.averaged_floats);
         for (std::size_t i = 0; i < n; ++i) {
             const auto &d = m_devices[std::size_t(c.devices[i])];
             const std::int64_t local =

@@ -58,6 +58,9 @@ struct PlanWork
     std::int64_t averaged_floats = 0; // what local SGD averages and async pulls
     std::int64_t buffer_floats = 0;   // batch-norm statistics (async pushes them)
     int local_steps = 8;              // local SGD
+    // async: bytes per value pushed and pulled (the job's exchange): 2 for bfloat16 gradients
+    // and weight deltas (batch-norm buffers stay 4), 4 for float32
+    double async_value_bytes = 2.0;
 };
 
 /** One candidate: a subset of the devices, a mode, and what the model predicts for it. */

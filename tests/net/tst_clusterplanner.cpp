@@ -216,9 +216,21 @@ void TestClusterPlanner::modesCommunicateDifferently()
     QVERIFY(qAbs(local.communication_seconds - 2 * 2 * (4000020.0 / 2 / 1e6)) < 1e-6);
     QVERIFY(local.seconds < sync.seconds);
     // async: the data split 799 / 201; B pushes its 201 in local batches of 20 (11 pushes, the
-    // slowest), each 4 MB up and 4 MB down over 1 MB/s
-    QVERIFY2(qAbs(async.seconds - 11 * (0.08 + 8.0)) < 1e-6,
+    // slowest), each 1 M values up and down in bfloat16 (2 MB each way) over 1 MB/s ...
+    QVERIFY2(qAbs(async.seconds - 11 * (0.08 + 4.0)) < 1e-6,
              qPrintable(QString::number(async.seconds)));
+    // ... and with the float32 exchange (a job that asks for it), 4 MB each way
+    PlanWork float32 = work();
+    float32.async_value_bytes = 4.0;
+    const auto asyncFloat32 =
+        ClusterPlanner(threeDevices(1e6), float32).predict(async.devices, TrainingMode::Async);
+    QVERIFY2(qAbs(asyncFloat32.seconds - 11 * (0.08 + 8.0)) < 1e-6,
+             qPrintable(QString::number(asyncFloat32.seconds)));
+    JobSpec job;
+    job.exchange = QStringLiteral("float32");
+    QCOMPARE(workFromReady(job, QCborMap{}).async_value_bytes, 4.0);
+    job.exchange = QStringLiteral("bf16");
+    QCOMPARE(workFromReady(job, QCborMap{}).async_value_bytes, 2.0);
     QCOMPARE(chosen(all, QStringLiteral("time")), QStringList{QStringLiteral("A")});
 }
 
