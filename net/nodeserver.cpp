@@ -53,6 +53,8 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     connect(&m_discovery, &QUdpSocket::readyRead, this, &NodeServer::onDatagrams);
     connect(&m_beaconTimer, &QTimer::timeout, this, &NodeServer::sendBeacon);
     connect(&m_metricsTimer, &QTimer::timeout, this, &NodeServer::sendMetrics);
+    m_pendingJobTimer.setInterval(50);
+    connect(&m_pendingJobTimer, &QTimer::timeout, this, &NodeServer::startPendingJob);
 }
 
 NodeServer::~NodeServer()
@@ -193,6 +195,8 @@ void NodeServer::drop(Session *s)
         m_job.link->close(QStringLiteral("the coordinator's session closed"));
         m_job.owner = nullptr;
     }
+    if (m_pendingJob && m_pendingJob->session == s)
+        m_pendingJob.reset();
     s->channel->deleteLater();
     m_sessions.erase(it);
 }
@@ -333,8 +337,27 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
         qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
         s->channel->send(Message::JobRefused, QCborMap{{QStringLiteral("message"), message}});
     };
-    if (m_job.worker)
-        return refuseJob(QStringLiteral("busy with job '%1'").arg(m_job.worker->status().job));
+    if (m_job.worker) {
+        const QString running = m_job.worker->status().job;
+        const QString id = frame.body.value(QStringLiteral("id")).toString();
+        if (m_job.owner != nullptr && (m_job.owner == s || id != running))
+            return refuseJob(QStringLiteral("busy with job '%1'").arg(running));
+        // Its coordinator is gone, or came back with the same job on a new session (it lost
+        // this node to a freeze or a cut link and calls it back): the old run ends, the new one
+        // starts once it has.
+        m_job.link->close(QStringLiteral("its coordinator came back with a new session"));
+        m_job.owner = nullptr;
+        if (m_pendingJob && m_pendingJob->session != s)
+            m_pendingJob->session->channel->send(
+                Message::JobRefused,
+                QCborMap{{QStringLiteral("message"), QStringLiteral("replaced by a newer job")}});
+        m_pendingJob = PendingJob{s, frame, {}};
+        m_pendingJob->waiting.start();
+        m_pendingJobTimer.start();
+        qCInfo(lcNode).noquote() << "job" << id << "from" << s->channel->peer() << "waits for job"
+                                 << running << "to wind down";
+        return;
+    }
     QString error;
     const auto job = JobSpec::fromCbor(frame.body, &error);
     if (!job)
@@ -384,6 +407,33 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     qCInfo(lcNode).noquote() << "job" << job->id << "accepted from" << s->channel->peer() << "("
                              << modeName(job->mode) << ")";
     s->channel->send(Message::JobAccepted, QCborMap{{QStringLiteral("id"), job->id}});
+}
+
+void NodeServer::startPendingJob()
+{
+    reapJob();
+    if (!m_pendingJob) {
+        m_pendingJobTimer.stop();
+        return;
+    }
+    if (m_job.worker) {
+        // A step or a collective's timeout bounds how long a closed job runs on; past a minute
+        // something holds it, and the caller hears so.
+        if (m_pendingJob->waiting.elapsed() < 60000)
+            return;
+        m_pendingJobTimer.stop();
+        m_pendingJob->session->channel->send(
+            Message::JobRefused,
+            QCborMap{{QStringLiteral("message"),
+                      QStringLiteral("busy with job '%1', which did not end within 60 s")
+                          .arg(m_job.worker->status().job)}});
+        m_pendingJob.reset();
+        return;
+    }
+    m_pendingJobTimer.stop();
+    const PendingJob pending = std::move(*m_pendingJob);
+    m_pendingJob.reset();
+    handleJob(pending.session, pending.frame);
 }
 
 void NodeServer::sendMetrics()

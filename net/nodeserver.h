@@ -122,6 +122,18 @@ private:
         std::thread thread;
     };
     Job m_job;
+    /** A job waiting for the node's earlier one to wind down: that one's coordinator is gone,
+     *  or it is the same job again from its coordinator's new session (a node back from a
+     *  freeze or a cut link rejoins its run instead of refusing it as busy). */
+    struct PendingJob
+    {
+        Session *session = nullptr;
+        Frame frame;
+        QElapsedTimer waiting;
+    };
+    std::optional<PendingJob> m_pendingJob;
+    QTimer m_pendingJobTimer;
+    void startPendingJob();
     /** Complete shipments, in the order they arrived (at most kKeptShipments). */
     std::vector<std::pair<QString, std::shared_ptr<const core::TensorDataset>>> m_shipments;
 };
