@@ -66,6 +66,9 @@ inline constexpr QLatin1String Stop{"stop"};         // the job ends
 /** The job ends after this epoch as if it were the last (the coordinator's patience ran out):
  *  not a cancellation, the final weights are sent as at the end. */
 inline constexpr QLatin1String Finish{"finish"};
+/** async, in answer to an epoch's end: train these ranges of the epoch's sample order too (a
+ *  node lost mid-epoch left them), then end the epoch again. */
+inline constexpr QLatin1String More{"more"};
 } // namespace Action
 
 } // namespace edgetrain::net

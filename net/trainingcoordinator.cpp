@@ -41,6 +41,10 @@ struct TrainingCoordinator::Member
     QCborMap doneBody, evalBody;
     QCborMap readyBody;    // its speed and profile, as it said when ready
     bool released = false; // not chosen to train: told to stop before the group formed
+    // async: the ranges (first, count) of this epoch's sample order it trains, in the order it
+    // trains them, and how many samples of them its applied pushes have covered.
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    std::int64_t applied = 0;
 
     QString label() const { return node.label(); }
 };
@@ -225,6 +229,8 @@ QString eventKindName(ClusterEventKind kind)
         return QStringLiteral("rebalanced");
     case ClusterEventKind::CollectiveFailed:
         return QStringLiteral("collective failed");
+    case ClusterEventKind::Reassigned:
+        return QStringLiteral("reassigned");
     }
     return QStringLiteral("unknown");
 }
@@ -234,7 +240,7 @@ std::optional<ClusterEventKind> eventKindFromName(const QString &name)
     for (const ClusterEventKind k :
          {ClusterEventKind::Lost, ClusterEventKind::Failed, ClusterEventKind::Rejoined,
           ClusterEventKind::Regrouped, ClusterEventKind::Rebalanced,
-          ClusterEventKind::CollectiveFailed})
+          ClusterEventKind::CollectiveFailed, ClusterEventKind::Reassigned})
         if (eventKindName(k) == name)
             return k;
     return std::nullopt;
@@ -402,6 +408,7 @@ void TrainingCoordinator::maybeStart()
     }
     m_phase = Phase::Training;
     formGroup();
+    assignShards();
     m_reconnectTimer.start();
     Q_EMIT trainingStarted();
 }
@@ -458,6 +465,8 @@ void TrainingCoordinator::maybeEpochDone()
         return;
     if (m_groupBroken && m_job.mode != TrainingMode::Async)
         return maybeRegroup();
+    if (m_ps && !m_orphans.empty() && !m_stopping && handOutOrphans(members))
+        return; // they end the epoch again when they have trained them
     // Evaluation: the test set split by speed among the nodes at the barrier.
     std::int64_t testSize = std::numeric_limits<std::int64_t>::max();
     std::vector<double> speeds;
@@ -520,7 +529,9 @@ void TrainingCoordinator::maybeEpochEval()
         testCorrect += double(m->evalBody.value(QStringLiteral("correct")).toInteger());
         e.test_count += m->evalBody.value(QStringLiteral("count")).toInteger();
     }
-    e.samples = std::int64_t(std::llround(seen));
+    // async: what members lost in this epoch had trained (their pushes were applied) counts
+    // too; the loss and accuracy are of the samples whose figures reached us.
+    e.samples = std::int64_t(std::llround(seen)) + (m_ps ? m_lostApplied : 0);
     e.train_loss = seen > 0 ? lossSum / seen : 0.0;
     // Accuracy over what it counts (samples; a detector's objects), as a local Trainer does.
     e.train_accuracy = targets > 0 ? correct / targets : 0.0;
@@ -528,7 +539,7 @@ void TrainingCoordinator::maybeEpochEval()
         e.test_loss = testLoss / double(e.test_count);
         e.test_accuracy = testCorrect / double(e.test_count);
     }
-    e.images_per_second = e.seconds > 0 ? seen / e.seconds : 0.0;
+    e.images_per_second = e.seconds > 0 ? double(e.samples) / e.seconds : 0.0;
     // Keep-best: a new lowest validation loss asks for this epoch's model (every member at the
     // barrier holds the same one; the parameter server holds it in async mode).
     Member *sendsBest = nullptr;
@@ -595,6 +606,101 @@ void TrainingCoordinator::maybeEpochEval()
         m->doneBody = {};
         m->evalBody = {};
     }
+    if (!last && !m_stopping)
+        assignShards();
+}
+
+void TrainingCoordinator::assignShards()
+{
+    m_orphans.clear();
+    m_lostApplied = 0;
+    if (!m_ps)
+        return;
+    const auto members = participants(); // rank order
+    if (members.empty() || members.size() != m_shares.size())
+        return;
+    const std::int64_t size =
+        members.front()->readyBody.value(QStringLiteral("train_samples")).toInteger();
+    const auto parts = splitByShares(size, m_shares);
+    std::int64_t first = 0;
+    for (std::size_t rank = 0; rank < members.size(); ++rank) {
+        Member *m = members[rank];
+        m->ranges = {{first, parts[rank]}};
+        m->applied = 0;
+        first += parts[rank];
+    }
+}
+
+void TrainingCoordinator::orphanRest(Member *m)
+{
+    m_lostApplied += m->applied;
+    std::int64_t covered = m->applied;
+    for (const auto &[first, count] : m->ranges) {
+        const std::int64_t done = std::min(covered, count);
+        covered -= done;
+        if (count > done)
+            m_orphans.emplace_back(first + done, count - done);
+    }
+    m->ranges.clear();
+    m->applied = 0;
+}
+
+bool TrainingCoordinator::handOutOrphans(const std::vector<Member *> &members)
+{
+    std::int64_t total = 0;
+    for (const auto &orphan : m_orphans)
+        total += orphan.second;
+    std::vector<Member *> takers; // nodes of this version (older ones end their epoch as it is)
+    std::vector<double> speeds;
+    for (Member *m : members)
+        if (m->readyBody.value(QStringLiteral("takes_more")).toBool()) {
+            takers.push_back(m);
+            speeds.push_back(m->speed);
+        }
+    if (takers.empty() || total == 0) {
+        if (total > 0)
+            qCWarning(lcCoordinator).noquote()
+                << QStringLiteral("%1 samples of epoch %2 go untrained: no node left can take a "
+                                  "lost node's part")
+                       .arg(total)
+                       .arg(m_epoch);
+        m_orphans.clear();
+        return false;
+    }
+    const auto parts = splitByShares(total, sharesFromSpeeds(speeds));
+    std::size_t next = 0;  // the orphan range being handed out
+    std::int64_t used = 0; // of it
+    QStringList names;
+    for (std::size_t i = 0; i < takers.size(); ++i) {
+        Member *m = takers[i];
+        QCborArray ranges;
+        for (std::int64_t want = parts[i]; want > 0 && next < m_orphans.size();) {
+            const auto [first, count] = m_orphans[next];
+            const std::int64_t take = std::min(want, count - used);
+            ranges.append(QCborArray{qint64(first + used), qint64(take)});
+            m->ranges.emplace_back(first + used, take);
+            want -= take;
+            used += take;
+            if (used == count) {
+                ++next;
+                used = 0;
+            }
+        }
+        if (ranges.isEmpty())
+            continue; // stays at the barrier
+        m_ps->setRunning(m->id, true);
+        reply(m, m->doneRequest,
+              QCborMap{{Action::Field, Action::More}, {QStringLiteral("ranges"), ranges}});
+        m->doneRequest = -1;
+        names << QStringLiteral("%1 %2").arg(m->node.name).arg(parts[i]);
+    }
+    note(nullptr, ClusterEventKind::Reassigned,
+         QStringLiteral("%1 samples of epoch %2 that a lost node had not trained: %3")
+             .arg(total)
+             .arg(m_epoch)
+             .arg(names.join(QStringLiteral(", "))));
+    m_orphans.clear();
+    return true;
 }
 
 void TrainingCoordinator::releaseHeldPushes()
@@ -728,6 +834,7 @@ void TrainingCoordinator::onLost(Member *m, const QString &reason)
         m_groupBroken = true; // async: the next epoch's shares leave it out
         if (m_ps) {
             m_ps->removeWorker(m->id);
+            orphanRest(m);
             releaseHeldPushes();
         }
     }
@@ -864,6 +971,8 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
                          data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
                          body.value(QStringLiteral("count")).toInteger())
                    : ParameterServer::Push{};
+            if (p.applied)
+                m->applied += body.value(QStringLiteral("count")).toInteger();
             if (!p.applied) {
                 // Out of the run, like a failed node: the parameter server must not wait for
                 // its clock, or every other node is held once it is S pushes ahead.
@@ -962,6 +1071,7 @@ void TrainingCoordinator::memberFailed(Member *m, const QString &message)
         m_groupBroken = true;
         if (m_ps) { // nobody waits for its clock any more
             m_ps->removeWorker(m->id);
+            orphanRest(m);
             releaseHeldPushes();
         }
     }

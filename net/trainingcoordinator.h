@@ -31,6 +31,9 @@ enum class ClusterEventKind {
     Regrouped,  // a new group formed (no node: the group's event)
     Rebalanced, // batch shares moved to follow the measured speeds (the group's event)
     CollectiveFailed, // a node saw the group's collective fail (timeout, a peer gone): regroup
+    /** async: a node left mid-epoch; the samples of the epoch it had not trained went to the
+     *  others, so the epoch still trains every sample once (the group's event). */
+    Reassigned,
 };
 /** Its name in logs, reports and session files: "lost", "failed", ... */
 QString eventKindName(ClusterEventKind kind);
@@ -189,6 +192,15 @@ private:
     std::vector<Member *> atBarrier(qint64 Member::*request);
     void maybeEpochDone();
     void maybeEpochEval();
+    /** async: each participant's part of the epoch's sample order, as its worker computes it
+     *  from the group's shares; a new epoch begins. */
+    void assignShards();
+    /** async: what an active member leaving mid-epoch had not trained goes to m_orphans; what
+     *  its applied pushes had trained still counts in the epoch. */
+    void orphanRest(Member *m);
+    /** async, at the epoch's barrier: the orphaned samples to `members` that can take them (by
+     *  speed). False if nobody took any (then the epoch goes on without them). */
+    bool handOutOrphans(const std::vector<Member *> &members);
     void maybeFinish();
     void releaseHeldPushes();
     /** A member's job failed (or it broke the protocol): out of the run, the others go on. */
@@ -219,6 +231,10 @@ private:
     int m_generation = -1;
     int m_epoch = 1; // the epoch being trained
     std::vector<double> m_shares;
+    // async: ranges (first, count) of this epoch's sample order that members lost mid-epoch did
+    // not train, and the samples those members' applied pushes did train.
+    std::vector<std::pair<std::int64_t, std::int64_t>> m_orphans;
+    std::int64_t m_lostApplied = 0;
     std::vector<std::unique_ptr<Member>> m_members;
     std::map<QString, QByteArray> m_store;
     std::vector<std::unique_ptr<Waiter>> m_waiters;

@@ -651,8 +651,8 @@ struct TrainingWorker::Run
             done.insert(it.key(), it.value());
         const QCborMap reply = link.request(Message::EpochDone, done);
         const QString action = reply.value(Action::Field).toString();
-        if (action == Action::Stop || action == Action::Regroup)
-            return reply; // someone was lost at the barrier: regroup first
+        if (action == Action::Stop || action == Action::Regroup || action == Action::More)
+            return reply; // someone was lost at the barrier: regroup, or train its part, first
         if (reply.contains(QStringLiteral("weights")) &&
             !readFloats(reply.value(QStringLiteral("weights")).toByteArray(),
                         scratch(flat->averagedSize()), flat->averagedSize()))
@@ -866,47 +866,74 @@ struct TrainingWorker::Run
                 version = adopt(answer);
                 return true;
             };
-            for (std::int64_t first = 0; first < mine; first += localBatch) {
-                const std::int64_t count = std::min(localBatch, mine - first);
-                const core::StepResult r = compute(indices + first, count);
-                flat->copyGradients(push.data());
-                flat->copyBuffers(push.data() + g);
-                pendingLoss += r.loss * double(count);
-                pendingCorrect += double(r.correct);
-                pendingSeen += double(count);
-                pendingTargets += double(r.count);
-                // the step this batch stands for, in units of global batches (for the schedule)
-                step = std::int64_t(epoch - 1) * batches +
-                       std::min(batches - 1, first * batches / std::max<std::int64_t>(mine, 1));
-                QCborMap body{{QStringLiteral("version"), version},
-                              {QStringLiteral("lr"), rate()},
-                              {QStringLiteral("count"), qint64(count)}};
-                if (compressed) {
-                    body.insert(QStringLiteral("gradient_bf16"),
-                                gradients.encodeWithFeedback(push.data(), g));
-                    body.insert(QStringLiteral("buffers"), floatBytes(push.data() + g, nb));
-                } else {
-                    body.insert(QStringLiteral("gradient"), floatBytes(push.data(), push.size()));
+            // Trains `n` samples of the epoch's order from `from` on; false: the job was stopped.
+            // `makeup`: a lost node's samples, after this node's own (the epoch's last steps).
+            auto trainRange = [&](const std::int64_t *from, std::int64_t n, bool makeup) {
+                for (std::int64_t first = 0; first < n; first += localBatch) {
+                    const std::int64_t count = std::min(localBatch, n - first);
+                    const core::StepResult r = compute(from + first, count);
+                    flat->copyGradients(push.data());
+                    flat->copyBuffers(push.data() + g);
+                    pendingLoss += r.loss * double(count);
+                    pendingCorrect += double(r.correct);
+                    pendingSeen += double(count);
+                    pendingTargets += double(r.count);
+                    // the step this batch stands for, in units of global batches (for the schedule)
+                    step = std::int64_t(epoch - 1) * batches +
+                           (makeup ? batches - 1
+                                   : std::min(batches - 1,
+                                              first * batches / std::max<std::int64_t>(n, 1)));
+                    QCborMap body{{QStringLiteral("version"), version},
+                                  {QStringLiteral("lr"), rate()},
+                                  {QStringLiteral("count"), qint64(count)}};
+                    if (compressed) {
+                        body.insert(QStringLiteral("gradient_bf16"),
+                                    gradients.encodeWithFeedback(push.data(), g));
+                        body.insert(QStringLiteral("buffers"), floatBytes(push.data() + g, nb));
+                    } else {
+                        body.insert(QStringLiteral("gradient"),
+                                    floatBytes(push.data(), push.size()));
+                    }
+                    if (job.pipelined) {
+                        if (!landInFlight())
+                            return false;
+                        inFlight = link.send(Message::PsPush, body);
+                    } else {
+                        reply = link.request(Message::PsPush, body);
+                        if (reply.value(Action::Field).toString() == Action::Stop)
+                            return false;
+                        version = adopt(reply);
+                    }
+                    report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
                 }
-                if (job.pipelined) {
-                    if (!landInFlight())
-                        return true;
-                    inFlight = link.send(Message::PsPush, body);
-                } else {
-                    reply = link.request(Message::PsPush, body);
-                    if (reply.value(Action::Field).toString() == Action::Stop)
-                        return true;
-                    version = adopt(reply);
-                }
-                report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
-            }
-            if (!landInFlight())
+                return landInFlight();
+            };
+            if (!trainRange(indices, mine, false))
                 return true;
             step = std::int64_t(epoch) * batches;
             // What this node holds, for the server to check against its mirror of it.
-            reply = finishEpoch(epoch, false,
-                                QCborMap{{QStringLiteral("held_fingerprint"),
-                                          CompressedExchange::fingerprint(held.data(), na)}});
+            const auto endEpoch = [&] {
+                return finishEpoch(epoch, false,
+                                   QCborMap{{QStringLiteral("held_fingerprint"),
+                                             CompressedExchange::fingerprint(held.data(), na)}});
+            };
+            reply = endEpoch();
+            // A node lost mid-epoch left samples of this epoch untrained: this node trains the
+            // ranges it is given, then ends the epoch again (its counts include them).
+            while (reply.value(Action::Field).toString() == Action::More) {
+                for (const QCborValue &range : reply.value(QStringLiteral("ranges")).toArray()) {
+                    const std::int64_t first = range.toArray().at(0).toInteger(-1);
+                    const std::int64_t count = range.toArray().at(1).toInteger(-1);
+                    if (first < 0 || count <= 0 || first > train->size() - count)
+                        throw core::FormatError(
+                            "the coordinator asked for samples " + std::to_string(first) + "+" +
+                            std::to_string(count) + " of " + std::to_string(train->size()));
+                    if (!trainRange(order->indices(0) + first, count, true))
+                        return true;
+                }
+                step = std::int64_t(epoch) * batches;
+                reply = endEpoch();
+            }
             if (reply.value(Action::Field).toString() == Action::Stop)
                 return true;
             if (reply.value(Action::Field).toString() == Action::Finish)
@@ -973,6 +1000,8 @@ void TrainingWorker::run()
                      {QStringLiteral("gradient_floats"), qint64(run.flat->gradientSize())},
                      {QStringLiteral("averaged_floats"), qint64(run.flat->averagedSize())},
                      {QStringLiteral("buffer_floats"), qint64(run.flat->bufferSize())},
+                     // async: it trains a lost node's rest of an epoch when asked (Action::More)
+                     {QStringLiteral("takes_more"), true},
                      {QStringLiteral("profile"), profile}});
         const bool cancelled =
             m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);

@@ -19,6 +19,7 @@
 #include "nodeprocess.h"
 
 #include <QCborArray>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
 #include <QSignalSpy>
@@ -109,6 +110,8 @@ private Q_SLOTS:
     void patienceEndsTheRunFinished();
     void killedNodeLeavesTheOthersTraining();
     void frozenNodeIsDroppedWithinItsEpoch();
+    void asyncTrainsALostNodesSamples();
+    void frozenNodeRejoinsItsOwnJob();
     void lostNodeRejoinsAtNextEpoch();
     void malformedJobsAreRefused();
     void stopEndsCleanly();
@@ -939,6 +942,85 @@ void TestCluster::frozenNodeIsDroppedWithinItsEpoch()
     QCOMPARE(r.epochs[0].nodes, 2);
     QCOMPARE(r.epochs.back().nodes, 2);
     QCOMPARE(r.epochs[0].samples, std::int64_t(12800));
+}
+
+void TestCluster::asyncTrainsALostNodesSamples()
+{
+    if (!haveFashionMnist())
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
+    // Async: each node trains its part of the epoch's order. One killed a third of the way into
+    // its part leaves the rest untrained unless the others take it; the epoch must still count
+    // every sample once (what its applied pushes trained, plus the rest trained by the others).
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::Async, 30000, 2);
+    bool killed = false;
+    const net::ClusterResult r =
+        run(job, [&](net::TrainingCoordinator &, const net::TrainingStatus &s) {
+            // the first progress report (half a second in): about a third of a node's part
+            if (!killed && s.epoch == 1 && s.step > 0) {
+                m_nodes[2]->kill();
+                killed = true;
+            }
+        });
+    QVERIFY(killed);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QCOMPARE(r.epochs.size(), std::size_t(2));
+    QCOMPARE(r.epochs[0].nodes, 2);
+    QCOMPARE(r.epochs[0].samples, std::int64_t(30000));
+    QCOMPARE(r.epochs[1].samples, std::int64_t(30000));
+    QString reassigned;
+    for (const auto &e : r.events)
+        if (e.kind == net::ClusterEventKind::Reassigned)
+            reassigned = e.message;
+    QVERIFY2(!reassigned.isEmpty(), "no reassigned event");
+    qInfo("%s", qPrintable(reassigned));
+    QCOMPARE(net::eventKindFromName(QStringLiteral("reassigned")),
+             std::optional(net::ClusterEventKind::Reassigned));
+    QCOMPARE(r.mirror_mismatches, std::int64_t(0));
+    QVERIFY(r.epochs.back().test_accuracy > 0.6);
+}
+
+void TestCluster::frozenNodeRejoinsItsOwnJob()
+{
+    if (!haveFashionMnist())
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
+    // A node frozen past the silence limit is dropped; thawed, it still runs the old job when
+    // the coordinator calls it back with the same job on a new session. It must let the old
+    // run go and take the job again, not refuse it as "busy" (which put it out for good).
+    startNodes(3);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 6400, 20);
+    job.collective_timeout_ms = 3000;
+    bool frozen = false, thawed = false;
+    QElapsedTimer since;
+    const net::ClusterResult r =
+        run(job, [&](net::TrainingCoordinator &, const net::TrainingStatus &s) {
+            if (!frozen && s.step > 20) {
+                ::kill(pid_t(m_nodes[1]->process.processId()), SIGSTOP);
+                frozen = true;
+                since.start();
+            } else if (frozen && !thawed && since.elapsed() > 4500) { // silence: 3.5 s
+                ::kill(pid_t(m_nodes[1]->process.processId()), SIGCONT);
+                thawed = true;
+            }
+        });
+    if (!thawed)
+        ::kill(pid_t(m_nodes[1]->process.processId()), SIGCONT);
+    QVERIFY(frozen && thawed);
+    QVERIFY2(r.finished, qPrintable(r.error));
+    bool lost = false, rejoined = false;
+    for (const auto &e : r.events) {
+        QVERIFY2(e.kind != net::ClusterEventKind::Failed, qPrintable(e.message));
+        lost = lost || e.kind == net::ClusterEventKind::Lost;
+        rejoined = rejoined || (lost && e.kind == net::ClusterEventKind::Rejoined);
+    }
+    QVERIFY(lost);
+    QVERIFY(rejoined);
+    QCOMPARE(r.epochs.back().nodes, 3);
+    for (const auto &e : r.epochs)
+        QCOMPARE(e.samples, std::int64_t(6400));
+    QCOMPARE(r.fingerprints.size(), std::size_t(3));
+    for (const auto &[node, fp] : r.fingerprints)
+        QCOMPARE(fp, r.fingerprints.begin()->second);
 }
 
 void TestCluster::malformedJobsAreRefused()
