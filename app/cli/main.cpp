@@ -3,6 +3,7 @@
 #include "benchcommand.h"
 #include "clicontext.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "detectcommand.h"
 #include "evaluatecommand.h"
 #include "keycommand.h"
@@ -50,6 +51,23 @@ void printUsage(FILE *out)
                "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
                "With --json the last line of stdout is one JSON object.\n",
                out);
+}
+
+/** The error on stderr as a person reads it and, with --json, as the command's one JSON line on
+ *  stdout too: a script asking for JSON gets JSON whatever went wrong (a dead node's address,
+ *  a missing file), with what and the exit status. Returns `status`. */
+int reportError(const QString &command, const QStringList &args, int status,
+                const std::string &what, bool usage)
+{
+    std::fprintf(stderr, "edgetrain-cli %s: %s%s\n", qPrintable(command),
+                 usage ? "" : "error: ", what.c_str());
+    if (args.contains(QLatin1String("--json"))) {
+        edgetrain::core::Json json;
+        json.set("command", command.toStdString()).set("error", what).set("exit_status", status);
+        std::fprintf(stdout, "%s\n", json.dump().c_str());
+        std::fflush(stdout);
+    }
+    return status;
 }
 
 } // namespace
@@ -119,20 +137,14 @@ int main(int argc, char **argv)
         printUsage(stderr);
         return ExitUsage;
     } catch (const UsageError &e) {
-        std::fprintf(stderr, "edgetrain-cli %s: %s\n", qPrintable(command), e.what());
-        return ExitUsage;
+        return reportError(command, args, ExitUsage, e.what(), true);
     } catch (const edgetrain::core::Error &e) {
-        std::fprintf(stderr, "edgetrain-cli %s: error: %s\n", qPrintable(command), e.what());
-        return ExitFailure;
+        return reportError(command, args, ExitFailure, e.what(), false);
     } catch (const std::bad_alloc &) {
-        std::fprintf(stderr, "edgetrain-cli %s: error: out of memory\n", qPrintable(command));
-        return ExitFailure;
+        return reportError(command, args, ExitFailure, "out of memory", false);
     } catch (const std::exception &e) { // a library's own (std::filesystem, OpenCV, ...)
-        std::fprintf(stderr, "edgetrain-cli %s: error: %s\n", qPrintable(command), e.what());
-        return ExitFailure;
+        return reportError(command, args, ExitFailure, e.what(), false);
     } catch (...) {
-        std::fprintf(stderr, "edgetrain-cli %s: error: an unknown exception\n",
-                     qPrintable(command));
-        return ExitFailure;
+        return reportError(command, args, ExitFailure, "an unknown exception", false);
     }
 }

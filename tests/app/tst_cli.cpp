@@ -214,6 +214,11 @@ void TestCli::runtimeErrors_data()
         << QStringList{"key", "new", dir + "/nowhere/cluster.key"} << "nowhere/cluster.key";
     QTest::newRow("dataset without labels")
         << QStringList{"dataset", "--session", dir + "/nolabels"} << "labels.json";
+    const QString key = dir + QStringLiteral("/errors.key");
+    QCOMPARE(cli({"key", "new", key, "--force"}).status, 0);
+    QTest::newRow("a node that is not there")
+        << QStringList{"train", "--nodes", "127.0.0.1:1", "--key-file", key}
+        << "127.0.0.1:1: Connection refused";
 }
 
 void TestCli::runtimeErrors()
@@ -224,6 +229,14 @@ void TestCli::runtimeErrors()
     QCOMPARE(r.status, 1);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     QVERIFY2(r.err.contains(QLatin1String("error:")), qPrintable(r.err));
+    // With --json, a script gets its JSON line whatever went wrong: what, and the exit status.
+    const Run j = cli(args + QStringList{"--json"});
+    QCOMPARE(j.status, 1);
+    const QStringList lines = j.out.trimmed().split(QLatin1Char('\n'));
+    const QJsonObject o = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    QCOMPARE(o.value(QLatin1String("command")).toString(), args.front());
+    QVERIFY2(o.value(QLatin1String("error")).toString().contains(message), qPrintable(j.out));
+    QCOMPARE(o.value(QLatin1String("exit_status")).toInt(), 1);
 }
 
 void TestCli::helpForEveryCommand()
