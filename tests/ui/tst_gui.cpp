@@ -33,6 +33,8 @@
 #include <QTest>
 #include <QTimer>
 
+#include <csignal>
+
 using namespace edgetrain;
 
 namespace {
@@ -154,6 +156,7 @@ private Q_SLOTS:
     void labelReviewAndDataset();
     void trainingFillsChartsAndPdf();
     void plannerChoosesTheDevices();
+    void trainingOutlastsFaults();
     void closingMidTrainingStopsTheJob();
     void rehearseWithEmulatedDevices();
     void cleanupTestCase();
@@ -680,6 +683,77 @@ void TstGui::plannerChoosesTheDevices()
         QFile::copy(m_dir.path() + QStringLiteral("/planned/report.pdf"),
                     shots + QStringLiteral("/report-planned.pdf"));
     }
+}
+
+void TstGui::trainingOutlastsFaults()
+{
+    // Faults in the window's run (issue #16): while the student trains on both devices,
+    // gui-node-2 freezes past the silence limit and thaws, then is killed and started again.
+    // Each time it is dropped, the other trains on, and it rejoins; the window never stalls;
+    // no epoch loses or doubles a sample; and the session on disk reopens with every epoch and
+    // event the window showed.
+    QVERIFY(prepareStudentRun(400)); // far more epochs than the test waits for
+    m_window->showStep(ui::MainWindow::Train);
+    QSignalSpy epochs(m_workflow.get(), &app::Workflow::epochFinished);
+    QSignalSpy events(m_workflow.get(), &app::Workflow::clusterEvent);
+    const auto count = [&](net::ClusterEventKind kind) {
+        return int(std::count_if(events.begin(), events.end(), [kind](const QList<QVariant> &e) {
+            return e.at(0).value<net::ClusterEvent>().kind == kind;
+        }));
+    };
+    // An epoch on both devices after the event count `rejoins` was reached.
+    const auto bothTrainAgain = [&](int rejoins) {
+        QTRY_VERIFY_WITH_TIMEOUT(count(net::ClusterEventKind::Rejoined) == rejoins, 30000);
+        const int after = int(epochs.size());
+        QTRY_VERIFY_WITH_TIMEOUT(int(epochs.size()) > after &&
+                                     epochs.last().at(0).value<net::ClusterEpoch>().nodes == 2,
+                                 60000);
+    };
+    QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
+    QVERIFY(epochs.wait(120000));
+    Watchdog watchdog;
+    watchdog.start();
+    NodeProcess &victim = *m_nodes[1];
+    const auto thaw = qScopeGuard([&] { ::kill(pid_t(victim.process.processId()), SIGCONT); });
+    ::kill(pid_t(victim.process.processId()), SIGSTOP);
+    QTRY_VERIFY_WITH_TIMEOUT(count(net::ClusterEventKind::Lost) == 1, 15000);
+    QTest::qWait(1000);
+    ::kill(pid_t(victim.process.processId()), SIGCONT);
+    bothTrainAgain(1);
+    if (QTest::currentTestFailed())
+        return;
+    victim.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(count(net::ClusterEventKind::Lost) == 2, 15000);
+    QVERIFY(victim.restart()); // the device is back, on the same port
+    bothTrainAgain(2);
+    if (QTest::currentTestFailed())
+        return;
+    watchdog.stop("training through a freeze and a kill");
+    QVERIFY2(watchdog.busy() < 50.0,
+             qPrintable(QStringLiteral("GUI thread busy for %1 ms").arg(watchdog.busy())));
+    QVERIFY2(watchdog.late() < 100.0,
+             qPrintable(QStringLiteral("a timer came %1 ms late").arg(watchdog.late())));
+    QCOMPARE(count(net::ClusterEventKind::Failed), 0);
+    screenshot(QStringLiteral("train-faults"));
+    m_workflow->stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_workflow->isTraining(), 30000);
+    const app::TrainingRecord done = m_workflow->session().training;
+    QCOMPARE(done.state, app::TrainingRecord::State::Stopped);
+    QVERIFY(done.epochs.size() >= 3);
+    for (const auto &e : done.epochs) // every epoch trained the whole set, whoever was there
+        QCOMPARE(e.samples, done.epochs.front().samples);
+    QVERIFY(nodesIdle(10000));
+
+    // The session on disk is the one the window showed.
+    auto reopened = std::make_unique<app::Workflow>();
+    QString error;
+    QVERIFY2(reopened->openSession(m_session, &error), qPrintable(error));
+    const app::TrainingRecord &again = reopened->session().training;
+    QCOMPARE(again.state, app::TrainingRecord::State::Stopped);
+    QCOMPARE(again.epochs.size(), done.epochs.size());
+    QCOMPARE(again.events.size(), done.events.size());
+    for (std::size_t i = 0; i < done.events.size(); ++i)
+        QCOMPARE(again.events[i].kind, done.events[i].kind);
 }
 
 void TstGui::closingMidTrainingStopsTheJob()
