@@ -22,6 +22,7 @@ packages=(
   libomp-14-dev                # the tsan preset: LLVM's libomp and its Archer tool (OpenMP under TSan)
   clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer + ASan/UBSan (clang 14 cannot build the engine)
   iproute2                     # the edge lab: ip (namespaces, veth, bridge) and tc (link shaping)
+  python3                      # tests/chaos/chaos.py: the chaos run's driver (scripts/test.sh)
   librsvg2-bin                 # rsvg-convert: the application icon's PNG sizes
   dpkg-dev file                # scripts/package.sh: dpkg-shlibdeps and dpkg-buildflags for CPack
   lintian desktop-file-utils appstream systemd  # scripts/check-packages.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, build with warnings as errors, run every test suite, fuzz every parser
-# of outside bytes for 30 s each (scripts/fuzz.sh), then build the
+# of outside bytes for 30 s each (scripts/fuzz.sh), inject a dozen faults into training runs
+# (tests/chaos/chaos.py), then build the
 # amd64 Debian packages and check them (scripts/package.sh, scripts/check-packages.sh); on an
 # amd64 machine also cross-build the arm64 packages, check them, and let the packaged arm64 node
 # train with two amd64 nodes under qemu-user (tests/arm64/node-under-qemu.sh).
@@ -18,6 +19,13 @@ ctest --preset ci "$@"
 # Every parser that reads bytes from outside, fuzzed for 30 s each (clang 16, ASan + UBSan).
 if [ $# -eq 0 ]; then
   scripts/fuzz.sh 30 build/fuzz/artifacts
+fi
+# Chaos: sync, async, local-SGD and shipping runs while nodes are killed, frozen, cut off and
+# slowed at random; every run must finish or stop with a reason, count every sample once, end
+# with one set of weights, save what it reports, and leave every agent alive (tests/chaos).
+# On an edge lab where one can be set up (root), else on plain local nodes.
+if [ $# -eq 0 ]; then
+  tests/chaos/chaos.py --auto --bin build/ci/bin --out build/ci/chaos --faults 12 --seed "$RANDOM"
 fi
 if [ $# -eq 0 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   scripts/package.sh amd64
