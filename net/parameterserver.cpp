@@ -5,9 +5,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace edgetrain::net {
+
+bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
+              std::vector<float> &out)
+{
+    out.resize(gradientFloats + bufferFloats);
+    if (body.contains(QLatin1String("gradient_bf16"))) {
+        const QByteArray buffers = body.value(QLatin1String("buffers")).toByteArray();
+        if (std::size_t(buffers.size()) != bufferFloats * sizeof(float) ||
+            !CompressedExchange::decode(body.value(QLatin1String("gradient_bf16")).toByteArray(),
+                                        out.data(), gradientFloats))
+            return false;
+        if (bufferFloats > 0)
+            std::memcpy(out.data() + gradientFloats, buffers.constData(),
+                        std::size_t(buffers.size()));
+        return true;
+    }
+    const QByteArray all = body.value(QLatin1String("gradient")).toByteArray();
+    if (std::size_t(all.size()) != out.size() * sizeof(float))
+        return false;
+    if (!out.empty())
+        std::memcpy(out.data(), all.constData(), std::size_t(all.size()));
+    return true;
+}
 
 ParameterServer::ParameterServer(const core::ModelSpec &spec, std::uint64_t seed,
                                  const core::SgdOptions &sgd, int staleness,
@@ -119,7 +143,9 @@ ParameterServer::Push ParameterServer::push(int id, std::uint64_t basedOn, const
 {
     Push p;
     const auto it = m_workers.find(id);
-    if (it == m_workers.end() || count != pushSize() || basedOn > m_version || samples < 1)
+    if (it == m_workers.end() || count != pushSize() || basedOn > m_version || samples < 1 ||
+        samples > m_globalBatch + 1 || !std::isfinite(lr) || lr < 0.0 || lr > m_maxRate ||
+        !std::all_of(data, data + count, [](float v) { return std::isfinite(v); }))
         return p;
     p.staleness = int(std::min<std::uint64_t>(m_version - basedOn, 1u << 30));
     // Each push is a step on its share of the global batch at the job's rate times that share,

@@ -5,8 +5,10 @@
 #include "core/weightaverage.h"
 
 #include <QByteArray>
+#include <QCborMap>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +34,13 @@ namespace edgetrain::net {
  *    round collapsed runs), divided by the push's staleness tau (the pushes applied since its
  *    worker pulled): a gradient of weights tau versions old moves them 1/tau as far.
  */
+/** A gradient push's body as the parameter server takes it: bfloat16 gradients and float32
+ *  buffers ("gradient_bf16", "buffers") from a node that read the job's exchange, float32 both
+ *  ("gradient") from an older one. Fills `out` with gradientFloats + bufferFloats values; false
+ *  if the body does not hold exactly that many. */
+bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
+              std::vector<float> &out);
+
 class ParameterServer
 {
 public:
@@ -59,6 +68,10 @@ public:
     /** CompressedExchange::fingerprint() of worker `id`'s mirror; empty if it has none. */
     QString mirrorFingerprint(int id) const;
 
+    /** Pushes asking for a rate above this are malformed (the job's peak rate: no schedule
+     *  goes above it); none by default. */
+    void setMaxRate(double rate) { m_maxRate = rate; }
+
     void addWorker(int id);
     void removeWorker(int id);
     /** A worker at the epoch barrier no longer holds the others back. */
@@ -72,7 +85,11 @@ public:
         int staleness = 0;
         double lr = 0.0;
     };
-    /** Applies one worker's gradient (and its batch-norm buffers) computed on `basedOn`. */
+    /** Applies one worker's gradient (and its batch-norm buffers) computed on `basedOn`. Not
+     *  applied (a malformed push): an unknown worker, the wrong size, a version from the future,
+     *  a rate that is not a finite number in [0, setMaxRate()], a sample count outside 1..global
+     * batch + 1, or a value that is not finite (a node that diverged or is broken would make every
+     * weight NaN for everyone). */
     Push push(int id, std::uint64_t basedOn, const float *data, std::size_t count, double lr,
               std::int64_t samples);
     /** False while the worker is more than `staleness` pushes ahead of the slowest running one. */
@@ -95,6 +112,7 @@ private:
     std::unique_ptr<core::FlatState> m_flat;
     std::optional<core::WeightAverage> m_average;
     std::int64_t m_samplesSinceAverage = 0;
+    double m_maxRate = std::numeric_limits<double>::infinity();
     int m_staleness;
     std::int64_t m_globalBatch;
     double m_momentum; // the job's, for one synchronous step

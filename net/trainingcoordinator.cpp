@@ -102,6 +102,7 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
         m_ps = std::make_unique<ParameterServer>(
             core::ModelSpec::fromJson(m_job.model, "the job's model"), m_job.seed, sgd,
             m_job.staleness, m_job.batch, m_job.average_decay);
+        m_ps->setMaxRate(m_job.lr * (1.0 + 1e-9)); // no schedule goes above the job's rate
     }
     for (ControlClient *client : clients) {
         auto m = std::make_unique<Member>();
@@ -946,25 +947,9 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
             return reply(m, request, stopReply());
         const bool compressed = body.contains(QLatin1String("gradient_bf16"));
         if (type == Message::PsPush) {
-            // bfloat16 gradients and float32 buffers from a node that read the job's exchange,
-            // float32 both from an older one.
-            std::vector<float> data(m_ps->pushSize());
-            const std::size_t g = m_ps->gradientSize();
-            bool ok = false;
-            if (compressed) {
-                const QByteArray buffers = body.value(QStringLiteral("buffers")).toByteArray();
-                ok = CompressedExchange::decode(
-                         body.value(QStringLiteral("gradient_bf16")).toByteArray(), data.data(),
-                         g) &&
-                     std::size_t(buffers.size()) == (data.size() - g) * sizeof(float);
-                if (ok)
-                    std::memcpy(data.data() + g, buffers.constData(), std::size_t(buffers.size()));
-            } else {
-                const QByteArray all = body.value(QStringLiteral("gradient")).toByteArray();
-                ok = std::size_t(all.size()) == data.size() * sizeof(float);
-                if (ok)
-                    std::memcpy(data.data(), all.constData(), std::size_t(all.size()));
-            }
+            std::vector<float> data;
+            const bool ok =
+                readPush(body, m_ps->gradientSize(), m_ps->pushSize() - m_ps->gradientSize(), data);
             const auto p =
                 ok ? m_ps->push(
                          m->id, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),

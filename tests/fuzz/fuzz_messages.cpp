@@ -1,14 +1,19 @@
 // libFuzzer target for what an authenticated peer's messages carry: the CBOR bodies of jobs,
 // groups, node announcements (beacons and probe answers: these come from anyone), metrics,
-// training status, and dataset shipments chunk by chunk (checksummed here, as a peer with the key
-// would). Each parser returns its value or refuses with a message; none may crash, read out of
-// bounds or hit undefined behaviour.
+// training status, dataset shipments chunk by chunk (checksummed here, as a peer with the key
+// would), and async gradient pushes as the coordinator's parameter server reads and applies them
+// (bfloat16 or float32, to a tiny model). Each parser returns its value or refuses with a
+// message; none may crash, read out of bounds or hit undefined behaviour.
 //
 //   build/fuzz/bin/fuzz_messages -max_total_time=300 /tmp/corpus-messages
 //   tests/fuzz/corpus/messages
 
+#include "core/json.h"
+#include "core/modelspec.h"
+#include "core/sgd.h"
 #include "net/job.h"
 #include "net/nodeinfo.h"
+#include "net/parameterserver.h"
 #include "net/shipment.h"
 #include "net/systemsampler.h"
 #include "net/trainingworker.h"
@@ -36,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (parseError.error != QCborError::NoError)
         return 0;
     QString error;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0:
         (void)JobSpec::fromCbor(value.toMap(), &error);
         break;
@@ -71,6 +76,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                 }
                 break;
             }
+        }
+        break;
+    }
+    case 6: { // a gradient push to a parameter server of a 3 -> 2 linear model (8 values)
+        static ParameterServer server(
+            edgetrain::core::ModelSpec::fromJson(edgetrain::core::Json::parse(
+                R"({"name": "tiny", "input": [3], "stages": [
+                    {"type": "linear", "out_features": 2}]})")),
+            1, edgetrain::core::SgdOptions{}, 2, 4);
+        static bool added = false;
+        if (!added) {
+            server.addWorker(0);
+            server.setMaxRate(1.0);
+            added = true;
+        }
+        const QCborMap body = value.toMap();
+        std::vector<float> push;
+        if (readPush(body, server.gradientSize(), server.pushSize() - server.gradientSize(),
+                     push)) {
+            const auto p =
+                server.push(0, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
+                            push.data(), push.size(), body.value(QStringLiteral("lr")).toDouble(),
+                            body.value(QStringLiteral("count")).toInteger());
+            (void)p;
+            (void)server.delta(0);
         }
         break;
     }

@@ -31,6 +31,7 @@
 #include <csignal>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -521,6 +522,20 @@ void TestCluster::parameterServerBoundsStaleness()
     QVERIFY(!ps.push(0, ps.version(), grad.data(), grad.size() - 1, 0.1, 32).applied);
     QVERIFY(!ps.push(0, ps.version() + 5, grad.data(), grad.size(), 0.1, 32).applied);
     QVERIFY(!ps.push(9, ps.version(), grad.data(), grad.size(), 0.1, 32).applied);
+    // ... nor pushes that would wreck the model for everyone: a rate that is not a number, is
+    // negative or above the job's; more samples than a batch; a value that is not finite
+    ps.setMaxRate(0.1);
+    const std::uint64_t before = ps.version();
+    for (const double lr : {std::nan(""), -0.1, 0.2, HUGE_VAL})
+        QVERIFY(!ps.push(0, ps.version(), grad.data(), grad.size(), lr, 32).applied);
+    QVERIFY(!ps.push(0, ps.version(), grad.data(), grad.size(), 0.1, 66).applied);
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), HUGE_VALF}) {
+        std::vector<float> broken = grad;
+        broken[grad.size() / 2] = bad;
+        QVERIFY(!ps.push(0, ps.version(), broken.data(), broken.size(), 0.1, 32).applied);
+    }
+    QCOMPARE(ps.version(), before);
+    QVERIFY(ps.push(0, ps.version(), grad.data(), grad.size(), 0.1, 65).applied);
 }
 
 void TestCluster::parameterServerRoundMovesLikeASyncStep()
