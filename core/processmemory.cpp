@@ -48,7 +48,20 @@ std::int64_t numberIn(const std::string &path)
     }
 }
 
-/** What the memory cgroup of this process still allows (-1: no limit found). */
+/** A field of a cgroup's memory.stat ("inactive_file 123" lines); -1 if absent. */
+std::int64_t statField(const std::string &path, const std::string &field)
+{
+    std::ifstream in(path);
+    std::string name;
+    std::int64_t value = 0;
+    while (in >> name >> value)
+        if (name == field)
+            return value;
+    return -1;
+}
+
+/** What the memory cgroup of this process still allows (-1: no limit found). Its inactive page
+ *  cache counts as allowed: the kernel reclaims it before it refuses anything. */
 std::int64_t cgroupHeadroom()
 {
     std::ifstream in("/proc/self/cgroup");
@@ -60,14 +73,19 @@ std::int64_t cgroupHeadroom()
         if (a == std::string::npos || b == std::string::npos)
             continue;
         const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-        std::int64_t limit = -1, usage = -1;
+        std::int64_t limit = -1, usage = -1, cache = -1;
         if (controllers == "memory") {
-            limit = numberIn("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
-            usage = numberIn("/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
+            const std::string dir = "/sys/fs/cgroup/memory" + path;
+            limit = numberIn(dir + "/memory.limit_in_bytes");
+            usage = numberIn(dir + "/memory.usage_in_bytes");
+            cache = statField(dir + "/memory.stat", "total_inactive_file");
         } else if (controllers.empty()) {
             limit = numberIn("/sys/fs/cgroup" + path + "/memory.max");
             usage = numberIn("/sys/fs/cgroup" + path + "/memory.current");
+            cache = statField("/sys/fs/cgroup" + path + "/memory.stat", "inactive_file");
         }
+        if (usage >= 0 && cache > 0)
+            usage = std::max<std::int64_t>(0, usage - cache);
         // v1 says "no limit" with a huge number (PAGE_COUNTER_MAX pages).
         if (limit > 0 && usage >= 0 && limit < (std::int64_t(1) << 60)) {
             const std::int64_t h = std::max<std::int64_t>(0, limit - usage);

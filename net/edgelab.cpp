@@ -140,6 +140,12 @@ QStringList EdgeLab::removeAll(const LabState &lab, QStringList *failed, const P
     auto removeCgroup = [&](const QString &group) {
         if (group.isEmpty() || !QFileInfo::exists(group))
             return;
+        // The job cgroups a node made below its own (net::JobMemoryLimit) go first: a node
+        // killed mid-job leaves its (empty) one behind.
+        const QStringList jobs = QDir(group).entryList(
+            QStringList{QStringLiteral("edgetrain-job-*")}, QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &job : jobs)
+            ::rmdir(QFile::encodeName(group + QLatin1Char('/') + job).constData());
         // A cgroup goes once its processes are gone (they may take a moment to be reaped).
         int error = 0;
         for (int i = 0; i < 50; ++i) {

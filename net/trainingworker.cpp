@@ -14,6 +14,7 @@
 #include "core/sgd.h"
 #include "core/trainer.h"
 #include "core/weightaverage.h"
+#include "jobmemorylimit.h"
 #include "linkprobe.h"
 #include "protocol.h"
 #include "remotestore.h"
@@ -125,10 +126,23 @@ struct TrainingWorker::Run
     std::vector<float> buffer;
     std::vector<std::int32_t> labels;
 
+    // The memory this job may grow the process by, held from outside the engine (holdMemory).
+    std::unique_ptr<JobMemoryLimit> memoryLimit;
+    std::string memoryLimitWhy; // how its limit was set, for the log and the error
+    // Fault injection for the tests of that limit: EDGETRAIN_FAULT_JOB_GROWTH_BYTES in the
+    // node's environment makes every training step keep that many more bytes until the job
+    // ends, as a plan that under-counts would.
+    std::int64_t faultGrowthBytes = 0;
+    std::vector<std::vector<char>> faultGrowth;
+
     Run(TrainingWorker &worker)
         : w(worker), job(worker.m_job), link(*worker.m_link),
           store(*worker.m_link, std::chrono::milliseconds(worker.m_job.collective_timeout_ms))
-    {}
+    {
+        const QByteArray fault = qgetenv("EDGETRAIN_FAULT_JOB_GROWTH_BYTES");
+        if (!fault.isEmpty())
+            faultGrowthBytes = std::max<qint64>(0, fault.toLongLong());
+    }
 
     // ---- setup
 
@@ -184,6 +198,74 @@ struct TrainingWorker::Run
     std::int64_t budgetBytes() const
     {
         return job.memory_budget_bytes >= 0 ? job.memory_budget_bytes : w.m_context.memory_limit;
+    }
+
+    /** The largest local batch the budget takes (profile(); -1: no budget). */
+    std::int64_t maxLocalBatch = -1;
+    /** Evaluation's batch: 500, or within the budget what a training step's plan fits
+     *  (forward alone needs no more than forward and backward at the same batch). */
+    std::int64_t evaluationBatch() const
+    {
+        constexpr std::int64_t kEvaluationBatch = 500;
+        return maxLocalBatch >= 1 ? std::min(kEvaluationBatch, maxLocalBatch) : kEvaluationBatch;
+    }
+
+    /** What a job may allocate that no step's plan counts, beyond the budget, in copies of
+     *  the parameters at the phase that holds most: async with pipelining (the push, its bf16
+     *  encoding, the frame, the reply's delta and the mirror: up to 9); sync and local SGD
+     *  hold fewer (the flat buffer, gloo's scratch, a regroup's broadcast, the weights posted
+     *  at the end, the local-SGD snapshot, an average), profiling 3 (its own model). The fixed
+     *  part is for the threads' stacks, the control frames and the kernels' generated code
+     *  (what fitProcessBudget measured is inside the budget already). The model's own weights,
+     *  gradients and optimizer state were allocated before the limit began. */
+    static constexpr std::int64_t kFixedAllowanceBytes = std::int64_t(32) << 20;
+    static constexpr std::int64_t kParameterCopies = 10;
+    std::int64_t memoryAllowance() const
+    {
+        return kFixedAllowanceBytes +
+               kParameterCopies * model->parameterCount() * std::int64_t(sizeof(float));
+    }
+
+    /** What the agent keeps for itself when a job's limit is what the device has left. */
+    static constexpr std::int64_t kAgentReserveBytes = std::int64_t(16) << 20;
+
+    /** Holds what the job grows the process by, from here (model and data loaded) on, to its
+     *  budget plus memoryAllowance() — or to what the device (its memory cgroup, else the
+     *  kernel's MemAvailable) has left less kAgentReserveBytes, if that is less: a plan that
+     *  under-counts, or a device too small for it, ends the job with a JobMemoryError on this
+     *  node instead of the OOM killer taking the agent. No budget (the job's or the node's): no
+     *  limit. */
+    void holdMemory()
+    {
+        const std::int64_t budget = budgetBytes();
+        if (budget < 0)
+            return;
+        std::int64_t limit = budget + memoryAllowance();
+        memoryLimitWhy = "its budget " + core::NumberText::bytes(budget) + " + " +
+                         core::NumberText::bytes(memoryAllowance()) + " outside the step's plan";
+        const std::int64_t available = core::process_memory::availableBytes();
+        if (available > 0 && available - kAgentReserveBytes < limit) {
+            limit = std::max<std::int64_t>(available - kAgentReserveBytes, 1 << 20);
+            memoryLimitWhy = "what this device had left when the job began, less " +
+                             core::NumberText::bytes(kAgentReserveBytes) + " for the agent";
+        }
+        // Free pages the C heap kept from earlier work are handed back first: reused, they
+        // would be growth the limit never sees.
+        core::process_memory::giveBackFreePages();
+        memoryLimit = std::make_unique<JobMemoryLimit>(limit);
+        qCInfo(lcWorker).noquote()
+            << "job" << job.id << "may grow this process by"
+            << QString::fromStdString(core::NumberText::bytes(memoryLimit->limitBytes())) << "("
+            << QString::fromStdString(memoryLimitWhy) << "), held by"
+            << QString::fromStdString(memoryLimit->description());
+    }
+
+    void checkMemory() const
+    {
+        if (memoryLimit && memoryLimit->exceeded())
+            throw JobMemoryError(memoryLimit->overrunMessage() + " - " + memoryLimitWhy +
+                                 ": the job takes more here than its plan counted; a "
+                                 "smaller batch or a larger budget");
     }
 
     /** What a training step grows this process by beyond the engine's tensors, measured once
@@ -246,6 +328,7 @@ struct TrainingWorker::Run
         }
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
+        maxLocalBatch = maxBatch;
         const std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
         std::int64_t large = std::min<std::int64_t>(job.batch, train->size());
         if (maxBatch >= 1)
@@ -459,6 +542,9 @@ struct TrainingWorker::Run
         ctx.step = std::uint64_t(step);
         const core::StepResult r = model->forwardBackward(
             x, labels.data(), ctx, checkpointing ? &*checkpointing : nullptr);
+        if (faultGrowthBytes > 0)
+            faultGrowth.emplace_back(std::size_t(faultGrowthBytes), char(1));
+        checkMemory();
         computeSeconds += secondsSince(start);
         computed += double(count);
         return r;
@@ -665,9 +751,10 @@ struct TrainingWorker::Run
         if (test && begin >= 0 && end > begin && end <= test->size()) {
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
             ev = withAverage([&] {
-                return core::Trainer::evaluate(*model, core::RangeView(*test, begin, end), 500,
-                                               link.stopFlag());
+                return core::Trainer::evaluate(*model, core::RangeView(*test, begin, end),
+                                               evaluationBatch(), link.stopFlag());
             });
+            checkMemory();
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         }
         QCborMap answer = link.request(
@@ -983,7 +1070,9 @@ void TrainingWorker::run()
     };
     try {
         run.load();
+        run.holdMemory();
         const auto [speed, profile] = run.profile();
+        run.checkMemory();
         qCInfo(lcWorker).noquote()
             << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")
                    .arg(m_job.id, modeName(m_job.mode))
@@ -1034,6 +1123,12 @@ void TrainingWorker::run()
         m_link->post(Message::JobFailed,
                      QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
     }
+    if (run.memoryLimit)
+        qCInfo(lcWorker).noquote()
+            << "job" << m_job.id << "grew this process by"
+            << QString::fromStdString(core::NumberText::bytes(run.memoryLimit->peakGrowthBytes()))
+            << "at most, of its limit of"
+            << QString::fromStdString(core::NumberText::bytes(run.memoryLimit->limitBytes()));
 }
 
 } // namespace edgetrain::net

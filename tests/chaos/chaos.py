@@ -120,6 +120,8 @@ class Node:
         with open(f"/proc/{pid}/cgroup") as f:
             for line in f:
                 _, controllers, path = line.strip().split(":", 2)
+                # a node in the middle of a job sits in its job's memory cgroup, below its own
+                path = re.sub(r"/edgetrain-job-\d+$", "", path)
                 for c in ("cpu", "memory"):
                     if c in controllers.split(",") and path not in ("", "/"):
                         procs = f"/sys/fs/cgroup/{c}{path}/cgroup.procs"

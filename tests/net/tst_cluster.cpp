@@ -34,6 +34,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <unistd.h> // access
 
 using namespace edgetrain;
 
@@ -118,6 +119,7 @@ private Q_SLOTS:
     void stopEndsCleanly();
     void jobThatCannotFitIsRefusedEverywhere();
     void perNodeBudgetsReachEachNode();
+    void memoryOverrunFailsTheJobNotTheAgent();
 
 private:
     void startNodes(int n, QStringList extra = {});
@@ -1227,6 +1229,64 @@ void TestCluster::perNodeBudgetsReachEachNode()
     QCOMPARE(r.epochs.back().nodes, 1);
     QCOMPARE(int(r.fingerprints.size()), 1);
     QVERIFY(r.fingerprints.begin()->first.startsWith(QLatin1String("node-1")));
+}
+
+void TestCluster::memoryOverrunFailsTheJobNotTheAgent()
+{
+    // A node whose job grows the process past what its plan allows (fault injection: 16 MiB
+    // more kept at every step, as a plan that under-counts would): that node's job fails naming
+    // its memory limit, its agent lives on (the kernel's OOM killer never took it), leaves the
+    // job's cgroup, and trains the next job; the other node finishes the run alone.
+    if (!haveFashionMnist())
+        QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
+    qputenv("EDGETRAIN_FAULT_JOB_GROWTH_BYTES", QByteArray::number(16 << 20));
+    m_nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("node-0"), m_keyFile,
+                                                    QStringList{"--threads", "1"}));
+    qunsetenv("EDGETRAIN_FAULT_JOB_GROWTH_BYTES");
+    m_nodes.push_back(std::make_unique<NodeProcess>(QStringLiteral("node-1"), m_keyFile,
+                                                    QStringList{"--threads", "1"}));
+    for (auto &node : m_nodes)
+        QVERIFY2(node->waitReady(), qPrintable(node->log()));
+    m_budgets[QStringLiteral("node-0")] = 24 << 20;
+    const net::ClusterResult r = run(lenetJob(net::TrainingMode::Sync, 2560));
+    QVERIFY2(r.finished, qPrintable(r.error));
+    QString failure;
+    for (const net::ClusterEvent &e : r.events)
+        if (e.node.name == QLatin1String("node-0") && e.kind == net::ClusterEventKind::Failed)
+            failure = e.message;
+    QVERIFY2(failure.contains(QLatin1String("past its memory limit of")) &&
+                 failure.contains(QLatin1String("its budget 24.0 MiB")),
+             qPrintable(failure));
+    QCOMPARE(r.epochs.back().nodes, 1);
+    QCOMPARE(r.epochs.back().samples, std::int64_t(2560));
+    QCOMPARE(m_nodes[0]->process.state(), QProcess::Running);
+    // Where this process could move itself between memory cgroups (root, cgroup v1), the node
+    // (its child, in the same cgroup) held its job with one; elsewhere with the watchdog.
+    QString memoryCgroup;
+    QFile own(QStringLiteral("/proc/self/cgroup"));
+    QVERIFY(own.open(QIODevice::ReadOnly));
+    for (const QByteArray &line : own.readAll().split('\n'))
+        if (line.split(':').size() >= 3 && line.split(':')[1].split(',').contains("memory"))
+            memoryCgroup = QString::fromUtf8(line.split(':').mid(2).join(':'));
+    const bool cgroupHere =
+        !memoryCgroup.isEmpty() &&
+        ::access(QFile::encodeName(QStringLiteral("/sys/fs/cgroup/memory") + memoryCgroup +
+                                   QStringLiteral("/cgroup.procs"))
+                     .constData(),
+                 W_OK) == 0;
+    const QString log = m_nodes[0]->log();
+    QVERIFY2(log.contains(cgroupHere ? QLatin1String("held by cgroup v1 memory limit")
+                                     : QLatin1String("held by RSS watchdog")),
+             qPrintable(log));
+    QFile cgroups(QStringLiteral("/proc/%1/cgroup").arg(m_nodes[0]->process.processId()));
+    QVERIFY(cgroups.open(QIODevice::ReadOnly));
+    QVERIFY2(!cgroups.readAll().contains("edgetrain-job-"), "the agent stayed in its job's cgroup");
+
+    // The same agent takes the next job (no budget, so no limit) and finishes it.
+    m_budgets.clear();
+    const net::ClusterResult next = run(lenetJob(net::TrainingMode::Sync, 256));
+    QVERIFY2(next.finished, qPrintable(next.error));
+    QCOMPARE(next.epochs.back().nodes, 2);
 }
 
 QTEST_GUILESS_MAIN(TestCluster)

@@ -1,0 +1,182 @@
+// The memory limit a node holds its job to (net::JobMemoryLimit), measured from outside the
+// engine: what the kernel says the process holds and where it sits. In the cgroup an overrun is
+// seen at the limit while the process goes on into its headroom; past the headroom the thread
+// waits, the limit is lifted, and the process is never killed; the watchdog sees an overrun
+// within its sampling; both leave the process as they found it.
+
+#include "core/processmemory.h"
+#include "net/jobmemorylimit.h"
+
+#include <QFile>
+#include <QTest>
+
+#include <cstring>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace edgetrain;
+using net::JobMemoryLimit;
+
+namespace {
+
+constexpr std::int64_t MiB = 1 << 20;
+
+/** `bytes` of fresh memory (its own mapping, whatever the C heap holds), every page written
+ *  so the kernel charges it; unmapped when it goes. */
+class Touched
+{
+public:
+    explicit Touched(std::int64_t bytes) : m_bytes(std::size_t(bytes))
+    {
+        m_data =
+            ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m_data == MAP_FAILED)
+            qFatal("mmap of %zu bytes failed", m_bytes);
+        std::memset(m_data, 1, m_bytes);
+    }
+    ~Touched() { ::munmap(m_data, m_bytes); }
+    Touched(const Touched &) = delete;
+    Touched &operator=(const Touched &) = delete;
+
+private:
+    std::size_t m_bytes;
+    void *m_data;
+};
+
+/** The process's cgroup v1 memory path, from /proc/self/cgroup. */
+QString memoryCgroup()
+{
+    QFile f(QStringLiteral("/proc/self/cgroup"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        const QList<QByteArray> parts = line.split(':');
+        if (parts.size() >= 3 && parts[1].split(',').contains("memory"))
+            return QString::fromUtf8(parts.mid(2).join(':'));
+    }
+    return {};
+}
+
+} // namespace
+
+class TestJobMemoryLimit : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void watchdogSeesGrowthPastTheLimit();
+    void watchdogIgnoresGrowthWithin();
+    void cgroupSeesTheOverrunAndLetsTheJobGoOn();
+    void cgroupLiftsItsLimitRatherThanKill();
+    void cgroupGrowthWithinTheLimitIsNoOverrun();
+    void cgroupOfAKilledAgentIsRemoved();
+};
+
+void TestJobMemoryLimit::watchdogSeesGrowthPastTheLimit()
+{
+    JobMemoryLimit limit(24 * MiB, JobMemoryLimit::Enforcement::Watchdog);
+    QCOMPARE(limit.enforcement(), JobMemoryLimit::Enforcement::Watchdog);
+    const Touched within(12 * MiB);
+    QTest::qWait(100);
+    QVERIFY(!limit.exceeded());
+    const Touched past(24 * MiB);
+    QTRY_VERIFY_WITH_TIMEOUT(limit.exceeded(), 2000);
+    QVERIFY2(limit.peakGrowthBytes() > 24 * MiB,
+             qPrintable(QString::number(limit.peakGrowthBytes())));
+    const QString message = QString::fromStdString(limit.overrunMessage());
+    QVERIFY2(message.contains(QLatin1String("memory limit of 24.0 MiB")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("watchdog")), qPrintable(message));
+}
+
+void TestJobMemoryLimit::watchdogIgnoresGrowthWithin()
+{
+    JobMemoryLimit limit(48 * MiB, JobMemoryLimit::Enforcement::Watchdog);
+    {
+        const Touched a(20 * MiB);
+        QTRY_VERIFY_WITH_TIMEOUT(limit.peakGrowthBytes() >= 15 * MiB, 2000); // sampled
+    }
+    const Touched b(20 * MiB); // freed and taken again: the growth is not the sum
+    QTest::qWait(200);
+    QVERIFY(!limit.exceeded());
+}
+
+void TestJobMemoryLimit::cgroupSeesTheOverrunAndLetsTheJobGoOn()
+{
+    const QString home = memoryCgroup();
+    QString during;
+    {
+        JobMemoryLimit limit(32 * MiB);
+        if (limit.enforcement() != JobMemoryLimit::Enforcement::Cgroup)
+            QSKIP(qPrintable(QStringLiteral("no writable cgroup v1 memory controller here: ") +
+                             QString::fromStdString(limit.description())));
+        QCOMPARE(limit.hardLimitBytes(), 64 * MiB); // the headroom: max(32 MiB, a quarter)
+        during = memoryCgroup();
+        QVERIFY2(during.startsWith(home) &&
+                     during.contains(QStringLiteral("edgetrain-job-%1").arg(::getpid())),
+                 qPrintable(during));
+        // 48 MiB against a limit of 32: seen at 32, and the process goes on into its headroom
+        // (nothing waits below 64).
+        const Touched past(48 * MiB);
+        QTRY_VERIFY_WITH_TIMEOUT(limit.exceeded(), 2000);
+        QVERIFY(limit.peakGrowthBytes() > 48 * MiB);
+        QVERIFY(limit.peakGrowthBytes() <= 64 * MiB);
+        const QString message = QString::fromStdString(limit.overrunMessage());
+        QVERIFY2(message.contains(QLatin1String("memory limit of 32.0 MiB")) &&
+                     message.contains(QLatin1String("a cgroup memory limit)")),
+                 qPrintable(message));
+    }
+    // Back where it was, the job's cgroup gone, no limit.
+    QCOMPARE(memoryCgroup(), home);
+    QVERIFY(!QFile::exists(QStringLiteral("/sys/fs/cgroup/memory") + during));
+    const Touched free(96 * MiB);
+}
+
+void TestJobMemoryLimit::cgroupLiftsItsLimitRatherThanKill()
+{
+    // Past the headroom the thread that faults a page in waits (the OOM killer is off in the
+    // job's cgroup); the watcher lifts the limit and the allocation completes.
+    JobMemoryLimit limit(32 * MiB);
+    if (limit.enforcement() != JobMemoryLimit::Enforcement::Cgroup)
+        QSKIP("no writable cgroup v1 memory controller here");
+    const Touched past(96 * MiB);
+    QVERIFY(limit.exceeded());
+    QVERIFY(limit.peakGrowthBytes() > 96 * MiB);
+    const QString message = QString::fromStdString(limit.overrunMessage());
+    QVERIFY2(message.contains(QLatin1String("lifted past its headroom")), qPrintable(message));
+}
+
+void TestJobMemoryLimit::cgroupGrowthWithinTheLimitIsNoOverrun()
+{
+    JobMemoryLimit limit(64 * MiB);
+    if (limit.enforcement() != JobMemoryLimit::Enforcement::Cgroup)
+        QSKIP("no writable cgroup v1 memory controller here");
+    const Touched a(40 * MiB);
+    QTest::qWait(200); // a notification, had there been one, has arrived
+    QVERIFY(!limit.exceeded());
+    QVERIFY2(limit.peakGrowthBytes() >= 40 * MiB,
+             qPrintable(QString::number(limit.peakGrowthBytes())));
+}
+
+void TestJobMemoryLimit::cgroupOfAKilledAgentIsRemoved()
+{
+    // An agent killed mid-job leaves its (empty) job cgroup behind; the next job removes it.
+    const QString home = QStringLiteral("/sys/fs/cgroup/memory") + memoryCgroup();
+    const pid_t child = ::fork();
+    if (child == 0)
+        ::_exit(0);
+    ::waitpid(child, nullptr, 0); // a pid nobody has now
+    const QString stale = home + QStringLiteral("/edgetrain-job-%1").arg(child);
+    if (::mkdir(stale.toLocal8Bit().constData(), 0755) != 0)
+        QSKIP("cannot create a memory cgroup here");
+    {
+        JobMemoryLimit limit(16 * MiB);
+        QCOMPARE(limit.enforcement(), JobMemoryLimit::Enforcement::Cgroup);
+        QVERIFY(!QFile::exists(stale));
+    }
+    QVERIFY(!QFile::exists(stale));
+}
+
+QTEST_GUILESS_MAIN(TestJobMemoryLimit)
+#include "tst_jobmemorylimit.moc"
