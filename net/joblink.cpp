@@ -72,8 +72,17 @@ void JobLink::close(const QString &reason)
             m_closed =
                 reason.isEmpty() ? QStringLiteral("the link to the coordinator closed") : reason;
     }
+    m_closedFlag = true;
     m_stop = true;
     m_cv.notify_all();
+}
+
+void JobLink::throwIfClosed()
+{
+    if (!closed())
+        return;
+    std::lock_guard lock(m_mutex);
+    throw LinkError(m_closed.toStdString());
 }
 
 } // namespace edgetrain::net

@@ -51,6 +51,12 @@ public:
     void post(const QString &type, const QCborMap &body);
     /** The coordinator asked the job to stop (or the session closed). */
     bool stopRequested() const { return m_stop.load(std::memory_order_relaxed); }
+    /** The session closed (close()): the job is abandoned, not stopped — it must leave its
+     *  group rather than vote the others into stopping (a node thawed after a freeze, whose
+     *  coordinator has a new session with it, must not end the survivors' run). */
+    bool closed() const { return m_closedFlag.load(std::memory_order_acquire); }
+    /** Throws LinkError with the reason the link closed, if it did. */
+    void throwIfClosed();
     const std::atomic<bool> *stopFlag() const { return &m_stop; }
 
     // -- session thread
@@ -68,6 +74,7 @@ private:
     qint64 m_nextId = 1;
     QString m_closed;
     std::atomic<bool> m_stop{false};
+    std::atomic<bool> m_closedFlag{false};
 };
 
 } // namespace edgetrain::net

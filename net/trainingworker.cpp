@@ -583,6 +583,7 @@ struct TrainingWorker::Run
             buffer[g + 2] = float(mine);
             buffer[g + 3] = float(r.count);
         }
+        link.throwIfClosed(); // abandoned: leave the group, never vote it into stopping
         buffer[g + 4] = link.stopRequested() ? 1.0f : 0.0f;
         collectives->allreduceSum(buffer.data(), buffer.size());
         flat->setGradients(buffer.data());
@@ -628,6 +629,7 @@ struct TrainingWorker::Run
         buffer[n + 1] = float(pendingCorrect);
         buffer[n + 2] = float(pendingSeen);
         buffer[n + 3] = float(pendingTargets);
+        link.throwIfClosed();
         buffer[n + 4] = link.stopRequested() ? 1.0f : 0.0f;
         collectives->allreduceSum(buffer.data(), buffer.size());
         flat->setAveraged(buffer.data());
