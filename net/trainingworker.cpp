@@ -128,7 +128,8 @@ struct TrainingWorker::Run
 
     // The memory this job may grow the process by, held from outside the engine (holdMemory).
     std::unique_ptr<JobMemoryLimit> memoryLimit;
-    std::string memoryLimitWhy; // how its limit was set, for the log and the error
+    std::string memoryLimitWhy;       // how its limit was set, for the log and the error
+    bool memoryLimitByDevice = false; // what the device had left, not the budget, set it
     // Fault injection for the tests of that limit: EDGETRAIN_FAULT_JOB_GROWTH_BYTES in the
     // node's environment makes every training step keep that many more bytes until the job
     // ends, as a plan that under-counts would.
@@ -246,6 +247,7 @@ struct TrainingWorker::Run
         const std::int64_t available = core::process_memory::availableBytes();
         if (available > 0 && available - kAgentReserveBytes < limit) {
             limit = std::max<std::int64_t>(available - kAgentReserveBytes, 1 << 20);
+            memoryLimitByDevice = true;
             memoryLimitWhy = "what this device had left when the job began, less " +
                              core::NumberText::bytes(kAgentReserveBytes) + " for the agent";
         }
@@ -254,18 +256,22 @@ struct TrainingWorker::Run
         core::process_memory::giveBackFreePages();
         memoryLimit = std::make_unique<JobMemoryLimit>(limit);
         qCInfo(lcWorker).noquote()
-            << "job" << job.id << "may grow this process by"
-            << QString::fromStdString(core::NumberText::bytes(memoryLimit->limitBytes())) << "("
-            << QString::fromStdString(memoryLimitWhy) << "), held by"
-            << QString::fromStdString(memoryLimit->description());
+            << QStringLiteral("job %1 may grow this process by %2 (%3), held by %4")
+                   .arg(job.id,
+                        QString::fromStdString(core::NumberText::bytes(memoryLimit->limitBytes())),
+                        QString::fromStdString(memoryLimitWhy),
+                        QString::fromStdString(memoryLimit->description()));
     }
 
     void checkMemory() const
     {
         if (memoryLimit && memoryLimit->exceeded())
             throw JobMemoryError(memoryLimit->overrunMessage() + " - " + memoryLimitWhy +
-                                 ": the job takes more here than its plan counted; a "
-                                 "smaller batch or a larger budget");
+                                 (memoryLimitByDevice
+                                      ? ": this device cannot hold the job; a smaller batch or "
+                                        "budget, or a device with more memory"
+                                      : ": the job takes more here than its plan counted; a "
+                                        "smaller batch or a larger budget"));
     }
 
     /** What a training step grows this process by beyond the engine's tensors, measured once
