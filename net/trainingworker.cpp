@@ -335,10 +335,15 @@ struct TrainingWorker::Run
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
         maxLocalBatch = maxBatch;
-        const std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
+        // Both within what the budget takes: the small batch was the job's (global) batch up to
+        // 16, stepped without a plan where it did not fit (the frame detector's demo: 12 frames
+        // store-all, 90 MiB on a 27 MiB budget — the job's memory limit caught it).
+        std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
         std::int64_t large = std::min<std::int64_t>(job.batch, train->size());
-        if (maxBatch >= 1)
+        if (maxBatch >= 1) {
+            small = std::min(small, maxBatch);
             large = std::min(large, maxBatch);
+        }
         const int steps = std::max(1, job.profile_steps);
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each 100 ms period and then stops it: a window of a few periods
