@@ -1,5 +1,6 @@
 #include "clusterplanner.h"
 
+#include "cborfield.h"
 #include "core/error.h"
 
 #include <QCborArray>
@@ -54,7 +55,7 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     const QCborArray batches = p.value(QLatin1String("batches")).toArray();
     const QCborArray seconds = p.value(QLatin1String("step_seconds")).toArray();
     if (batches.size() == 2 && seconds.size() == 2) {
-        const double b1 = double(batches[0].toInteger()), b2 = double(batches[1].toInteger());
+        const double b1 = double(cborInteger(batches[0])), b2 = double(cborInteger(batches[1]));
         const double t1 = seconds[0].toDouble(), t2 = seconds[1].toDouble();
         if (b2 > b1 && t2 >= t1) {
             d.step_per_sample_seconds = (t2 - t1) / (b2 - b1);
@@ -71,7 +72,7 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     }
     d.update_seconds = p.value(QLatin1String("update_seconds")).toDouble();
     d.eval_per_sample_seconds = p.value(QLatin1String("eval_seconds_per_sample")).toDouble();
-    d.max_local_batch = p.value(QLatin1String("max_local_batch")).toInteger(-1);
+    d.max_local_batch = cborInteger(p.value(QLatin1String("max_local_batch")), -1);
     d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
     d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
     d.power_source = p.value(QLatin1String("power_source")).toString();
@@ -91,16 +92,16 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
 PlanWork workFromReady(const JobSpec &job, const QCborMap &ready)
 {
     PlanWork w;
-    w.train_samples = ready.value(QLatin1String("train_samples")).toInteger();
-    w.test_samples = ready.value(QLatin1String("test_samples")).toInteger();
+    w.train_samples = cborInteger(ready.value(QLatin1String("train_samples")));
+    w.test_samples = cborInteger(ready.value(QLatin1String("test_samples")));
     w.epochs = job.epochs;
     w.batch = job.batch;
-    w.gradient_floats = ready.value(QLatin1String("gradient_floats")).toInteger();
-    w.averaged_floats = ready.value(QLatin1String("averaged_floats")).toInteger();
-    w.buffer_floats = ready.value(QLatin1String("buffer_floats")).toInteger();
+    w.gradient_floats = cborInteger(ready.value(QLatin1String("gradient_floats")));
+    w.averaged_floats = cborInteger(ready.value(QLatin1String("averaged_floats")));
+    w.buffer_floats = cborInteger(ready.value(QLatin1String("buffer_floats")));
     if (w.gradient_floats <= 0) // an older node: its parameter count
         w.gradient_floats = w.averaged_floats =
-            ready.value(QLatin1String("parameters")).toInteger();
+            cborInteger(ready.value(QLatin1String("parameters")));
     w.local_steps = job.local_steps;
     w.async_value_bytes = job.exchange == QLatin1String("float32") ? 4.0 : 2.0;
     return w;

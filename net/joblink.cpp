@@ -1,5 +1,7 @@
 #include "joblink.h"
 
+#include "cborfield.h"
+
 namespace edgetrain::net {
 
 QCborMap JobLink::request(const QString &type, QCborMap body, std::chrono::milliseconds timeout)
@@ -52,7 +54,7 @@ void JobLink::post(const QString &type, const QCborMap &body)
 
 bool JobLink::deliver(const QCborMap &reply)
 {
-    const qint64 id = reply.value(QStringLiteral("reply_to")).toInteger(-1);
+    const qint64 id = cborInteger(reply.value(QStringLiteral("reply_to")), -1);
     {
         std::lock_guard lock(m_mutex);
         const auto it = m_waiting.find(id);

@@ -1,5 +1,6 @@
 #include "nodeserver.h"
 
+#include "cborfield.h"
 #include "core/parallel.h"
 #include "keyfile.h"
 #include "protocol.h"
@@ -289,7 +290,7 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
 
 void NodeServer::handleDataChunk(Session *s, const Frame &frame)
 {
-    if (frame.body.value(QStringLiteral("index")).toInteger(-1) == 0)
+    if (cborInteger(frame.body.value(QStringLiteral("index")), -1) == 0)
         s->shipment = std::make_unique<ShipmentAssembler>();
     QString error;
     if (!s->shipment || !s->shipment->add(frame.body, &error)) {

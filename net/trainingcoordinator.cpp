@@ -1,5 +1,6 @@
 #include "trainingcoordinator.h"
 
+#include "cborfield.h"
 #include "clusterplanner.h"
 #include "compressedexchange.h"
 #include "core/error.h"
@@ -184,11 +185,11 @@ std::vector<double> TrainingCoordinator::fitShares(const std::vector<Member *> &
         const auto b = m_budgets.find(members[i]->client->node().name);
         if (b == m_budgets.end() || b->second < 0) {
             // The node's own limit, as its profile measured it (the largest local batch).
-            const std::int64_t fit = members[i]
-                                         ->readyBody.value(QLatin1String("profile"))
-                                         .toMap()
-                                         .value(QLatin1String("max_local_batch"))
-                                         .toInteger(-1);
+            const std::int64_t fit = cborInteger(members[i]
+                                                     ->readyBody.value(QLatin1String("profile"))
+                                                     .toMap()
+                                                     .value(QLatin1String("max_local_batch")),
+                                                 -1);
             if (fit >= 0) {
                 cap[i] = std::max(1e-3, double(fit - 2) / std::max(1.0, total - n));
                 any = true;
@@ -527,8 +528,8 @@ void TrainingCoordinator::maybeEpochEval()
         if (speed > 0)
             m->speed = speed;
         testLoss += m->evalBody.value(QStringLiteral("loss_sum")).toDouble();
-        testCorrect += double(m->evalBody.value(QStringLiteral("correct")).toInteger());
-        e.test_count += m->evalBody.value(QStringLiteral("count")).toInteger();
+        testCorrect += double(cborInteger(m->evalBody.value(QStringLiteral("correct"))));
+        e.test_count += cborInteger(m->evalBody.value(QStringLiteral("count")));
     }
     // async: what members lost in this epoch had trained (their pushes were applied) counts
     // too; the loss and accuracy are of the samples whose figures reached us.
@@ -621,7 +622,7 @@ void TrainingCoordinator::assignShards()
     if (members.empty() || members.size() != m_shares.size())
         return;
     const std::int64_t size =
-        members.front()->readyBody.value(QStringLiteral("train_samples")).toInteger();
+        cborInteger(members.front()->readyBody.value(QStringLiteral("train_samples")));
     const auto parts = splitByShares(size, m_shares);
     std::int64_t first = 0;
     for (std::size_t rank = 0; rank < members.size(); ++rank) {
@@ -879,7 +880,7 @@ void TrainingCoordinator::reconnect()
 
 void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
 {
-    const qint64 request = frame.body.value(QStringLiteral("request")).toInteger(-1);
+    const qint64 request = cborInteger(frame.body.value(QStringLiteral("request")), -1);
     if (frame.type == Message::StoreSet) {
         m_store[frame.body.value(QStringLiteral("key")).toString()] =
             frame.body.value(QStringLiteral("value")).toByteArray();
@@ -897,7 +898,7 @@ void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
         for (const QCborValue &k : frame.body.value(QStringLiteral("keys")).toArray())
             w->keys << k.toString();
     const qint64 timeout = std::clamp<qint64>(
-        frame.body.value(QStringLiteral("timeout_ms")).toInteger(10000), 100, 600000);
+        cborInteger(frame.body.value(QStringLiteral("timeout_ms")), 10000), 100, 600000);
     w->deadline = QDeadlineTimer(timeout);
     m_waiters.push_back(std::move(w));
     serveWaiters();
@@ -931,7 +932,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
 {
     const QString &type = frame.type;
     const QCborMap &body = frame.body;
-    const qint64 request = body.value(QStringLiteral("request")).toInteger(-1);
+    const qint64 request = cborInteger(body.value(QStringLiteral("request")), -1);
     if (m->released) {
         // Not chosen: its job ends with the stop it was given; nothing it sends counts.
         if (type == Message::JobDone || type == Message::JobFailed)
@@ -952,12 +953,12 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
                 readPush(body, m_ps->gradientSize(), m_ps->pushSize() - m_ps->gradientSize(), data);
             const auto p =
                 ok ? m_ps->push(
-                         m->id, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
+                         m->id, std::uint64_t(cborInteger(body.value(QStringLiteral("version")))),
                          data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
-                         body.value(QStringLiteral("count")).toInteger())
+                         cborInteger(body.value(QStringLiteral("count"))))
                    : ParameterServer::Push{};
             if (p.applied)
-                m->applied += body.value(QStringLiteral("count")).toInteger();
+                m->applied += cborInteger(body.value(QStringLiteral("count")));
             if (!p.applied) {
                 // Out of the run, like a failed node: the parameter server must not wait for
                 // its clock, or every other node is held once it is S pushes ahead.
@@ -976,7 +977,7 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     } else if (type == Message::JobReady) {
         m->speed = body.value(QStringLiteral("images_per_second")).toDouble();
         m->readyBody = body;
-        m->testSamples = body.value(QStringLiteral("test_samples")).toInteger();
+        m->testSamples = cborInteger(body.value(QStringLiteral("test_samples")));
         m->readyRequest = request;
         m->state = Member::State::Ready;
         if (m_phase == Phase::Training && m_stopping)
@@ -1014,18 +1015,18 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         m->evalBody = body;
         maybeEpochEval();
     } else if (type == Message::Weights) {
-        if (body.value(QStringLiteral("index")).toInteger() == 0)
+        if (cborInteger(body.value(QStringLiteral("index"))) == 0)
             m_weights.clear();
         m_weights.append(body.value(QStringLiteral("data")).toByteArray());
     } else if (type == Message::BestWeights) {
         // Chunks of the model of the epoch asked for; a late answer for an older best is dropped.
-        if (body.value(QStringLiteral("epoch")).toInteger() != m_bestEpoch)
+        if (cborInteger(body.value(QStringLiteral("epoch"))) != m_bestEpoch)
             return;
-        const qint64 index = body.value(QStringLiteral("index")).toInteger();
+        const qint64 index = cborInteger(body.value(QStringLiteral("index")));
         if (index == 0)
             m_bestWeights.clear();
         m_bestWeights.append(body.value(QStringLiteral("data")).toByteArray());
-        m_bestComplete = index + 1 == body.value(QStringLiteral("total")).toInteger();
+        m_bestComplete = index + 1 == cborInteger(body.value(QStringLiteral("total")));
     } else if (type == Message::JobDone) {
         if (m->state == Member::State::Failed)
             return; // put out of the run (a malformed push): its stopped job says nothing

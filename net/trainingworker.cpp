@@ -758,8 +758,8 @@ struct TrainingWorker::Run
             throw core::FormatError("the parameter server's weights have the wrong size");
         if (reply.contains(QStringLiteral("weights")))
             flat->setAveraged(buffer.data());
-        const std::int64_t begin = reply.value(QStringLiteral("test_begin")).toInteger();
-        const std::int64_t end = reply.value(QStringLiteral("test_end")).toInteger();
+        const std::int64_t begin = cborInteger(reply.value(QStringLiteral("test_begin")));
+        const std::int64_t end = cborInteger(reply.value(QStringLiteral("test_end")));
         core::EvalResult ev;
         if (test && begin >= 0 && end > begin && end <= test->size()) {
             w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
@@ -779,7 +779,7 @@ struct TrainingWorker::Run
         if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
             withAverage([&] {
                 postWeights(Message::BestWeights,
-                            answer.value(QStringLiteral("send_weights")).toInteger());
+                            cborInteger(answer.value(QStringLiteral("send_weights"))));
             });
         return answer;
     }
@@ -913,7 +913,7 @@ struct TrainingWorker::Run
         if (ready.value(Action::Field).toString() == Action::Stop)
             return true;
         adoptGroup(ready.value(QStringLiteral("group")).toMap());
-        int epoch = int(ready.value(QStringLiteral("epoch")).toInteger(1));
+        int epoch = int(cborInteger(ready.value(QStringLiteral("epoch")), 1));
         const std::size_t g = flat->gradientSize(), nb = flat->bufferSize(),
                           na = flat->averagedSize();
         const bool compressed = job.exchange == QLatin1String("bf16");
@@ -932,7 +932,7 @@ struct TrainingWorker::Run
             if (!ok)
                 throw core::FormatError("the parameter server's weights have the wrong size");
             flat->setAveraged(held.data());
-            return reply.value(QStringLiteral("version")).toInteger();
+            return cborInteger(reply.value(QStringLiteral("version")));
         };
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
         while (epoch <= job.epochs) {
@@ -1022,8 +1022,8 @@ struct TrainingWorker::Run
             // ranges it is given, then ends the epoch again (its counts include them).
             while (reply.value(Action::Field).toString() == Action::More) {
                 for (const QCborValue &range : reply.value(QStringLiteral("ranges")).toArray()) {
-                    const std::int64_t first = range.toArray().at(0).toInteger(-1);
-                    const std::int64_t count = range.toArray().at(1).toInteger(-1);
+                    const std::int64_t first = cborInteger(range.toArray().at(0), -1);
+                    const std::int64_t count = cborInteger(range.toArray().at(1), -1);
                     if (first < 0 || count <= 0 || first > train->size() - count)
                         throw core::FormatError(
                             "the coordinator asked for samples " + std::to_string(first) + "+" +

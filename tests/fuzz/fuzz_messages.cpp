@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/modelspec.h"
 #include "core/sgd.h"
+#include "net/cborfield.h"
 #include "net/job.h"
 #include "net/nodeinfo.h"
 #include "net/parameterserver.h"
@@ -96,9 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         if (readPush(body, server.gradientSize(), server.pushSize() - server.gradientSize(),
                      push)) {
             const auto p =
-                server.push(0, std::uint64_t(body.value(QStringLiteral("version")).toInteger()),
+                server.push(0, std::uint64_t(cborInteger(body.value(QStringLiteral("version")))),
                             push.data(), push.size(), body.value(QStringLiteral("lr")).toDouble(),
-                            body.value(QStringLiteral("count")).toInteger());
+                            cborInteger(body.value(QStringLiteral("count"))));
             (void)p;
             (void)server.delta(0);
         }
