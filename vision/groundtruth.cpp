@@ -57,7 +57,9 @@ constexpr const char *kIgnoreLabel = "ignore";
 std::string num(double v, int decimals)
 {
     char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+    if (r.ec != std::errc()) // past 1e63 fixed notation does not fit: the shortest form does
+        r = std::to_chars(buf, buf + sizeof buf, v);
     std::string s(buf, r.ptr);
     if (s.find('.') != std::string::npos) {
         while (s.back() == '0')
@@ -596,6 +598,8 @@ GroundTruth importCvat(const std::string &path, cv::Size frameSize, int frameCou
             const double id = numberAttribute(n, "id", false, -1);
             if (id < 0 || id != std::floor(id))
                 fail(n, "attribute 'name': '" + name + "' has no frame number (and no 'id')");
+            if (id > 1e9) // an int holds it; no video has more frames (and int(1e129) is UB)
+                fail(n, "attribute 'id': " + num(id, 0) + " is not a frame number");
             frame = int(id);
         }
         checkFrame(frame, frameCount, 0, where(n) + ": <image> attribute '" + frameField + "'");

@@ -348,6 +348,10 @@ private Q_SLOTS:
         QTest::newRow("cvat: unknown frame")
             << "cvat" << QStringList{"a.xml", cvat(box, "frame_000030.png")} << "a.xml"
             << QStringList{"a.xml:4:", "<image> attribute 'name'", "frame 30 is not in the video"};
+        QTest::newRow("cvat: absurd image id") // fuzz_annotations: int(1e129) was UB
+            << "cvat"
+            << QStringList{"a.xml", cvat(box, "still.png").replace("id=\"0\"", "id=\"1e129\"")}
+            << "a.xml" << QStringList{"a.xml:4:", "attribute 'id'", "is not a frame number"};
         QTest::newRow("cvat: wrong category")
             << "cvat" << QStringList{"a.xml", cvat(QString(box).replace("person", "car"))}
             << "a.xml" << QStringList{"a.xml:5:", "<box>", "'label'", "'car' is not 'person'"};
