@@ -1,6 +1,7 @@
 #include "processmemory.h"
 
 #include "bufferpool.h"
+#include "cgroupmembership.h"
 #include "memoryaccountant.h"
 #include "random.h"
 
@@ -64,26 +65,27 @@ std::int64_t statField(const std::string &path, const std::string &field)
  *  cache counts as allowed: the kernel reclaims it before it refuses anything. */
 std::int64_t cgroupHeadroom()
 {
-    std::ifstream in("/proc/self/cgroup");
-    std::string line;
+    const CgroupMembership cgroups = CgroupMembership::ofProcess();
+    struct Counters
+    {
+        std::string limit, usage, stat, inactive;
+    };
+    std::vector<Counters> where;
+    if (const std::string v1 = cgroups.v1Path("memory"); !v1.empty()) {
+        const std::string dir = "/sys/fs/cgroup/memory" + v1;
+        where.push_back({dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes",
+                         dir + "/memory.stat", "total_inactive_file"});
+    }
+    if (cgroups.has_v2) {
+        const std::string dir = "/sys/fs/cgroup" + cgroups.v2;
+        where.push_back(
+            {dir + "/memory.max", dir + "/memory.current", dir + "/memory.stat", "inactive_file"});
+    }
     std::int64_t headroom = -1;
-    while (std::getline(in, line)) {
-        // v1: "7:memory:/path"; v2: "0::/path".
-        const auto a = line.find(':'), b = line.find(':', a + 1);
-        if (a == std::string::npos || b == std::string::npos)
-            continue;
-        const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-        std::int64_t limit = -1, usage = -1, cache = -1;
-        if (controllers == "memory") {
-            const std::string dir = "/sys/fs/cgroup/memory" + path;
-            limit = numberIn(dir + "/memory.limit_in_bytes");
-            usage = numberIn(dir + "/memory.usage_in_bytes");
-            cache = statField(dir + "/memory.stat", "total_inactive_file");
-        } else if (controllers.empty()) {
-            limit = numberIn("/sys/fs/cgroup" + path + "/memory.max");
-            usage = numberIn("/sys/fs/cgroup" + path + "/memory.current");
-            cache = statField("/sys/fs/cgroup" + path + "/memory.stat", "inactive_file");
-        }
+    for (const Counters &c : where) {
+        const std::int64_t limit = numberIn(c.limit);
+        std::int64_t usage = numberIn(c.usage);
+        const std::int64_t cache = statField(c.stat, c.inactive);
         if (usage >= 0 && cache > 0)
             usage = std::max<std::int64_t>(0, usage - cache);
         // v1 says "no limit" with a huge number (PAGE_COUNTER_MAX pages).

@@ -1,5 +1,6 @@
 #include "jobmemorylimit.h"
 
+#include "core/cgroupmembership.h"
 #include "core/numbertext.h"
 #include "core/processmemory.h"
 
@@ -51,23 +52,6 @@ bool writeText(const std::string &path, const std::string &text, std::string *wh
         return false;
     }
     return true;
-}
-
-/** The process's cgroup v1 memory path ("/a/b"; "" where there is none). */
-std::string ownMemoryCgroup()
-{
-    std::istringstream lines(readText("/proc/self/cgroup"));
-    for (std::string line; std::getline(lines, line);) {
-        const auto first = line.find(':');
-        const auto second = line.find(':', first + 1);
-        if (first == std::string::npos || second == std::string::npos)
-            continue;
-        std::istringstream controllers(line.substr(first + 1, second - first - 1));
-        for (std::string c; std::getline(controllers, c, ',');)
-            if (c == "memory")
-                return line.substr(second + 1);
-    }
-    return {};
 }
 
 bool processAlive(pid_t pid)
@@ -141,7 +125,7 @@ void JobMemoryLimit::closeFiles()
 
 bool JobMemoryLimit::enterCgroup(std::string *why)
 {
-    const std::string own = ownMemoryCgroup();
+    const std::string own = core::CgroupMembership::ofProcess().v1Path("memory");
     if (own.empty()) {
         *why = "no cgroup v1 memory controller";
         return false;

@@ -1,6 +1,7 @@
 #include "systemsampler.h"
 
 #include "cborfield.h"
+#include "core/cgroupmembership.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -123,23 +124,11 @@ CgroupLimits CgroupLimits::read()
 {
     CgroupLimits g;
     const QString root = QStringLiteral("/sys/fs/cgroup");
-    QString v2, cpu, cpuacct, memory;
-    for (const QByteArray &line : readFile(QStringLiteral("/proc/self/cgroup")).split('\n')) {
-        const QList<QByteArray> f = line.split(':');
-        if (f.size() < 3)
-            continue;
-        const QString path = QString::fromUtf8(f.mid(2).join(':'));
-        if (f[0] == "0" && f[1].isEmpty())
-            v2 = path;
-        for (const QByteArray &c : f[1].split(',')) {
-            if (c == "cpu")
-                cpu = path;
-            if (c == "cpuacct")
-                cpuacct = path;
-            else if (c == "memory")
-                memory = path;
-        }
-    }
+    const core::CgroupMembership cgroups = core::CgroupMembership::ofProcess();
+    const QString cpu = QString::fromStdString(cgroups.v1Path("cpu"));
+    const QString cpuacct = QString::fromStdString(cgroups.v1Path("cpuacct"));
+    const QString memory = QString::fromStdString(cgroups.v1Path("memory"));
+    const QString v2 = cgroups.has_v2 ? QString::fromStdString(cgroups.v2) : QString();
     if (!cpu.isEmpty()) {
         const double quota =
             readFile(root + QStringLiteral("/cpu") + cpu + QStringLiteral("/cpu.cfs_quota_us"))

@@ -3,6 +3,7 @@
 // leaves the others training, a node that comes back rejoins; and the pieces underneath (batch
 // splits, job validation, shipments, the parameter server's staleness bound).
 
+#include "core/cgroupmembership.h"
 #include "core/error.h"
 #include "core/fashionmnist.h"
 #include "core/flatstate.h"
@@ -1262,12 +1263,8 @@ void TestCluster::memoryOverrunFailsTheJobNotTheAgent()
     QCOMPARE(m_nodes[0]->process.state(), QProcess::Running);
     // Where this process could move itself between memory cgroups (root, cgroup v1), the node
     // (its child, in the same cgroup) held its job with one; elsewhere with the watchdog.
-    QString memoryCgroup;
-    QFile own(QStringLiteral("/proc/self/cgroup"));
-    QVERIFY(own.open(QIODevice::ReadOnly));
-    for (const QByteArray &line : own.readAll().split('\n'))
-        if (line.split(':').size() >= 3 && line.split(':')[1].split(',').contains("memory"))
-            memoryCgroup = QString::fromUtf8(line.split(':').mid(2).join(':'));
+    const QString memoryCgroup =
+        QString::fromStdString(core::CgroupMembership::ofProcess().v1Path("memory"));
     const bool cgroupHere =
         !memoryCgroup.isEmpty() &&
         ::access(QFile::encodeName(QStringLiteral("/sys/fs/cgroup/memory") + memoryCgroup +
@@ -1278,9 +1275,11 @@ void TestCluster::memoryOverrunFailsTheJobNotTheAgent()
     QVERIFY2(log.contains(cgroupHere ? QLatin1String("held by cgroup v1 memory limit")
                                      : QLatin1String("held by RSS watchdog")),
              qPrintable(log));
-    QFile cgroups(QStringLiteral("/proc/%1/cgroup").arg(m_nodes[0]->process.processId()));
-    QVERIFY(cgroups.open(QIODevice::ReadOnly));
-    QVERIFY2(!cgroups.readAll().contains("edgetrain-job-"), "the agent stayed in its job's cgroup");
+    const core::CgroupMembership agent =
+        core::CgroupMembership::ofProcess(long(m_nodes[0]->process.processId()));
+    QVERIFY2(!agent.v1.empty() || agent.has_v2, "the agent's /proc/PID/cgroup is unreadable");
+    QVERIFY2(agent.v1Path("memory").find("edgetrain-job-") == std::string::npos,
+             "the agent stayed in its job's cgroup");
 
     // The same agent takes the next job (no budget, so no limit) and finishes it.
     m_budgets.clear();

@@ -4,6 +4,7 @@
 // waits, the limit is lifted, and the process is never killed; the watchdog sees an overrun
 // within its sampling; both leave the process as they found it.
 
+#include "core/cgroupmembership.h"
 #include "core/processmemory.h"
 #include "net/jobmemorylimit.h"
 
@@ -45,18 +46,10 @@ private:
     void *m_data;
 };
 
-/** The process's cgroup v1 memory path, from /proc/self/cgroup. */
+/** The process's cgroup v1 memory path. */
 QString memoryCgroup()
 {
-    QFile f(QStringLiteral("/proc/self/cgroup"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        const QList<QByteArray> parts = line.split(':');
-        if (parts.size() >= 3 && parts[1].split(',').contains("memory"))
-            return QString::fromUtf8(parts.mid(2).join(':'));
-    }
-    return {};
+    return QString::fromStdString(core::CgroupMembership::ofProcess().v1Path("memory"));
 }
 
 } // namespace
@@ -66,6 +59,7 @@ class TestJobMemoryLimit : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void membershipIsReadFromProcText();
     void watchdogSeesGrowthPastTheLimit();
     void watchdogIgnoresGrowthWithin();
     void cgroupSeesTheOverrunAndLetsTheJobGoOn();
@@ -73,6 +67,47 @@ private Q_SLOTS:
     void cgroupGrowthWithinTheLimitIsNoOverrun();
     void cgroupOfAKilledAgentIsRemoved();
 };
+
+void TestJobMemoryLimit::membershipIsReadFromProcText()
+{
+    // A hybrid host (v1 controllers and the v2 hierarchy), as Debian 10 and this machine list it:
+    // combined controllers, a named hierarchy, a path with a colon, lines that are not a cgroup.
+    const core::CgroupMembership hybrid =
+        core::CgroupMembership::parse("12:memory:/edgetrain-lab-1/node-2\n"
+                                      "4:cpu,cpuacct:/lab:a\n"
+                                      "1:name=systemd:/init.scope\n"
+                                      "0::/init.scope\n"
+                                      "garbage\n"
+                                      "5:blkio\n"
+                                      "7:pids:relative\n");
+    QCOMPARE(hybrid.v1Path("memory"), std::string("/edgetrain-lab-1/node-2"));
+    QCOMPARE(hybrid.v1Path("cpu"), std::string("/lab:a"));
+    QCOMPARE(hybrid.v1Path("cpuacct"), std::string("/lab:a"));
+    QCOMPARE(hybrid.v1Path("name=systemd"), std::string("/init.scope"));
+    QCOMPARE(hybrid.v1Path("blkio"), std::string());
+    QCOMPARE(hybrid.v1Path("pids"), std::string());
+    QVERIFY(hybrid.has_v2);
+    QCOMPARE(hybrid.v2, std::string("/init.scope"));
+    QCOMPARE(hybrid.v1.size(), std::size_t(4));
+
+    // A v2-only host (the packaged service under systemd): no v1 path, the unified one.
+    const core::CgroupMembership unified =
+        core::CgroupMembership::parse("0::/system.slice/edgetrain-node.service");
+    QVERIFY(unified.v1.empty());
+    QVERIFY(unified.has_v2);
+    QCOMPARE(unified.v2, std::string("/system.slice/edgetrain-node.service"));
+
+    QVERIFY(!core::CgroupMembership::parse("").has_v2);
+    QVERIFY(core::CgroupMembership::ofProcess(-5).v1.empty()); // no /proc/-5: empty, no throw
+
+    // This process: whatever the host, /proc/self/cgroup names at least one hierarchy, and
+    // /proc/PID/cgroup of this process says the same.
+    const core::CgroupMembership self = core::CgroupMembership::ofProcess();
+    QVERIFY(!self.v1.empty() || self.has_v2);
+    const core::CgroupMembership byPid = core::CgroupMembership::ofProcess(long(::getpid()));
+    QCOMPARE(byPid.v1, self.v1);
+    QCOMPARE(byPid.v2, self.v2);
+}
 
 void TestJobMemoryLimit::watchdogSeesGrowthPastTheLimit()
 {
