@@ -12,6 +12,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -106,6 +107,17 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     m_candidateSummary->setObjectName(QStringLiteral("candidateSummary"));
     m_candidateSummary->setWordWrap(true);
     candidatesLayout->addWidget(m_candidateSummary);
+    // Before training: profile the ticked devices and rank the clusters, nothing trained.
+    auto *compareRow = new QHBoxLayout;
+    m_compare = new QPushButton(tr("Compare now"), candidatesBox);
+    m_compare->setObjectName(QStringLiteral("compareClusters"));
+    m_compare->setToolTip(
+        tr("Profiles the job on every ticked device (a few steps each, its link and power) and "
+           "ranks every cluster of them by the objective chosen under “Train on:”, without "
+           "training: what the planner would choose, and what each choice would cost"));
+    compareRow->addWidget(m_compare);
+    compareRow->addWidget(new TaskStrip(m_workflow, app::Task::ClusterPlan, candidatesBox), 1);
+    candidatesLayout->addLayout(compareRow);
     m_candidates = new QTableWidget(0, 8, candidatesBox);
     m_candidates->setObjectName(QStringLiteral("candidateTable"));
     m_candidates->setHorizontalHeaderLabels({tr("Rank"), tr("Devices"), tr("Mode"), tr("Time (s)"),
@@ -190,6 +202,15 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     connect(m_model, &QComboBox::currentIndexChanged, this, changed);
     connect(m_nodes, &QListWidget::itemChanged, this, changed);
     connect(m_objective, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_compare, &QPushButton::clicked, m_workflow, &app::Workflow::startClusterComparison);
+    const auto compareEnabled = [this] {
+        m_compare->setEnabled(m_workflow->busy() == app::Task::None &&
+                              !m_objective->currentData().toString().isEmpty());
+    };
+    connect(m_objective, &QComboBox::currentIndexChanged, this, compareEnabled);
+    connect(m_workflow, &app::Workflow::taskStarted, this, compareEnabled);
+    connect(m_workflow, &app::Workflow::taskFinished, this, compareEnabled);
+    compareEnabled();
     connect(m_slider, &QSlider::valueChanged, this, [this] {
         if (!m_loading && m_noBudget->isChecked()) { // moving the slider sets a budget
             const QSignalBlocker block(m_noBudget);
@@ -210,7 +231,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
         onSlider();
     });
     // Under both columns, the page's width: eight columns of figures.
-    candidatesBox->setMaximumHeight(240);
+    candidatesBox->setMaximumHeight(250);
     layout->addWidget(candidatesBox);
     connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
     connect(m_workflow, &app::Workflow::clusterPlanChanged, this, &PlanPage::showCandidates);
@@ -254,24 +275,31 @@ public:
 
 void PlanPage::showCandidates()
 {
-    const auto &plan = m_workflow->session().training.plan;
+    const bool preview = m_workflow->clusterPreview().has_value();
+    const auto &plan = preview ? m_workflow->clusterPreview() : m_workflow->session().training.plan;
     m_candidates->setSortingEnabled(false);
     m_candidates->setRowCount(0);
     if (!plan) {
         m_candidateSummary->setText(
             tr("None yet. With “Train on:” set to the fastest cluster, the least energy, power "
-               "or EDP, training first profiles the ticked devices and the planner ranks every "
-               "cluster of them here."));
+               "or EDP, “Compare now” profiles the ticked devices and the planner ranks every "
+               "cluster of them here; training does the same first, then trains on the best."));
         return;
     }
-    QString summary = tr("Last run, by %1: %n candidate(s) ranked after %2 s of profiling", nullptr,
-                         int(plan->candidates.size()))
-                          .arg(plan->objective)
-                          .arg(plan->profilingSeconds, 0, 'f', 1);
+    QString summary =
+        (preview ? tr("Compared now, by %1, nothing trained: %n candidate(s) ranked after %2 s of "
+                      "profiling",
+                      nullptr, int(plan->candidates.size()))
+                 : tr("Last run, by %1: %n candidate(s) ranked after %2 s of profiling", nullptr,
+                      int(plan->candidates.size())))
+            .arg(plan->objective)
+            .arg(plan->profilingSeconds, 0, 'f', 1);
     if (plan->chosen >= 0 && plan->chosen < int(plan->candidates.size())) {
         const auto &c = plan->candidates[std::size_t(plan->chosen)];
         summary +=
-            tr("; chosen: %1, predicted %2 s").arg(c.nodes.join(u'+')).arg(c.seconds, 0, 'f', 1);
+            (preview ? tr("; the best: %1, predicted %2 s") : tr("; chosen: %1, predicted %2 s"))
+                .arg(c.nodes.join(u'+'))
+                .arg(c.seconds, 0, 'f', 1);
         if (plan->measuredSeconds > 0)
             summary += tr(", measured %1 s").arg(plan->measuredSeconds, 0, 'f', 1);
         if (c.powerKnown) {
@@ -288,14 +316,15 @@ void PlanPage::showCandidates()
     for (int r = 0; r < int(plan->candidates.size()); ++r) {
         const auto &c = plan->candidates[std::size_t(r)];
         const bool chosen = r == plan->chosen;
-        QTableWidgetItem *items[] = {new NumberItem(r + 1, 0),
-                                     new QTableWidgetItem(c.nodes.join(u'+')),
-                                     new QTableWidgetItem(c.mode),
-                                     new NumberItem(c.seconds, 1),
-                                     new NumberItem(c.watts, 2, c.powerKnown),
-                                     new NumberItem(c.joules, 0, c.powerKnown),
-                                     new NumberItem(c.edp, 0, c.powerKnown),
-                                     new QTableWidgetItem(chosen ? tr("chosen") : c.whyNot)};
+        QTableWidgetItem *items[] = {
+            new NumberItem(r + 1, 0),
+            new QTableWidgetItem(c.nodes.join(u'+')),
+            new QTableWidgetItem(c.mode),
+            new NumberItem(c.seconds, 1),
+            new NumberItem(c.watts, 2, c.powerKnown),
+            new NumberItem(c.joules, 0, c.powerKnown),
+            new NumberItem(c.edp, 0, c.powerKnown),
+            new QTableWidgetItem(chosen ? (preview ? tr("best") : tr("chosen")) : c.whyNot)};
         for (int col = 0; col < 8; ++col) {
             if (chosen) {
                 QFont f = items[col]->font();

@@ -9,6 +9,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QListWidget;
+class QPushButton;
 class QSlider;
 class QSpinBox;
 class QTableWidget;
@@ -29,9 +30,12 @@ public:
     QComboBox *objectiveBox() const { return m_objective; }
     QLabel *scheduleLabel() const { return m_schedule; }
     QTableWidget *memoryTable() const { return m_memory; }
-    /** The planner's candidates of the last run that chose its cluster (the session's). */
+    /** The planner's candidates: of the last comparison (compareButton()) if one ran since the
+     *  session opened and no run ranked after it, else of the last run that chose its cluster. */
     QTableWidget *candidateTable() const { return m_candidates; }
     QLabel *candidateSummary() const { return m_candidateSummary; }
+    /** "Compare now": profiles the ticked devices and ranks the clusters, training nothing. */
+    QPushButton *compareButton() const { return m_compare; }
     const std::optional<app::PlanView> &lastPlan() const { return m_last; }
     /** Plans for the current settings again (nodes, batch or model changed). */
     void replan();
@@ -56,6 +60,7 @@ private:
     QSlider *m_slider;
     QLabel *m_budget, *m_schedule, *m_overhead, *m_warning, *m_batchNote, *m_candidateSummary;
     QTableWidget *m_memory, *m_candidates;
+    QPushButton *m_compare;
     MemoryChart *m_chart;
     std::optional<app::PlanView> m_last;
     std::int64_t m_rangeFor = -1; // device batch the slider's range was set for

@@ -19,6 +19,8 @@ QString taskName(Task task)
         return QStringLiteral("exporting");
     case Task::SelfTraining:
         return QStringLiteral("self-training");
+    case Task::ClusterPlan:
+        return QStringLiteral("comparing clusters");
     }
     return {};
 }

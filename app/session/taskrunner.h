@@ -13,7 +13,16 @@
 namespace edgetrain::app {
 
 /** The workflow's long tasks; one runs at a time. */
-enum class Task { None, Labelling, Dataset, Training, Evaluation, Export, SelfTraining };
+enum class Task {
+    None,
+    Labelling,
+    Dataset,
+    Training,
+    Evaluation,
+    Export,
+    SelfTraining,
+    ClusterPlan
+};
 QString taskName(Task task);
 
 /**

@@ -80,7 +80,10 @@ void TrainingRun::start(const TrainingSetup &s)
                                   ? QStringLiteral("the planner found no cluster of these nodes "
                                                    "that can train within the limits")
                                   : QStringLiteral("the planner: %1").arg(plan.error);
+            m_planned = true;
             Q_EMIT planned(plan);
+            if (m_setup.planOnly)
+                return std::vector<int>(); // compared, not trained: every node is released
             return keep;
         });
     }
@@ -145,7 +148,13 @@ void TrainingRun::onFinished()
                           .arg(QString::fromStdString(e.what()));
         }
     }
-    if (m_setup.objective && r.epochs.empty() && r.error.isEmpty() && !r.cancelled) {
+    if (m_setup.planOnly) {
+        // Nothing trained, by design: the ranking is the result (planned()), or why none.
+        o.ok = m_planned && m_planError.isEmpty() && r.error.isEmpty() && !o.cancelled;
+        if (!o.ok && o.error.isEmpty() && !o.cancelled)
+            o.error =
+                m_planError.isEmpty() ? QStringLiteral("the nodes were not profiled") : m_planError;
+    } else if (m_setup.objective && r.epochs.empty() && r.error.isEmpty() && !r.cancelled) {
         o.ok = false;
         o.error = m_planError.isEmpty() ? QStringLiteral("nothing was trained") : m_planError;
     }

@@ -35,6 +35,9 @@ struct TrainingSetup
     // Set: every node profiles the job and the run trains on the cluster best for this
     // objective (in the job's mode); the others are released.
     std::optional<net::PlanObjective> objective;
+    // With an objective: profile and rank only (the Plan step's comparison); every node is
+    // released once the planner has ranked them, nothing trains and no weights are written.
+    bool planOnly = false;
 };
 
 /** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath. */
@@ -96,6 +99,7 @@ private:
     double m_trainingStart = -1.0, m_lastEpochEnd = -1.0; // on m_clock, seconds
     QStringList m_chosen;                                 // names of the chosen nodes
     QString m_planError;                                  // why the planner chose nothing
+    bool m_planned = false;                               // the planner ranked the nodes
     std::map<QString, core::EnergyTrace> m_energy;        // by node name
 };
 

@@ -99,7 +99,10 @@ void Workflow::finishTask(Task task, bool ok, const QString &text)
 
 void Workflow::cancel()
 {
-    m_runner.cancel();
+    if (busy() == Task::ClusterPlan)
+        stopTraining(); // its nodes finish profiling and are released
+    else
+        m_runner.cancel();
 }
 
 void Workflow::startLabelling()
@@ -200,11 +203,49 @@ void Workflow::requestPlan(const PlanRequest &request)
 
 // ----- training ---------------------------------------------------------------------------------
 
-void Workflow::startTraining()
+namespace {
+
+/** What the session keeps of a ranking: the best ClusterPlanRecord::kKept candidates. */
+ClusterPlanRecord planRecord(const net::ClusterPlanResult &plan)
 {
-    if (busy() != Task::None)
-        return;
-    auto refuse = [this](const QString &why) { Q_EMIT taskFinished(Task::Training, false, why); };
+    ClusterPlanRecord rec;
+    rec.objective = plan.objective.name(); // the run's, whatever the page says now
+    rec.profilingSeconds = plan.profiling_seconds;
+    for (const net::PlanCandidate &c : plan.ranked) {
+        if (int(rec.candidates.size()) == ClusterPlanRecord::kKept)
+            break;
+        rec.candidates.push_back({c.names, net::modeName(c.mode), c.seconds, c.watts, c.joules,
+                                  c.edp, net::ClusterPlanner::unsuitable(c, plan.objective),
+                                  c.power_known});
+    }
+    rec.chosen = plan.chosen && !rec.candidates.empty() ? 0 : -1;
+    return rec;
+}
+
+QString planMessage(const net::ClusterPlanResult &plan)
+{
+    if (plan.chosen)
+        return QStringLiteral("planner: %1 (%2) is the best of %3 candidates for %4: predicted "
+                              "%5 s, %6 W, %7 J")
+            .arg(plan.chosen->names.join(u'+'), net::modeName(plan.chosen->mode))
+            .arg(plan.ranked.size())
+            .arg(plan.objective.name())
+            .arg(plan.chosen->seconds, 0, 'f', 1)
+            .arg(plan.chosen->watts, 0, 'f', 2)
+            .arg(plan.chosen->joules, 0, 'f', 0);
+    return !plan.error.isEmpty()
+               ? QStringLiteral("planner: %1").arg(plan.error)
+               : QStringLiteral("planner: no cluster of these nodes can train within the limits");
+}
+
+} // namespace
+
+bool Workflow::buildTrainingSetup(TrainingSetup &s, QStringList &names, QString *why) const
+{
+    auto refuse = [why](const QString &text) {
+        *why = text;
+        return false;
+    };
     const bool frames = m_session.dataset.kind != QLatin1String("crops");
     if (!m_session.hasDataset())
         return refuse(QStringLiteral("build the dataset first (step 3)"));
@@ -218,8 +259,6 @@ void Workflow::startTraining()
     const auto mode = net::parseMode(m_session.plan.mode);
     if (!mode)
         return refuse(QStringLiteral("unknown mode '%1'").arg(m_session.plan.mode));
-    TrainingSetup s;
-    QStringList names;
     for (const auto &[key, n] : m_nodes.all())
         if (n.state == NodeView::State::Paired &&
             (m_session.plan.nodes.isEmpty() || m_session.plan.nodes.contains(n.info.name))) {
@@ -268,15 +307,30 @@ void Workflow::startTraining()
     // climbs from there), and on a cluster of Raspberry Pis every epoch is minutes.
     s.patience = frames ? 10 : 0;
     if (!m_session.plan.clusterObjective.isEmpty()) {
-        QString why;
-        s.objective = net::PlanObjective::parse(m_session.plan.clusterObjective, &why);
+        QString wrong;
+        s.objective = net::PlanObjective::parse(m_session.plan.clusterObjective, &wrong);
         if (!s.objective)
-            return refuse(why);
+            return refuse(wrong);
     }
     s.weightsPath = frames ? QString::fromStdString(
                                  vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
                            : m_session.path(QStringLiteral("student.safetensors"));
 
+    return true;
+}
+
+void Workflow::startTraining()
+{
+    if (busy() != Task::None)
+        return;
+    TrainingSetup s;
+    QStringList names;
+    QString why;
+    if (!buildTrainingSetup(s, names, &why)) {
+        Q_EMIT taskFinished(Task::Training, false, why);
+        return;
+    }
+    const net::JobSpec &job = s.job;
     m_session.training = TrainingRecord();
     m_session.training.state = TrainingRecord::State::Running;
     m_session.training.jobId = job.id;
@@ -297,6 +351,60 @@ void Workflow::startTraining()
     m_run = new TrainingRun;
     m_run->moveToThread(&m_trainThread);
     connectTrainingRun();
+    QMetaObject::invokeMethod(
+        m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
+}
+
+void Workflow::startClusterComparison()
+{
+    if (busy() != Task::None)
+        return;
+    TrainingSetup s;
+    QStringList names;
+    QString why;
+    if (!buildTrainingSetup(s, names, &why)) {
+        Q_EMIT taskFinished(Task::ClusterPlan, false, why);
+        return;
+    }
+    if (!s.objective) {
+        Q_EMIT taskFinished(Task::ClusterPlan, false,
+                            QStringLiteral("choose what to compare the clusters by (step 4, "
+                                           "\u201cTrain on:\u201d): time, energy, power or EDP"));
+        return;
+    }
+    s.planOnly = true;
+    // The session's training record stays as it is: nothing trains, nothing is written.
+    m_runner.begin(Task::ClusterPlan);
+    m_run = new TrainingRun;
+    m_run->moveToThread(&m_trainThread);
+    connect(m_run, &TrainingRun::status, this,
+            [this](const QString &text) { Q_EMIT taskProgress(Task::ClusterPlan, 0, 0, text); });
+    connect(m_run, &TrainingRun::planned, this, [this](const net::ClusterPlanResult &plan) {
+        m_clusterPreview = planRecord(plan);
+        Q_EMIT clusterPlanChanged();
+    });
+    connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
+        m_run->deleteLater();
+        m_run = nullptr;
+        QString text;
+        if (o.ok && m_clusterPreview && m_clusterPreview->chosen >= 0) {
+            const ClusterPlanRecord::Row &c =
+                m_clusterPreview->candidates[std::size_t(m_clusterPreview->chosen)];
+            text = QStringLiteral("compared %1 clusters by %2 after %3 s of profiling: the best "
+                                  "is %4, predicted %5 s (nothing trained)")
+                       .arg(m_clusterPreview->candidates.size())
+                       .arg(m_clusterPreview->objective)
+                       .arg(m_clusterPreview->profilingSeconds, 0, 'f', 1)
+                       .arg(c.nodes.join(u'+'))
+                       .arg(c.seconds, 0, 'f', 1);
+        } else {
+            text = o.cancelled ? QStringLiteral("comparing clusters stopped")
+                               : QStringLiteral("comparing clusters failed: %1").arg(o.error);
+        }
+        m_runner.end(Task::ClusterPlan);
+        Q_EMIT message(text);
+        Q_EMIT taskFinished(Task::ClusterPlan, o.ok, text);
+    });
     QMetaObject::invokeMethod(
         m_run, [run = m_run, s] { run->start(s); }, Qt::QueuedConnection);
 }
@@ -369,35 +477,14 @@ void Workflow::connectTrainingRun()
                                 net::eventKindName(e.kind), e.message));
     });
     connect(m_run, &TrainingRun::planned, this, [this](const net::ClusterPlanResult &plan) {
-        ClusterPlanRecord rec;
-        rec.objective = plan.objective.name(); // the run's, whatever the page says now
-        rec.profilingSeconds = plan.profiling_seconds;
-        const net::PlanObjective &objective = plan.objective;
-        for (const net::PlanCandidate &c : plan.ranked) {
-            if (int(rec.candidates.size()) == ClusterPlanRecord::kKept)
-                break;
-            rec.candidates.push_back({c.names, net::modeName(c.mode), c.seconds, c.watts, c.joules,
-                                      c.edp, net::ClusterPlanner::unsuitable(c, objective),
-                                      c.power_known});
-        }
-        rec.chosen = plan.chosen && !rec.candidates.empty() ? 0 : -1;
+        m_clusterPreview.reset(); // this run's ranking is the newer one
+        const ClusterPlanRecord rec = planRecord(plan);
         m_session.training.plan = rec;
         if (plan.chosen)
             m_session.training.nodes = plan.chosen->names; // the nodes that train
         saveQuietly();
         Q_EMIT clusterPlanChanged();
-        Q_EMIT message(
-            plan.chosen ? QStringLiteral("planner: %1 (%2) is the best of %3 candidates for "
-                                         "%4: predicted %5 s, %6 W, %7 J")
-                              .arg(plan.chosen->names.join(u'+'), net::modeName(plan.chosen->mode))
-                              .arg(plan.ranked.size())
-                              .arg(rec.objective)
-                              .arg(plan.chosen->seconds, 0, 'f', 1)
-                              .arg(plan.chosen->watts, 0, 'f', 2)
-                              .arg(plan.chosen->joules, 0, 'f', 0)
-            : !plan.error.isEmpty() ? QStringLiteral("planner: %1").arg(plan.error)
-                                    : QStringLiteral("planner: no cluster of these nodes can train "
-                                                     "within the limits"));
+        Q_EMIT message(planMessage(plan));
     });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         auto &t = m_session.training;

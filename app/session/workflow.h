@@ -20,6 +20,7 @@
 namespace edgetrain::app {
 
 class TrainingRun;
+struct TrainingSetup;
 
 /** The part of the session's settings a setter changed (settingsChanged()). */
 enum class Settings { Title, Capture, Dataset, Plan, Evaluation };
@@ -97,6 +98,14 @@ public:
     /** The plan's batch split over the chosen (or all paired) nodes, rounded up. */
     std::int64_t deviceBatch() const;
 
+    /** Profiles the job on the ticked devices and ranks every cluster of them by the Plan
+     *  step's objective, without training (Task::ClusterPlan; taskFinished() says the best).
+     *  The ranking is clusterPreview() until the next run ranks, or another session opens;
+     *  the session's training record is not touched. */
+    void startClusterComparison();
+    /** The last comparison's ranking (not saved: the session keeps its training's plan). */
+    const std::optional<ClusterPlanRecord> &clusterPreview() const { return m_clusterPreview; }
+
     // Train & monitor
     void startTraining();
     void stopTraining();
@@ -135,7 +144,7 @@ Q_SIGNALS:
     void planReady(const edgetrain::app::PlanView &plan);
     /** The session's training.plan changed: the planner ranked the nodes, or the chosen
      *  cluster's training was measured. */
-    void clusterPlanChanged();
+    void clusterPlanChanged(); // also: a comparison ranked the nodes (clusterPreview())
     void metricsAdded(const edgetrain::app::MetricRow &row);
     void progressAdded(const edgetrain::app::ProgressRow &row);
     void epochFinished(const net::ClusterEpoch &epoch);
@@ -150,6 +159,9 @@ private:
     void recordPaired(const NodeView &node);
     void recordForgotten(const NodeView &node);
     void connectTrainingRun();
+    /** The cluster run's setup from the session (nodes, job, objective); false and why if the
+     *  session cannot train yet. `names`: the nodes taking part. */
+    bool buildTrainingSetup(TrainingSetup &setup, QStringList &names, QString *why) const;
     void saveQuietly();
     /** The setters' one path: `edit` applied to the settings alone is checked first. */
     bool changeSettings(Settings part, const std::function<void(Session &)> &edit, QString *error);
@@ -174,6 +186,7 @@ private:
     QThread m_trainThread;
     TrainingRun *m_run = nullptr;          // lives on m_trainThread while a run goes
     bool m_trainAfterSelfTraining = false; // startSelfTrainingRound: train when the labels are new
+    std::optional<ClusterPlanRecord> m_clusterPreview; // startClusterComparison's ranking
     QElapsedTimer m_trainClock;
 };
 

@@ -91,6 +91,7 @@ void Workflow::restoreSession()
         if (!m_nodes.addProbe(p, &error))
             Q_EMIT message(error);
     m_nodes.restore(m_session.nodes);
+    m_clusterPreview.reset(); // the other session's nodes
     if (!m_verification.open(m_session.dir, &error))
         Q_EMIT message(error);
     Q_EMIT sessionChanged();

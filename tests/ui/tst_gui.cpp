@@ -625,8 +625,38 @@ void TstGui::plannerChoosesTheDevices()
         objective->setCurrentIndex(0);
         QVERIFY(m_workflow->session().plan.clusterObjective.isEmpty());
     });
+    QPushButton *compare = m_window->planPage()->compareButton();
+    QVERIFY(!compare->isEnabled()); // "all of them": nothing to compare by
     objective->setCurrentIndex(objective->findData(QStringLiteral("energy")));
     QCOMPARE(m_workflow->session().plan.clusterObjective, QStringLiteral("energy"));
+    // First only compare: the planner ranks the clusters from the profiles, nothing trains and
+    // the session's training record stays as it was.
+    QVERIFY(compare->isEnabled());
+    const app::TrainingRecord::State before = m_workflow->session().training.state;
+    const std::size_t epochsBefore = m_workflow->session().training.epochs.size();
+    QTest::mouseClick(compare, Qt::LeftButton);
+    QVERIFY(!compare->isEnabled()); // while it runs
+    QString compared;
+    QVERIFY2(waitTask(*m_workflow, app::Task::ClusterPlan, 120000, &compared),
+             qPrintable(compared));
+    QVERIFY2(compared.contains(QLatin1String("the best is gui-node-2")) &&
+                 compared.contains(QLatin1String("nothing trained")),
+             qPrintable(compared));
+    QVERIFY(compare->isEnabled());
+    QVERIFY(m_workflow->clusterPreview().has_value());
+    QCOMPARE(m_workflow->session().training.state, before);
+    QCOMPARE(m_workflow->session().training.epochs.size(), epochsBefore);
+    {
+        QTableWidget *table = m_window->planPage()->candidateTable();
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("gui-node-2"));
+        QCOMPARE(table->item(0, 7)->text(), QStringLiteral("best"));
+        const QString summary = m_window->planPage()->candidateSummary()->text();
+        QVERIFY2(summary.contains(QLatin1String("nothing trained")), qPrintable(summary));
+        screenshot(QStringLiteral("plan-compared"));
+    }
+    // Both nodes were released: they take the run below at once.
+    QVERIFY(nodesIdle(20000));
     m_window->showStep(ui::MainWindow::Train);
     QTest::mouseClick(m_window->trainPage()->startButton(), Qt::LeftButton);
     QString message;
@@ -634,6 +664,7 @@ void TstGui::plannerChoosesTheDevices()
     const app::Session &s = m_workflow->session();
     QCOMPARE(s.training.state, app::TrainingRecord::State::Finished);
     QVERIFY(s.training.plan.has_value());
+    QVERIFY(!m_workflow->clusterPreview().has_value()); // the run's ranking replaced it
     const app::ClusterPlanRecord &p = *s.training.plan;
     // Either node alone, or both (sync). gui-node-1 reports no power (no sensor here, no
     // profile): no cluster with it can be ranked by energy, so the Pi 4 trains alone.
