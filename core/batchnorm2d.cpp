@@ -70,7 +70,37 @@ Json BatchNorm2d::spec() const
 
 Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContext &ctx)
 {
+    return forwardImpl(x, cache, ctx, false, nullptr);
+}
+
+Tensor BatchNorm2d::forwardRelu(const Tensor &x, LayerCache *cache, const PassContext &ctx,
+                                const Tensor *residual)
+{
+    return forwardImpl(x, cache, ctx, true, residual);
+}
+
+Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const PassContext &ctx,
+                             bool needInputGrad)
+{
+    return backwardImpl(dy, nullptr, cache, ctx, needInputGrad);
+}
+
+Tensor BatchNorm2d::backwardRelu(const Tensor &dy, const Tensor &y, const LayerCache &cache,
+                                 const PassContext &ctx, bool needInputGrad)
+{
+    if (y.shape() != dy.shape())
+        shapeError("the ReLU's output of shape " + y.shape().toString() + " does not match",
+                   dy.shape());
+    return backwardImpl(dy, &y, cache, ctx, needInputGrad);
+}
+
+Tensor BatchNorm2d::forwardImpl(const Tensor &x, LayerCache *cache, const PassContext &ctx,
+                                bool relu, const Tensor *residual)
+{
     outputShape(x.shape());
+    if (residual && residual->shape() != x.shape())
+        shapeError("the residual of shape " + residual->shape().toString() + " does not match",
+                   x.shape());
     const std::int64_t N = x.dim(0), C = m_channels, HW = x.dim(2) * x.dim(3);
     const std::int64_t M = N * HW;
     Tensor y(x.shape(), MemoryCategory::Activations);
@@ -122,9 +152,29 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
         }
         const float scale = gamma[c] * invStd;
         const float offset = beta[c] - mean * scale;
-        for (std::int64_t n = 0; n < N; ++n)
-            ArrayMap(y.data() + (n * C + c) * HW, HW) =
-                ConstArrayMap(x.data() + (n * C + c) * HW, HW) * scale + offset;
+        for (std::int64_t n = 0; n < N; ++n) {
+            const std::int64_t at = (n * C + c) * HW;
+            const float *in = x.data() + at;
+            float *out = y.data() + at;
+            // forward() then a ReLU layer (and the residual block's sum before it), the values
+            // never stored in between: the layer-by-layer results up to the last bit of rounding.
+            if (residual) {
+                const float *r = residual->data() + at;
+#pragma omp simd
+                for (std::int64_t i = 0; i < HW; ++i) {
+                    const float v = (in[i] * scale + offset) + r[i];
+                    out[i] = v > 0.0f ? v : 0.0f;
+                }
+            } else if (relu) {
+#pragma omp simd
+                for (std::int64_t i = 0; i < HW; ++i) {
+                    const float v = in[i] * scale + offset;
+                    out[i] = v > 0.0f ? v : 0.0f;
+                }
+            } else {
+                ArrayMap(out, HW) = ConstArrayMap(in, HW) * scale + offset;
+            }
+        }
     }
     if (updateRunning)
         ++m_batchesTracked;
@@ -133,8 +183,8 @@ Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContex
     return y;
 }
 
-Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const PassContext &ctx,
-                             bool needInputGrad)
+Tensor BatchNorm2d::backwardImpl(const Tensor &dy, const Tensor *mask, const LayerCache &cache,
+                                 const PassContext &ctx, bool needInputGrad)
 {
     const Tensor &x = cache.tensors.at(0);
     if (dy.shape() != x.shape())
@@ -159,13 +209,28 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
             mean = m_runningMean.data()[c];
             invStd = float(1.0 / std::sqrt(double(m_runningVar.data()[c]) + m_eps));
         }
+        // With a mask, dy counts only where the ReLU passed its input (y > 0): what the ReLU
+        // layer's backward would have written, taken as it is read.
         double sumDy = 0.0, sumDyXhat = 0.0;
         for (std::int64_t n = 0; n < N; ++n) {
-            const ConstArrayMap g(dy.data() + (n * C + c) * HW, HW);
-            sumDy += g.sum();
-            sumDyXhat +=
-                double((g * (ConstArrayMap(x.data() + (n * C + c) * HW, HW) - mean)).sum()) *
-                invStd;
+            const std::int64_t at = (n * C + c) * HW;
+            const ConstArrayMap xc(x.data() + at, HW);
+            if (mask) {
+                const float *g = dy.data() + at, *y = mask->data() + at, *xs = x.data() + at;
+                float s = 0.0f, sx = 0.0f;
+#pragma omp simd reduction(+ : s, sx)
+                for (std::int64_t i = 0; i < HW; ++i) {
+                    const float gi = y[i] > 0.0f ? g[i] : 0.0f;
+                    s += gi;
+                    sx += gi * (xs[i] - mean);
+                }
+                sumDy += s;
+                sumDyXhat += double(sx) * invStd;
+            } else {
+                const ConstArrayMap g(dy.data() + at, HW);
+                sumDy += g.sum();
+                sumDyXhat += double((g * (xc - mean)).sum()) * invStd;
+            }
         }
         m_weight.grad.data()[c] = float(sumDyXhat);
         m_bias.grad.data()[c] = float(sumDy);
@@ -179,14 +244,30 @@ Tensor BatchNorm2d::backward(const Tensor &dy, const LayerCache &cache, const Pa
             // dx = k * (dy - meanDy - (x - mean) * invStd * meanDyXhat), as a * dy + b * x + c0.
             const float a = k, b = -k * invStd * meanDyXhat;
             const float c0 = -k * meanDy + k * invStd * meanDyXhat * mean;
-            for (std::int64_t n = 0; n < N; ++n)
-                ArrayMap(dx.data() + (n * C + c) * HW, HW) =
-                    ConstArrayMap(dy.data() + (n * C + c) * HW, HW) * a +
-                    ConstArrayMap(x.data() + (n * C + c) * HW, HW) * b + c0;
+            for (std::int64_t n = 0; n < N; ++n) {
+                const std::int64_t at = (n * C + c) * HW;
+                if (mask) {
+                    const float *g = dy.data() + at, *y = mask->data() + at, *xs = x.data() + at;
+                    float *q = dx.data() + at;
+#pragma omp simd
+                    for (std::int64_t i = 0; i < HW; ++i)
+                        q[i] = (y[i] > 0.0f ? g[i] : 0.0f) * a + xs[i] * b + c0;
+                    continue;
+                }
+                ArrayMap(dx.data() + at, HW) = ConstArrayMap(dy.data() + at, HW) * a +
+                                               ConstArrayMap(x.data() + at, HW) * b + c0;
+            }
         } else {
             for (std::int64_t n = 0; n < N; ++n) {
-                const float *g = dy.data() + (n * C + c) * HW;
-                float *q = dx.data() + (n * C + c) * HW;
+                const std::int64_t at = (n * C + c) * HW;
+                const float *g = dy.data() + at;
+                float *q = dx.data() + at;
+                if (mask) {
+                    const float *y = mask->data() + at;
+                    for (std::int64_t i = 0; i < HW; ++i)
+                        q[i] = k * (y[i] > 0.0f ? g[i] : 0.0f);
+                    continue;
+                }
                 for (std::int64_t i = 0; i < HW; ++i)
                     q[i] = k * g[i];
             }

@@ -28,7 +28,29 @@ public:
 
     std::int64_t batchesTracked() const { return m_batchesTracked; }
 
+    /**
+     * forward() with a ReLU after it, in the same pass over memory: y = max(bn(x), 0), or with
+     * `residual` (a tensor of the same shape) y = max(bn(x) + residual, 0) — a residual block's
+     * end. The batch norm's own output is never materialised. The cache is forward()'s; the
+     * ReLU's backward needs y, which the caller keeps (its next layer's input).
+     */
+    Tensor forwardRelu(const Tensor &x, LayerCache *cache, const PassContext &ctx,
+                       const Tensor *residual = nullptr);
+    /**
+     * backward() of forwardRelu() without a residual: dy is masked where y (its output) is 0
+     * inside the batch norm's own passes, so the ReLU's gradient is never materialised.
+     */
+    Tensor backwardRelu(const Tensor &dy, const Tensor &y, const LayerCache &cache,
+                        const PassContext &ctx, bool needInputGrad);
+
 private:
+    /** forward() and forwardRelu(): `relu` and `residual` add the epilogue. */
+    Tensor forwardImpl(const Tensor &x, LayerCache *cache, const PassContext &ctx, bool relu,
+                       const Tensor *residual);
+    /** backward() and backwardRelu(): with `mask` (the ReLU's output) dy counts where it is > 0. */
+    Tensor backwardImpl(const Tensor &dy, const Tensor *mask, const LayerCache &cache,
+                        const PassContext &ctx, bool needInputGrad);
+
     void resetState(); // gamma 1, beta 0, running mean 0, var 1, counter 0
 
     int m_channels;

@@ -195,10 +195,26 @@ Tensor ResidualBlock::forward(const Tensor &x, StageCache *cache, const PassCont
         cache->tensors.clear();
         cache->tensors.push_back(x);
     }
+    const bool fused = fusedStages();
     Tensor h = x;
     for (std::size_t i = 0; i < convs; ++i) {
         h = m_convs[i]->forward(h, cache ? &cache->layers[2 * i] : nullptr, ctx);
-        h = m_norms[i]->forward(h, cache ? &cache->layers[2 * i + 1] : nullptr, ctx);
+        LayerCache *normCache = cache ? &cache->layers[2 * i + 1] : nullptr;
+        if (fused) {
+            if (i + 1 < convs) {
+                h = m_norms[i]->forwardRelu(h, normCache, ctx);
+                if (cache)
+                    cache->tensors.push_back(h);
+                continue;
+            }
+            // The block's end in one pass: out = relu(bn(h) + shortcut).
+            const Tensor shortcut = shortcutForward(x, cache, ctx);
+            Tensor out = m_norms[i]->forwardRelu(h, normCache, ctx, &shortcut);
+            if (cache)
+                cache->tensors.push_back(out);
+            return out;
+        }
+        h = m_norms[i]->forward(h, normCache, ctx);
         if (i + 1 < convs) {
             Tensor r(h.shape(), MemoryCategory::Activations);
             Internal::reluForward(h.data(), r.data(), h.numel());
@@ -237,8 +253,15 @@ Tensor ResidualBlock::backward(const Tensor &dy, const StageCache &cache, const 
     Tensor dsum(out.shape(), MemoryCategory::Activations);
     Internal::reluBackward(dy.data(), out.data(), dsum.data(), out.numel());
 
+    const bool fused = fusedStages();
     Tensor g = dsum;
     for (std::size_t i = convs; i-- > 0;) {
+        if (i + 1 < convs && fused) {
+            g = m_norms[i]->backwardRelu(g, cache.tensors[1 + i], cache.layers[2 * i + 1], ctx,
+                                         true);
+            g = m_convs[i]->backward(g, cache.layers[2 * i], ctx, i > 0 || needInputGrad);
+            continue;
+        }
         if (i + 1 < convs) {
             const Tensor &r = cache.tensors[1 + i];
             Tensor d(r.shape(), MemoryCategory::Activations);

@@ -1,6 +1,23 @@
 #include "stage.h"
 
+#include "batchnorm2d.h"
+#include "relu.h"
+
 namespace edgetrain::core {
+
+namespace {
+thread_local bool t_unfused = false; // set by setFusedStages(false) on this thread
+} // namespace
+
+bool fusedStages()
+{
+    return !t_unfused;
+}
+
+void setFusedStages(bool fused)
+{
+    t_unfused = !fused;
+}
 
 std::string Stage::childName(const std::string &layer) const
 {
@@ -14,7 +31,17 @@ std::string Stage::childName(const std::string &layer) const
 SequentialStage::SequentialStage(std::string name, std::vector<std::unique_ptr<Layer>> layers,
                                  bool writeAsSingleLayer)
     : Stage(std::move(name)), m_layers(std::move(layers)), m_single(writeAsSingleLayer)
-{}
+{
+    m_normThenRelu.assign(m_layers.size(), false);
+    for (std::size_t i = 0; i + 1 < m_layers.size(); ++i)
+        m_normThenRelu[i] = dynamic_cast<BatchNorm2d *>(m_layers[i].get()) &&
+                            dynamic_cast<ReLU *>(m_layers[i + 1].get());
+}
+
+bool SequentialStage::fusesWithNext(std::size_t i) const
+{
+    return m_normThenRelu[i] && fusedStages();
+}
 
 Shape SequentialStage::outputShape(const Shape &input) const
 {
@@ -29,8 +56,19 @@ Tensor SequentialStage::forward(const Tensor &x, StageCache *cache, const PassCo
     if (cache)
         cache->layers.assign(m_layers.size(), LayerCache{});
     Tensor h = x;
-    for (std::size_t i = 0; i < m_layers.size(); ++i)
+    for (std::size_t i = 0; i < m_layers.size(); ++i) {
+        if (fusesWithNext(i)) {
+            // The ReLU's cache holds its output, as ReLU::forward leaves it.
+            h = static_cast<BatchNorm2d &>(*m_layers[i])
+                    .forwardRelu(h, cache ? &cache->layers[i] : nullptr, ctx);
+            m_layers[i + 1]->outputShape(h.shape());
+            if (cache)
+                cache->layers[i + 1].tensors = {h};
+            ++i;
+            continue;
+        }
         h = m_layers[i]->forward(h, cache ? &cache->layers[i] : nullptr, ctx);
+    }
     return h;
 }
 
@@ -38,8 +76,16 @@ Tensor SequentialStage::backward(const Tensor &dy, const StageCache &cache, cons
                                  bool needInputGrad)
 {
     Tensor g = dy;
-    for (std::size_t i = m_layers.size(); i-- > 0;)
+    for (std::size_t i = m_layers.size(); i-- > 0;) {
+        if (i > 0 && fusesWithNext(i - 1)) { // i is the ReLU after a batch norm
+            const Tensor &y = cache.layers.at(i).tensors.at(0);
+            --i;
+            g = static_cast<BatchNorm2d &>(*m_layers[i])
+                    .backwardRelu(g, y, cache.layers.at(i), ctx, i > 0 || needInputGrad);
+            continue;
+        }
         g = m_layers[i]->backward(g, cache.layers.at(i), ctx, i > 0 || needInputGrad);
+    }
     return g;
 }
 

@@ -49,6 +49,16 @@ private:
     std::string m_name;
 };
 
+/**
+ * Whether stages run a batch norm and the ReLU after it as one pass over memory
+ * (BatchNorm2d::forwardRelu / backwardRelu; a residual block's end with its sum too) — the
+ * default — or layer by layer: the reference the fused path is tested and benchmarked against.
+ * The results are the same floats either way; the fused path allocates one activation less per
+ * pair in each direction. Per thread, like threadCount(): a thread that never set it fuses.
+ */
+bool fusedStages();
+void setFusedStages(bool fused);
+
 /** A plain sequence of layers (a single layer of a plain network, or a ResNet stem or head). */
 class SequentialStage : public Stage
 {
@@ -66,8 +76,12 @@ public:
     Json spec() const override;
 
 private:
+    /** Layer i is a batch norm and layer i + 1 a ReLU: fused (see fusedStages()). */
+    bool fusesWithNext(std::size_t i) const;
+
     std::vector<std::unique_ptr<Layer>> m_layers;
-    bool m_single; // written back as the bare layer entry
+    std::vector<bool> m_normThenRelu; // by layer index
+    bool m_single;                    // written back as the bare layer entry
 };
 
 } // namespace edgetrain::core

@@ -6,6 +6,7 @@
 #include "core/gemm.h"
 #include "core/memorysimulation.h"
 #include "core/numbertext.h"
+#include "core/stage.h"
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
 #include "net/collectives.h"
@@ -330,8 +331,16 @@ int BenchCommand::run(const QStringList &arguments)
     cli.addOption("hostname", "With --rank: the address this rank listens on.", "IP", "127.0.0.1");
     cli.addOption("bandwidth", "With --rank: the link's bandwidth in bytes/s, for the bound.",
                   "B/S", "12500000");
+    cli.addOption("fuse",
+                  "on: a batch norm and the ReLU after it run as one pass (the engine's way); "
+                  "off: layer by layer (the reference, for comparison).",
+                  "on|off", "on");
     if (!cli.parse())
         return ExitSuccess;
+    const std::string fuse = cli.text("fuse");
+    if (fuse != "on" && fuse != "off")
+        throw UsageError("--fuse: expected on or off, got '" + fuse + "'");
+    core::setFusedStages(fuse == "on");
     if (cli.isSet("allreduce") && cli.isSet("rank"))
         return benchAllreduceRank(cli, int(cli.integer("steps", 3, 1000)));
     if (cli.isSet("allreduce"))
@@ -353,19 +362,20 @@ int BenchCommand::run(const QStringList &arguments)
         return ExitFailure;
     }
     char line[320];
-    std::snprintf(line, sizeof line,
-                  "%s b%lld %s, %d thread(s), GEMM %s, conv %s: %s img/s median [%s - %s], p10-p90 "
-                  "[%s - %s], "
-                  "%.1f GFLOP/s, %zu steps",
-                  model.spec().name().c_str(), (long long)options.batch,
-                  model.sampleShape().toString().c_str(), cli.threads(),
-                  std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
-                  std::string(core::convBackendName(core::convBackend())).c_str(),
-                  groupDigits(r.median_images_per_second).c_str(),
-                  groupDigits(r.min_images_per_second).c_str(),
-                  groupDigits(r.max_images_per_second).c_str(),
-                  groupDigits(r.p10_images_per_second).c_str(),
-                  groupDigits(r.p90_images_per_second).c_str(), r.gflops, r.step_seconds.size());
+    std::snprintf(
+        line, sizeof line,
+        "%s b%lld %s, %d thread(s), GEMM %s, conv %s%s: %s img/s median [%s - %s], p10-p90 "
+        "[%s - %s], "
+        "%.1f GFLOP/s, %zu steps",
+        model.spec().name().c_str(), (long long)options.batch,
+        model.sampleShape().toString().c_str(), cli.threads(),
+        std::string(core::gemmBackendName(core::gemmBackend())).c_str(),
+        std::string(core::convBackendName(core::convBackend())).c_str(),
+        core::fusedStages() ? "" : ", layer by layer",
+        groupDigits(r.median_images_per_second).c_str(),
+        groupDigits(r.min_images_per_second).c_str(), groupDigits(r.max_images_per_second).c_str(),
+        groupDigits(r.p10_images_per_second).c_str(), groupDigits(r.p90_images_per_second).c_str(),
+        r.gflops, r.step_seconds.size());
     cli.message(line);
     std::string mem = "peak memory " + core::NumberText::bytes(r.memory.peak_total_bytes) + ":";
     for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
@@ -385,6 +395,7 @@ int BenchCommand::run(const QStringList &arguments)
         json.set("input", std::move(input)).set("threads", cli.threads());
         json.set("gemm", std::string(core::gemmBackendName(core::gemmBackend())));
         json.set("conv", std::string(core::convBackendName(core::convBackend())));
+        json.set("fused", core::fusedStages());
         json.set("images_per_second", r.median_images_per_second);
         json.set("images_per_second_min", r.min_images_per_second);
         json.set("images_per_second_max", r.max_images_per_second);

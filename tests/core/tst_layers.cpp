@@ -11,6 +11,7 @@
 #include "core/globalavgpool.h"
 #include "core/linear.h"
 #include "core/maxpool2d.h"
+#include "core/memoryaccountant.h"
 #include "core/parallel.h"
 #include "core/relu.h"
 #include "core/residualblock.h"
@@ -19,9 +20,11 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 using namespace edgetrain;
 using namespace edgetrain::core;
@@ -133,7 +136,7 @@ ConvPass runConv(int channels, const Conv2dOptions &options, const Shape &input,
 /** The first element where two results differ by more than float rounding of sums of
  *  `terms` products, or an empty string. */
 QString firstDifference(const char *what, const std::vector<float> &a, const std::vector<float> &b,
-                        double terms)
+                        double terms, const char *left = "dnnl", const char *right = "im2col")
 {
     if (a.size() != b.size())
         return QStringLiteral("%1: %2 values against %3").arg(what).arg(a.size()).arg(b.size());
@@ -143,12 +146,13 @@ QString firstDifference(const char *what, const std::vector<float> &a, const std
     const double tolerance = 1e-6 * std::sqrt(terms) * (1.0 + scale) * 4.0;
     for (std::size_t i = 0; i < a.size(); ++i)
         if (std::fabs(double(a[i]) - double(b[i])) > tolerance)
-            return QStringLiteral("%1[%2]: dnnl %3, im2col %4 (tolerance %5)")
+            return QStringLiteral("%1[%2]: %6 %3, %7 %4 (tolerance %5)")
                 .arg(what)
                 .arg(i)
                 .arg(double(a[i]), 0, 'g', 9)
                 .arg(double(b[i]), 0, 'g', 9)
-                .arg(tolerance);
+                .arg(tolerance)
+                .arg(QLatin1String(left), QLatin1String(right));
     return {};
 }
 
@@ -171,6 +175,8 @@ private Q_SLOTS:
     void poolingForwardByHand();
     void upsampleForwardByHand();
     void batchNormRunningStatistics();
+    void fusedStagesMatchLayerByLayer_data();
+    void fusedStagesMatchLayerByLayer();
     void dropoutMaskIsReproducible();
     void wrongInputShapeIsRefused();
 };
@@ -318,6 +324,136 @@ void TestLayers::gradientsMatchFiniteDifferences()
                        .arg(report.skipped)
                        .arg(report.checked + report.skipped)));
     QVERIFY2(report.worst <= 1.0, report.where.c_str());
+}
+
+void TestLayers::fusedStagesMatchLayerByLayer_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<bool>("training");
+    QTest::addColumn<int>("threads");
+    for (const char *kind :
+         {"bn-relu", "conv-bn-relu (the detector's block)", "basic-block-identity",
+          "basic-block-pad", "basic-block-projection", "bottleneck"})
+        for (bool training : {true, false})
+            for (int threads : {1, 2})
+                QTest::addRow("%s %s %dT", kind, training ? "train" : "eval", threads)
+                    << QString::fromLatin1(kind) << training << threads;
+}
+
+void TestLayers::fusedStagesMatchLayerByLayer()
+{
+    // A batch norm and the ReLU after it (and a residual block's end) run as one pass by
+    // default: against the layer-by-layer path on twin stages, the output, dL/dx, every
+    // parameter gradient and the running statistics agree within float rounding, and the fused
+    // pass never needs more memory.
+    QFETCH(QString, kind);
+    QFETCH(bool, training);
+    QFETCH(int, threads);
+    setThreadCount(threads);
+    const std::string k = kind.toStdString();
+    Shape input{3, 4, 9, 7}; // odd sizes: the vector loops' tails
+    const auto build = [&]() -> std::unique_ptr<Stage> {
+        std::vector<std::unique_ptr<Layer>> layers;
+        if (k == "bn-relu") {
+            layers.push_back(std::make_unique<BatchNorm2d>("bn", 4));
+        } else if (k.rfind("conv-bn-relu", 0) == 0) {
+            layers.push_back(std::make_unique<Conv2d>("conv", 4, convOptions(6, 3, 2, 1, false)));
+            layers.push_back(std::make_unique<BatchNorm2d>("bn", 6));
+        }
+        std::unique_ptr<Stage> stage;
+        if (!layers.empty()) {
+            layers.push_back(std::make_unique<ReLU>("relu"));
+            stage = std::make_unique<SequentialStage>("s", std::move(layers), false);
+        } else {
+            ResidualBlock::Options o;
+            o.out_channels = 4;
+            if (k == "basic-block-pad") {
+                o.out_channels = 8;
+                o.stride = 2;
+                o.shortcut = Shortcut::PadA;
+            } else if (k == "basic-block-projection") {
+                o.out_channels = 6;
+                o.stride = 2;
+                o.shortcut = Shortcut::Projection;
+            } else if (k == "bottleneck") {
+                o.kind = ResidualBlock::Kind::Bottleneck;
+                o.out_channels = 8;
+                o.width = 3;
+                o.stride = 2;
+                o.shortcut = Shortcut::Projection;
+            }
+            stage = std::make_unique<ResidualBlock>("blk", 4, o);
+        }
+        // Batch norms away from the identity, running statistics too, so that every term shows.
+        Rng rng(41);
+        stage->forEachLayer([&](const std::string &, Layer &l) {
+            l.initialize(rng);
+            if (l.type() != "batchnorm2d")
+                return;
+            for (Parameter *p : l.parameters())
+                for (std::int64_t i = 0; i < p->value.numel(); ++i)
+                    p->value.data()[i] += rng.uniform(-0.4f, 0.4f);
+            for (const LayerBuffer &b : l.buffers())
+                if (b.tensor)
+                    for (std::int64_t i = 0; i < b.tensor->numel(); ++i)
+                        b.tensor->data()[i] = b.name == "running_var" ? rng.uniform(0.5f, 2.0f)
+                                                                      : rng.uniform(-0.5f, 0.5f);
+        });
+        return stage;
+    };
+    struct Pass
+    {
+        std::vector<float> y, dx, grads, state;
+        std::int64_t peak = 0;
+    };
+    const auto run = [&](bool fused) {
+        setFusedStages(fused);
+        std::unique_ptr<Stage> stage = build();
+        PassContext ctx;
+        ctx.training = training;
+        const Tensor x = tests::randomTensor(input, 43, 1.5f);
+        Pass p;
+        MemoryAccountant &memory = MemoryAccountant::current();
+        const std::int64_t before = memory.currentTotalBytes();
+        memory.resetPeaks();
+        {
+            StageCache cache;
+            const Tensor y = stage->forward(x, &cache, ctx);
+            const Tensor dy = tests::randomTensor(y.shape(), 47);
+            const Tensor dx = stage->backward(dy, cache, ctx, true);
+            p.y.assign(y.data(), y.data() + y.numel());
+            p.dx.assign(dx.data(), dx.data() + dx.numel());
+        }
+        p.peak = memory.peakTotalBytes() - before;
+        stage->forEachLayer([&](const std::string &, Layer &l) {
+            for (Parameter *q : l.parameters())
+                p.grads.insert(p.grads.end(), q->grad.data(), q->grad.data() + q->grad.numel());
+            for (const LayerBuffer &b : l.buffers())
+                if (b.tensor)
+                    p.state.insert(p.state.end(), b.tensor->data(),
+                                   b.tensor->data() + b.tensor->numel());
+        });
+        setFusedStages(true);
+        return p;
+    };
+    const Pass reference = run(false), fused = run(true);
+    QVERIFY(std::any_of(reference.y.begin(), reference.y.end(), [](float v) { return v == 0.0f; }));
+    QVERIFY(std::any_of(reference.y.begin(), reference.y.end(), [](float v) { return v > 0.0f; }));
+    const double terms = double(input.numel());
+    for (const auto &[what, a, b] :
+         {std::tuple{"y", &fused.y, &reference.y}, std::tuple{"dx", &fused.dx, &reference.dx},
+          std::tuple{"parameter gradients", &fused.grads, &reference.grads},
+          std::tuple{"running statistics", &fused.state, &reference.state}}) {
+        const QString d = firstDifference(what, *a, *b, terms, "fused", "layer by layer");
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+    }
+    // One activation less in each direction: the peak of a pair alone drops; where a
+    // convolution's backward sets the peak, it stays.
+    const QString peaks = QStringLiteral("peak %1 bytes fused, %2 layer by layer")
+                              .arg(fused.peak)
+                              .arg(reference.peak);
+    QVERIFY2(k == "bn-relu" ? fused.peak < reference.peak : fused.peak <= reference.peak,
+             qPrintable(peaks));
 }
 
 void TestLayers::convForwardByHand()
