@@ -4,7 +4,8 @@
 # (tests/chaos/chaos.py), then build the
 # amd64 Debian packages and check them (scripts/package.sh, scripts/check-packages.sh); on an
 # amd64 machine also cross-build the arm64 packages, check them, and let the packaged arm64 node
-# train with two amd64 nodes under qemu-user (tests/arm64/node-under-qemu.sh).
+# train with two amd64 nodes under qemu-user (tests/arm64/node-under-qemu.sh), and run the
+# engine's layer suites built for arm64 under qemu-user (tests/arm64/layers-under-qemu.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R tst_layers); a run with them skips the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +39,7 @@ if [ $# -eq 0 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   dpkg-deb -x out/packages/edgetrain-node_*_arm64.deb "$arm64_root"
   tests/arm64/node-under-qemu.sh --host-bin build/ci/bin --arm64-bin "$arm64_root/usr/bin" \
     --sysroot out/sysroot-arm64 --out build/ci/arm64-node-under-qemu
+  # The engine's layer, GEMM and checkpointing suites built for arm64 (no oneDNN there: the
+  # portable kernels) and run under qemu-user against the same references.
+  tests/arm64/layers-under-qemu.sh --sysroot out/sysroot-arm64 --build build/arm64-tests
 fi
