@@ -85,6 +85,10 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
         d.rtt_seconds = link.value(QLatin1String("rtt_seconds")).toDouble();
         d.up_bytes_per_second = link.value(QLatin1String("up_bytes_per_second")).toDouble();
         d.down_bytes_per_second = link.value(QLatin1String("down_bytes_per_second")).toDouble();
+        d.up_busy_seconds_per_byte =
+            std::max(0.0, link.value(QLatin1String("up_busy_seconds_per_byte")).toDouble());
+        d.down_busy_seconds_per_byte =
+            std::max(0.0, link.value(QLatin1String("down_busy_seconds_per_byte")).toDouble());
     }
     return d;
 }
@@ -349,7 +353,9 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
     capShares(c.shares, cap);
 
     const auto parts = splitByShares(m_work.batch, c.shares);
-    std::vector<double> busy(n, 0.0); // seconds each device computes over the whole work
+    // Seconds each device is busy over the whole work: computing, and its network stack's work
+    // for what it sends and receives (at busy_watts' utilisation).
+    std::vector<double> busy(n, 0.0);
     double epochSeconds = 0.0, epochCompute = 0.0, epochComm = 0.0;
     const double steps = ceilDiv(m_work.train_samples, m_work.batch);
     if (mode == TrainingMode::Async) {
@@ -370,10 +376,11 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
                 d.rtt_seconds + (d.up_bytes_per_second > 0 ? upBytes / d.up_bytes_per_second : 0) +
                 (d.down_bytes_per_second > 0 ? downBytes / d.down_bytes_per_second : 0);
             const double t = pushes * (compute + comm);
-            busy[i] = pushes * compute;
+            busy[i] = pushes * (compute + upBytes * d.up_busy_seconds_per_byte +
+                                downBytes * d.down_busy_seconds_per_byte);
             if (t > epochSeconds) {
                 epochSeconds = t;
-                epochCompute = busy[i];
+                epochCompute = pushes * compute;
                 epochComm = pushes * comm;
             }
         }
@@ -385,17 +392,26 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
             busy[i] = steps * t;
             stepCompute = std::max(stepCompute, t);
         }
-        double comm = 0.0;
+        double comm = 0.0, reduced = 0.0; // seconds, and bytes allreduced over the epoch
         if (mode == TrainingMode::Sync) {
-            comm = steps * allreduceSeconds(c.devices,
-                                            kFloatBytes * double(m_work.gradient_floats + 5)) +
-                   allreduceSeconds(c.devices, kFloatBytes * double(m_work.buffer_floats));
+            const double step = kFloatBytes * double(m_work.gradient_floats + 5);
+            const double buffers = kFloatBytes * double(m_work.buffer_floats);
+            comm = steps * allreduceSeconds(c.devices, step) + allreduceSeconds(c.devices, buffers);
+            reduced = steps * step + buffers;
         } else {
             // local SGD: every local_steps steps, and at the end of the epoch
             const double averages = ceilDiv(std::int64_t(steps), m_work.local_steps);
-            comm = averages *
-                   allreduceSeconds(c.devices, kFloatBytes * double(m_work.averaged_floats + 5));
+            const double each = kFloatBytes * double(m_work.averaged_floats + 5);
+            comm = averages * allreduceSeconds(c.devices, each);
+            reduced = averages * each;
         }
+        // In the ring each device sends and receives 2 (n - 1) / n of what is reduced.
+        if (n > 1)
+            for (std::size_t i = 0; i < n; ++i) {
+                const auto &d = m_devices[std::size_t(c.devices[i])];
+                busy[i] += 2.0 * double(n - 1) / double(n) * reduced *
+                           (d.up_busy_seconds_per_byte + d.down_busy_seconds_per_byte);
+            }
         epochCompute = steps * stepCompute;
         epochComm = comm;
         epochSeconds = epochCompute + epochComm;

@@ -37,6 +37,11 @@ struct DeviceMeasurement
     double up_bytes_per_second = 0.0;   // device -> network
     double down_bytes_per_second = 0.0; // network -> device
     double rtt_seconds = 0.0;
+    // What moving a byte keeps the device busy, in seconds at the utilisation busy_watts is for
+    // (the link probe's CPU time per byte over the cores a job computes on): a device waiting
+    // on its link is not idle, its network stack works (0: not measured).
+    double up_busy_seconds_per_byte = 0.0;
+    double down_busy_seconds_per_byte = 0.0;
     QString link_error; // the link could not be measured: the device trains alone or not at all
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */

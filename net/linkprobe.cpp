@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -242,11 +243,18 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
         receive(1);
         m.rtt_seconds = std::min(m.rtt_seconds, since(t));
     }
-    // Grows until a transfer takes 50 ms, then keeps the better of two at that size.
-    auto rate = [&](char command) {
+    // Grows until a transfer takes 50 ms, then keeps the better of two at that size; and the
+    // thread's CPU time per byte over the kept ones.
+    const auto threadCpuSeconds = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    };
+    auto rate = [&](char command, double *cpuPerByte) {
         std::int64_t bytes = 256 << 10;
-        double best = 0.0;
+        double best = 0.0, cpu = 0.0, moved = 0.0;
         for (int kept = 0; kept < 2;) {
+            const double cpuBefore = threadCpuSeconds();
             const auto t = Clock::now();
             request(command, bytes);
             if (command == 'U') {
@@ -266,12 +274,15 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
                 continue;
             }
             best = std::max(best, double(bytes) / std::max(seconds, 1e-6));
+            cpu += threadCpuSeconds() - cpuBefore;
+            moved += double(bytes);
             ++kept;
         }
+        *cpuPerByte = moved > 0 ? cpu / moved : 0.0;
         return best;
     };
-    m.up_bytes_per_second = rate('U');
-    m.down_bytes_per_second = rate('D');
+    m.up_bytes_per_second = rate('U', &m.up_cpu_seconds_per_byte);
+    m.down_bytes_per_second = rate('D', &m.down_cpu_seconds_per_byte);
     m.seconds = since(began);
     return m;
 }

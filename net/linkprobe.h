@@ -16,7 +16,12 @@ struct LinkMeasurement
     double rtt_seconds = 0.0;           // the shortest of a few one-byte round trips
     double up_bytes_per_second = 0.0;   // node -> coordinator
     double down_bytes_per_second = 0.0; // coordinator -> node
-    double seconds = 0.0;               // how long measuring took
+    // The CPU the transfers took on the node's side: seconds of the probing thread's CPU time
+    // per byte sent (up) and received (down), what the kernel's TCP work costs this device
+    // (0: not measured).
+    double up_cpu_seconds_per_byte = 0.0;
+    double down_cpu_seconds_per_byte = 0.0;
+    double seconds = 0.0; // how long measuring took
 };
 
 /**

@@ -323,11 +323,16 @@ struct TrainingWorker::Run
                 const LinkMeasurement m =
                     measureLink(QString::fromStdString(w.m_context.coordinator_host),
                                 quint16(job.link_probe_port), job.link_probe_token.toLatin1());
-                linkFigures =
-                    QCborMap{{QStringLiteral("rtt_seconds"), m.rtt_seconds},
-                             {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
-                             {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
-                             {QStringLiteral("seconds"), m.seconds}};
+                // The transfers' CPU as a share of what the device's power figure is for.
+                const double cores = std::max(w.m_context.busy_cores, 1e-3);
+                linkFigures = QCborMap{
+                    {QStringLiteral("rtt_seconds"), m.rtt_seconds},
+                    {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
+                    {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
+                    {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / cores},
+                    {QStringLiteral("down_busy_seconds_per_byte"),
+                     m.down_cpu_seconds_per_byte / cores},
+                    {QStringLiteral("seconds"), m.seconds}};
             } catch (const core::Error &e) {
                 linkFigures = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
             }

@@ -196,7 +196,9 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
             .set("power_source", d.power_source.toStdString());
         x.set("rtt_seconds", d.rtt_seconds)
             .set("up_bytes_per_second", d.up_bytes_per_second)
-            .set("down_bytes_per_second", d.down_bytes_per_second);
+            .set("down_bytes_per_second", d.down_bytes_per_second)
+            .set("up_busy_seconds_per_byte", d.up_busy_seconds_per_byte)
+            .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte);
         devices.push(std::move(x));
     }
     j.set("devices", std::move(devices));
