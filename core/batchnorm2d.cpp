@@ -157,7 +157,7 @@ Tensor BatchNorm2d::forwardImpl(const Tensor &x, LayerCache *cache, const PassCo
             const float *in = x.data() + at;
             float *out = y.data() + at;
             // forward() then a ReLU layer (and the residual block's sum before it), the values
-            // never stored in between: the layer-by-layer results up to the last bit of rounding.
+            // never stored in between: the layer-by-layer results within float rounding.
             if (residual) {
                 const float *r = residual->data() + at;
 #pragma omp simd

@@ -53,8 +53,9 @@ private:
  * Whether stages run a batch norm and the ReLU after it as one pass over memory
  * (BatchNorm2d::forwardRelu / backwardRelu; a residual block's end with its sum too) — the
  * default — or layer by layer: the reference the fused path is tested and benchmarked against.
- * The results are the same floats either way; the fused path allocates one activation less per
- * pair in each direction. Per thread, like threadCount(): a thread that never set it fuses.
+ * The results agree within float rounding (sums taken in another order; a compiler may contract
+ * a multiply and an add); the fused path allocates one activation less per pair in each
+ * direction. Per thread, like threadCount(): a thread that never set it fuses.
  */
 bool fusedStages();
 void setFusedStages(bool fused);

@@ -39,7 +39,11 @@ struct DeviceMeasurement
     double rtt_seconds = 0.0;
     // What moving a byte keeps the device busy, in seconds at the utilisation busy_watts is for
     // (the link probe's CPU time per byte over the cores a job computes on): a device waiting
-    // on its link is not idle, its network stack works (0: not measured).
+    // on its link is not idle, its network stack works (0: not measured). A lower bound: the
+    // probe's thread CPU misses the kernel's receive work done in interrupt context, and a
+    // stream one way at a time is timed where the ring sends and receives at once. Only the
+    // power model uses it; busy time past the wall time is clamped (a device is busy at most
+    // all the time).
     double up_busy_seconds_per_byte = 0.0;
     double down_busy_seconds_per_byte = 0.0;
     QString link_error; // the link could not be measured: the device trains alone or not at all

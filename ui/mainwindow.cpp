@@ -285,17 +285,18 @@ void MainWindow::fillRecent()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (m_workflow->isTraining()) {
-        // The nodes' job is stopped first; the window closes when the coordinator has finished
-        // (or after 15 s, if a node does not answer).
+    const app::Task running = m_workflow->busy();
+    if (running == app::Task::Training || running == app::Task::ClusterPlan) {
+        // The nodes' job (a run, or a comparison's profiling) is stopped first; the window
+        // closes when the coordinator has finished (or after 15 s, if a node does not answer).
         event->ignore();
         if (m_closing)
             return;
         m_closing = true;
         statusBar()->showMessage(tr("stopping the nodes' job before closing…"));
         setEnabled(false);
-        connect(m_workflow, &app::Workflow::taskFinished, this, [this](app::Task task) {
-            if (task == app::Task::Training)
+        connect(m_workflow, &app::Workflow::taskFinished, this, [this, running](app::Task task) {
+            if (task == running)
                 QTimer::singleShot(0, this, &QWidget::close);
         });
         QTimer::singleShot(15000, this, [this] {

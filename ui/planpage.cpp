@@ -99,8 +99,9 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     chooseRow->addWidget(m_objective, 1);
     nodesLayout->addLayout(chooseRow);
     left->addWidget(nodesBox);
-    // The planner's ranking of the last run that let it choose: every candidate cluster with
-    // its predicted figures, the chosen one marked, its measured training next to it.
+    // The planner's ranking: of the last comparison ("Compare now"), else of the last run that
+    // let it choose: every candidate cluster with its predicted figures, the chosen (or best)
+    // one marked, a run's measured training next to it.
     auto *candidatesBox = new QGroupBox(tr("Clusters the planner compared"), this);
     auto *candidatesLayout = new QVBoxLayout(candidatesBox);
     m_candidateSummary = new QLabel(candidatesBox);

@@ -69,6 +69,7 @@ struct PlanSettings
     // Empty: the nodes above train. Else the planner profiles them and trains on the cluster
     // that is best for this objective ("time", "power", "energy", "edp"; net::PlanObjective).
     QString clusterObjective;
+    bool operator==(const PlanSettings &) const = default;
 };
 
 /** One device reading during training (from the node's metrics stream). */

@@ -381,7 +381,14 @@ void Workflow::startClusterComparison()
             [this](const QString &text) { Q_EMIT taskProgress(Task::ClusterPlan, 0, 0, text); });
     connect(m_run, &TrainingRun::planned, this, [this](const net::ClusterPlanResult &plan) {
         m_clusterPreview = planRecord(plan);
+        m_previewRanked = int(plan.ranked.size());
         Q_EMIT clusterPlanChanged();
+    });
+    // A node lost while profiling is said, as in a run (the comparison goes on without it).
+    connect(m_run, &TrainingRun::clusterEvent, this, [this](const net::ClusterEvent &e) {
+        Q_EMIT message(QStringLiteral("%1 %2: %3")
+                           .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name,
+                                net::eventKindName(e.kind), e.message));
     });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         m_run->deleteLater();
@@ -392,7 +399,7 @@ void Workflow::startClusterComparison()
                 m_clusterPreview->candidates[std::size_t(m_clusterPreview->chosen)];
             text = QStringLiteral("compared %1 clusters by %2 after %3 s of profiling: the best "
                                   "is %4, predicted %5 s (nothing trained)")
-                       .arg(m_clusterPreview->candidates.size())
+                       .arg(m_previewRanked)
                        .arg(m_clusterPreview->objective)
                        .arg(m_clusterPreview->profilingSeconds, 0, 'f', 1)
                        .arg(c.nodes.join(u'+'))

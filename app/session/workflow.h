@@ -100,8 +100,8 @@ public:
 
     /** Profiles the job on the ticked devices and ranks every cluster of them by the Plan
      *  step's objective, without training (Task::ClusterPlan; taskFinished() says the best).
-     *  The ranking is clusterPreview() until the next run ranks, or another session opens;
-     *  the session's training record is not touched. */
+     *  The ranking is clusterPreview() until the next run ranks, the Plan settings change or
+     *  another session opens; the session's training record is not touched. */
     void startClusterComparison();
     /** The last comparison's ranking (not saved: the session keeps its training's plan). */
     const std::optional<ClusterPlanRecord> &clusterPreview() const { return m_clusterPreview; }
@@ -187,6 +187,7 @@ private:
     TrainingRun *m_run = nullptr;          // lives on m_trainThread while a run goes
     bool m_trainAfterSelfTraining = false; // startSelfTrainingRound: train when the labels are new
     std::optional<ClusterPlanRecord> m_clusterPreview; // startClusterComparison's ranking
+    int m_previewRanked = 0; // how many candidates it ranked (the record keeps the best 64)
     QElapsedTimer m_trainClock;
 };
 

@@ -217,8 +217,16 @@ bool Workflow::setDatasetSettings(const DatasetSettings &dataset, QString *error
 
 bool Workflow::setPlanSettings(const PlanSettings &plan, QString *error)
 {
-    return changeSettings(
-        Settings::Plan, [&](Session &s) { s.plan = plan; }, error);
+    const PlanSettings before = m_session.plan;
+    if (!changeSettings(
+            Settings::Plan, [&](Session &s) { s.plan = plan; }, error))
+        return false;
+    // A comparison ranked the clusters for the settings of before: it no longer says anything.
+    if (m_clusterPreview && !(m_session.plan == before)) {
+        m_clusterPreview.reset();
+        Q_EMIT clusterPlanChanged();
+    }
+    return true;
 }
 
 bool Workflow::setEvaluationFrames(int frames, QString *error)

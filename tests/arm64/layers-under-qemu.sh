@@ -32,7 +32,8 @@ SYSROOT=$(realpath "$SYSROOT")
 
 cmake -S . -B "$BUILD" -G Ninja --toolchain "$PWD/cmake/toolchains/aarch64-linux-gnu.cmake" \
     -DEDGETRAIN_SYSROOT="$SYSROOT" -DCMAKE_BUILD_TYPE=Release -DEDGETRAIN_NATIVE=OFF \
-    -DEDGETRAIN_BUILD_GUI=OFF -DBUILD_TESTING=ON -DEDGETRAIN_WITH_DNNL=OFF >/dev/null
+    -DEDGETRAIN_BUILD_GUI=OFF -DBUILD_TESTING=ON -DEDGETRAIN_WITH_DNNL=OFF \
+    -DEDGETRAIN_WERROR=ON >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$BUILD" -j "$(nproc)" --target $SUITES
 

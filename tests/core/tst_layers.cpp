@@ -18,6 +18,7 @@
 #include "core/upsample2d.h"
 #include "gradcheck.h"
 
+#include <QScopeGuard>
 #include <QTest>
 
 #include <algorithm>
@@ -406,6 +407,8 @@ void TestLayers::fusedStagesMatchLayerByLayer()
         std::vector<float> y, dx, grads, state;
         std::int64_t peak = 0;
     };
+    // Fused again after this test, whatever happens in it.
+    const auto fusedAgain = qScopeGuard([] { setFusedStages(true); });
     const auto run = [&](bool fused) {
         setFusedStages(fused);
         std::unique_ptr<Stage> stage = build();
@@ -433,7 +436,6 @@ void TestLayers::fusedStagesMatchLayerByLayer()
                     p.state.insert(p.state.end(), b.tensor->data(),
                                    b.tensor->data() + b.tensor->numel());
         });
-        setFusedStages(true);
         return p;
     };
     const Pass reference = run(false), fused = run(true);

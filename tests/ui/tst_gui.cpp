@@ -655,6 +655,17 @@ void TstGui::plannerChoosesTheDevices()
         QVERIFY2(summary.contains(QLatin1String("nothing trained")), qPrintable(summary));
         screenshot(QStringLiteral("plan-compared"));
     }
+    // Other settings: the comparison no longer says anything and is gone.
+    {
+        app::PlanSettings other = m_workflow->session().plan;
+        other.epochs += 1;
+        QVERIFY(m_workflow->setPlanSettings(other));
+        QVERIFY(!m_workflow->clusterPreview().has_value());
+        QVERIFY(!m_window->planPage()->candidateSummary()->text().contains(
+            QLatin1String("Compared now")));
+        other.epochs -= 1;
+        QVERIFY(m_workflow->setPlanSettings(other));
+    }
     // Both nodes were released: they take the run below at once.
     QVERIFY(nodesIdle(20000));
     m_window->showStep(ui::MainWindow::Train);
