@@ -48,6 +48,7 @@ inline constexpr QLatin1String PsPull{"ps_pull"};
 inline constexpr QLatin1String PsPush{"ps_push"};
 inline constexpr QLatin1String StoreSet{"store_set"};
 inline constexpr QLatin1String StoreGet{"store_get"};
+inline constexpr QLatin1String StoreWait{"store_wait"};
 inline constexpr QLatin1String CollectiveFailed{"collective_failed"};
 inline constexpr QLatin1String Weights{"weights"};
 inline constexpr QLatin1String BestWeights{"best_weights"};

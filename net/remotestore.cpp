@@ -49,7 +49,7 @@ void RemoteStore::wait(const std::vector<std::string> &keys,
     QCborArray list;
     for (const auto &k : keys)
         list.append(QString::fromStdString(k));
-    call(QStringLiteral("store_wait"), QCborMap{{QStringLiteral("keys"), list}}, timeout);
+    call(Message::StoreWait, QCborMap{{QStringLiteral("keys"), list}}, timeout);
 }
 
 } // namespace edgetrain::net

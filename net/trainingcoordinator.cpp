@@ -12,6 +12,7 @@
 #include "parameterserver.h"
 #include "protocol.h"
 #include "shipment.h"
+#include "storerequest.h"
 
 #include <QCborArray>
 #include <QDeadlineTimer>
@@ -880,26 +881,25 @@ void TrainingCoordinator::reconnect()
 
 void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
 {
-    const qint64 request = cborInteger(frame.body.value(QStringLiteral("request")), -1);
-    if (frame.type == Message::StoreSet) {
-        m_store[frame.body.value(QStringLiteral("key")).toString()] =
-            frame.body.value(QStringLiteral("value")).toByteArray();
-        reply(m, request, {});
+    QString error;
+    qint64 request = -1;
+    const auto r = StoreRequest::fromCbor(frame.type, frame.body, &error, &request);
+    if (!r) {
+        reply(m, request, QCborMap{{QStringLiteral("error"), error}});
+        return;
+    }
+    if (r->kind == StoreRequest::Kind::Set) {
+        m_store[r->keys.front()] = r->value;
+        reply(m, r->request, {});
         serveWaiters();
         return;
     }
     auto w = std::make_unique<Waiter>();
     w->member = m;
-    w->request = request;
-    w->get = frame.type == Message::StoreGet;
-    if (w->get)
-        w->keys << frame.body.value(QStringLiteral("key")).toString();
-    else
-        for (const QCborValue &k : frame.body.value(QStringLiteral("keys")).toArray())
-            w->keys << k.toString();
-    const qint64 timeout = std::clamp<qint64>(
-        cborInteger(frame.body.value(QStringLiteral("timeout_ms")), 10000), 100, 600000);
-    w->deadline = QDeadlineTimer(timeout);
+    w->request = r->request;
+    w->get = r->kind == StoreRequest::Kind::Get;
+    w->keys = r->keys;
+    w->deadline = QDeadlineTimer(r->timeout_ms);
     m_waiters.push_back(std::move(w));
     serveWaiters();
 }

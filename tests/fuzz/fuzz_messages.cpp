@@ -2,8 +2,9 @@
 // groups, node announcements (beacons and probe answers: these come from anyone), metrics,
 // training status, dataset shipments chunk by chunk (checksummed here, as a peer with the key
 // would), and async gradient pushes as the coordinator's parameter server reads and applies them
-// (bfloat16 or float32, to a tiny model). Each parser returns its value or refuses with a
-// message; none may crash, read out of bounds or hit undefined behaviour.
+// (bfloat16 or float32, to a tiny model), and the collectives' rendezvous requests (store_set,
+// store_get, store_wait) as the coordinator reads them. Each parser returns its value or refuses
+// with a message; none may crash, read out of bounds or hit undefined behaviour.
 //
 //   build/fuzz/bin/fuzz_messages -max_total_time=300 /tmp/corpus-messages
 //   tests/fuzz/corpus/messages
@@ -15,7 +16,9 @@
 #include "net/job.h"
 #include "net/nodeinfo.h"
 #include "net/parameterserver.h"
+#include "net/protocol.h"
 #include "net/shipment.h"
+#include "net/storerequest.h"
 #include "net/systemsampler.h"
 #include "net/trainingworker.h"
 
@@ -42,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (parseError.error != QCborError::NoError)
         return 0;
     QString error;
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0:
         (void)JobSpec::fromCbor(value.toMap(), &error);
         break;
@@ -103,6 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             (void)p;
             (void)server.delta(0);
         }
+        break;
+    }
+    case 7: { // a rendezvous request: the selector's higher bits pick set, get or wait
+        static const QLatin1String types[] = {Message::StoreSet, Message::StoreGet,
+                                              Message::StoreWait};
+        const auto r = StoreRequest::fromCbor(types[(data[0] / 8) % 3], value.toMap(), &error);
+        if (r)
+            (void)r->keys.size();
         break;
     }
     }

@@ -3,7 +3,9 @@
 
 #include "net/controlchannel.h"
 #include "net/frame.h"
+#include "net/protocol.h"
 #include "net/sourcelimiter.h"
+#include "net/storerequest.h"
 
 #include <QCborArray>
 #include <QCborValue>
@@ -50,6 +52,7 @@ private Q_SLOTS:
     void hmacIsRfc4231();
     void randomGarbageNeverCrashes();
     void sourceLimiterBoundsAnswers();
+    void storeRequestsAreChecked();
 };
 
 void TestFrame::roundTrip_data()
@@ -265,6 +268,79 @@ void TestFrame::sourceLimiterBoundsAnswers()
     for (int i = 0; i < 100; ++i)
         (void)l.allow("spoofed-" + std::to_string(i), t0 + 3s);
     QCOMPARE(l.trackedSources(), std::size_t(3));
+}
+
+void TestFrame::storeRequestsAreChecked()
+{
+    // What a node asks the coordinator's rendezvous store, read field by field: a good request
+    // of each kind, then each bound.
+    QString error;
+    const auto set =
+        StoreRequest::fromCbor(Message::StoreSet,
+                               QCborMap{{QStringLiteral("request"), 7},
+                                        {QStringLiteral("key"), QStringLiteral("rank_0")},
+                                        {QStringLiteral("value"), QByteArray("10.0.0.2:4000")}},
+                               &error);
+    QVERIFY2(set, qPrintable(error));
+    QCOMPARE(set->kind, StoreRequest::Kind::Set);
+    QCOMPARE(set->request, qint64(7));
+    QCOMPARE(set->keys, QStringList{QStringLiteral("rank_0")});
+    QCOMPARE(set->value, QByteArray("10.0.0.2:4000"));
+    const auto wait = StoreRequest::fromCbor(
+        Message::StoreWait,
+        QCborMap{{QStringLiteral("keys"),
+                  QCborArray{QStringLiteral("rank_0"), QStringLiteral("rank_1")}},
+                 {QStringLiteral("timeout_ms"), 5}},
+        &error);
+    QVERIFY2(wait, qPrintable(error));
+    QCOMPARE(wait->keys.size(), 2);
+    QCOMPARE(wait->timeout_ms, qint64(100)); // clamped up
+    QCOMPARE(StoreRequest::fromCbor(Message::StoreGet,
+                                    QCborMap{{QStringLiteral("key"), QStringLiteral("k")}}, &error)
+                 ->timeout_ms,
+             qint64(10000)); // the default
+
+    const auto refused = [&](const QString &type, const QCborMap &body, const char *says) {
+        QString why;
+        qint64 request = 0;
+        const bool ok = !StoreRequest::fromCbor(type, body, &why, &request) &&
+                        why.contains(QLatin1String(says)) && request == 9;
+        if (!ok)
+            qWarning("%s: '%s'", says, qPrintable(why));
+        return ok;
+    };
+    const QCborValue id(9);
+    QVERIFY(
+        refused(QStringLiteral("store_drop"), {{QStringLiteral("request"), id}}, "unknown type"));
+    QVERIFY(refused(Message::StoreGet, {{QStringLiteral("request"), id}}, "not text"));
+    QVERIFY(refused(Message::StoreGet,
+                    {{QStringLiteral("request"), id}, {QStringLiteral("key"), QString()}},
+                    "a key of 0 characters"));
+    QVERIFY(refused(Message::StoreGet,
+                    {{QStringLiteral("request"), id},
+                     {QStringLiteral("key"), QString(StoreRequest::kMaxKeyChars + 1, u'k')}},
+                    "a key of 513 characters"));
+    QVERIFY(refused(Message::StoreSet,
+                    {{QStringLiteral("request"), id},
+                     {QStringLiteral("key"), QStringLiteral("k")},
+                     {QStringLiteral("value"), QStringLiteral("text")}},
+                    "'value' is not bytes"));
+    QVERIFY(refused(Message::StoreSet,
+                    {{QStringLiteral("request"), id},
+                     {QStringLiteral("key"), QStringLiteral("k")},
+                     {QStringLiteral("value"), QByteArray(StoreRequest::kMaxValueBytes + 1, 'v')}},
+                    "a value of 1048577 bytes"));
+    QCborArray many;
+    for (int i = 0; i <= StoreRequest::kMaxKeys; ++i)
+        many.append(QStringLiteral("k%1").arg(i));
+    QVERIFY(refused(Message::StoreWait,
+                    {{QStringLiteral("request"), id}, {QStringLiteral("keys"), many}},
+                    "1025 keys"));
+    QVERIFY(refused(Message::StoreWait,
+                    {{QStringLiteral("request"), id},
+                     {QStringLiteral("keys"), QCborArray{QStringLiteral("a"), 3}}},
+                    "a key is not text"));
+    QVERIFY(refused(Message::StoreWait, {{QStringLiteral("request"), id}}, "'keys' is not a list"));
 }
 
 #include "tst_frame.moc"
