@@ -222,6 +222,14 @@ ClusterPlanRecord planRecord(const net::ClusterPlanResult &plan)
     return rec;
 }
 
+/** A cluster event for the status bar: "node kind: what happened". */
+QString eventMessage(const net::ClusterEvent &e)
+{
+    return QStringLiteral("%1 %2: %3")
+        .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name, net::eventKindName(e.kind),
+             e.message);
+}
+
 QString planMessage(const net::ClusterPlanResult &plan)
 {
     if (plan.chosen)
@@ -319,17 +327,23 @@ bool Workflow::buildTrainingSetup(TrainingSetup &s, QStringList &names, QString 
     return true;
 }
 
-void Workflow::startTraining()
+bool Workflow::prepareRun(Task task, TrainingSetup &setup, QStringList &names)
 {
     if (busy() != Task::None)
-        return;
+        return false;
+    QString why;
+    if (buildTrainingSetup(setup, names, &why))
+        return true;
+    Q_EMIT taskFinished(task, false, why);
+    return false;
+}
+
+void Workflow::startTraining()
+{
     TrainingSetup s;
     QStringList names;
-    QString why;
-    if (!buildTrainingSetup(s, names, &why)) {
-        Q_EMIT taskFinished(Task::Training, false, why);
+    if (!prepareRun(Task::Training, s, names))
         return;
-    }
     const net::JobSpec &job = s.job;
     m_session.training = TrainingRecord();
     m_session.training.state = TrainingRecord::State::Running;
@@ -357,15 +371,10 @@ void Workflow::startTraining()
 
 void Workflow::startClusterComparison()
 {
-    if (busy() != Task::None)
-        return;
     TrainingSetup s;
     QStringList names;
-    QString why;
-    if (!buildTrainingSetup(s, names, &why)) {
-        Q_EMIT taskFinished(Task::ClusterPlan, false, why);
+    if (!prepareRun(Task::ClusterPlan, s, names))
         return;
-    }
     if (!s.objective) {
         Q_EMIT taskFinished(Task::ClusterPlan, false,
                             QStringLiteral("choose what to compare the clusters by (step 4, "
@@ -385,11 +394,8 @@ void Workflow::startClusterComparison()
         Q_EMIT clusterPlanChanged();
     });
     // A node lost while profiling is said, as in a run (the comparison goes on without it).
-    connect(m_run, &TrainingRun::clusterEvent, this, [this](const net::ClusterEvent &e) {
-        Q_EMIT message(QStringLiteral("%1 %2: %3")
-                           .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name,
-                                net::eventKindName(e.kind), e.message));
-    });
+    connect(m_run, &TrainingRun::clusterEvent, this,
+            [this](const net::ClusterEvent &e) { Q_EMIT message(eventMessage(e)); });
     connect(m_run, &TrainingRun::done, this, [this](const TrainingOutcome &o) {
         m_run->deleteLater();
         m_run = nullptr;
@@ -479,9 +485,7 @@ void Workflow::connectTrainingRun()
     connect(m_run, &TrainingRun::clusterEvent, this, [this](const net::ClusterEvent &e) {
         m_session.training.events.push_back(e);
         Q_EMIT clusterEvent(e);
-        Q_EMIT message(QStringLiteral("%1 %2: %3")
-                           .arg(e.node.isNone() ? QStringLiteral("cluster") : e.node.name,
-                                net::eventKindName(e.kind), e.message));
+        Q_EMIT message(eventMessage(e));
     });
     connect(m_run, &TrainingRun::planned, this, [this](const net::ClusterPlanResult &plan) {
         m_clusterPreview.reset(); // this run's ranking is the newer one

@@ -162,6 +162,9 @@ private:
     /** The cluster run's setup from the session (nodes, job, objective); false and why if the
      *  session cannot train yet. `names`: the nodes taking part. */
     bool buildTrainingSetup(TrainingSetup &setup, QStringList &names, QString *why) const;
+    /** startTraining's and startClusterComparison's start: nothing else running and a setup
+     *  built, else false (taskFinished(task, false, why) where the setup was refused). */
+    bool prepareRun(Task task, TrainingSetup &setup, QStringList &names);
     void saveQuietly();
     /** The setters' one path: `edit` applied to the settings alone is checked first. */
     bool changeSettings(Settings part, const std::function<void(Session &)> &edit, QString *error);

@@ -53,6 +53,30 @@ Conv2dOptions convOptions(int out, int kernel, int stride, int padding, bool bia
     return o;
 }
 
+/** The residual blocks the tests build on 4 input channels, by kind: "basic-block-identity",
+ *  "basic-block-pad", "basic-block-projection", "bottleneck". */
+ResidualBlock::Options blockOptions(const std::string &kind)
+{
+    ResidualBlock::Options o;
+    o.out_channels = 4;
+    if (kind == "basic-block-pad") {
+        o.out_channels = 8;
+        o.stride = 2;
+        o.shortcut = Shortcut::PadA;
+    } else if (kind == "basic-block-projection") {
+        o.out_channels = 6;
+        o.stride = 2;
+        o.shortcut = Shortcut::Projection;
+    } else if (kind == "bottleneck") {
+        o.kind = ResidualBlock::Kind::Bottleneck;
+        o.out_channels = 8;
+        o.width = 3;
+        o.stride = 2;
+        o.shortcut = Shortcut::Projection;
+    }
+    return o;
+}
+
 /** Direct 7-loop convolution in double. */
 std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const float *bias, int stride,
                               int pad, int dilation = 1)
@@ -288,25 +312,7 @@ void TestLayers::gradientsMatchFiniteDifferences()
     else if (k == "upsample3")
         stage = single(std::make_unique<Upsample2d>("u", 3));
     else {
-        ResidualBlock::Options o;
-        if (k == "basic-block-identity") {
-            o.out_channels = 4;
-        } else if (k == "basic-block-pad") {
-            o.out_channels = 8;
-            o.stride = 2;
-            o.shortcut = Shortcut::PadA;
-        } else if (k == "basic-block-projection") {
-            o.out_channels = 6;
-            o.stride = 2;
-            o.shortcut = Shortcut::Projection;
-        } else {
-            o.kind = ResidualBlock::Kind::Bottleneck;
-            o.out_channels = 8;
-            o.width = 3;
-            o.stride = 2;
-            o.shortcut = Shortcut::Projection;
-        }
-        stage = std::make_unique<ResidualBlock>("blk", 4, o);
+        stage = std::make_unique<ResidualBlock>("blk", 4, blockOptions(k));
         Rng rng(5);
         stage->forEachLayer([&](const std::string &, Layer &l) { l.initialize(rng); });
         // Batch-norm gammas away from 1 so that the test sees them.
@@ -366,24 +372,7 @@ void TestLayers::fusedStagesMatchLayerByLayer()
             layers.push_back(std::make_unique<ReLU>("relu"));
             stage = std::make_unique<SequentialStage>("s", std::move(layers), false);
         } else {
-            ResidualBlock::Options o;
-            o.out_channels = 4;
-            if (k == "basic-block-pad") {
-                o.out_channels = 8;
-                o.stride = 2;
-                o.shortcut = Shortcut::PadA;
-            } else if (k == "basic-block-projection") {
-                o.out_channels = 6;
-                o.stride = 2;
-                o.shortcut = Shortcut::Projection;
-            } else if (k == "bottleneck") {
-                o.kind = ResidualBlock::Kind::Bottleneck;
-                o.out_channels = 8;
-                o.width = 3;
-                o.stride = 2;
-                o.shortcut = Shortcut::Projection;
-            }
-            stage = std::make_unique<ResidualBlock>("blk", 4, o);
+            stage = std::make_unique<ResidualBlock>("blk", 4, blockOptions(k));
         }
         // Batch norms away from the identity, running statistics too, so that every term shows.
         Rng rng(41);
