@@ -24,10 +24,10 @@ struct StoreRequest
     static constexpr qsizetype kMaxValueBytes = qsizetype(1) << 20;
 
     Kind kind = Kind::Get;
-    qint64 request = -1;    // the reply's id (-1: none given)
-    QStringList keys;       // Set and Get: one
-    QByteArray value;       // Set
-    qint64 timeout_ms = 0;  // Get and Wait: how long the coordinator waits, 100 ms to 10 min
+    qint64 request = -1;   // the reply's id (-1: none given)
+    QStringList keys;      // Set and Get: one
+    QByteArray value;      // Set
+    qint64 timeout_ms = 0; // Get and Wait: how long the coordinator waits, 100 ms to 10 min
 
     /** A store_set, store_get or store_wait body; std::nullopt and `error` saying which field
      *  is wrong otherwise (the request id is kept in `request` for the error's reply). */
