@@ -214,7 +214,6 @@ Tensor BatchNorm2d::backwardImpl(const Tensor &dy, const Tensor *mask, const Lay
         double sumDy = 0.0, sumDyXhat = 0.0;
         for (std::int64_t n = 0; n < N; ++n) {
             const std::int64_t at = (n * C + c) * HW;
-            const ConstArrayMap xc(x.data() + at, HW);
             if (mask) {
                 const float *g = dy.data() + at, *y = mask->data() + at, *xs = x.data() + at;
                 float s = 0.0f, sx = 0.0f;
@@ -229,7 +228,7 @@ Tensor BatchNorm2d::backwardImpl(const Tensor &dy, const Tensor *mask, const Lay
             } else {
                 const ConstArrayMap g(dy.data() + at, HW);
                 sumDy += g.sum();
-                sumDyXhat += double((g * (xc - mean)).sum()) * invStd;
+                sumDyXhat += double((g * (ConstArrayMap(x.data() + at, HW) - mean)).sum()) * invStd;
             }
         }
         m_weight.grad.data()[c] = float(sumDyXhat);

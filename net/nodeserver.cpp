@@ -373,9 +373,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     context.busy_watts = power.busy_watts;
     context.power_source = power.source;
     context.cpu_quota_cores = m_sampler.cgroup().cpu_cores;
-    context.busy_cores = std::min(double(std::max(core::threadCount(), 1)),
-                                  context.cpu_quota_cores > 0 ? context.cpu_quota_cores
-                                                              : double(std::max(m_info.cores, 1)));
+    context.busy_cores = power.busy_cores;
     context.coordinator_host = s->channel->peerHost().toStdString();
     if (job->dataset == QLatin1String("shipped")) {
         context.train = shipment(job->train_shipment);

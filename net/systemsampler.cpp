@@ -389,6 +389,7 @@ SystemSampler::PowerFigures SystemSampler::powerFigures(int threads, int cores,
     PowerFigures f;
     const double quota = m_cgroup.cpu_cores > 0 ? m_cgroup.cpu_cores : double(std::max(cores, 1));
     const double busy = std::clamp(double(threads) / quota, 0.0, 1.0);
+    f.busy_cores = std::max(busy * quota, 1e-3);
     if (m_profile) {
         f.idle_watts = m_profile->watts(0.0);
         f.busy_watts = m_profile->watts(busy);

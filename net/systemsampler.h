@@ -96,6 +96,8 @@ public:
     {
         double idle_watts = -1.0, busy_watts = -1.0;
         QString source;
+        double busy_cores =
+            1.0; // the CPU busy_watts is for: the threads, at most the quota or cores
     };
     PowerFigures powerFigures(int threads, int cores, const SystemSample &idle) const;
     const CgroupLimits &cgroup() const { return m_cgroup; }

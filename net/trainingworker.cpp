@@ -324,7 +324,7 @@ struct TrainingWorker::Run
                     measureLink(QString::fromStdString(w.m_context.coordinator_host),
                                 quint16(job.link_probe_port), job.link_probe_token.toLatin1());
                 // The transfers' CPU as a share of what the device's power figure is for.
-                const double cores = std::max(w.m_context.busy_cores, 1e-3);
+                const double cores = w.m_context.busy_cores;
                 linkFigures = QCborMap{
                     {QStringLiteral("rtt_seconds"), m.rtt_seconds},
                     {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},

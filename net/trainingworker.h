@@ -44,8 +44,7 @@ struct WorkerContext
     // known.
     double idle_watts = -1.0, busy_watts = -1.0;
     double cpu_quota_cores = 0.0; // the node's cgroup CPU quota (0: none)
-    // The cores busy_watts is for: the job's threads, at most the quota or the device's cores.
-    double busy_cores = 1.0;
+    double busy_cores = 1.0; // the CPU busy_watts is for (SystemSampler::PowerFigures::busy_cores)
     std::string coordinator_host; // the control connection's peer (the link probe's host)
     QString power_source;
 };
