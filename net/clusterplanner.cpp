@@ -76,6 +76,10 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
     d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
     d.power_source = p.value(QLatin1String("power_source")).toString();
+    d.exchange_seconds_per_byte = std::max(0.0, p.value(QLatin1String("exchange"))
+                                                    .toMap()
+                                                    .value(QLatin1String("seconds_per_byte"))
+                                                    .toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     if (link.contains(QLatin1String("error"))) {
         d.link_error = link.value(QLatin1String("error")).toString();
@@ -288,7 +292,8 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
     if (n < 2 || bytes <= 0)
         return 0.0;
     // gloo's ring: a reduce-scatter and an allgather, 2(n-1) rounds of bytes/n each; a round
-    // lasts as long as its slowest hop (rank k sends to rank k+1 through both links).
+    // lasts as long as its slowest hop (rank k sends to rank k+1 through both links), and at
+    // least as long as its slowest member's CPU takes to send, receive and add a chunk.
     const double chunk = bytes / double(n);
     double round = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
@@ -300,7 +305,8 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
         if (to.down_bytes_per_second > 0)
             rate = std::min(rate, to.down_bytes_per_second);
         const double latency = 0.5 * (from.rtt_seconds + to.rtt_seconds);
-        round = std::max(round, latency + (std::isfinite(rate) ? chunk / rate : 0.0));
+        round = std::max({round, latency + (std::isfinite(rate) ? chunk / rate : 0.0),
+                          chunk * from.exchange_seconds_per_byte});
     }
     return 2.0 * double(n - 1) * round;
 }

@@ -14,6 +14,7 @@
 #include "core/sgd.h"
 #include "core/trainer.h"
 #include "core/weightaverage.h"
+#include "exchangeprobe.h"
 #include "jobmemorylimit.h"
 #include "linkprobe.h"
 #include "protocol.h"
@@ -27,6 +28,8 @@
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <random>
+#include <thread>
 
 namespace edgetrain::net {
 
@@ -354,13 +357,20 @@ struct TrainingWorker::Run
         // its quota's share of each 100 ms period and then stops it: a window of a few periods
         // would time the burst, not the device. Ten periods at least; 0.2 s elsewhere.
         const double minSeconds = w.m_context.cpu_quota_cores > 0 ? 1.0 : 0.2;
+        // Samples drawn across the shard, as an epoch's shuffled order draws them: gathering a
+        // batch is part of a step.
         std::vector<std::int64_t> index(static_cast<std::size_t>(std::max(small, large)));
-        std::iota(index.begin(), index.end(), 0);
+        {
+            std::mt19937_64 pick(job.seed);
+            std::uniform_int_distribution<std::int64_t> any(0, train->size() - 1);
+            for (auto &i : index)
+                i = any(pick);
+        }
         core::PassContext ctx;
         ctx.training = true;
-        // Seconds per forward + backward at batch b (the memory plan training would use), after
-        // a warm-up: at least `steps` passes and at least minSeconds (at most 4 s unless the
-        // steps take longer).
+        // Seconds per gather + forward + backward at batch b (the memory plan training would
+        // use), after a warm-up: at least `steps` passes and at least minSeconds (at most 4 s
+        // unless the steps take longer).
         auto timeSteps = [&](std::int64_t b) {
             core::Tensor x(probe.batchShape(b), core::MemoryCategory::Activations);
             train->gather(index.data(), b, x.data(), labels.data());
@@ -375,6 +385,7 @@ struct TrainingWorker::Run
             const auto start = Clock::now();
             int rounds = 0;
             while (rounds < steps || (secondsSince(start) < minSeconds && rounds < 1000)) {
+                train->gather(index.data(), b, x.data(), labels.data());
                 probe.forwardBackward(x, labels.data(), ctx, plan);
                 ++rounds;
                 if (secondsSince(start) > 4.0 && rounds >= steps)
@@ -395,17 +406,44 @@ struct TrainingWorker::Run
             }
             return secondsSince(begin) / rounds;
         };
-        // An optimizer update, and evaluation (forward only) per sample at the large batch.
+        // What a step does besides: the gradients out to the exchange's buffer, weighted by
+        // the rank's part, back, and an optimizer update (syncStep's work without the
+        // allreduce); then evaluation (forward only) per sample at the large batch.
         core::SgdOptions o;
         o.momentum = job.momentum;
         o.weight_decay = job.weight_decay;
         core::Sgd sgd(probe, o);
-        const double update = timeRepeated([&] { sgd.step(0.0); });
+        core::FlatState probeFlat(probe, &sgd);
+        std::vector<float> exchanged(probeFlat.gradientSize() + 5);
+        const double update = timeRepeated([&] {
+            probeFlat.copyGradients(exchanged.data());
+            for (std::size_t i = 0; i < probeFlat.gradientSize(); ++i)
+                exchanged[i] *= 0.5f;
+            probeFlat.setGradients(exchanged.data());
+            sgd.step(0.0);
+        });
         core::PassContext eval;
         eval.training = false;
         core::Tensor x(probe.batchShape(large), core::MemoryCategory::Activations);
         train->gather(index.data(), large, x.data(), labels.data());
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
+
+        // What an allreduce of this job's gradients costs this device's CPU, per byte of a
+        // ring round (the link's part is the probe's): on a slow or quota-held CPU it, not the
+        // wire, can bound a round.
+        QCborMap exchange;
+        try {
+            const double cores = w.m_context.cpu_quota_cores > 0
+                                     ? w.m_context.cpu_quota_cores
+                                     : double(std::max(1u, std::thread::hardware_concurrency()));
+            const ExchangeMeasurement e = measureExchange(exchanged.size(), cores, minSeconds / 2);
+            exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+                                {QStringLiteral("bytes"), qint64(e.bytes)},
+                                {QStringLiteral("repeats"), e.repeats},
+                                {QStringLiteral("seconds"), e.seconds}};
+        } catch (const core::Error &e) {
+            exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+        }
 
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
                    {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},
@@ -419,6 +457,7 @@ struct TrainingWorker::Run
                    {QStringLiteral("power_source"), w.m_context.power_source}};
         if (!linkFigures.isEmpty())
             p.insert(QStringLiteral("link"), linkFigures);
+        p.insert(QStringLiteral("exchange"), exchange);
         return {double(small) / std::max(smallSeconds, 1e-9), p};
     }
 

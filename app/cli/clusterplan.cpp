@@ -198,7 +198,8 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
             .set("up_bytes_per_second", d.up_bytes_per_second)
             .set("down_bytes_per_second", d.down_bytes_per_second)
             .set("up_busy_seconds_per_byte", d.up_busy_seconds_per_byte)
-            .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte);
+            .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte)
+            .set("exchange_seconds_per_byte", d.exchange_seconds_per_byte);
         devices.push(std::move(x));
     }
     j.set("devices", std::move(devices));

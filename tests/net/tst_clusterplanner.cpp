@@ -4,6 +4,8 @@
 
 #include "net/clusterplanner.h"
 
+#include <QCborArray>
+#include <QCborMap>
 #include <QTest>
 
 using namespace edgetrain::net;
@@ -67,6 +69,7 @@ class TestClusterPlanner : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void ringAllreduceByHand();
+    void readyProfileRead();
     void sharesFollowSpeed();
     void slowLinkTrainsAlone();
     void fastLinkEachObjectiveItsCluster();
@@ -89,6 +92,48 @@ void TestClusterPlanner::ringAllreduceByHand()
     // Three: 4 rounds of 333 kB; the hop into C is the slowest.
     QVERIFY(qAbs(p.allreduceSeconds({0, 1, 2}, 1e6) - 4 * (0.004 + 1e6 / 3 / 1e5)) < 1e-9);
     QCOMPARE(p.allreduceSeconds({1}, 1e6), 0.0);
+
+    // A device whose CPU needs 3 us a byte to send, receive and add a chunk: where that is
+    // longer than the hop over the link it sets the round (500 kB: 1.5 s against 0.504 s).
+    devices[1].exchange_seconds_per_byte = 3e-6;
+    ClusterPlanner cpuBound(devices, work());
+    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1}, 1e6) - 2 * 1.5) < 1e-9);
+    // Three: 333 kB rounds, C's link 3.337 s, B's CPU 1.0 s: the link still sets it.
+    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1, 2}, 1e6) - 4 * (0.004 + 1e6 / 3 / 1e5)) < 1e-9);
+}
+
+void TestClusterPlanner::readyProfileRead()
+{
+    // What a node says when ready, as the trainer's profile() writes it.
+    const QCborMap profile{
+        {QStringLiteral("batches"), QCborArray{16, 64}},
+        {QStringLiteral("step_seconds"), QCborArray{0.020, 0.068}},
+        {QStringLiteral("update_seconds"), 0.002},
+        {QStringLiteral("eval_seconds_per_sample"), 0.0004},
+        {QStringLiteral("max_local_batch"), 65},
+        {QStringLiteral("link"), QCborMap{{QStringLiteral("rtt_seconds"), 0.001},
+                                          {QStringLiteral("up_bytes_per_second"), 1.2e7},
+                                          {QStringLiteral("down_bytes_per_second"), 1.1e7}}},
+        {QStringLiteral("exchange"), QCborMap{{QStringLiteral("seconds_per_byte"), 2.5e-8},
+                                              {QStringLiteral("bytes"), 244000},
+                                              {QStringLiteral("repeats"), 7}}}};
+    const DeviceMeasurement d =
+        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), profile}});
+    QVERIFY(qAbs(d.step_per_sample_seconds - 0.001) < 1e-12);
+    QVERIFY(qAbs(d.step_fixed_seconds - 0.004) < 1e-12);
+    QCOMPARE(d.update_seconds, 0.002);
+    QCOMPARE(d.max_local_batch, 65);
+    QCOMPARE(d.up_bytes_per_second, 1.2e7);
+    QCOMPARE(d.exchange_seconds_per_byte, 2.5e-8);
+    QVERIFY(d.link_error.isEmpty());
+    // A node that could not time its exchange (an error instead of figures): no CPU bound.
+    QCborMap failed = profile;
+    failed.insert(QStringLiteral("exchange"),
+                  QCborMap{{QStringLiteral("error"), QStringLiteral("cannot connect")}});
+    QCOMPARE(
+        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), failed}})
+            .exchange_seconds_per_byte,
+        0.0);
 }
 
 void TestClusterPlanner::sharesFollowSpeed()

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstddef>
+
+namespace edgetrain::net {
+
+/** What a ring allreduce's work (apart from the wire) costs a device, as measured on it. */
+struct ExchangeMeasurement
+{
+    // Wall seconds this device needs per byte of a ring round's chunk: sending it, receiving
+    // the neighbour's and summing it (gloo's TCP transport, its copies and the reduction). On a
+    // slow CPU, or one held to a quota, this bounds a round where the link does not.
+    double seconds_per_byte = 0.0;
+    std::size_t bytes = 0; // what each allreduce reduced
+    int repeats = 0;       // allreduces timed
+    double seconds = 0.0;  // how long measuring took
+};
+
+/**
+ * Times gloo's ring allreduce of `floats` floats between two ranks of this process over
+ * loopback (threads, an in-memory rendezvous): each rank does a ring member's whole work per
+ * round — send a chunk, receive one, add it — with no link to wait on. `cores` is what this
+ * device runs on (its CPU quota in cores where it has one, else its processors): the two ranks
+ * share it, where one member of a real ring has it to itself (at most one core, as one
+ * thread). Warms up once, then repeats until at least `minSeconds` and two allreduces have
+ * passed (at most 64). Throws CollectiveError if the pair cannot connect.
+ */
+ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
+
+} // namespace edgetrain::net
