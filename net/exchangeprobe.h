@@ -22,8 +22,10 @@ struct ExchangeMeasurement
  * round — send a chunk, receive one, add it — with no link to wait on. `cores` is what this
  * device runs on (its CPU quota in cores where it has one, else its processors): the two ranks
  * share it, where one member of a real ring has it to itself (at most one core, as one
- * thread). Warms up once, then repeats until at least `minSeconds` and two allreduces have
- * passed (at most 64). Throws CollectiveError if the pair cannot connect.
+ * thread). Warms up once, then times three windows of at least a third of `minSeconds` and
+ * two allreduces each (64 at most) and keeps the best window's mean: on a
+ * machine other work shares (an edge lab's other devices profiling) the slower windows timed
+ * that work too. Throws CollectiveError if the pair cannot connect.
  */
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
 

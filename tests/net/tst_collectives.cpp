@@ -162,11 +162,12 @@ QTEST_APPLESS_MAIN(TestCollectives)
 void TestCollectives::exchangeIsTimedOnThisDevice()
 {
     // A node's profile: gloo's ring between two ranks of this process, 61,711 floats (LeNet-5's
-    // gradients and the step's five figures), for at least 50 ms.
+    // gradients and the step's five figures), windows of at least 17 ms.
     const ExchangeMeasurement m = measureExchange(61711, 2.0, 0.05);
     QCOMPARE(m.bytes, std::size_t(61711 * 4));
-    QVERIFY2(m.repeats >= 2 && m.repeats <= 64, qPrintable(QString::number(m.repeats)));
-    QVERIFY(m.seconds >= 0.05);
+    // Three windows of 2-64 allreduces each.
+    QVERIFY2(m.repeats >= 6 && m.repeats <= 192, qPrintable(QString::number(m.repeats)));
+    QVERIFY(m.seconds > 0.0);
     // Loopback on any machine this runs on moves and adds a chunk faster than 1 MB/s, and no
     // machine does it in under 10 ps a byte.
     QVERIFY2(m.seconds_per_byte > 1e-11 && m.seconds_per_byte < 1e-6,
