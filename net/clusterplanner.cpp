@@ -292,11 +292,12 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
     if (n < 2 || bytes <= 0)
         return 0.0;
     // gloo's ring: a reduce-scatter and an allgather, 2(n-1) rounds of bytes/n each; a round
-    // lasts as long as its slowest hop: rank k sends to rank k+1 through both links, and the
-    // slower of the two CPUs sends, receives and adds the chunk. Added, not overlapped: gloo
-    // cuts a rank's part into two segments only, and on an edge lab's quota-held devices the
-    // sum matched the measured rounds (a Pi 4 pair, the max 25 % short; Pi 4 + Pi 5 within
-    // 10 % either way).
+    // lasts as long as its slowest hop: rank k sends to rank k+1 through both links while
+    // the slower of the two CPUs sends, receives and adds the chunk, whichever takes longer.
+    // Overlapped, not added: on the edge lab, a Pi 3B pair on its 100 Mbit/s link trains at
+    // the wire's time (the sum predicted 10.9 s for 6.3 s measured), a Pi 4B pair on gigabit
+    // at its CPU's (the sum came closer there: the exchange over loopback costs less than over
+    // the lab's veth, bridge and queues; see docs/evidence/issue-12/exchange).
     const double chunk = bytes / double(n);
     double round = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
@@ -310,7 +311,8 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
         const double latency = 0.5 * (from.rtt_seconds + to.rtt_seconds);
         const double cpu =
             chunk * std::max(from.exchange_seconds_per_byte, to.exchange_seconds_per_byte);
-        round = std::max(round, latency + (std::isfinite(rate) ? chunk / rate : 0.0) + cpu);
+        round =
+            std::max(round, std::max(latency + (std::isfinite(rate) ? chunk / rate : 0.0), cpu));
     }
     return 2.0 * double(n - 1) * round;
 }

@@ -48,8 +48,8 @@ struct DeviceMeasurement
     double down_busy_seconds_per_byte = 0.0;
     QString link_error; // the link could not be measured: the device trains alone or not at all
     // Wall seconds this device's CPU needs per byte of a ring round's chunk (send one, receive
-    // one, add it: measureExchange, gloo over loopback on the device); a ring round adds it,
-    // for the slower end of each hop, to the time on the link (0: not measured).
+    // one, add it: measureExchange, gloo over loopback on the device); a ring round's hop
+    // lasts at least that long at its slower end, whatever the link (0: not measured).
     double exchange_seconds_per_byte = 0.0;
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */

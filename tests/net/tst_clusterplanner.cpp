@@ -93,16 +93,20 @@ void TestClusterPlanner::ringAllreduceByHand()
     QVERIFY(qAbs(p.allreduceSeconds({0, 1, 2}, 1e6) - 4 * (0.004 + 1e6 / 3 / 1e5)) < 1e-9);
     QCOMPARE(p.allreduceSeconds({1}, 1e6), 0.0);
 
-    // A device whose CPU needs 3 us a byte to send, receive and add a chunk: the hops it is
-    // an end of take that on top of the link (500 kB: 1.5 s more than the 0.504 s).
+    // A device whose CPU needs 3 us a byte to send, receive and add a chunk: where that is
+    // longer than the hop over the link it sets the round (500 kB: 1.5 s against 0.504 s).
     devices[1].exchange_seconds_per_byte = 3e-6;
     devices[0].exchange_seconds_per_byte = 1e-6; // the slower end counts
     ClusterPlanner cpuBound(devices, work());
-    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1}, 1e6) - 2 * (0.504 + 1.5)) < 1e-9);
-    // Three: 333 kB rounds; A->B and B->C carry B's 1.0 s, and B->C's link is C's tenth
-    // (3.337 s): 4.337 s a round.
-    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1, 2}, 1e6) -
-                 4 * (0.004 + 1e6 / 3 / 1e5 + 3e-6 * 1e6 / 3)) < 1e-9);
+    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1}, 1e6) - 2 * 1.5) < 1e-9);
+    // Three: 333 kB rounds; B's CPU takes 1.0 s on A->B and B->C, but B->C's link is C's
+    // tenth (3.337 s): the link sets it.
+    QVERIFY(qAbs(cpuBound.allreduceSeconds({0, 1, 2}, 1e6) - 4 * (0.004 + 1e6 / 3 / 1e5)) < 1e-9);
+    // A CPU slower than every link: 13.5 us a byte on B, 4.5 s for a 333 kB chunk against
+    // the slowest hop's 3.337 s: the CPU sets it.
+    devices[1].exchange_seconds_per_byte = 13.5e-6;
+    ClusterPlanner slowCpu(devices, work());
+    QVERIFY(qAbs(slowCpu.allreduceSeconds({0, 1, 2}, 1e6) - 4 * 13.5e-6 * 1e6 / 3) < 1e-9);
 }
 
 void TestClusterPlanner::readyProfileRead()
