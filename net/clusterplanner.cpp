@@ -76,10 +76,10 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
     d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
     d.power_source = p.value(QLatin1String("power_source")).toString();
-    d.exchange_seconds_per_byte = std::max(0.0, p.value(QLatin1String("exchange"))
-                                                    .toMap()
-                                                    .value(QLatin1String("seconds_per_byte"))
-                                                    .toDouble());
+    const QCborMap exchange = p.value(QLatin1String("exchange")).toMap();
+    d.exchange_seconds_per_byte =
+        std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
+    d.exchange_error = exchange.value(QLatin1String("error")).toString();
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     if (link.contains(QLatin1String("error"))) {
         d.link_error = link.value(QLatin1String("error")).toString();

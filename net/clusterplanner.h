@@ -51,6 +51,7 @@ struct DeviceMeasurement
     // one, add it: measureExchange, gloo over loopback on the device); a ring round's hop
     // lasts at least that long at its slower end, whatever the link (0: not measured).
     double exchange_seconds_per_byte = 0.0;
+    QString exchange_error; // why it was not measured (then no CPU bound is known)
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */
     double stepSeconds(std::int64_t batch) const
@@ -137,7 +138,9 @@ struct PlanObjective
  *    epoch: the fixed point of that rule at each device's own share), capped by memory;
  *  - sync: per step the slowest device's compute and update, plus gloo's ring allreduce of the
  *    gradients (2(n-1) rounds of 1/n of them, each round as slow as the ring's slowest hop:
- *    the lower of the sender's up- and the receiver's down-rate, half of both round trips);
+ *    the lower of the sender's up- and the receiver's down-rate and half of both round trips,
+ *    or the slower end's CPU for the chunk — its exchange_seconds_per_byte — if that is
+ *    longer);
  *  - local SGD: the same compute every step, the allreduce of the model every local_steps;
  *  - async: each device computes its part of the data in its own local batches and pushes
  *    gradients up and pulls the model down through its own link; the epoch ends with the

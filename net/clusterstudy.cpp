@@ -580,6 +580,12 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
         a.p90_time_error = errors[std::size_t(std::ceil(0.9 * double(errors.size()))) - 1];
     }
     a.median_profiling_share = median(shares);
+    std::vector<double> regrets;
+    for (const ChoiceCase &c : a.cases)
+        if (c.regret() >= 0)
+            regrets.push_back(c.regret());
+    a.median_regret = median(regrets);
+    a.max_regret = regrets.empty() ? 0.0 : *std::max_element(regrets.begin(), regrets.end());
     return a;
 }
 
@@ -601,13 +607,13 @@ QByteArray ClusterStudy::choiceRunsCsv(const ChoiceAnalysis &a)
 QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
 {
     QByteArray csv = "model,batch,objective,picked,measured_best,rank,measured_subsets,"
-                     "picked_value,best_value\n";
+                     "picked_value,best_value,regret\n";
     for (const ChoiceCase &c : a.cases)
         csv += c.model.toUtf8() + ',' + QByteArray::number(c.batch) + ',' + c.objective.toUtf8() +
                ',' + c.picked.join(QLatin1Char('+')).toUtf8() + ',' +
                c.measured_best.join(QLatin1Char('+')).toUtf8() + ',' + QByteArray::number(c.rank) +
                ',' + QByteArray::number(c.measured) + ',' + num(c.picked_value) + ',' +
-               num(c.best_value) + '\n';
+               num(c.best_value) + ',' + num(c.regret()) + '\n';
     return csv;
 }
 
@@ -622,6 +628,7 @@ core::Json ClusterStudy::choiceSummary(const ChoiceAnalysis &a)
         .set("median_time_error", a.median_time_error)
         .set("p90_time_error", a.p90_time_error);
     j.set("median_profiling_share", a.median_profiling_share);
+    j.set("median_regret", a.median_regret).set("max_regret", a.max_regret);
     core::Json jobs = core::Json::array();
     for (const ChoiceJob &job : a.jobs) {
         core::Json x;

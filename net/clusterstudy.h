@@ -162,6 +162,12 @@ public:
         int rank = 0; // the pick's place in the measured order (1: the best; 0: not measured)
         int measured = 0;
         double picked_value = 0, best_value = 0; // the objective's measured value
+        /** How much worse than the measured best the pick measured: picked / best - 1 (0 for
+         *  the best; -1 when the pick was not measured). */
+        double regret() const
+        {
+            return rank > 0 && best_value > 0 ? picked_value / best_value - 1.0 : -1.0;
+        }
     };
     struct ChoiceJob // one job's plan
     {
@@ -177,7 +183,8 @@ public:
         std::vector<ChoiceJob> jobs;
         int best = 0, best_or_second = 0;
         double median_time_error = 0, p90_time_error = 0; // |predicted - measured| / measured
-        double median_profiling_share = 0; // profiling / (profiling + best training time)
+        double median_profiling_share = 0;        // profiling / (profiling + best training time)
+        double median_regret = 0, max_regret = 0; // over the cases whose pick was measured
         /** Objectives left out: power, energy and EDP need the nodes' power figures. */
         QStringList skipped;
     };

@@ -5,8 +5,8 @@
 #include <gloo/rendezvous/hash_store.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <string>
 #include <thread>
@@ -17,7 +17,8 @@ namespace edgetrain::net {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kMaxPerWindow = 64;
+constexpr int kWindows = 3;
+constexpr int kMaxPerWindow = 100000;
 
 double since(Clock::time_point t)
 {
@@ -25,6 +26,14 @@ double since(Clock::time_point t)
 }
 
 } // namespace
+
+double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double cores)
+{
+    if (bytes == 0 || perAllreduce <= 0.0)
+        return 0.0;
+    const double c = cores > 0.0 ? cores : 1.0;
+    return perAllreduce * std::min(2.0, c) / (2.0 * std::min(1.0, c)) / double(bytes);
+}
 
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds)
 {
@@ -34,10 +43,8 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
         return m;
     const auto began = Clock::now();
     gloo::rendezvous::HashStore store;
-    // Rank 0 decides how many allreduces there are; rank 1 follows its word (a broadcast of
-    // one float after each: 0 to go on, 1 to stop), so both make the same calls.
     std::vector<std::string> errors(2);
-    double perAllreduce = 0.0;
+    double best = 0.0;
     int repeats = 0;
     auto rank = [&](int r) {
         try {
@@ -49,35 +56,35 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
             CollectiveGroup group(store, o);
             std::vector<float> data(floats, 1.0f);
             group.allreduceSum(data.data(), data.size()); // connections warm, buffers touched
-            // Three windows of at least a third of minSeconds and two allreduces each (at most
-            // 64); the best window's mean is kept (on a machine shared with other work the
-            // slower ones timed that work too).
-            float stop = 0.0f;
+            // Calibration: allreduces until a sixth of minSeconds and two have passed (rank 0
+            // says when, after each: both ranks must make the same calls); their mean sets
+            // how many make a window, which then times allreduces alone. Not one allreduce: under
+            // a CPU quota one can fall in the quota's burst and be many times faster.
             group.barrier();
-            auto window = Clock::now();
-            int done = 0, inWindow = 0, windows = 0;
-            double best = 0.0;
-            while (stop == 0.0f) {
+            auto t = Clock::now();
+            int calibrated = 0;
+            for (float more = 1.0f; more != 0.0f;) {
                 group.allreduceSum(data.data(), data.size());
-                ++done;
-                ++inWindow;
-                if (r == 0) {
-                    const double elapsed = since(window);
-                    if ((inWindow >= 2 && elapsed >= minSeconds / 3) || inWindow >= kMaxPerWindow) {
-                        const double mean = elapsed / inWindow;
-                        best = windows == 0 ? mean : std::min(best, mean);
-                        ++windows;
-                        inWindow = 0;
-                        window = Clock::now();
-                    }
-                    stop = windows >= 3 ? 1.0f : 0.0f;
-                }
-                group.broadcast(&stop, 1, 0);
+                ++calibrated;
+                more = calibrated < 2 || since(t) < minSeconds / (2 * kWindows) ? 1.0f : 0.0f;
+                group.broadcast(&more, 1, 0);
             }
-            if (r == 0) {
-                perAllreduce = best;
-                repeats = done;
+            float perWindow = float(
+                std::clamp(std::ceil(minSeconds / kWindows / std::max(since(t) / calibrated, 1e-6)),
+                           2.0, double(kMaxPerWindow)));
+            group.broadcast(&perWindow, 1, 0);
+            const int count = int(perWindow);
+            for (int w = 0; w < kWindows; ++w) {
+                group.barrier();
+                t = Clock::now();
+                for (int i = 0; i < count; ++i)
+                    group.allreduceSum(data.data(), data.size());
+                const double mean = since(t) / count;
+                if (r == 0)
+                    best = w == 0 ? mean : std::min(best, mean);
             }
+            if (r == 0)
+                repeats = kWindows * count;
         } catch (const std::exception &e) {
             errors[std::size_t(r)] = e.what();
         }
@@ -90,11 +97,7 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
             throw CollectiveError("timing an allreduce on this device: " + e);
     m.repeats = repeats;
     m.seconds = since(began);
-    // Per allreduce each of the two ranks handles 2 (n - 1) / n x bytes = bytes of chunks. The
-    // pair shared min(2, cores) of CPU; one ring member has min(1, cores).
-    const double c = cores > 0.0 ? cores : 1.0;
-    m.seconds_per_byte =
-        perAllreduce * std::min(2.0, c) / (2.0 * std::min(1.0, c)) / double(m.bytes);
+    m.seconds_per_byte = ringMemberSecondsPerByte(best, m.bytes, cores);
     return m;
 }
 

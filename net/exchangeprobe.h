@@ -17,15 +17,23 @@ struct ExchangeMeasurement
 };
 
 /**
+ * One ring member's seconds per byte of chunk from a two-rank allreduce of `bytes` timed on
+ * this device (`perAllreduce` wall seconds): each rank handled 2 (n - 1) / n x bytes = bytes of
+ * chunks; the two shared min(2, cores) of CPU where one member of a real ring has min(1, cores)
+ * (one thread). `cores`: the device's CPU quota in cores where it has one, else its processors
+ * (<= 0: one).
+ */
+double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double cores);
+
+/**
  * Times gloo's ring allreduce of `floats` floats between two ranks of this process over
  * loopback (threads, an in-memory rendezvous): each rank does a ring member's whole work per
- * round — send a chunk, receive one, add it — with no link to wait on. `cores` is what this
- * device runs on (its CPU quota in cores where it has one, else its processors): the two ranks
- * share it, where one member of a real ring has it to itself (at most one core, as one
- * thread). Warms up once, then times three windows of at least a third of `minSeconds` and
- * two allreduces each (64 at most) and keeps the best window's mean: on a
- * machine other work shares (an edge lab's other devices profiling) the slower windows timed
- * that work too. Throws CollectiveError if the pair cannot connect.
+ * round — send a chunk, receive one, add it — with no link to wait on. `cores` as for
+ * ringMemberSecondsPerByte. Warms up, then times three windows of at least a third of
+ * `minSeconds` each (the number of allreduces per window fixed beforehand from the warm-up's
+ * time, so nothing but allreduces is timed) and keeps the best window's mean: on a machine
+ * other work shares (an edge lab's other devices profiling) the slower windows timed that work
+ * too. Throws CollectiveError if the pair cannot connect or an allreduce fails.
  */
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
 

@@ -21,6 +21,7 @@
 #include "remotestore.h"
 
 #include <QCborArray>
+#include <QThread>
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +30,6 @@
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <thread>
 
 namespace edgetrain::net {
 
@@ -218,7 +218,9 @@ struct TrainingWorker::Run
      *  the parameters at the phase that holds most: async with pipelining (the push, its bf16
      *  encoding, the frame, the reply's delta and the mirror: up to 9); sync and local SGD
      *  hold fewer (the flat buffer, gloo's scratch, a regroup's broadcast, the weights posted
-     *  at the end, the local-SGD snapshot, an average), profiling 3 (its own model). The fixed
+     *  at the end, the local-SGD snapshot, an average), profiling 4 (its own model, the
+     *  exchange's buffer; the exchange's timing, before that model exists, 3: its two ranks'
+     *  data and gloo's scratch). The fixed
      *  part is for the threads' stacks, the control frames and the kernels' generated code
      *  (what fitProcessBudget measured is inside the budget already). The model's own weights,
      *  gradients and optimizer state were allocated before the limit began. */
@@ -319,6 +321,30 @@ struct TrainingWorker::Run
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
+        // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
+        // its quota's share of each 100 ms period and then stops it: a window of a few periods
+        // would time the burst, not the device. Ten periods at least; 0.2 s elsewhere.
+        const double minSeconds = w.m_context.cpu_quota_cores > 0 ? 1.0 : 0.2;
+        // What an allreduce of this job's gradients (and a sync step's five figures) costs
+        // this device's CPU, per byte of a ring round (the link's part is the probe's): on a
+        // slow or quota-held CPU it, not the wire, can bound a round. First, before the
+        // profiling model exists: the two ranks' buffers and gloo's are the phase's peak.
+        QCborMap exchange;
+        try {
+            const double cores = w.m_context.cpu_quota_cores > 0
+                                     ? w.m_context.cpu_quota_cores
+                                     : double(std::max(1, QThread::idealThreadCount()));
+            const ExchangeMeasurement e =
+                measureExchange(flat->gradientSize() + 5, cores, minSeconds);
+            exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+                                {QStringLiteral("bytes"), qint64(e.bytes)},
+                                {QStringLiteral("repeats"), e.repeats},
+                                {QStringLiteral("seconds"), e.seconds}};
+        } catch (const std::exception &e) { // a CollectiveError, or no thread to be had
+            exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+            qCWarning(lcWorker).noquote() << "the exchange could not be timed:" << e.what();
+        }
+
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
         maxLocalBatch = maxBatch;
@@ -332,10 +358,6 @@ struct TrainingWorker::Run
             large = std::min(large, maxBatch);
         }
         const int steps = std::max(1, job.profile_steps);
-        // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
-        // its quota's share of each 100 ms period and then stops it: a window of a few periods
-        // would time the burst, not the device. Ten periods at least; 0.2 s elsewhere.
-        const double minSeconds = w.m_context.cpu_quota_cores > 0 ? 1.0 : 0.2;
         // Samples drawn across the shard, as an epoch's shuffled order draws them: gathering a
         // batch is part of a step.
         std::vector<std::int64_t> index(static_cast<std::size_t>(std::max(small, large)));
@@ -394,10 +416,14 @@ struct TrainingWorker::Run
         core::Sgd sgd(probe, o);
         core::FlatState probeFlat(probe, &sgd);
         std::vector<float> exchanged(probeFlat.gradientSize() + 5);
+        // The weight alternates between a half and two, so the gradients neither shrink into
+        // subnormal floats (slow on x86) nor to zero (fast) over the repetitions.
+        float weight = 0.5f;
         const double update = timeRepeated([&] {
             probeFlat.copyGradients(exchanged.data());
             for (std::size_t i = 0; i < probeFlat.gradientSize(); ++i)
-                exchanged[i] *= 0.5f;
+                exchanged[i] *= weight;
+            weight = 1.0f / weight;
             probeFlat.setGradients(exchanged.data());
             sgd.step(0.0);
         });
@@ -406,23 +432,6 @@ struct TrainingWorker::Run
         core::Tensor x(probe.batchShape(large), core::MemoryCategory::Activations);
         train->gather(index.data(), large, x.data(), labels.data());
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
-
-        // What an allreduce of this job's gradients costs this device's CPU, per byte of a
-        // ring round (the link's part is the probe's): on a slow or quota-held CPU it, not the
-        // wire, can bound a round.
-        QCborMap exchange;
-        try {
-            const double cores = w.m_context.cpu_quota_cores > 0
-                                     ? w.m_context.cpu_quota_cores
-                                     : double(std::max(1u, std::thread::hardware_concurrency()));
-            const ExchangeMeasurement e = measureExchange(exchanged.size(), cores, minSeconds / 2);
-            exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
-                                {QStringLiteral("bytes"), qint64(e.bytes)},
-                                {QStringLiteral("repeats"), e.repeats},
-                                {QStringLiteral("seconds"), e.seconds}};
-        } catch (const core::Error &e) {
-            exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
-        }
 
         // The link last: the coordinator serves one probe at a time and a node waits its turn,
         // so the probes follow each other once the nodes' timings (each at least a fixed

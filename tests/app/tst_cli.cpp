@@ -699,9 +699,10 @@ void TestCli::studyRunsResumesAndReports()
     QCOMPARE(cases.count('\n'), 5);
     for (const QByteArray &line : cases.split('\n').mid(1, 4)) {
         const QList<QByteArray> cells = line.split(',');
-        QCOMPARE(cells.size(), 9);
+        QCOMPARE(cells.size(), 10);
         QVERIFY2(cells[5].toInt() >= 1 && cells[5].toInt() <= 3, line.constData()); // the rank
         QCOMPARE(cells[6].toInt(), 3); // every subset measured
+        QVERIFY2(cells[9].toDouble() >= 0.0, line.constData()); // the regret: the pick measured
     }
 #ifdef EDGETRAIN_STUDY_REPORT
     QVERIFY(contents(choice + QStringLiteral("/study.pdf")).startsWith("%PDF"));

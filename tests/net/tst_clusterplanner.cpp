@@ -137,10 +137,11 @@ void TestClusterPlanner::readyProfileRead()
     QCborMap failed = profile;
     failed.insert(QStringLiteral("exchange"),
                   QCborMap{{QStringLiteral("error"), QStringLiteral("cannot connect")}});
-    QCOMPARE(
-        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), failed}})
-            .exchange_seconds_per_byte,
-        0.0);
+    const DeviceMeasurement unmeasured =
+        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), failed}});
+    QCOMPARE(unmeasured.exchange_seconds_per_byte, 0.0);
+    QCOMPARE(unmeasured.exchange_error, QStringLiteral("cannot connect"));
+    QVERIFY(d.exchange_error.isEmpty());
 }
 
 void TestClusterPlanner::sharesFollowSpeed()

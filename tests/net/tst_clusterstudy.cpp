@@ -132,7 +132,11 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5\n"), csv.constData());
+    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2\n"), csv.constData());
+    // regret, picked / best - 1: time 6/5, power and energy 0, EDP 270/150 -> median 0.1
+    QVERIFY(qFuzzyCompare(a.cases[0].regret(), 0.2));
+    QVERIFY(qFuzzyCompare(a.median_regret, 0.1));
+    QVERIFY(qFuzzyCompare(a.max_regret, 0.8));
 }
 
 void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
@@ -145,6 +149,7 @@ void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
     QCOMPARE(a.cases.size(), std::size_t(1));
     QCOMPARE(a.cases[0].objective, QStringLiteral("time"));
     QCOMPARE(a.cases[0].rank, 1); // b, the only one measured
+    QCOMPARE(a.cases[0].regret(), 0.0);
     QCOMPARE(a.cases[0].measured, 1);
     QCOMPARE(a.skipped, (QStringList{"power", "energy", "edp"}));
 }
