@@ -701,7 +701,7 @@ void TestCli::studyRunsResumesAndReports()
         const QList<QByteArray> cells = line.split(',');
         QCOMPARE(cells.size(), 10);
         QVERIFY2(cells[5].toInt() >= 1 && cells[5].toInt() <= 3, line.constData()); // the rank
-        QCOMPARE(cells[6].toInt(), 3); // every subset measured
+        QCOMPARE(cells[6].toInt(), 3);                          // every subset measured
         QVERIFY2(cells[9].toDouble() >= 0.0, line.constData()); // the regret: the pick measured
     }
 #ifdef EDGETRAIN_STUDY_REPORT
