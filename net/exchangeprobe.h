@@ -29,9 +29,10 @@ double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double c
  * Times gloo's ring allreduce of `floats` floats between two ranks of this process over
  * loopback (threads, an in-memory rendezvous): each rank does a ring member's whole work per
  * round — send a chunk, receive one, add it — with no link to wait on. `cores` as for
- * ringMemberSecondsPerByte. Warms up, then times three windows of at least a third of
- * `minSeconds` each (the number of allreduces per window fixed beforehand from the warm-up's
- * time, so nothing but allreduces is timed) and keeps the best window's mean: on a machine
+ * ringMemberSecondsPerByte. Warms up, calibrates (allreduces for a sixth of `minSeconds`),
+ * then times three windows planned at a third of `minSeconds` each (the number of allreduces
+ * per window fixed from the calibration's mean, so nothing but allreduces is timed; a window
+ * may run shorter or longer) and keeps the best window's mean: on a machine
  * other work shares (an edge lab's other devices profiling) the slower windows timed that work
  * too. Throws CollectiveError if the pair cannot connect or an allreduce fails.
  */

@@ -331,6 +331,8 @@ struct TrainingWorker::Run
         // profiling model exists: the two ranks' buffers and gloo's are the phase's peak.
         QCborMap exchange;
         try {
+            // The CPU the two ranks really share: the quota, else this machine's processors
+            // (not a device profile's cores, which the power figures use).
             const double cores = w.m_context.cpu_quota_cores > 0
                                      ? w.m_context.cpu_quota_cores
                                      : double(std::max(1, QThread::idealThreadCount()));
@@ -434,8 +436,8 @@ struct TrainingWorker::Run
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
 
         // The link last: the coordinator serves one probe at a time and a node waits its turn,
-        // so the probes follow each other once the nodes' timings (each at least a fixed
-        // time, so they end together) are done. Timed first, they ran beside the other nodes'
+        // so the probes mostly follow the nodes' timings (each has a minimum length; a slow
+        // device's may still be running). Timed first, they ran beside the other nodes'
         // timings, and on an edge lab, where every node shares this machine's cores with the
         // probe's transfers, each disturbed the other (the same Pi 4 profiled at 9 and 20 ns
         // a byte for its exchange).
