@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/fieldcheck.h"
+#include "net/edgelab.h"
 
 #include <QFile>
 
@@ -64,6 +65,20 @@ QStringList names(const core::Json *array)
 QByteArray num(double v)
 {
     return QByteArray::number(v, 'g', 6); // locale-free
+}
+
+/** A subset's configuration: its nodes' configurations, sorted (a node not in the map is its
+ *  own). */
+QStringList configurationOf(const QStringList &nodes,
+                            const std::map<QString, QString> &configurations)
+{
+    QStringList k;
+    for (const QString &n : nodes) {
+        const auto it = configurations.find(n);
+        k.append(it == configurations.end() ? QStringLiteral("node ") + n : it->second);
+    }
+    k.sort();
+    return k;
 }
 
 double median(std::vector<double> v)
@@ -440,7 +455,24 @@ const QStringList &ClusterStudy::objectives()
     return list;
 }
 
-ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord> &records)
+std::map<QString, QString> ClusterStudy::configurations(const LabState &lab)
+{
+    std::map<QString, QString> c;
+    for (const LabNode &n : lab.nodes) {
+        QString d = n.profile_id;
+        if (n.cpu_cores > 0)
+            d += QStringLiteral(", %1 cores").arg(n.cpu_cores, 0, 'g', 4);
+        if (n.memory_limit_bytes > 0)
+            d += QStringLiteral(", %1 MiB").arg(n.memory_limit_bytes >> 20);
+        if (n.link_bits_per_second > 0)
+            d += QStringLiteral(", %1 Mbit/s").arg(double(n.link_bits_per_second) / 1e6, 0, 'g', 4);
+        c[n.name] = d;
+    }
+    return c;
+}
+
+ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord> &records,
+                                                  const std::map<QString, QString> &configurations)
 {
     ChoiceAnalysis a;
     // One job: its plan's candidates (by the subset's names) and its measured subsets.
@@ -568,8 +600,33 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                     c.picked_value = objectiveValue(objective, measured[i].second.first,
                                                     measured[i].second.second);
                 }
+            // The same by configuration: each configuration's runs averaged, the means ranked.
+            std::map<QStringList, std::pair<double, double>> sums; // objective, seconds
+            std::map<QStringList, int> counts;
+            for (const auto &[nodes, m] : measured) {
+                const QStringList k = configurationOf(nodes, configurations);
+                sums[k].first += objectiveValue(objective, m.first, m.second);
+                sums[k].second += m.first;
+                ++counts[k];
+            }
+            std::vector<std::pair<QStringList, std::pair<double, double>>> means;
+            for (const auto &[k, sum] : sums)
+                means.push_back({k, {sum.first / counts[k], sum.second / counts[k]}});
+            std::sort(means.begin(), means.end(), [](const auto &x, const auto &y) {
+                return x.second.first != y.second.first ? x.second.first < y.second.first
+                                                        : x.second.second < y.second.second;
+            });
+            c.configurations = int(means.size());
+            const QStringList picked = configurationOf(pick->nodes, configurations);
+            for (std::size_t i = 0; i < means.size(); ++i)
+                if (c.rank > 0 && means[i].first == picked)
+                    c.configuration_rank = int(i) + 1;
+            a.by_configuration = a.by_configuration || means.size() < measured.size();
             a.best += c.rank == 1;
             a.best_or_second += c.rank == 1 || c.rank == 2;
+            a.best_by_configuration += c.configuration_rank == 1;
+            a.best_or_second_by_configuration +=
+                c.configuration_rank == 1 || c.configuration_rank == 2;
             a.cases.push_back(c);
         }
     }
@@ -607,13 +664,15 @@ QByteArray ClusterStudy::choiceRunsCsv(const ChoiceAnalysis &a)
 QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
 {
     QByteArray csv = "model,batch,objective,picked,measured_best,rank,measured_subsets,"
-                     "picked_value,best_value,regret\n";
+                     "picked_value,best_value,regret,configuration_rank,configurations\n";
     for (const ChoiceCase &c : a.cases)
         csv += c.model.toUtf8() + ',' + QByteArray::number(c.batch) + ',' + c.objective.toUtf8() +
                ',' + c.picked.join(QLatin1Char('+')).toUtf8() + ',' +
                c.measured_best.join(QLatin1Char('+')).toUtf8() + ',' + QByteArray::number(c.rank) +
                ',' + QByteArray::number(c.measured) + ',' + num(c.picked_value) + ',' +
-               num(c.best_value) + ',' + num(c.regret()) + '\n';
+               num(c.best_value) + ',' + num(c.regret()) + ',' +
+               QByteArray::number(c.configuration_rank) + ',' +
+               QByteArray::number(c.configurations) + '\n';
     return csv;
 }
 
@@ -629,6 +688,12 @@ core::Json ClusterStudy::choiceSummary(const ChoiceAnalysis &a)
         .set("p90_time_error", a.p90_time_error);
     j.set("median_profiling_share", a.median_profiling_share);
     j.set("median_regret", a.median_regret).set("max_regret", a.max_regret);
+    j.set("by_configuration", a.by_configuration)
+        .set("best_by_configuration", a.best_by_configuration)
+        .set("best_or_second_by_configuration", a.best_or_second_by_configuration);
+    j.set("best_by_configuration_fraction", a.cases.empty() ? 0.0 : a.best_by_configuration / n)
+        .set("best_or_second_by_configuration_fraction",
+             a.cases.empty() ? 0.0 : a.best_or_second_by_configuration / n);
     core::Json jobs = core::Json::array();
     for (const ChoiceJob &job : a.jobs) {
         core::Json x;

@@ -7,11 +7,14 @@
 #include <QString>
 #include <QStringList>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace edgetrain::net {
+
+struct LabState;
 
 /** One training job of a study: a zoo model on the first `train_limit` Fashion-MNIST images. */
 struct StudyJob
@@ -162,6 +165,12 @@ public:
         int rank = 0; // the pick's place in the measured order (1: the best; 0: not measured)
         int measured = 0;
         double picked_value = 0, best_value = 0; // the objective's measured value
+        /** The pick's place among the measured configurations (1: the best; 0: not measured):
+         *  subsets of alike devices (one profile, one emulation) are one configuration, their
+         *  runs repeated measurements of it, its value their mean. Without the configurations
+         *  (choice() given none) every subset is its own and this is `rank`. */
+        int configuration_rank = 0;
+        int configurations = 0; // configurations measured
         /** How much worse than the measured best the pick measured: picked / best - 1 (0 for
          *  the best; -1 when the pick was not measured). */
         double regret() const
@@ -182,6 +191,11 @@ public:
         std::vector<ChoiceCase> cases;
         std::vector<ChoiceJob> jobs;
         int best = 0, best_or_second = 0;
+        /** The same counted by configuration_rank; `by_configuration` false when choice() had
+         *  no configurations or no two devices were alike (then these equal best and
+         *  best_or_second). */
+        int best_by_configuration = 0, best_or_second_by_configuration = 0;
+        bool by_configuration = false;
         double median_time_error = 0, p90_time_error = 0; // |predicted - measured| / measured
         double median_profiling_share = 0;        // profiling / (profiling + best training time)
         double median_regret = 0, max_regret = 0; // over the cases whose pick was measured
@@ -189,7 +203,16 @@ public:
         QStringList skipped;
     };
     static const QStringList &objectives(); // time, power, energy, edp
-    static ChoiceAnalysis choice(const std::vector<StudyRecord> &records);
+    /** Each node's configuration, alike for devices a lab emulates alike (the profile, its
+     *  speed in this machine's cores, memory and link, not the per-node quota correction):
+     *  name -> a description ("pi3b, 0.101 cores, 100 Mbit/s, 1 GiB"). Empty for an empty lab. */
+    static std::map<QString, QString> configurations(const LabState &lab);
+    /** `configurations`: node name -> configuration (configurations()); a node not in it is its
+     *  own. Two identical boards' runs differ by the lab's noise alone (the study's two Pi 3Bs,
+     *  trained alone on one job: 6.7 and 7.9 s), so which measured best is chance; ranking
+     *  configurations, their runs averaged, judges the pick against what a plan can know. */
+    static ChoiceAnalysis choice(const std::vector<StudyRecord> &records,
+                                 const std::map<QString, QString> &configurations = {});
     static QByteArray choiceRunsCsv(const ChoiceAnalysis &analysis);
     static QByteArray choiceCasesCsv(const ChoiceAnalysis &analysis);
     static core::Json choiceSummary(const ChoiceAnalysis &analysis);

@@ -373,7 +373,7 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
 {
     const bool pi = c.preset == ClusterStudy::Preset::PiCluster;
     const auto rows = ClusterStudy::scaling(c.records);
-    const auto analysis = ClusterStudy::choice(c.records);
+    const auto analysis = ClusterStudy::choice(c.records, ClusterStudy::configurations(c.lab));
     const auto charts = pi ? piClusterCharts(rows) : choiceCharts(analysis);
     const QString chartDir = dir + QStringLiteral("/charts");
     if (!QDir().mkpath(chartDir)) {
@@ -503,6 +503,20 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                .arg(fixed(100 * analysis.median_time_error, 1),
                                     fixed(100 * analysis.p90_time_error, 1),
                                     fixed(100 * analysis.median_profiling_share, 1));
+            if (analysis.by_configuration)
+                text += QObject::tr(" Alike devices (one profile, emulated alike) taken as one: "
+                                    "a subset of them is one configuration, its runs repeated "
+                                    "measurements, ranked by their mean — which of two identical "
+                                    "boards measured better is the lab's noise, not something a "
+                                    "plan can know. So counted, the pick was the best "
+                                    "configuration in %1 of %2 cases (%3), the best or the second "
+                                    "in %4 (%5).")
+                            .arg(analysis.best_by_configuration)
+                            .arg(analysis.cases.size())
+                            .arg(percentOf(analysis.best_by_configuration, analysis.cases.size()))
+                            .arg(analysis.best_or_second_by_configuration)
+                            .arg(percentOf(analysis.best_or_second_by_configuration,
+                                           analysis.cases.size()));
             if (!analysis.skipped.isEmpty())
                 text += QObject::tr(" Left out (the nodes reported no power figures): %1.")
                             .arg(analysis.skipped.join(QStringLiteral(", ")));
@@ -584,13 +598,24 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
             QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
                                       QObject::tr("objective"), QObject::tr("picked"),
                                       QObject::tr("measured best"), QObject::tr("rank")}};
-            for (const auto &k : analysis.cases)
+            if (analysis.by_configuration)
+                table[0].append(QObject::tr("alike as one"));
+            for (const auto &k : analysis.cases) {
                 table.append({k.model, QString::number(k.batch), k.objective,
                               k.picked.join(QLatin1Char('+')),
                               k.measured_best.join(QLatin1Char('+')),
                               k.rank > 0 ? QStringLiteral("%1 of %2").arg(k.rank).arg(k.measured)
                                          : QObject::tr("not measured")});
-            page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
+                if (analysis.by_configuration)
+                    table.back().append(k.configuration_rank > 0 ? QStringLiteral("%1 of %2")
+                                                                       .arg(k.configuration_rank)
+                                                                       .arg(k.configurations)
+                                                                 : QObject::tr("not measured"));
+            }
+            if (analysis.by_configuration)
+                page.table(table, {0.08, 0.07, 0.1, 0.26, 0.25, 0.1, 0.14}, 36);
+            else
+                page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
             page.widget(charts->find(QStringLiteral("selection")),
                         QRectF(area.width() / 4, page.y(), half, chartH));
         }

@@ -459,7 +459,7 @@ int StudyCommand::run(const QStringList &arguments)
         }
         summary.set("rows", std::move(list));
     } else {
-        const auto analysis = ClusterStudy::choice(records);
+        const auto analysis = ClusterStudy::choice(records, ClusterStudy::configurations(lab));
         writeFile(out + QStringLiteral("/cluster-choice-runs.csv"),
                   ClusterStudy::choiceRunsCsv(analysis), &written);
         writeFile(out + QStringLiteral("/cluster-choice-cases.csv"),
@@ -467,11 +467,16 @@ int StudyCommand::run(const QStringList &arguments)
         summary = ClusterStudy::choiceSummary(analysis);
         writeFile(out + QStringLiteral("/summary.json"),
                   QByteArray::fromStdString(summary.dump(1) + "\n"), &written);
-        cli.message("the planner picked the measured best in " + std::to_string(analysis.best) +
-                    " of " + std::to_string(analysis.cases.size()) + " cases, best or second in " +
-                    std::to_string(analysis.best_or_second) + "; median training-time error " +
-                    core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) +
-                    " %");
+        cli.message(
+            "the planner picked the measured best in " + std::to_string(analysis.best) + " of " +
+            std::to_string(analysis.cases.size()) + " cases, best or second in " +
+            std::to_string(analysis.best_or_second) +
+            (analysis.by_configuration
+                 ? " (alike devices as one: " + std::to_string(analysis.best_by_configuration) +
+                       " and " + std::to_string(analysis.best_or_second_by_configuration) + ")"
+                 : std::string()) +
+            "; median training-time error " +
+            core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) + " %");
     }
 #ifdef EDGETRAIN_STUDY_REPORT
     {

@@ -699,11 +699,15 @@ void TestCli::studyRunsResumesAndReports()
     QCOMPARE(cases.count('\n'), 5);
     for (const QByteArray &line : cases.split('\n').mid(1, 4)) {
         const QList<QByteArray> cells = line.split(',');
-        QCOMPARE(cells.size(), 10);
+        QCOMPARE(cells.size(), 12);
         QVERIFY2(cells[5].toInt() >= 1 && cells[5].toInt() <= 3, line.constData()); // the rank
         QCOMPARE(cells[6].toInt(), 3);                          // every subset measured
         QVERIFY2(cells[9].toDouble() >= 0.0, line.constData()); // the regret: the pick measured
+        // no two devices alike: each subset its own configuration, the rank the same
+        QCOMPARE(cells[10], cells[5]);
+        QCOMPARE(cells[11].toInt(), 3);
     }
+    QCOMPARE(summary.value(QLatin1String("by_configuration")).toBool(true), false);
 #ifdef EDGETRAIN_STUDY_REPORT
     QVERIFY(contents(choice + QStringLiteral("/study.pdf")).startsWith("%PDF"));
     QVERIFY(QFile::exists(choice + QStringLiteral("/charts/predicted-vs-measured.svg")));

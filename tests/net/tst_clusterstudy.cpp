@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "net/clusterstudy.h"
+#include "net/edgelab.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -65,6 +66,7 @@ private Q_SLOTS:
     void runsOfEachPreset();
     void choiceRanksThePicksAgainstMeasurement();
     void choiceWithoutPowerJudgesTimeOnly();
+    void choiceTakesAlikeDevicesAsOne();
     void scalingAveragesEpochsAndNodes();
     void recordsRoundTripAndSurviveACutLine();
     void badRecordsNameFileLineAndField();
@@ -132,11 +134,76 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2\n"), csv.constData());
+    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3\n"), csv.constData());
     // regret, picked / best - 1: time 6/5, power and energy 0, EDP 270/150 -> median 0.1
     QVERIFY(qFuzzyCompare(a.cases[0].regret(), 0.2));
     QVERIFY(qFuzzyCompare(a.median_regret, 0.1));
     QVERIFY(qFuzzyCompare(a.max_regret, 0.8));
+}
+
+void TestClusterStudy::choiceTakesAlikeDevicesAsOne()
+{
+    // a1 and a2 are alike (one profile, emulated alike), b is not.
+    net::LabState lab;
+    auto node = [](const char *name, const char *profile, double cores, std::int64_t bits) {
+        net::LabNode n;
+        n.name = QString::fromLatin1(name);
+        n.profile_id = QString::fromLatin1(profile);
+        n.cpu_cores = cores;
+        n.cpu_quota_cores = cores * (name[1] == '1' ? 1.01 : 0.99); // corrected per node
+        n.memory_limit_bytes = std::int64_t(768) << 20;
+        n.link_bits_per_second = bits;
+        return n;
+    };
+    lab.nodes = {node("a1", "pi3b", 0.1, 100000000), node("a2", "pi3b", 0.1, 100000000),
+                 node("b1", "pi5", 0.55, 1000000000)};
+    auto configurations = ClusterStudy::configurations(lab);
+    QCOMPARE(configurations.size(), std::size_t(3));
+    QCOMPARE(configurations["a1"], configurations["a2"]);
+    QVERIFY(configurations["a1"] != configurations["b1"]);
+    QCOMPARE(configurations["a1"], QStringLiteral("pi3b, 0.1 cores, 768 MiB, 100 Mbit/s"));
+    lab.nodes[1].link_bits_per_second = 1000000000; // the same board on another link is not alike
+    QVERIFY(ClusterStudy::configurations(lab)["a1"] != ClusterStudy::configurations(lab)["a2"]);
+
+    // Predicted: a1 5 s 2 W, a2 5.1 s 2 W, b1 4 s 6 W. Picks: time b1; power a1 (a tie, the
+    // faster); energy a1 (10 J); EDP a1 (50).
+    // Measured: a1 6 s 12 J (2 W), a2 4 s 8.4 J (2.1 W), b1 4.5 s 27 J (6 W).
+    StudyRecord plan =
+        planned({candidate({"a1"}, 5, 2), candidate({"a2"}, 5.1, 2), candidate({"b1"}, 4, 6)});
+    const std::vector<StudyRecord> records{plan, trained({"a1"}, 6, 12), trained({"a2"}, 4, 8.4),
+                                           trained({"b1"}, 4.5, 27)};
+    const auto a = ClusterStudy::choice(records, configurations);
+    QCOMPARE(a.cases.size(), std::size_t(4));
+    std::map<QString, std::pair<int, int>> rank; // strict, by configuration
+    for (const auto &c : a.cases) {
+        rank[c.objective] = {c.rank, c.configuration_rank};
+        QCOMPARE(c.configurations, 2);
+    }
+    // time: a2 4 < b1 4.5 < a1 6, the pick second; the pi3b configuration's mean 5 s is slower
+    // than b1's 4.5 (its best run alone would not be), so b1 is the best configuration.
+    QCOMPARE(rank["time"], std::make_pair(2, 1));
+    QCOMPARE(rank["power"], std::make_pair(1, 1));  // a1 2 < a2 2.1 < b1 6
+    QCOMPARE(rank["energy"], std::make_pair(2, 1)); // a2 8.4 < a1 12 < b1 27; pi3b 10.2
+    QCOMPARE(rank["edp"], std::make_pair(2, 1));    // a2 33.6 < a1 72 < b1 121.5; pi3b 52.8
+    QVERIFY(a.by_configuration);
+    QCOMPARE(a.best, 1);
+    QCOMPARE(a.best_or_second, 4);
+    QCOMPARE(a.best_by_configuration, 4);
+    QCOMPARE(a.best_or_second_by_configuration, 4);
+    const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
+    QVERIFY2(csv.contains("lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2\n"), csv.constData());
+    const core::Json summary = ClusterStudy::choiceSummary(a);
+    QCOMPARE(summary.find("best_by_configuration")->toInt(), 4);
+    QCOMPARE(summary.find("by_configuration")->toBool(), true);
+
+    // Without the lab's configurations every subset is its own: the strict ranks.
+    const auto strict = ClusterStudy::choice(records);
+    QVERIFY(!strict.by_configuration);
+    for (const auto &c : strict.cases) {
+        QCOMPARE(c.configuration_rank, c.rank);
+        QCOMPARE(c.configurations, 3);
+    }
+    QCOMPARE(strict.best_by_configuration, strict.best);
 }
 
 void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
