@@ -5,6 +5,7 @@
 #include "numbertext.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace edgetrain::core {
@@ -113,6 +114,14 @@ double DeviceProfile::watts(double utilisation) const
     return power_curve.back().second;
 }
 
+double DeviceProfile::watts(double utilisation, double mhz) const
+{
+    const double w = watts(utilisation);
+    if (mhz <= 0.0 || clock_mhz <= 0 || mhz >= double(clock_mhz))
+        return w;
+    return idle_watts + (w - idle_watts) * std::pow(mhz / double(clock_mhz), frequency_exponent);
+}
+
 bool DeviceProfile::answersTo(const std::string &wanted) const
 {
     return wanted == id || std::find(aliases.begin(), aliases.end(), wanted) != aliases.end();
@@ -141,6 +150,8 @@ Json DeviceProfile::toJson() const
         }
         power.set("curve", std::move(curve));
     }
+    if (frequency_exponent != 1.0)
+        power.set("frequency_exponent", frequency_exponent);
     j.set("power", std::move(power));
     Json s = Json::object();
     for (const auto &[figure, source] : sources)
@@ -185,9 +196,11 @@ DeviceProfile DeviceProfile::fromJson(const Json &json, const std::string &sourc
     p.link_bits_per_second = r.integer("link_bits_per_second", 1000, std::int64_t(1e12));
 
     const Reader power(r.required("power"), source, "power.");
-    power.allowOnly({"idle_watts", "full_watts", "curve"});
+    power.allowOnly({"idle_watts", "full_watts", "curve", "frequency_exponent"});
     p.idle_watts = power.number("idle_watts", 0.0, 1e5);
     p.full_watts = power.number("full_watts", p.idle_watts, 1e5);
+    if (r.required("power").find("frequency_exponent"))
+        p.frequency_exponent = power.number("frequency_exponent", 0.0, 4.0);
     if (const Json *curve = r.required("power").find("curve")) {
         if (!curve->isArray() || curve->toArray().size() < 2)
             r.fail(FieldCheck::mustBe("power.curve", "an array of at least two [utilisation, "

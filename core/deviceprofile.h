@@ -26,11 +26,17 @@ namespace edgetrain::core {
  *      "clock_mhz": 1200, "core_gflops": 1.6, "ram_bytes": 1073741824,
  *      "os_reserved_bytes": 209715200, "link_bits_per_second": 94000000,
  *      "power": {"idle_watts": 1.4, "full_watts": 3.7,
- *                "curve": [[0, 1.4], [0.25, 2.0], [1, 3.7]]},
+ *                "curve": [[0, 1.4], [0.25, 2.0], [1, 3.7]], "frequency_exponent": 1},
  *      "sources": {"core_gflops": "...", "ram_bytes": "...", "link_bits_per_second": "...",
  *                  "power": "..."}}
  * `curve` (optional) is watts against CPU utilisation of the whole device (0..1, increasing,
- * from 0 to 1); without it power is linear between idle and full load.
+ * from 0 to 1); without it power is linear between idle and full load. Both are at the
+ * profile's `clock_mhz`. Below it (a governor's lower step, a thermal or under-voltage cap) the
+ * part above idle scales by (clock / clock_mhz) ^ `frequency_exponent` (optional, 0 to 4,
+ * default 1): CMOS switching power is C V^2 f, proportional to the clock at one voltage; where
+ * the firmware lowers the voltage with the clock it falls faster, and a measured exponent
+ * belongs in the profile with its source. The paper's regression (its Equation 1) fits power
+ * to clock and utilisation alike.
  */
 struct DeviceProfile
 {
@@ -50,7 +56,8 @@ struct DeviceProfile
     double idle_watts = 0.0;
     double full_watts = 0.0;
     std::vector<std::pair<double, double>> power_curve; // (utilisation 0..1, watts)
-    std::map<std::string, std::string> sources;         // figure -> where it comes from
+    double frequency_exponent = 1.0;
+    std::map<std::string, std::string> sources; // figure -> where it comes from
 
     /** RAM a training job may use on it: ram_bytes - os_reserved_bytes. */
     std::int64_t usableBytes() const { return ram_bytes - os_reserved_bytes; }
@@ -59,6 +66,9 @@ struct DeviceProfile
     /** Watts at a CPU utilisation of the whole device (clamped to 0..1): the curve, or linear
      *  between idle and full load. */
     double watts(double utilisation) const;
+    /** The same at a CPU clock of `mhz` (<= 0, or no clock_mhz: the profile's clock; above it:
+     *  the profile's figures, which are for its full speed). */
+    double watts(double utilisation, double mhz) const;
     /** Whether `wanted` is its id or one of its aliases. */
     bool answersTo(const std::string &wanted) const;
 

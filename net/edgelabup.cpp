@@ -359,6 +359,7 @@ void LabBuilder::makeNode(const core::DeviceProfile &profile, int number)
                      m_lab.key_file,
                      QStringLiteral("--device-profile"),
                      profilePath,
+                     QStringLiteral("--emulated"),
                      QStringLiteral("--memory-limit"),
                      QString::number(std::max<std::int64_t>(usable - kAgentBytes, usable / 2)),
                      QStringLiteral("--print-port")};

@@ -51,6 +51,9 @@ struct NodeOptions
     /** The device it says it is (--device-profile): its cores, RAM, arch and CPU instead of this
      *  machine's. */
     std::optional<core::DeviceProfile> device_profile;
+    /** The device_profile is emulated on this machine (--emulated, as the edge lab starts its
+     *  nodes): this machine's power sensors, clock and temperature are not the device's. */
+    bool emulated = false;
 };
 
 /**

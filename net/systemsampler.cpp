@@ -352,19 +352,26 @@ SystemSample SystemSampler::sample()
     s.agent_rss_bytes = meminfoBytes(readFile(QStringLiteral("/proc/self/status")), "VmRSS:");
     s.load1 = readFile(QStringLiteral("/proc/loadavg")).split(' ').value(0).toDouble();
     bool ok = false;
-    const double khz =
-        readFile(QStringLiteral("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"))
-            .trimmed()
-            .toDouble(&ok);
-    if (ok)
+    const double khz = m_emulated
+                           ? 0.0
+                           : readFile(m_sys + QStringLiteral("/devices/system/cpu/cpu0/cpufreq/"
+                                                             "scaling_cur_freq"))
+                                 .trimmed()
+                                 .toDouble(&ok);
+    if (ok && khz > 0)
         s.cpu_mhz = khz / 1000.0;
-    const double milli =
-        readFile(QStringLiteral("/sys/class/thermal/thermal_zone0/temp")).trimmed().toDouble(&ok);
+    ok = false;
+    const double milli = m_emulated
+                             ? 0.0
+                             : readFile(m_sys + QStringLiteral("/class/thermal/thermal_zone0/temp"))
+                                   .trimmed()
+                                   .toDouble(&ok);
     if (ok)
         s.temperature_c = milli / 1000.0;
 
-    // Power: measured if a sensor exposes it, else the device profile's model at this load.
-    if (const auto sensor = readPowerSensors()) {
+    // Power: measured if a sensor exposes it, else the device profile's model at this load and
+    // clock.
+    if (const auto sensor = m_emulated ? std::nullopt : readPowerSensors()) {
         if (sensor->watts) {
             s.power_watts = sensor->watts;
         } else if (sensor->joules && seconds > 0) { // RAPL: joules since the previous sample
@@ -374,7 +381,7 @@ SystemSample SystemSampler::sample()
         }
         s.power_source = sensor->source;
     } else if (m_profile) {
-        s.power_watts = m_profile->watts(s.cpu_percent / 100.0);
+        s.power_watts = m_profile->watts(s.cpu_percent / 100.0, s.cpu_mhz.value_or(0.0));
         s.power_source = QStringLiteral("estimated: ") + QString::fromStdString(m_profile->id);
     }
     if (s.power_watts && seconds > 0)

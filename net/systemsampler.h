@@ -29,11 +29,11 @@ struct SystemSample
     double agent_rx_bytes_per_second = 0.0;
     double agent_tx_bytes_per_second = 0.0;
     double load1 = 0.0;
-    std::optional<double> cpu_mhz;       // where cpufreq is exposed
-    std::optional<double> temperature_c; // where a thermal zone exists
+    std::optional<double> cpu_mhz;       // where cpufreq is exposed (not on an emulated device)
+    std::optional<double> temperature_c; // where a thermal zone exists (the same)
     /** The device's power since the previous sample: measured where the device exposes it
      *  (powercap/RAPL energy counters, hwmon power sensors), else estimated from its device
-     *  profile's power model at this CPU utilisation; absent when neither is there. */
+     *  profile's power model at this CPU utilisation and clock; absent when neither is there. */
     std::optional<double> power_watts;
     QString power_source;       // "rapl", "hwmon" (measured) or "estimated: <profile id>"
     double energy_joules = 0.0; // the agent's running total of power_watts x time since it started
@@ -85,9 +85,16 @@ public:
     /** `sysRoot`: where /sys is (tests give a folder of fake sensor files). */
     explicit SystemSampler(QString sysRoot = QStringLiteral("/sys"));
     SystemSample sample();
-    /** The power model used where no sensor measures the device (an edge-lab node's, or a
-     *  device started with --device-profile). */
-    void setPowerModel(const core::DeviceProfile &profile) { m_profile = profile; }
+    /** The power model used where no sensor measures the device (a device started with
+     *  --device-profile), at the CPU's clock where cpufreq shows it. `emulated`: the device is
+     *  the profile, emulated on this machine (an edge-lab node): this machine's power sensors,
+     *  clock and temperature are not the device's, so none is read and the model runs at the
+     *  profile's clock. */
+    void setPowerModel(const core::DeviceProfile &profile, bool emulated = false)
+    {
+        m_profile = profile;
+        m_emulated = emulated;
+    }
     /** The device's power idle and busy with `threads` computing, for the cluster planner: from
      *  the device profile's model (idle: nothing running; busy: the share of the device — or of
      *  its cgroup CPU quota — that `threads` keep busy); `idle_measured` replaces the idle
@@ -125,6 +132,7 @@ private:
     void readSockets(Counters &c);
     QString m_sys;
     std::optional<core::DeviceProfile> m_profile;
+    bool m_emulated = false;
     std::optional<double> m_lastSensorJoules;     // RAPL's counter at the previous sample
     std::map<QString, std::uint64_t> m_raplLast;  // per domain: the counter's last value
     std::map<QString, std::uint64_t> m_raplTotal; // per domain: microjoules counted since start

@@ -87,6 +87,11 @@ static int run(int argc, char **argv)
                         "such as pi3b, or a .json file): its cores, RAM, arch and "
                         "CPU. The edge lab starts its nodes with it."),
          QStringLiteral("P")});
+    parser.addOption(
+        {QStringLiteral("emulated"),
+         QStringLiteral("The --device-profile is emulated on this machine (the edge lab starts "
+                        "its nodes so): this machine's power sensors, CPU clock and temperature "
+                        "are not the device's; its power is the profile's estimate.")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
                       QStringLiteral("P")});
@@ -151,6 +156,14 @@ static int run(int argc, char **argv)
             std::fprintf(stderr, "edgetrain-node: --device-profile: %s\n", e.what());
             return 2;
         }
+    }
+    if (parser.isSet(QStringLiteral("emulated"))) {
+        if (!options.device_profile) {
+            std::fprintf(stderr, "edgetrain-node: --emulated needs --device-profile (the device "
+                                 "it emulates)\n");
+            return 2;
+        }
+        options.emulated = true;
     }
     core::setDefaultThreadCount(config.threads); // the training thread takes it up
     if (options.memory_limit >= 0) // tensor memory kept for reuse never takes it past the limit

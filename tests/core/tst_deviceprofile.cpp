@@ -40,6 +40,7 @@ private Q_SLOTS:
     void badProfileNamesFileAndField_data();
     void badProfileNamesFileAndField();
     void powerIsLinearOrFollowsTheCurve();
+    void powerFollowsTheClock();
 };
 
 void TestDeviceProfile::builtInProfilesParse()
@@ -141,6 +142,36 @@ void TestDeviceProfile::powerIsLinearOrFollowsTheCurve()
     QCOMPARE(p.watts(0.125), 2.25); // halfway to the first knee
     QCOMPARE(p.watts(0.625), 3.5);  // halfway between the knees
     QCOMPARE(p.watts(-1.0), 1.5);
+}
+
+void TestDeviceProfile::powerFollowsTheClock()
+{
+    // kGood: 1.5 W idle, 4.0 W at full load, at 1200 MHz.
+    DeviceProfile p = DeviceProfile::fromJson(Json::parse(kGood), "good.json");
+    QCOMPARE(p.frequency_exponent, 1.0);
+    QCOMPARE(p.watts(1.0, 600.0), 2.75);   // the part above idle at half the clock: halved
+    QCOMPARE(p.watts(0.5, 900.0), 2.4375); // 1.5 + 1.25 x 0.75
+    QCOMPARE(p.watts(0.0, 600.0), 1.5);    // idle is idle
+    QCOMPARE(p.watts(1.0, 0.0), 4.0);      // no clock known: the profile's
+    QCOMPARE(p.watts(1.0, 3000.0), 4.0);   // above the profile's clock (a boost): its full load
+    p = DeviceProfile::fromJson(
+        Json::parse(edited("\"full_watts\": 4.0", "\"full_watts\": 4.0, "
+                                                  "\"frequency_exponent\": 2")),
+        "squared.json");
+    QCOMPARE(p.watts(1.0, 600.0), 2.125); // 1.5 + 2.5 x 0.25
+    const DeviceProfile again = DeviceProfile::fromJson(p.toJson(), "again.json");
+    QCOMPARE(again.frequency_exponent, 2.0);
+    try {
+        DeviceProfile::fromJson(
+            Json::parse(edited("\"full_watts\": 4.0", "\"full_watts\": 4.0, "
+                                                      "\"frequency_exponent\": 7")),
+            "bad.json");
+        QFAIL("an exponent of 7 was accepted");
+    } catch (const SpecError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(
+                     QLatin1String("bad.json: field \"power.frequency_exponent\" must be")),
+                 e.what());
+    }
 }
 
 QTEST_APPLESS_MAIN(TestDeviceProfile)

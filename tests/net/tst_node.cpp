@@ -421,21 +421,39 @@ void TestNode::powerMeasuredOrEstimated()
         QCOMPARE(*s.power_watts, 2.5);
         QVERIFY(s.energy_joules > 0.3 && s.energy_joules < 1.5);
     }
+    edgetrain::core::DeviceProfile pi;
+    pi.id = "pi3b";
+    pi.clock_mhz = 1200;
+    pi.idle_watts = 1.4;
+    pi.full_watts = 3.7;
+    // The CPU at half the profile's clock (a governor's step, a thermal cap).
+    QVERIFY(write(QStringLiteral("devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"), "600000\n"));
+    {
+        // An emulated device (an edge-lab node): the profile's model at the profile's clock,
+        // not this machine's sensor, clock or temperature.
+        QVERIFY(write(QStringLiteral("class/thermal/thermal_zone0/temp"), "45000\n"));
+        SystemSampler sampler(sys.path());
+        sampler.setPowerModel(pi, true);
+        QTest::qWait(100);
+        const SystemSample s = sampler.sample();
+        QCOMPARE(s.power_source, QStringLiteral("estimated: pi3b"));
+        QVERIFY(!s.cpu_mhz.has_value());
+        QVERIFY(!s.temperature_c.has_value());
+        QCOMPARE(*s.power_watts, pi.watts(s.cpu_percent / 100.0));
+    }
     QVERIFY(QDir(sys.filePath(QStringLiteral("class/hwmon"))).removeRecursively());
     {
         SystemSampler sampler(sys.path());
         QTest::qWait(100);
         QVERIFY(!sampler.sample().power_watts.has_value()); // no sensor, no profile: no figure
-        edgetrain::core::DeviceProfile pi;
-        pi.id = "pi3b";
-        pi.idle_watts = 1.4;
-        pi.full_watts = 3.7;
         sampler.setPowerModel(pi);
         QTest::qWait(100);
         const SystemSample s = sampler.sample();
         QCOMPARE(s.power_source, QStringLiteral("estimated: pi3b"));
         QVERIFY(!s.powerMeasured());
-        QCOMPARE(*s.power_watts, pi.watts(s.cpu_percent / 100.0));
+        QCOMPARE(*s.cpu_mhz, 600.0); // this device's clock, read
+        QCOMPARE(*s.temperature_c, 45.0);
+        QCOMPARE(*s.power_watts, pi.watts(s.cpu_percent / 100.0, 600.0));
     }
 }
 
