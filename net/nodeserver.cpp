@@ -373,6 +373,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     context.busy_watts = power.busy_watts;
     context.power_source = power.source;
     context.cpu_quota_cores = m_sampler.cgroup().cpu_cores;
+    context.cpu_period_seconds = m_sampler.cgroup().cpu_period_seconds;
     context.busy_cores = power.busy_cores;
     context.coordinator_host = s->channel->peerHost().toStdString();
     if (job->dataset == QLatin1String("shipped")) {

@@ -140,6 +140,7 @@ CgroupLimits CgroupLimits::read()
                 .toDouble();
         if (quota > 0 && period > 0) {
             g.cpu_cores = quota / period;
+            g.cpu_period_seconds = period / 1e6;
             // cpuacct may be a hierarchy of its own, where this process sits elsewhere (or at
             // the root): then the process's own CPU time stands for the cgroup's.
             const QString usage =
@@ -152,6 +153,7 @@ CgroupLimits CgroupLimits::read()
             readFile(root + v2 + QStringLiteral("/cpu.max")).trimmed().split(' ');
         if (max.size() == 2 && max[0] != "max" && max[1].toDouble() > 0) {
             g.cpu_cores = max[0].toDouble() / max[1].toDouble();
+            g.cpu_period_seconds = max[1].toDouble() / 1e6;
             g.cpu_usage_file = root + v2 + QStringLiteral("/cpu.stat");
         }
     }

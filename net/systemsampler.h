@@ -63,7 +63,8 @@ struct DeviceInfo
  */
 struct CgroupLimits
 {
-    double cpu_cores = 0.0; // the CPU quota in cores (0: none)
+    double cpu_cores = 0.0;          // the CPU quota in cores (0: none)
+    double cpu_period_seconds = 0.0; // the quota's period (0: no quota)
     QString cpu_usage_file; // cpuacct.usage (ns) or cpu.stat (usage_usec); empty: the process's
     std::int64_t memory_limit_bytes = 0; // 0: none
     QString memory_usage_file;           // memory.usage_in_bytes or memory.current

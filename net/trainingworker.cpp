@@ -322,9 +322,13 @@ struct TrainingWorker::Run
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
-        // its quota's share of each 100 ms period and then stops it: a window of a few periods
-        // would time the burst, not the device. Ten periods at least; 0.2 s elsewhere.
-        const double minSeconds = w.m_context.cpu_quota_cores > 0 ? 1.0 : 0.2;
+        // its quota's share of each period and then stops it: a window of a few periods would
+        // time the burst, not the device. Each window at least 0.2 s and ten periods (the lab's
+        // are 10-20 ms; the kernel's default 100 ms; unknown: that).
+        const double period =
+            w.m_context.cpu_period_seconds > 0 ? w.m_context.cpu_period_seconds : 0.1;
+        const double minSeconds =
+            w.m_context.cpu_quota_cores > 0 ? std::clamp(10 * period, 0.2, 1.0) : 0.2;
         // What an allreduce of this job's gradients (and a sync step's five figures) costs
         // this device's CPU, per byte of a ring round (the link's part is the probe's): on a
         // slow or quota-held CPU it, not the wire, can bound a round. First, before the
@@ -336,8 +340,12 @@ struct TrainingWorker::Run
             const double cores = w.m_context.cpu_quota_cores > 0
                                      ? w.m_context.cpu_quota_cores
                                      : double(std::max(1, QThread::idealThreadCount()));
+            // Its three windows ten periods each at least: the best of shorter ones can be a
+            // burst (a lab Pi 3B's once timed at a twentieth of its usual figure).
+            const double exchangeSeconds =
+                w.m_context.cpu_quota_cores > 0 ? std::max(minSeconds, 30 * period) : minSeconds;
             const ExchangeMeasurement e =
-                measureExchange(flat->gradientSize() + 5, cores, minSeconds);
+                measureExchange(flat->gradientSize() + 5, cores, exchangeSeconds);
             exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
                                 {QStringLiteral("bytes"), qint64(e.bytes)},
                                 {QStringLiteral("repeats"), e.repeats},

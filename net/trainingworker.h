@@ -43,7 +43,8 @@ struct WorkerContext
     // The device's power idle and busy for the planner (SystemSampler::powerFigures); < 0: not
     // known.
     double idle_watts = -1.0, busy_watts = -1.0;
-    double cpu_quota_cores = 0.0; // the node's cgroup CPU quota (0: none)
+    double cpu_quota_cores = 0.0;    // the node's cgroup CPU quota (0: none)
+    double cpu_period_seconds = 0.0; // its period
     double busy_cores = 1.0; // the CPU busy_watts is for (SystemSampler::PowerFigures::busy_cores)
     std::string coordinator_host; // the control connection's peer (the link probe's host)
     QString power_source;
