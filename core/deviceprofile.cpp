@@ -119,7 +119,8 @@ double DeviceProfile::watts(double utilisation, double mhz) const
     const double w = watts(utilisation);
     if (mhz <= 0.0 || clock_mhz <= 0 || mhz >= double(clock_mhz))
         return w;
-    return idle_watts + (w - idle_watts) * std::pow(mhz / double(clock_mhz), frequency_exponent);
+    const double idle = watts(0.0);
+    return idle + (w - idle) * std::pow(mhz / double(clock_mhz), frequency_exponent);
 }
 
 bool DeviceProfile::answersTo(const std::string &wanted) const

@@ -471,6 +471,36 @@ std::map<QString, QString> ClusterStudy::configurations(const LabState &lab)
     return c;
 }
 
+void ClusterStudy::writeConfigurations(const QString &path,
+                                       const std::map<QString, QString> &configurations)
+{
+    core::Json j = core::Json::object();
+    for (const auto &[name, description] : configurations)
+        j.set(name.toStdString(), description.toStdString());
+    QFile file(path);
+    const QByteArray data = QByteArray::fromStdString(j.dump(1) + "\n");
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(data) != data.size())
+        throw core::IoError("cannot write '" + path.toStdString() + "'");
+}
+
+std::map<QString, QString> ClusterStudy::readConfigurations(const QString &path)
+{
+    std::map<QString, QString> c;
+    if (!QFile::exists(path))
+        return c;
+    const core::Json j = core::Json::parseFile(path.toStdString(), "cannot read");
+    if (!j.isObject())
+        throw core::FormatError(path.toStdString() +
+                                ": must be an object of node names and their configurations");
+    for (const auto &[name, description] : j.toObject()) {
+        if (!description.isString())
+            throw core::FormatError(path.toStdString() + ": \"" + name +
+                                    "\" must be a configuration's description (a string)");
+        c[QString::fromStdString(name)] = QString::fromStdString(description.toString());
+    }
+    return c;
+}
+
 ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord> &records,
                                                   const std::map<QString, QString> &configurations)
 {
@@ -580,7 +610,7 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                 continue;
             std::vector<std::pair<QStringList, std::pair<double, double>>> measured(
                 job.measured.begin(), job.measured.end());
-            std::sort(measured.begin(), measured.end(), [&](const auto &x, const auto &y) {
+            std::stable_sort(measured.begin(), measured.end(), [&](const auto &x, const auto &y) {
                 const double vx = objectiveValue(objective, x.second.first, x.second.second);
                 const double vy = objectiveValue(objective, y.second.first, y.second.second);
                 return vx != vy ? vx < vy : x.second.first < y.second.first;
@@ -612,14 +642,14 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
             std::vector<std::pair<QStringList, std::pair<double, double>>> means;
             for (const auto &[k, sum] : sums)
                 means.push_back({k, {sum.first / counts[k], sum.second / counts[k]}});
-            std::sort(means.begin(), means.end(), [](const auto &x, const auto &y) {
+            std::stable_sort(means.begin(), means.end(), [](const auto &x, const auto &y) {
                 return x.second.first != y.second.first ? x.second.first < y.second.first
                                                         : x.second.second < y.second.second;
             });
             c.configurations = int(means.size());
             const QStringList picked = configurationOf(pick->nodes, configurations);
             for (std::size_t i = 0; i < means.size(); ++i)
-                if (c.rank > 0 && means[i].first == picked)
+                if (means[i].first == picked)
                     c.configuration_rank = int(i) + 1;
             a.by_configuration = a.by_configuration || means.size() < measured.size();
             a.best += c.rank == 1;

@@ -167,8 +167,10 @@ public:
         double picked_value = 0, best_value = 0; // the objective's measured value
         /** The pick's place among the measured configurations (1: the best; 0: not measured):
          *  subsets of alike devices (one profile, one emulation) are one configuration, their
-         *  runs repeated measurements of it, its value their mean. Without the configurations
-         *  (choice() given none) every subset is its own and this is `rank`. */
+         *  runs repeated measurements of it, its value their mean (so a pick whose own subset
+         *  did not run is ranked by its configuration's other runs). Without the configurations
+         *  (choice() given none) every subset is its own and this is `rank`. Fewer entries to
+         *  rank make a first place likelier by chance too: `configurations` says how many. */
         int configuration_rank = 0;
         int configurations = 0; // configurations measured
         /** How much worse than the measured best the pick measured: picked / best - 1 (0 for
@@ -205,12 +207,20 @@ public:
     static const QStringList &objectives(); // time, power, energy, edp
     /** Each node's configuration, alike for devices a lab emulates alike (the profile, its
      *  speed in this machine's cores, memory and link, not the per-node quota correction):
-     *  name -> a description ("pi3b, 0.101 cores, 100 Mbit/s, 1 GiB"). Empty for an empty lab. */
+     *  name -> a description ("pi3b, 0.0973 cores, 832 MiB, 98.7 Mbit/s"). Empty for an empty
+     *  lab. */
     static std::map<QString, QString> configurations(const LabState &lab);
+    /** DIR/configurations.json, the study's lab's configurations kept beside its runs (the lab
+     *  is gone when a later --report-only reads them): {"name": "description", ...}. read:
+     *  empty if the file is absent; FormatError naming the file if it is not such an object. */
+    static void writeConfigurations(const QString &path,
+                                    const std::map<QString, QString> &configurations);
+    static std::map<QString, QString> readConfigurations(const QString &path);
     /** `configurations`: node name -> configuration (configurations()); a node not in it is its
-     *  own. Two identical boards' runs differ by the lab's noise alone (the study's two Pi 3Bs,
-     *  trained alone on one job: 6.7 and 7.9 s), so which measured best is chance; ranking
-     *  configurations, their runs averaged, judges the pick against what a plan can know. */
+     *  own. Two alike boards' runs are taken to differ by the lab's noise (the study's two Pi
+     *  3Bs, trained alone on one job: 6.7 and 7.9 s, predicted 6.46 and 6.37), so which
+     *  measured best is treated as chance; ranking configurations, their runs averaged, judges
+     *  the pick against the devices' kinds, not against one run of each twin. */
     static ChoiceAnalysis choice(const std::vector<StudyRecord> &records,
                                  const std::map<QString, QString> &configurations = {});
     static QByteArray choiceRunsCsv(const ChoiceAnalysis &analysis);

@@ -48,7 +48,8 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
         m_info.arch = QString::fromStdString(p->arch);
         m_info.cpu_model = QString::fromStdString(p->cpu_model);
         m_info.device_profile = QString::fromStdString(p->id);
-        m_sampler.setPowerModel(*p, m_options.emulated);
+        m_sampler.setPowerModel(*p, m_options.emulated ? SystemSampler::Device::Emulated
+                                                       : SystemSampler::Device::ThisMachine);
     }
     connect(&m_server, &QTcpServer::newConnection, this, &NodeServer::onConnection);
     connect(&m_discovery, &QUdpSocket::readyRead, this, &NodeServer::onDatagrams);

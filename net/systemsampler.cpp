@@ -316,6 +316,8 @@ SystemSample SystemSampler::sample()
         s.agent_cpu_percent = 100.0 * double(now.agent_ticks - m_last.agent_ticks) / totalTicks;
     }
     const double seconds = double(now.nanoseconds - m_last.nanoseconds) / 1e9;
+    if (m_emulated && m_cgroup.cpu_cores <= 0) // the device is this agent, not the machine
+        s.cpu_percent = s.agent_cpu_percent;
     if (m_cgroup.cpu_cores > 0 && seconds > 0) { // the device is the quota
         // A usage file unreadable for one sample (0) must not wrap round to a huge figure.
         const bool cgroupUsage = !m_cgroup.cpu_usage_file.isEmpty() && now.cgroup_cpu_ns > 0 &&

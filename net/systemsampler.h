@@ -87,14 +87,16 @@ public:
     explicit SystemSampler(QString sysRoot = QStringLiteral("/sys"));
     SystemSample sample();
     /** The power model used where no sensor measures the device (a device started with
-     *  --device-profile), at the CPU's clock where cpufreq shows it. `emulated`: the device is
-     *  the profile, emulated on this machine (an edge-lab node): this machine's power sensors,
-     *  clock and temperature are not the device's, so none is read and the model runs at the
-     *  profile's clock. */
-    void setPowerModel(const core::DeviceProfile &profile, bool emulated = false)
+     *  --device-profile), at the CPU's clock where cpufreq shows it. Device::Emulated: the
+     *  device is the profile, emulated on this machine (an edge-lab node): this machine's power
+     *  sensors, clock and temperature are not the device's, so none is read and the model runs
+     *  at the profile's clock; without a CPU quota the device's utilisation is this agent's
+     *  own CPU (a share of the machine), not the whole machine's. */
+    enum class Device { ThisMachine, Emulated };
+    void setPowerModel(const core::DeviceProfile &profile, Device device = Device::ThisMachine)
     {
         m_profile = profile;
-        m_emulated = emulated;
+        m_emulated = device == Device::Emulated;
     }
     /** The device's power idle and busy with `threads` computing, for the cluster planner: from
      *  the device profile's model (idle: nothing running; busy: the share of the device — or of

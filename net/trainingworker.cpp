@@ -323,12 +323,13 @@ struct TrainingWorker::Run
         const auto began = Clock::now();
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each period and then stops it: a window of a few periods would
-        // time the burst, not the device. Each window at least 0.2 s and ten periods (the lab's
-        // are 10-20 ms; the kernel's default 100 ms; unknown: that).
+        // time the burst, not the device (a window gains up to one period's quota). Each window
+        // at least ten periods and 0.2 s, at most 1 s (the lab's periods are 10-100 ms, 2 ms
+        // of the device's CPU each; the kernel's default 100 ms; unknown: that).
+        const bool quota = w.m_context.cpu_quota_cores > 0;
         const double period =
             w.m_context.cpu_period_seconds > 0 ? w.m_context.cpu_period_seconds : 0.1;
-        const double minSeconds =
-            w.m_context.cpu_quota_cores > 0 ? std::clamp(10 * period, 0.2, 1.0) : 0.2;
+        const double minSeconds = quota ? std::clamp(10 * period, 0.2, 1.0) : 0.2;
         // What an allreduce of this job's gradients (and a sync step's five figures) costs
         // this device's CPU, per byte of a ring round (the link's part is the probe's): on a
         // slow or quota-held CPU it, not the wire, can bound a round. First, before the
@@ -340,10 +341,10 @@ struct TrainingWorker::Run
             const double cores = w.m_context.cpu_quota_cores > 0
                                      ? w.m_context.cpu_quota_cores
                                      : double(std::max(1, QThread::idealThreadCount()));
-            // Its three windows ten periods each at least: the best of shorter ones can be a
-            // burst (a lab Pi 3B's once timed at a twentieth of its usual figure).
+            // Its three windows ten periods each (at most 1.5 s in all): the best of shorter
+            // ones can be a burst (a lab Pi 3B's once timed at a twentieth of its usual figure).
             const double exchangeSeconds =
-                w.m_context.cpu_quota_cores > 0 ? std::max(minSeconds, 30 * period) : minSeconds;
+                quota ? std::clamp(30 * period, minSeconds, 1.5) : minSeconds;
             const ExchangeMeasurement e =
                 measureExchange(flat->gradientSize() + 5, cores, exchangeSeconds);
             exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
@@ -406,12 +407,14 @@ struct TrainingWorker::Run
         };
         const double smallSeconds = timeSteps(small);
         const double largeSeconds = large > small ? timeSteps(large) : smallSeconds;
-        // The same rule for the update and evaluation, over half the window each.
+        // The same rule for the update and evaluation, over half the window each (ten periods
+        // at least under a quota).
+        const double halfWindow = quota ? std::max(minSeconds / 2, 10 * period) : minSeconds / 2;
         auto timeRepeated = [&](const std::function<void()> &work) {
             work(); // first touch
             const auto begin = Clock::now();
             int rounds = 0;
-            while (rounds < steps || (secondsSince(begin) < minSeconds / 2 && rounds < 100000)) {
+            while (rounds < steps || (secondsSince(begin) < halfWindow && rounds < 100000)) {
                 work();
                 ++rounds;
             }

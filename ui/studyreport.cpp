@@ -373,7 +373,7 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
 {
     const bool pi = c.preset == ClusterStudy::Preset::PiCluster;
     const auto rows = ClusterStudy::scaling(c.records);
-    const auto analysis = ClusterStudy::choice(c.records, ClusterStudy::configurations(c.lab));
+    const auto analysis = ClusterStudy::choice(c.records, c.configurations);
     const auto charts = pi ? piClusterCharts(rows) : choiceCharts(analysis);
     const QString chartDir = dir + QStringLiteral("/charts");
     if (!QDir().mkpath(chartDir)) {

@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <map>
 #include <vector>
 
 namespace edgetrain::ui {
@@ -15,6 +16,7 @@ struct StudyReportContent
 {
     net::ClusterStudy::Preset preset = net::ClusterStudy::Preset::PiCluster;
     net::LabState lab;
+    std::map<QString, QString> configurations; // cluster-choice: ClusterStudy::choice's
     std::vector<net::StudyRecord> records;
     int runs_planned = 0;
 };

@@ -176,7 +176,8 @@ int StudyCommand::run(const QStringList &arguments)
                            "model (pi-cluster: 1-2 nodes).");
     cli.addOption("fresh", "Start over: set aside runs.jsonl of an earlier study in --out.");
     cli.addOption("report-only", "Run nothing: write the CSV files, charts and PDF from the runs "
-                                 "already in --out (and --lab's description, if given).");
+                                 "already in --out (and --lab's description, if given; else "
+                                 "the study's configurations.json).");
     cli.addOption("run-timeout", "A run taking longer is stopped and recorded as failed.",
                   "DURATION", "1800s");
     if (!cli.parse())
@@ -276,6 +277,16 @@ int StudyCommand::run(const QStringList &arguments)
                          "planner takes at most " +
                          std::to_string(net::ClusterPlanner::kMaxDevices) + ", not " +
                          std::to_string(names.size()));
+    // Which nodes are alike: the lab's, kept beside the runs for a later --report-only.
+    std::map<QString, QString> configurations;
+    if (*preset == ClusterStudy::Preset::ClusterChoice) {
+        const QString path = out + QStringLiteral("/configurations.json");
+        configurations = ClusterStudy::configurations(lab);
+        if (!configurations.empty())
+            ClusterStudy::writeConfigurations(path, configurations);
+        else
+            configurations = ClusterStudy::readConfigurations(path);
+    }
     std::vector<StudyRun> runs = ClusterStudy::runs(options, names);
     std::set<QString> wanted;
     for (const StudyRun &r : runs)
@@ -459,7 +470,7 @@ int StudyCommand::run(const QStringList &arguments)
         }
         summary.set("rows", std::move(list));
     } else {
-        const auto analysis = ClusterStudy::choice(records, ClusterStudy::configurations(lab));
+        const auto analysis = ClusterStudy::choice(records, configurations);
         writeFile(out + QStringLiteral("/cluster-choice-runs.csv"),
                   ClusterStudy::choiceRunsCsv(analysis), &written);
         writeFile(out + QStringLiteral("/cluster-choice-cases.csv"),
@@ -483,6 +494,7 @@ int StudyCommand::run(const QStringList &arguments)
         ui::StudyReportContent content;
         content.preset = *preset;
         content.lab = lab;
+        content.configurations = configurations;
         content.records = records;
         content.runs_planned = total;
         QString error;

@@ -708,6 +708,12 @@ void TestCli::studyRunsResumesAndReports()
         QCOMPARE(cells[11].toInt(), 3);
     }
     QCOMPARE(summary.value(QLatin1String("by_configuration")).toBool(true), false);
+    // the lab's configurations kept beside the runs, one a node
+    const QJsonObject kept =
+        QJsonDocument::fromJson(contents(choice + QStringLiteral("/configurations.json"))).object();
+    QCOMPARE(kept.size(), 2);
+    QVERIFY2(kept.value(QLatin1String("pi3b-1")).toString().startsWith(QLatin1String("pi3b")),
+             qPrintable(kept.value(QLatin1String("pi3b-1")).toString()));
 #ifdef EDGETRAIN_STUDY_REPORT
     QVERIFY(contents(choice + QStringLiteral("/study.pdf")).startsWith("%PDF"));
     QVERIFY(QFile::exists(choice + QStringLiteral("/charts/predicted-vs-measured.svg")));

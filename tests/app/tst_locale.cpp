@@ -264,8 +264,9 @@ void TestLocale::monitorCsv()
     key.close();
     QFile::setPermissions(keyFile, QFile::ReadOwner | QFile::WriteOwner);
     // as a Pi 3B: its power is the profile's estimate, so the CSV carries watts and joules too
-    NodeProcess node(QStringLiteral("pi, rack 2"), keyFile,
-                     {QStringLiteral("--device-profile"), QStringLiteral("pi3")});
+    NodeProcess node(
+        QStringLiteral("pi, rack 2"), keyFile,
+        {QStringLiteral("--device-profile"), QStringLiteral("pi3"), QStringLiteral("--emulated")});
     QVERIFY2(node.waitReady(), qPrintable(node.log()));
     const Run nodes =
         cliIn(kGerman, {"nodes", "--probe", QStringLiteral("127.0.0.1:%1").arg(node.discoveryPort),

@@ -204,6 +204,25 @@ void TestClusterStudy::choiceTakesAlikeDevicesAsOne()
         QCOMPARE(c.configurations, 3);
     }
     QCOMPARE(strict.best_by_configuration, strict.best);
+
+    // Kept beside the runs (the lab is gone when a later --report-only reads them).
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("configurations.json"));
+    QVERIFY(ClusterStudy::readConfigurations(path).empty()); // none kept: none
+    ClusterStudy::writeConfigurations(path, configurations);
+    QCOMPARE(ClusterStudy::readConfigurations(path), configurations);
+    QFile bad(path);
+    QVERIFY(bad.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    bad.write("{\"a1\": 3}");
+    bad.close();
+    try {
+        ClusterStudy::readConfigurations(path);
+        QFAIL("a number was taken for a configuration");
+    } catch (const core::FormatError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(path) &&
+                     QString::fromUtf8(e.what()).contains(QLatin1String("\"a1\"")),
+                 e.what());
+    }
 }
 
 void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()

@@ -198,7 +198,8 @@ void TstGui::initTestCase()
         // The second says it is a Raspberry Pi 4: it reports the profile's facts and power.
         QStringList extra{QStringLiteral("--threads"), QStringLiteral("1")};
         if (i == 2)
-            extra << QStringLiteral("--device-profile") << QStringLiteral("pi4");
+            extra << QStringLiteral("--device-profile") << QStringLiteral("pi4")
+                  << QStringLiteral("--emulated");
         m_nodes.push_back(
             std::make_unique<NodeProcess>(QStringLiteral("gui-node-%1").arg(i), m_keyFile, extra));
         QVERIFY2(m_nodes.back()->waitReady(), qPrintable(m_nodes.back()->log()));
