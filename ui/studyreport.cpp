@@ -507,8 +507,8 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 text += QObject::tr(" Alike devices (one profile, emulated alike) taken as one: "
                                     "a subset of them is one configuration, its runs repeated "
                                     "measurements, ranked by their mean — which of two identical "
-                                    "boards measured better is the lab's noise, not something a "
-                                    "plan can know. So counted, the pick was the best "
+                                    "boards measured better is treated as the lab's noise. So "
+                                    "counted, the pick was the best "
                                     "configuration in %1 of %2 cases (%3), the best or the second "
                                     "in %4 (%5).")
                             .arg(analysis.best_by_configuration)
