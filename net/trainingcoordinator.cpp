@@ -47,6 +47,10 @@ struct TrainingCoordinator::Member
     // trains them, and how many samples of them its applied pushes have covered.
     std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
     std::int64_t applied = 0;
+    // sync and local SGD: the final weights as it sent them (every rank of the last group does;
+    // they are the same model), whole once the last of their chunks came.
+    QByteArray weights;
+    bool weightsWhole = false;
 
     QString label() const { return node.label(); }
 };
@@ -768,9 +772,20 @@ void TrainingCoordinator::finish(const QString &error)
         m_result.max_staleness = m_ps->maxStaleness();
         m_result.pushes = m_ps->pushes();
         m_result.held_pushes = m_ps->held();
-    } else if (!m_weights.isEmpty() && m_weights.size() % qsizetype(sizeof(float)) == 0) {
-        m_result.weights.resize(std::size_t(m_weights.size()) / sizeof(float));
-        std::memcpy(m_result.weights.data(), m_weights.constData(), std::size_t(m_weights.size()));
+    } else {
+        // Every rank of the last group sent the final weights: rank 0's, or, if that node was
+        // lost before they all came (a partition at the very end), the lowest rank's that did.
+        const Member *from = nullptr;
+        for (const auto &m : m_members)
+            if (m->weightsWhole && !m->weights.isEmpty() &&
+                m->weights.size() % qsizetype(sizeof(float)) == 0 &&
+                (!from || (m->rank >= 0 && (from->rank < 0 || m->rank < from->rank))))
+                from = m.get();
+        if (from) {
+            m_result.weights.resize(std::size_t(from->weights.size()) / sizeof(float));
+            std::memcpy(m_result.weights.data(), from->weights.constData(),
+                        std::size_t(from->weights.size()));
+        }
     }
     // The best epoch's model instead of the last, when it arrived whole and has the same size.
     if (m_keepBest && m_bestComplete && m_bestEpoch > 0 && !m_result.weights.empty() &&
@@ -1015,9 +1030,11 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         m->evalBody = body;
         maybeEpochEval();
     } else if (type == Message::Weights) {
-        if (cborInteger(body.value(QStringLiteral("index"))) == 0)
-            m_weights.clear();
-        m_weights.append(body.value(QStringLiteral("data")).toByteArray());
+        const qint64 index = cborInteger(body.value(QStringLiteral("index")));
+        if (index == 0)
+            m->weights.clear();
+        m->weights.append(body.value(QStringLiteral("data")).toByteArray());
+        m->weightsWhole = index + 1 == cborInteger(body.value(QStringLiteral("total")));
     } else if (type == Message::BestWeights) {
         // Chunks of the model of the epoch asked for; a late answer for an older best is dropped.
         if (cborInteger(body.value(QStringLiteral("epoch"))) != m_bestEpoch)

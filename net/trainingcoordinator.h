@@ -242,7 +242,6 @@ private:
     QTimer m_reconnectTimer;
     QElapsedTimer m_clock;
     std::unique_ptr<ParameterServer> m_ps;
-    QByteArray m_weights; // assembled from rank 0's chunks
     Selection m_selection;
     bool m_linkProbe = false;
     std::unique_ptr<LinkProbeServer> m_probeServer;

@@ -1178,9 +1178,10 @@ void TrainingWorker::run()
                      {QStringLiteral("profile"), profile}});
         const bool cancelled =
             m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);
-        // The final weights: from rank 0 of the collective modes (all ranks hold them);
+        // The final weights: from every rank of the collective modes (all hold them, and the
+        // coordinator keeps rank 0's, or another's if rank 0 is lost before its last chunk);
         // in async mode the coordinator's parameter server has them already.
-        if (m_job.mode != TrainingMode::Async && run.joined && run.group.rank == 0)
+        if (m_job.mode != TrainingMode::Async && run.joined)
             run.withAverage([&] { run.postWeights(Message::Weights); });
         // Inactive before the last message: once the coordinator has it, it may send the next
         // job at once, and the node must not find this one still running (it joins this

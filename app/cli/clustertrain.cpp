@@ -362,6 +362,10 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     if (!s.save_path.empty() && !r.weights.empty()) {
         net::saveClusterWeights(s.spec, s.options.seed, r.weights, s.save_path);
         cli.message("weights saved to " + s.save_path);
+    } else if (!s.save_path.empty() && r.finished && !r.cancelled) {
+        cli.message("error: the final weights did not reach this machine (every node that held "
+                    "them was lost before they arrived): nothing saved to " +
+                    s.save_path);
     }
 
     core::Json json;
@@ -512,8 +516,11 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
     json.set("seconds", r.seconds).set("cancelled", r.cancelled).set("finished", r.finished);
     if (!r.error.isEmpty())
         json.set("error", r.error.toStdString());
+    const bool unsaved = !s.save_path.empty() && r.weights.empty() && r.finished && !r.cancelled;
     if (!s.save_path.empty() && !r.weights.empty())
         json.set("weights", s.save_path);
+    else if (unsaved)
+        json.set("weights_error", "the final weights did not arrive: nothing saved");
     if (cli.json())
         cli.printJson(json);
     if (!r.error.isEmpty()) {
@@ -524,7 +531,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         cli.message("cancelled");
         return ExitFailure;
     }
-    return ExitSuccess;
+    return unsaved ? ExitFailure : ExitSuccess;
 }
 
 } // namespace edgetrain::app
