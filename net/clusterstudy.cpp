@@ -631,17 +631,21 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                                                     measured[i].second.second);
                 }
             // The same by configuration: each configuration's runs averaged, the means ranked.
-            std::map<QStringList, std::pair<double, double>> sums; // objective, seconds
-            std::map<QStringList, int> counts;
+            struct Sum
+            {
+                double value = 0, seconds = 0;
+                int runs = 0;
+            };
+            std::map<QStringList, Sum> sums;
             for (const auto &[nodes, m] : measured) {
-                const QStringList k = configurationOf(nodes, configurations);
-                sums[k].first += objectiveValue(objective, m.first, m.second);
-                sums[k].second += m.first;
-                ++counts[k];
+                Sum &sum = sums[configurationOf(nodes, configurations)];
+                sum.value += objectiveValue(objective, m.first, m.second);
+                sum.seconds += m.first;
+                ++sum.runs;
             }
-            std::vector<std::pair<QStringList, std::pair<double, double>>> means;
+            std::vector<std::pair<QStringList, std::pair<double, double>>> means; // value, seconds
             for (const auto &[k, sum] : sums)
-                means.push_back({k, {sum.first / counts[k], sum.second / counts[k]}});
+                means.push_back({k, {sum.value / sum.runs, sum.seconds / sum.runs}});
             std::stable_sort(means.begin(), means.end(), [](const auto &x, const auto &y) {
                 return x.second.first != y.second.first ? x.second.first < y.second.first
                                                         : x.second.second < y.second.second;

@@ -355,23 +355,20 @@ SystemSample SystemSampler::sample()
     }
     s.agent_rss_bytes = meminfoBytes(readFile(QStringLiteral("/proc/self/status")), "VmRSS:");
     s.load1 = readFile(QStringLiteral("/proc/loadavg")).split(' ').value(0).toDouble();
-    bool ok = false;
-    const double khz = m_emulated
-                           ? 0.0
-                           : readFile(m_sys + QStringLiteral("/devices/system/cpu/cpu0/cpufreq/"
-                                                             "scaling_cur_freq"))
+    if (!m_emulated) { // an emulated device's clock and temperature are not this machine's
+        bool ok = false;
+        const double khz =
+            readFile(m_sys + QStringLiteral("/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"))
+                .trimmed()
+                .toDouble(&ok);
+        if (ok && khz > 0)
+            s.cpu_mhz = khz / 1000.0;
+        const double milli = readFile(m_sys + QStringLiteral("/class/thermal/thermal_zone0/temp"))
                                  .trimmed()
                                  .toDouble(&ok);
-    if (ok && khz > 0)
-        s.cpu_mhz = khz / 1000.0;
-    ok = false;
-    const double milli = m_emulated
-                             ? 0.0
-                             : readFile(m_sys + QStringLiteral("/class/thermal/thermal_zone0/temp"))
-                                   .trimmed()
-                                   .toDouble(&ok);
-    if (ok)
-        s.temperature_c = milli / 1000.0;
+        if (ok)
+            s.temperature_c = milli / 1000.0;
+    }
 
     // Power: measured if a sensor exposes it, else the device profile's model at this load and
     // clock.

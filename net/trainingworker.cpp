@@ -338,9 +338,8 @@ struct TrainingWorker::Run
         try {
             // The CPU the two ranks really share: the quota, else this machine's processors
             // (not a device profile's cores, which the power figures use).
-            const double cores = w.m_context.cpu_quota_cores > 0
-                                     ? w.m_context.cpu_quota_cores
-                                     : double(std::max(1, QThread::idealThreadCount()));
+            const double cores = quota ? w.m_context.cpu_quota_cores
+                                       : double(std::max(1, QThread::idealThreadCount()));
             // Its three windows ten periods each (at most 1.5 s in all): the best of shorter
             // ones can be a burst (a lab Pi 3B's once timed at a twentieth of its usual figure).
             const double exchangeSeconds =
