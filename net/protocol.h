@@ -61,6 +61,7 @@ namespace Action {
 inline constexpr QLatin1String Field{"action"};
 inline constexpr QLatin1String Start{"start"};       // the group is formed: train
 inline constexpr QLatin1String Continue{"continue"}; // the next epoch
+// (also in answer to an epoch_eval: a part of the test set a lost node left; evaluates_more)
 inline constexpr QLatin1String Evaluate{"evaluate"}; // validate this epoch's model, then go on
 inline constexpr QLatin1String Regroup{"regroup"};   // a member was lost: join the new group
 inline constexpr QLatin1String Stop{"stop"};         // the job ends

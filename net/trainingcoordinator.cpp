@@ -40,7 +40,11 @@ struct TrainingCoordinator::Member
     qint64 readyRequest = -1, failedRequest = -1, doneRequest = -1, evalRequest = -1,
            pushRequest = -1;
     bool pushCompressed = false; // its held push came in bfloat16: the reply is a delta
-    QCborMap doneBody, evalBody;
+    QCborMap doneBody;
+    // The epoch's evaluation: the part (first, end) of the test set it was given and has not
+    // reported (first == end: none), and what the parts it reported summed to.
+    std::pair<std::int64_t, std::int64_t> testPart{0, 0};
+    TestSums tested;
     QCborMap readyBody;    // its speed and profile, as it said when ready
     bool released = false; // not chosen to train: told to stop before the group formed
     // async: the ranges (first, count) of this epoch's sample order it trains, in the order it
@@ -485,6 +489,8 @@ void TrainingCoordinator::maybeEpochDone()
     QByteArray weights;
     if (m_ps)
         weights = floatBytes(m_ps->resultWeights());
+    m_untested.clear();
+    m_lostTested = {};
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
         QCborMap body{{Action::Field, m_stopping ? Action::Stop : Action::Evaluate},
@@ -492,6 +498,8 @@ void TrainingCoordinator::maybeEpochDone()
                       {QStringLiteral("test_end"), qint64(begin + parts[i])}};
         if (m_ps)
             body.insert(QStringLiteral("weights"), weights);
+        if (!m_stopping)
+            members[i]->testPart = {begin, begin + parts[i]};
         begin += parts[i];
         reply(members[i], members[i]->doneRequest, body);
         members[i]->doneRequest = -1;
@@ -506,6 +514,12 @@ void TrainingCoordinator::maybeEpochEval()
     const auto members = atBarrier(&Member::evalRequest);
     if (members.empty())
         return;
+    // A node lost while evaluating took its part of the test set with it: the epoch's figures
+    // would be of the rest, and the model (the weights a run saves) would not score them on
+    // the whole test set (CI's chaos run, seed 7683: 637 of 1000 samples). The others evaluate
+    // that part on the same model first.
+    if (!m_untested.empty() && !m_stopping && handOutUntested(members))
+        return; // they report again when they have evaluated it
     ClusterEpoch e;
     e.epoch = m_epoch;
     e.nodes = int(members.size());
@@ -532,10 +546,13 @@ void TrainingCoordinator::maybeEpochEval()
         const double speed = d.value(QStringLiteral("compute_images_per_second")).toDouble();
         if (speed > 0)
             m->speed = speed;
-        testLoss += m->evalBody.value(QStringLiteral("loss_sum")).toDouble();
-        testCorrect += double(cborInteger(m->evalBody.value(QStringLiteral("correct"))));
-        e.test_count += cborInteger(m->evalBody.value(QStringLiteral("count")));
+        testLoss += m->tested.loss;
+        testCorrect += double(m->tested.correct);
+        e.test_count += m->tested.count;
     }
+    testLoss += m_lostTested.loss;
+    testCorrect += double(m_lostTested.correct);
+    e.test_count += m_lostTested.count;
     // async: what members lost in this epoch had trained (their pushes were applied) counts
     // too; the loss and accuracy are of the samples whose figures reached us.
     e.samples = std::int64_t(std::llround(seen)) + (m_ps ? m_lostApplied : 0);
@@ -611,7 +628,7 @@ void TrainingCoordinator::maybeEpochEval()
         reply(m, m->evalRequest, body);
         m->evalRequest = -1;
         m->doneBody = {};
-        m->evalBody = {};
+        m->tested = {};
     }
     if (!last && !m_stopping)
         assignShards();
@@ -708,6 +725,57 @@ bool TrainingCoordinator::handOutOrphans(const std::vector<Member *> &members)
              .arg(names.join(QStringLiteral(", "))));
     m_orphans.clear();
     return true;
+}
+
+void TrainingCoordinator::leaveEvaluation(Member *m)
+{
+    if (m->testPart.second > m->testPart.first)
+        m_untested.push_back(m->testPart);
+    m_lostTested.loss += m->tested.loss;
+    m_lostTested.correct += m->tested.correct;
+    m_lostTested.count += m->tested.count;
+    m->testPart = {0, 0};
+    m->tested = {};
+}
+
+bool TrainingCoordinator::handOutUntested(const std::vector<Member *> &members)
+{
+    // A whole part to each node that takes one, the rest as they report: evaluating a part is
+    // short next to an epoch, and the members wait at the barrier anyway.
+    bool any = false;
+    for (Member *m : members) {
+        if (m_untested.empty())
+            break;
+        if (!m->readyBody.value(QStringLiteral("evaluates_more")).toBool())
+            continue; // an older node ends its evaluation with its own part
+        const auto [first, end] = m_untested.back();
+        m_untested.pop_back();
+        m->testPart = {first, end};
+        reply(m, m->evalRequest,
+              QCborMap{{Action::Field, Action::Evaluate},
+                       {QStringLiteral("test_begin"), qint64(first)},
+                       {QStringLiteral("test_end"), qint64(end)}});
+        m->evalRequest = -1;
+        qCInfo(lcCoordinator).noquote()
+            << QStringLiteral("%1 evaluates test samples %2-%3 of epoch %4 that a lost node left")
+                   .arg(m->label())
+                   .arg(first)
+                   .arg(end - 1)
+                   .arg(m_epoch);
+        any = true;
+    }
+    if (!any) {
+        std::int64_t total = 0;
+        for (const auto &[first, end] : m_untested)
+            total += end - first;
+        qCWarning(lcCoordinator).noquote()
+            << QStringLiteral("%1 test samples of epoch %2 go unevaluated: no node left can take "
+                              "a lost node's part")
+                   .arg(total)
+                   .arg(m_epoch);
+        m_untested.clear();
+    }
+    return any;
 }
 
 void TrainingCoordinator::releaseHeldPushes()
@@ -850,6 +918,7 @@ void TrainingCoordinator::onLost(Member *m, const QString &reason)
     m->readyRequest = m->failedRequest = m->doneRequest = m->evalRequest = m->pushRequest = -1;
     if (wasActive) {
         m_groupBroken = true; // async: the next epoch's shares leave it out
+        leaveEvaluation(m);
         if (m_ps) {
             m_ps->removeWorker(m->id);
             orphanRest(m);
@@ -1027,7 +1096,10 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
         maybeRegroup();
     } else if (type == Message::EpochEval) {
         m->evalRequest = request;
-        m->evalBody = body;
+        m->tested.loss += body.value(QStringLiteral("loss_sum")).toDouble();
+        m->tested.correct += cborInteger(body.value(QStringLiteral("correct")));
+        m->tested.count += cborInteger(body.value(QStringLiteral("count")));
+        m->testPart = {0, 0};
         maybeEpochEval();
     } else if (type == Message::Weights) {
         const qint64 index = cborInteger(body.value(QStringLiteral("index")));
@@ -1072,6 +1144,7 @@ void TrainingCoordinator::memberFailed(Member *m, const QString &message)
     m->state = Member::State::Failed;
     if (wasActive) {
         m_groupBroken = true;
+        leaveEvaluation(m);
         if (m_ps) { // nobody waits for its clock any more
             m_ps->removeWorker(m->id);
             orphanRest(m);

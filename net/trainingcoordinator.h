@@ -174,6 +174,12 @@ Q_SIGNALS:
 private:
     struct Member;
     struct Waiter;
+    /** What evaluating parts of the test set gave, summed. */
+    struct TestSums
+    {
+        double loss = 0.0; // summed over the samples
+        std::int64_t correct = 0, count = 0;
+    };
     enum class Phase { Starting, Training, Finished };
 
     void attach(Member *m, ControlClient *client);
@@ -201,6 +207,12 @@ private:
     /** async, at the epoch's barrier: the orphaned samples to `members` that can take them (by
      *  speed). False if nobody took any (then the epoch goes on without them). */
     bool handOutOrphans(const std::vector<Member *> &members);
+    /** A member leaves the run: the part of the test set it was given and did not report goes
+     *  to m_untested, what the parts it did report summed to stays in the epoch's figures. */
+    void leaveEvaluation(Member *m);
+    /** At the evaluation's barrier: m_untested's parts to `members` that can take them. False
+     *  if nobody took any (then the epoch is reported without them). */
+    bool handOutUntested(const std::vector<Member *> &members);
     void maybeFinish();
     void releaseHeldPushes();
     /** A member's job failed (or it broke the protocol): out of the run, the others go on. */
@@ -235,6 +247,10 @@ private:
     // not train, and the samples those members' applied pushes did train.
     std::vector<std::pair<std::int64_t, std::int64_t>> m_orphans;
     std::int64_t m_lostApplied = 0;
+    // The epoch's evaluation: parts (first, end) of the test set that members lost while
+    // evaluating them left unreported, and what the parts members since lost did report.
+    std::vector<std::pair<std::int64_t, std::int64_t>> m_untested;
+    TestSums m_lostTested;
     std::vector<std::unique_ptr<Member>> m_members;
     std::map<QString, QByteArray> m_store;
     std::vector<std::unique_ptr<Waiter>> m_waiters;

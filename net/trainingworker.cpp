@@ -828,24 +828,29 @@ struct TrainingWorker::Run
             throw core::FormatError("the parameter server's weights have the wrong size");
         if (reply.contains(QStringLiteral("weights")))
             flat->setAveraged(buffer.data());
-        const std::int64_t begin = cborInteger(reply.value(QStringLiteral("test_begin")));
-        const std::int64_t end = cborInteger(reply.value(QStringLiteral("test_end")));
-        core::EvalResult ev;
-        if (test && begin >= 0 && end > begin && end <= test->size()) {
-            w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
-            ev = withAverage([&] {
-                return core::Trainer::evaluate(*model, core::RangeView(*test, begin, end),
-                                               evaluationBatch(), link.stopFlag());
-            });
-            checkMemory();
-            w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
-        }
-        QCborMap answer = link.request(
-            Message::EpochEval, QCborMap{{QStringLiteral("epoch"), epoch},
-                                         {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
-                                         {QStringLiteral("correct"),
-                                          qint64(std::llround(ev.accuracy * double(ev.count)))},
-                                         {QStringLiteral("count"), qint64(ev.count)}});
+        // The part of the test set the coordinator names, evaluated and reported; again while it
+        // answers with another (Action::Evaluate: a part a node lost while evaluating left).
+        QCborMap answer = reply;
+        do {
+            const std::int64_t begin = cborInteger(answer.value(QStringLiteral("test_begin")));
+            const std::int64_t end = cborInteger(answer.value(QStringLiteral("test_end")));
+            core::EvalResult ev;
+            if (test && begin >= 0 && end > begin && end <= test->size()) {
+                w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("evaluating"); });
+                ev = withAverage([&] {
+                    return core::Trainer::evaluate(*model, core::RangeView(*test, begin, end),
+                                                   evaluationBatch(), link.stopFlag());
+                });
+                checkMemory();
+                w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("training"); });
+            }
+            answer = link.request(Message::EpochEval,
+                                  QCborMap{{QStringLiteral("epoch"), epoch},
+                                           {QStringLiteral("loss_sum"), ev.loss * double(ev.count)},
+                                           {QStringLiteral("correct"),
+                                            qint64(std::llround(ev.accuracy * double(ev.count)))},
+                                           {QStringLiteral("count"), qint64(ev.count)}});
+        } while (answer.value(Action::Field).toString() == Action::Evaluate);
         if (answer.contains(QStringLiteral("send_weights"))) // a new best (keep-best runs)
             withAverage([&] {
                 postWeights(Message::BestWeights,
@@ -1174,6 +1179,8 @@ void TrainingWorker::run()
                      {QStringLiteral("buffer_floats"), qint64(run.flat->bufferSize())},
                      // async: it trains a lost node's rest of an epoch when asked (Action::More)
                      {QStringLiteral("takes_more"), true},
+                     // it evaluates a part of the test set a lost node left (Action::Evaluate)
+                     {QStringLiteral("evaluates_more"), true},
                      {QStringLiteral("profile"), profile}});
         const bool cancelled =
             m_job.mode == TrainingMode::Async ? run.runAsync(ready) : run.runCollective(ready);
