@@ -65,7 +65,8 @@ private:
 /**
  * The node's end: measures its link to the probe server at host:port — round trip, then
  * uploads and downloads that grow until one takes at least 50 ms (so a shaper's burst and TCP's
- * slow start are not taken for bandwidth), the better of two at that size. Sends `token` first.
+ * slow start are not taken for bandwidth; each next size is what the last one's rate moves in
+ * ~90 ms), the better of two at that size. Sends `token` first.
  * Blocking, with a 30 s timeout per transfer (it may wait its turn); throws core::IoError naming
  * the address if the server refuses, closes or does not answer.
  */
