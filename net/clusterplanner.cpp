@@ -80,7 +80,10 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.exchange_seconds_per_byte =
         std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
     d.exchange_error = exchange.value(QLatin1String("error")).toString();
+    d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
+    d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
+    d.link_waited_seconds = std::max(0.0, link.value(QLatin1String("waited_seconds")).toDouble());
     if (link.contains(QLatin1String("error"))) {
         d.link_error = link.value(QLatin1String("error")).toString();
     } else if (link.isEmpty()) {

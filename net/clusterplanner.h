@@ -52,6 +52,11 @@ struct DeviceMeasurement
     // lasts at least that long at its slower end, whatever the link (0: not measured).
     double exchange_seconds_per_byte = 0.0;
     QString exchange_error; // why it was not measured (then no CPU bound is known)
+    // What profiling took on this device: its timings (from the end of loading the data to
+    // its job_ready, with any wait for its link probe), the probe itself (which runs beside
+    // the loading, and includes waiting its turn at the coordinator's probe server), and the
+    // wait for the probe after the timings (0: none, or an older node).
+    double profile_seconds = 0.0, link_probe_seconds = 0.0, link_waited_seconds = 0.0;
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */
     double stepSeconds(std::int64_t batch) const
@@ -186,10 +191,12 @@ struct ClusterPlanResult
     std::vector<DeviceMeasurement> devices;
     std::vector<PlanCandidate> ranked;   // best first
     std::optional<PlanCandidate> chosen; // the best that can run within the limits
-    double profiling_seconds = 0.0;      // the longest node's profile (its link probe included)
-    double link_probe_seconds = 0.0;     // of it, the longest link probe
-    QString error;                       // why nothing could be planned (no or too many nodes)
-    PlanObjective objective;             // what it was ranked by
+    // The longest node's profile (its timings, with any wait for its link probe), and the
+    // longest link probe (run beside the loading of the data; its turn at the server too).
+    double profiling_seconds = 0.0;
+    double link_probe_seconds = 0.0;
+    QString error;           // why nothing could be planned (no or too many nodes)
+    PlanObjective objective; // what it was ranked by
 };
 /** Measurements from each ready node (name, job_ready body), the work from the job, every
  *  candidate in `modes`, ranked by `objective`. */

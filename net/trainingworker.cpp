@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <numeric>
 #include <random>
 
@@ -312,12 +313,44 @@ struct TrainingWorker::Run
         return p.fits ? job.batch + 1 : p.max_batch;
     }
 
+    /** The node's link to the coordinator, measured with timed transfers to its probe server
+     *  (measureLink): the figures profile() sends, or an error. Runs on its own thread, while
+     *  the worker loads the job's data: the coordinator serves one probe at a time, and after
+     *  the timings the nodes queued for it (five lab devices' probes, one after another, were
+     *  1.0-1.2 s of a 2.6 s profile) where loading the data takes seconds on a slow device
+     *  anyway. The probe costs a node little CPU (its CPU time per byte is measured: ~2 ns),
+     *  so the loading beside it is hardly slower. Mostly before the nodes' timings, as they
+     *  were after them: on an edge lab, where every node shares this machine's cores with the
+     *  probe's transfers, probes beside the timings disturbed them (the same Pi 4 profiled at
+     *  9 and 20 ns a byte for its exchange); a fast node may still time beside a slow node's
+     *  probe. */
+    QCborMap probeLink() const
+    {
+        try {
+            const LinkMeasurement m =
+                measureLink(QString::fromStdString(w.m_context.coordinator_host),
+                            quint16(job.link_probe_port), job.link_probe_token.toLatin1());
+            // The transfers' CPU as a share of what the device's power figure is for.
+            const double cores = w.m_context.busy_cores;
+            return QCborMap{
+                {QStringLiteral("rtt_seconds"), m.rtt_seconds},
+                {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
+                {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
+                {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / cores},
+                {QStringLiteral("down_busy_seconds_per_byte"), m.down_cpu_seconds_per_byte / cores},
+                {QStringLiteral("seconds"), m.seconds}};
+        } catch (const core::Error &e) {
+            return QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+        }
+    }
+
     /** What the node tells the coordinator before it joins: its speed (images/s of forward +
-     *  backward at a small batch) and, for the planner, the time per step at that batch and at
-     *  the largest one it could get, an optimizer update, evaluation per sample, the largest
-     *  batch its memory takes and its power. Timed on a model of its own with the job's spec
+     *  backward at a part of 16) and, for the planner, the time per step at a small batch and
+     *  at the largest one it could get, an optimizer update, evaluation per sample, the largest
+     *  batch its memory takes, its power, and its link (`linkProbe`: the probe started beside the
+     *  loading, probeLink; none: not probed). Timed on a model of its own with the job's spec
      *  and data: profiling must not move the job's weights or batch-norm statistics. */
-    std::pair<double, QCborMap> profile()
+    std::pair<double, QCborMap> profile(std::future<QCborMap> *linkProbe)
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
@@ -355,13 +388,26 @@ struct TrainingWorker::Run
             qCWarning(lcWorker).noquote() << "the exchange could not be timed:" << e.what();
         }
 
+        // Where the profile's time goes, phase by phase (the job_ready's "phases_seconds").
+        QCborMap phases;
+        auto lap = [&, last = began](const char *phase) mutable {
+            phases.insert(QLatin1String(phase), secondsSince(last));
+            last = Clock::now();
+        };
+        lap("exchange");
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
+        lap("memory");
         maxLocalBatch = maxBatch;
-        // Both within what the budget takes: the small batch was the job's (global) batch up to
-        // 16, stepped without a plan where it did not fit (the frame detector's demo: 12 frames
-        // store-all, 90 MiB on a 27 MiB budget — the job's memory limit caught it).
-        std::int64_t small = std::min<std::int64_t>({job.batch, 16, train->size()});
+        // Both within what the budget takes: the small batch was stepped without a plan where it
+        // did not fit (the frame detector's demo: 12 frames store-all, 90 MiB on a 27 MiB
+        // budget — the job's memory limit caught it). The planner draws a line through the two
+        // and reads it at each device's part of the batch, which beside faster devices can be 1
+        // to 3 samples: the points span that range. Through 16 and 32 samples (the points
+        // before), the line put a lab Pi 3B's fixed cost a step at 3-9 ms where this engine's
+        // step of 2 samples takes ~2 ms of that device's time: the intercept of a line through
+        // two close points is mostly their noise (docs/evidence/issue-12/pi3-groups).
+        std::int64_t small = std::min<std::int64_t>({job.batch, 2, train->size()});
         std::int64_t large = std::min<std::int64_t>(job.batch, train->size());
         if (maxBatch >= 1) {
             small = std::min(small, maxBatch);
@@ -406,6 +452,7 @@ struct TrainingWorker::Run
         };
         const double smallSeconds = timeSteps(small);
         const double largeSeconds = large > small ? timeSteps(large) : smallSeconds;
+        lap("steps");
         // The same rule for the update and evaluation, over half the window each (ten periods
         // at least under a quota).
         const double halfWindow = quota ? std::max(minSeconds / 2, 10 * period) : minSeconds / 2;
@@ -443,33 +490,18 @@ struct TrainingWorker::Run
         eval.training = false;
         core::Tensor x(probe.batchShape(large), core::MemoryCategory::Activations);
         train->gather(index.data(), large, x.data(), labels.data());
+        lap("update");
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
+        lap("evaluation");
 
-        // The link last: the coordinator serves one probe at a time and a node waits its turn,
-        // so the probes mostly follow the nodes' timings (each has a minimum length; a slow
-        // device's may still be running). Timed first, they ran beside the other nodes'
-        // timings, and on an edge lab, where every node shares this machine's cores with the
-        // probe's transfers, each disturbed the other (the same Pi 4 profiled at 9 and 20 ns
-        // a byte for its exchange).
+        // The link was probed beside the data's loading (probeLink); its figures, waiting for
+        // the probe if it is still running or waiting its turn.
         QCborMap linkFigures;
-        if (job.link_probe_port > 0) {
-            try {
-                const LinkMeasurement m =
-                    measureLink(QString::fromStdString(w.m_context.coordinator_host),
-                                quint16(job.link_probe_port), job.link_probe_token.toLatin1());
-                // The transfers' CPU as a share of what the device's power figure is for.
-                const double cores = w.m_context.busy_cores;
-                linkFigures = QCborMap{
-                    {QStringLiteral("rtt_seconds"), m.rtt_seconds},
-                    {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
-                    {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
-                    {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / cores},
-                    {QStringLiteral("down_busy_seconds_per_byte"),
-                     m.down_cpu_seconds_per_byte / cores},
-                    {QStringLiteral("seconds"), m.seconds}};
-            } catch (const core::Error &e) {
-                linkFigures = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
-            }
+        double linkWaitSeconds = 0.0;
+        if (linkProbe && linkProbe->valid()) {
+            const auto waitFrom = Clock::now();
+            linkFigures = linkProbe->get();
+            linkWaitSeconds = secondsSince(waitFrom);
         }
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
                    {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},
@@ -481,10 +513,31 @@ struct TrainingWorker::Run
                    {QStringLiteral("idle_watts"), w.m_context.idle_watts},
                    {QStringLiteral("busy_watts"), w.m_context.busy_watts},
                    {QStringLiteral("power_source"), w.m_context.power_source}};
-        if (!linkFigures.isEmpty())
+        lap("link");
+        p.insert(QStringLiteral("phases_seconds"), phases);
+        QStringList said;
+        for (auto it = phases.cbegin(); it != phases.cend(); ++it)
+            said << QStringLiteral("%1 %2 s")
+                        .arg(it.key().toString())
+                        .arg(it.value().toDouble(), 0, 'f', 3);
+        qCInfo(lcWorker).noquote() << QStringLiteral("profiled in %1 s: %2")
+                                          .arg(secondsSince(began), 0, 'f', 3)
+                                          .arg(said.join(QStringLiteral(", ")));
+        if (!linkFigures.isEmpty()) {
+            linkFigures.insert(QStringLiteral("waited_seconds"), linkWaitSeconds);
             p.insert(QStringLiteral("link"), linkFigures);
+        }
         p.insert(QStringLiteral("exchange"), exchange);
-        return {double(small) / std::max(smallSeconds, 1e-9), p};
+        // The speed the coordinator splits the first epoch by: at a part of 16 (the batch if
+        // smaller), read off the line (as the points were before).
+        const std::int64_t typical = std::min<std::int64_t>(large, 16);
+        double typicalSeconds =
+            largeSeconds * double(typical) / double(std::max<std::int64_t>(large, 1));
+        if (large > small && largeSeconds > smallSeconds) {
+            const double perSample = (largeSeconds - smallSeconds) / double(large - small);
+            typicalSeconds = smallSeconds + perSample * double(typical - small);
+        }
+        return {double(typical) / std::max(typicalSeconds, 1e-9), p};
     }
 
     void plan(std::int64_t localBatch)
@@ -1157,9 +1210,14 @@ void TrainingWorker::run()
         });
     };
     try {
+        // The link probe beside the loading (Run::probeLink). If loading fails, leaving this
+        // block waits for the probe, which the coordinator answers or closes.
+        std::future<QCborMap> probe;
+        if (m_job.link_probe_port > 0)
+            probe = std::async(std::launch::async, [&run] { return run.probeLink(); });
         run.load();
         run.holdMemory();
-        const auto [speed, profile] = run.profile();
+        const auto [speed, profile] = run.profile(&probe);
         run.checkMemory();
         qCInfo(lcWorker).noquote()
             << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")
