@@ -83,7 +83,6 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
-    d.link_waited_seconds = std::max(0.0, link.value(QLatin1String("waited_seconds")).toDouble());
     if (link.contains(QLatin1String("error"))) {
         d.link_error = link.value(QLatin1String("error")).toString();
     } else if (link.isEmpty()) {

@@ -52,11 +52,10 @@ struct DeviceMeasurement
     // lasts at least that long at its slower end, whatever the link (0: not measured).
     double exchange_seconds_per_byte = 0.0;
     QString exchange_error; // why it was not measured (then no CPU bound is known)
-    // What profiling took on this device: its timings (from the end of loading the data to
-    // its job_ready, with any wait for its link probe), the probe itself (which runs beside
-    // the loading, and includes waiting its turn at the coordinator's probe server), and the
-    // wait for the probe after the timings (0: none, or an older node).
-    double profile_seconds = 0.0, link_probe_seconds = 0.0, link_waited_seconds = 0.0;
+    // What profiling took on this device (from the start of its profile, after loading the
+    // data, to its job_ready), and of it the link probe (waiting its turn at the coordinator's
+    // probe server included).
+    double profile_seconds = 0.0, link_probe_seconds = 0.0;
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */
     double stepSeconds(std::int64_t batch) const
@@ -191,8 +190,8 @@ struct ClusterPlanResult
     std::vector<DeviceMeasurement> devices;
     std::vector<PlanCandidate> ranked;   // best first
     std::optional<PlanCandidate> chosen; // the best that can run within the limits
-    // The longest node's profile (its timings, with any wait for its link probe), and the
-    // longest link probe (run beside the loading of the data; its turn at the server too).
+    // The longest node's profile (its link probe included), and the longest link probe (its
+    // turn at the coordinator's probe server included).
     double profiling_seconds = 0.0;
     double link_probe_seconds = 0.0;
     QString error;           // why nothing could be planned (no or too many nodes)

@@ -28,7 +28,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <future>
 #include <numeric>
 #include <random>
 
@@ -92,6 +91,36 @@ TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
     s.group_size = int(cborInteger(m.value(QStringLiteral("group_size"))));
     return s;
 }
+
+namespace {
+
+/** The node's link to the coordinator at host:port, measured with timed transfers to its probe
+ *  server (measureLink): the figures a profile sends, or an error; the transfers' CPU per byte
+ *  as a share of `busyCores` (what the device's power figure is for). Last in the profile: the
+ *  coordinator serves one probe at a time and a node waits its turn, so the probes mostly
+ *  follow the nodes' timings. Timed first, they ran beside the other nodes' timings, and on an
+ *  edge lab, where every node shares this machine's cores with the probe's transfers, each
+ *  disturbed the other (the same Pi 4 profiled at 9 and 20 ns a byte for its exchange). Beside
+ *  the loading of the data (tried 2026-11-27) they measured the node with its own CPU busy: a
+ *  quota-held device answered the round trips 3.5-5 ms late and moved 10 MB/s where its link
+ *  carries 11.8 (docs/evidence/issue-12/pi3-groups). */
+QCborMap probeLink(const QString &host, quint16 port, const QByteArray &token, double busyCores)
+{
+    try {
+        const LinkMeasurement m = measureLink(host, port, token);
+        return QCborMap{
+            {QStringLiteral("rtt_seconds"), m.rtt_seconds},
+            {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
+            {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
+            {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / busyCores},
+            {QStringLiteral("down_busy_seconds_per_byte"), m.down_cpu_seconds_per_byte / busyCores},
+            {QStringLiteral("seconds"), m.seconds}};
+    } catch (const core::Error &e) {
+        return QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+    }
+}
+
+} // namespace
 
 /** The state of one run, and the steps of each mode. */
 struct TrainingWorker::Run
@@ -313,44 +342,13 @@ struct TrainingWorker::Run
         return p.fits ? job.batch + 1 : p.max_batch;
     }
 
-    /** The node's link to the coordinator, measured with timed transfers to its probe server
-     *  (measureLink): the figures profile() sends, or an error. Runs on its own thread, while
-     *  the worker loads the job's data: the coordinator serves one probe at a time, and after
-     *  the timings the nodes queued for it (five lab devices' probes, one after another, were
-     *  1.0-1.2 s of a 2.6 s profile) where loading the data takes seconds on a slow device
-     *  anyway. The probe costs a node little CPU (its CPU time per byte is measured: ~2 ns),
-     *  so the loading beside it is hardly slower. Mostly before the nodes' timings, as they
-     *  were after them: on an edge lab, where every node shares this machine's cores with the
-     *  probe's transfers, probes beside the timings disturbed them (the same Pi 4 profiled at
-     *  9 and 20 ns a byte for its exchange); a fast node may still time beside a slow node's
-     *  probe. */
-    QCborMap probeLink() const
-    {
-        try {
-            const LinkMeasurement m =
-                measureLink(QString::fromStdString(w.m_context.coordinator_host),
-                            quint16(job.link_probe_port), job.link_probe_token.toLatin1());
-            // The transfers' CPU as a share of what the device's power figure is for.
-            const double cores = w.m_context.busy_cores;
-            return QCborMap{
-                {QStringLiteral("rtt_seconds"), m.rtt_seconds},
-                {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
-                {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
-                {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / cores},
-                {QStringLiteral("down_busy_seconds_per_byte"), m.down_cpu_seconds_per_byte / cores},
-                {QStringLiteral("seconds"), m.seconds}};
-        } catch (const core::Error &e) {
-            return QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
-        }
-    }
-
     /** What the node tells the coordinator before it joins: its speed (images/s of forward +
      *  backward at a part of 16) and, for the planner, the time per step at a small batch and
      *  at the largest one it could get, an optimizer update, evaluation per sample, the largest
-     *  batch its memory takes, its power, and its link (`linkProbe`: the probe started beside the
-     *  loading, probeLink; none: not probed). Timed on a model of its own with the job's spec
-     *  and data: profiling must not move the job's weights or batch-norm statistics. */
-    std::pair<double, QCborMap> profile(std::future<QCborMap> *linkProbe)
+     *  batch its memory takes, its power, and its link (probeLink; after the timings). Timed
+     *  on a model of its own with the job's spec and data: profiling must not move the job's
+     *  weights or batch-norm statistics. */
+    std::pair<double, QCborMap> profile()
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
@@ -494,15 +492,13 @@ struct TrainingWorker::Run
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
         lap("evaluation");
 
-        // The link was probed beside the data's loading (probeLink); its figures, waiting for
-        // the probe if it is still running or waiting its turn.
+        // The link last (probeLink says why).
         QCborMap linkFigures;
-        double linkWaitSeconds = 0.0;
-        if (linkProbe && linkProbe->valid()) {
-            const auto waitFrom = Clock::now();
-            linkFigures = linkProbe->get();
-            linkWaitSeconds = secondsSince(waitFrom);
-        }
+        if (job.link_probe_port > 0)
+            linkFigures = probeLink(QString::fromStdString(w.m_context.coordinator_host),
+                                    quint16(job.link_probe_port), job.link_probe_token.toLatin1(),
+                                    w.m_context.busy_cores);
+        lap("link");
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
                    {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},
                    {QStringLiteral("update_seconds"), update},
@@ -513,7 +509,6 @@ struct TrainingWorker::Run
                    {QStringLiteral("idle_watts"), w.m_context.idle_watts},
                    {QStringLiteral("busy_watts"), w.m_context.busy_watts},
                    {QStringLiteral("power_source"), w.m_context.power_source}};
-        lap("link");
         p.insert(QStringLiteral("phases_seconds"), phases);
         QStringList said;
         for (auto it = phases.cbegin(); it != phases.cend(); ++it)
@@ -523,10 +518,8 @@ struct TrainingWorker::Run
         qCInfo(lcWorker).noquote() << QStringLiteral("profiled in %1 s: %2")
                                           .arg(secondsSince(began), 0, 'f', 3)
                                           .arg(said.join(QStringLiteral(", ")));
-        if (!linkFigures.isEmpty()) {
-            linkFigures.insert(QStringLiteral("waited_seconds"), linkWaitSeconds);
+        if (!linkFigures.isEmpty())
             p.insert(QStringLiteral("link"), linkFigures);
-        }
         p.insert(QStringLiteral("exchange"), exchange);
         // The speed the coordinator splits the first epoch by: at a part of 16 (the batch if
         // smaller), read off the line (as the points were before).
@@ -1210,14 +1203,9 @@ void TrainingWorker::run()
         });
     };
     try {
-        // The link probe beside the loading (Run::probeLink). If loading fails, leaving this
-        // block waits for the probe, which the coordinator answers or closes.
-        std::future<QCborMap> probe;
-        if (m_job.link_probe_port > 0)
-            probe = std::async(std::launch::async, [&run] { return run.probeLink(); });
         run.load();
         run.holdMemory();
-        const auto [speed, profile] = run.profile(&probe);
+        const auto [speed, profile] = run.profile();
         run.checkMemory();
         qCInfo(lcWorker).noquote()
             << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")

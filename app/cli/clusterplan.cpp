@@ -177,9 +177,8 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
     } else {
         j.set("chosen", core::Json());
     }
-    // Profiling: each node on its own (the link probes one at a time, beside the loading of
-    // the data); the longest node's timed passes, with any wait for its probe, took this; the
-    // longest probe (waiting its turn included) that.
+    // Profiling: each node on its own (the link probes one at a time); the longest took this
+    // (its timed passes, then its link probe), the longest probe (its turn included) that.
     j.set("profiling_seconds", m_plan.profiling_seconds)
         .set("link_probe_seconds", m_plan.link_probe_seconds)
         .set("planned_after_seconds", m_plannedAt);
@@ -201,9 +200,7 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
             .set("up_busy_seconds_per_byte", d.up_busy_seconds_per_byte)
             .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte)
             .set("exchange_seconds_per_byte", d.exchange_seconds_per_byte);
-        x.set("profile_seconds", d.profile_seconds)
-            .set("link_probe_seconds", d.link_probe_seconds)
-            .set("link_waited_seconds", d.link_waited_seconds);
+        x.set("profile_seconds", d.profile_seconds).set("link_probe_seconds", d.link_probe_seconds);
         if (!d.exchange_error.isEmpty())
             x.set("exchange_error", d.exchange_error.toStdString());
         devices.push(std::move(x));
