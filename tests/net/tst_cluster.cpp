@@ -83,6 +83,24 @@ std::shared_ptr<core::TensorDataset> labelsMovedByOne()
                                                  real.sampleShape(), 10, images, labels);
 }
 
+/** The test samples the saved weights get right: `weights` saved as `train --save` does, read
+ *  back into a model of the job's spec and evaluated on the job's test set. */
+std::int64_t savedCorrect(const net::JobSpec &job, const std::vector<float> &weights,
+                          const QString &path)
+{
+    const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "job");
+    net::saveClusterWeights(spec, job.seed, weights, path.toStdString());
+    core::Model model(spec, job.seed);
+    core::Safetensors::loadModel(model, path.toStdString());
+    const auto test = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
+                                               core::FashionMnist::Split::Test, job.test_limit);
+    // The nodes evaluate their parts in batches of up to 500 from where each part starts; one
+    // sample's logits may differ in the last bit with the batch around it, so a near tie may
+    // fall the other way: callers allow one sample either way.
+    const core::EvalResult ev = core::Trainer::evaluate(model, test, 500);
+    return std::llround(ev.accuracy * double(ev.count));
+}
+
 } // namespace
 
 class TestCluster : public QObject
@@ -1048,27 +1066,16 @@ void TestCluster::savedWeightsScoreWhatTheRunReports()
                (e.kind == net::ClusterEventKind::Lost && e.node.name == QLatin1String("node-1"));
     QVERIFY(lost);
     QCOMPARE(r.epochs.size(), std::size_t(1));
-    // The weights saved score what the run reported, on the whole test set.
-    const std::string path = (m_dir.path() + QStringLiteral("/saved.safetensors")).toStdString();
-    const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "job");
-    net::saveClusterWeights(spec, job.seed, r.weights, path);
-    core::Model model(spec, job.seed);
-    core::Safetensors::loadModel(model, path);
-    const auto test = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
-                                               core::FashionMnist::Split::Test, job.test_limit);
-    // The nodes evaluated their parts in batches of up to 500 from where each part starts;
-    // one sample's logits may differ in the last bit with the batch around it, so a near tie
-    // may fall the other way: one sample either way. That the whole test set was counted is
-    // exact (without the fix: 470 and 539 of 1000).
-    const core::EvalResult ev = core::Trainer::evaluate(model, test, 500);
-    const auto savedCorrect = std::llround(ev.accuracy * double(ev.count));
-    const auto reportedCorrect =
-        std::llround(r.epochs.back().test_accuracy * double(job.test_limit));
-    QVERIFY2(std::abs(savedCorrect - reportedCorrect) <= 1,
+    // The weights saved score what the run reported (one sample either way), on the whole
+    // test set (exact; without the fix: 470 and 539 of 1000).
+    const auto saved =
+        savedCorrect(job, r.weights, m_dir.path() + QStringLiteral("/saved.safetensors"));
+    const auto reported = std::llround(r.epochs.back().test_accuracy * double(job.test_limit));
+    QVERIFY2(std::abs(saved - reported) <= 1,
              qPrintable(QStringLiteral("the saved weights score %1 of %2, the run reported %3")
-                            .arg(savedCorrect)
+                            .arg(saved)
                             .arg(job.test_limit)
-                            .arg(reportedCorrect)));
+                            .arg(reported)));
     QCOMPARE(r.epochs.back().test_count, job.test_limit);
 }
 
@@ -1099,21 +1106,14 @@ void TestCluster::finalWeightsComeFromAnotherRankWhenRankZeroIsLost()
     QCOMPARE(r.epochs.size(), std::size_t(1));
     QVERIFY2(!r.weights.empty(), "a finished run without its final weights");
     // They are the model the run reported on (node-1's copy of the same weights).
-    const std::string path = (m_dir.path() + QStringLiteral("/rank1.safetensors")).toStdString();
-    const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "job");
-    net::saveClusterWeights(spec, job.seed, r.weights, path);
-    core::Model model(spec, job.seed);
-    core::Safetensors::loadModel(model, path);
-    const auto test = core::FashionMnist::load(core::FashionMnist::kDefaultDirectory,
-                                               core::FashionMnist::Split::Test, job.test_limit);
-    const core::EvalResult ev = core::Trainer::evaluate(model, test, 500);
-    const auto savedCorrect = std::llround(ev.accuracy * double(ev.count));
-    const auto reportedCorrect =
+    const auto saved =
+        savedCorrect(job, r.weights, m_dir.path() + QStringLiteral("/rank1.safetensors"));
+    const auto reported =
         std::llround(r.epochs.back().test_accuracy * double(r.epochs.back().test_count));
-    QVERIFY2(std::abs(savedCorrect - reportedCorrect) <= 1, // see savedWeightsScoreWhat…
+    QVERIFY2(std::abs(saved - reported) <= 1,
              qPrintable(QStringLiteral("the saved weights score %1, the run reported %2")
-                            .arg(savedCorrect)
-                            .arg(reportedCorrect)));
+                            .arg(saved)
+                            .arg(reported)));
 }
 
 void TestCluster::frozenNodeRejoinsItsOwnJob()
