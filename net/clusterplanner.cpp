@@ -125,13 +125,8 @@ ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &r
     r.objective = objective;
     for (const auto &[name, body] : ready) {
         r.devices.push_back(measurementFromReady(name, body));
-        const QCborMap profile = body.value(QLatin1String("profile")).toMap();
-        r.profiling_seconds =
-            std::max(r.profiling_seconds, profile.value(QLatin1String("seconds")).toDouble());
-        r.link_probe_seconds = std::max(r.link_probe_seconds, profile.value(QLatin1String("link"))
-                                                                  .toMap()
-                                                                  .value(QLatin1String("seconds"))
-                                                                  .toDouble());
+        r.profiling_seconds = std::max(r.profiling_seconds, r.devices.back().profile_seconds);
+        r.link_probe_seconds = std::max(r.link_probe_seconds, r.devices.back().link_probe_seconds);
     }
     if (ready.empty() || int(ready.size()) > ClusterPlanner::kMaxDevices) {
         r.error = QStringLiteral("the planner takes 1 to %1 nodes, not %2")

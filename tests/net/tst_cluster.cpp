@@ -154,6 +154,11 @@ private:
             {},
         std::shared_ptr<const core::TensorDataset> shipTrain = {},
         std::shared_ptr<const core::TensorDataset> shipTest = {}, int timeoutMs = 120000);
+    /** Runs the job, freezing node `node` (SIGSTOP) the moment its `type` frame of the job's
+     *  last epoch arrives, before the coordinator sees it, and thawing it after the run;
+     *  `*frozen` says whether that frame came. */
+    net::ClusterResult runFreezingAt(const net::JobSpec &job, int node, QLatin1String type,
+                                     bool *frozen);
 
     QTemporaryDir m_dir;
     QString m_keyFile;
@@ -184,6 +189,24 @@ void TestCluster::cleanup()
     m_keepBest = false;
     m_patience = 0;
     m_onFrame = {};
+}
+
+net::ClusterResult TestCluster::runFreezingAt(const net::JobSpec &job, int node, QLatin1String type,
+                                              bool *frozen)
+{
+    *frozen = false;
+    const auto pid = pid_t(m_nodes[std::size_t(node)]->process.processId());
+    m_onFrame = [&](int from, const net::Frame &f) {
+        if (!*frozen && from == node && f.type == type &&
+            f.body.value(QStringLiteral("epoch")).toInteger() == job.epochs) {
+            ::kill(pid, SIGSTOP);
+            *frozen = true;
+        }
+    };
+    const net::ClusterResult r = run(job);
+    ::kill(pid, SIGCONT);
+    m_onFrame = {}; // it refers to this call's arguments
+    return r;
 }
 
 void TestCluster::startNodes(int n, QStringList extra)
@@ -1048,16 +1071,7 @@ void TestCluster::savedWeightsScoreWhatTheRunReports()
     startNodes(2);
     const net::JobSpec job = lenetJob(mode, 6400, 1);
     bool frozen = false;
-    const auto pid = pid_t(m_nodes[1]->process.processId());
-    m_onFrame = [&](int node, const net::Frame &f) {
-        if (!frozen && node == 1 && f.type == net::Message::EpochDone &&
-            f.body.value(QStringLiteral("epoch")).toInteger() == job.epochs) {
-            ::kill(pid, SIGSTOP);
-            frozen = true;
-        }
-    };
-    const net::ClusterResult r = run(job);
-    ::kill(pid, SIGCONT);
+    const net::ClusterResult r = runFreezingAt(job, 1, net::Message::EpochDone, &frozen);
     QVERIFY(frozen);
     QVERIFY2(r.finished, qPrintable(r.error));
     bool lost = false;
@@ -1091,16 +1105,7 @@ void TestCluster::finalWeightsComeFromAnotherRankWhenRankZeroIsLost()
     startNodes(2);
     const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 6400, 1);
     bool frozen = false;
-    const auto pid = pid_t(m_nodes[0]->process.processId());
-    m_onFrame = [&](int node, const net::Frame &f) {
-        if (!frozen && node == 0 && f.type == net::Message::EpochEval &&
-            f.body.value(QStringLiteral("epoch")).toInteger() == job.epochs) {
-            ::kill(pid, SIGSTOP);
-            frozen = true;
-        }
-    };
-    const net::ClusterResult r = run(job);
-    ::kill(pid, SIGCONT);
+    const net::ClusterResult r = runFreezingAt(job, 0, net::Message::EpochEval, &frozen);
     QVERIFY(frozen);
     QVERIFY2(r.finished, qPrintable(r.error));
     QCOMPARE(r.epochs.size(), std::size_t(1));
