@@ -46,6 +46,7 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
     std::vector<std::string> errors(2);
     double best = 0.0;
     int repeats = 0;
+    double setup = 0.0, windows = 0.0;
     auto rank = [&](int r) {
         try {
             GroupOptions o;
@@ -56,35 +57,34 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
             CollectiveGroup group(store, o);
             std::vector<float> data(floats, 1.0f);
             group.allreduceSum(data.data(), data.size()); // connections warm, buffers touched
-            // Calibration: allreduces until a sixth of minSeconds and two have passed (rank 0
-            // says when, after each: both ranks must make the same calls); their mean sets
-            // how many make a window, which then times allreduces alone. Not one allreduce: under
-            // a CPU quota one can fall in the quota's burst and be many times faster.
-            group.barrier();
-            auto t = Clock::now();
-            int calibrated = 0;
-            for (float more = 1.0f; more != 0.0f;) {
-                group.allreduceSum(data.data(), data.size());
-                ++calibrated;
-                more = calibrated < 2 || since(t) < minSeconds / (2 * kWindows) ? 1.0f : 0.0f;
-                group.broadcast(&more, 1, 0);
-            }
-            float perWindow = float(
-                std::clamp(std::ceil(minSeconds / kWindows / std::max(since(t) / calibrated, 1e-6)),
-                           2.0, double(kMaxPerWindow)));
-            group.broadcast(&perWindow, 1, 0);
-            const int count = int(perWindow);
+            // Each window runs allreduces (at least two) until rank 0 has seen a third of
+            // minSeconds pass before one: it says so in the last float of the data it reduces
+            // (the other rank puts 0 there), so both ranks learn it from the allreduce itself
+            // and nothing but allreduces is timed. (Before, a count fixed from a short
+            // calibration: under a CPU quota its first allreduces can run in the quota's burst,
+            // and the windows ran long.) Not one allreduce: under a quota one can fall in the
+            // burst and be many times faster.
+            const double window = minSeconds / kWindows;
             for (int w = 0; w < kWindows; ++w) {
                 group.barrier();
-                t = Clock::now();
-                for (int i = 0; i < count; ++i)
+                const auto t = Clock::now();
+                if (r == 0 && w == 0)
+                    setup = since(began);
+                int count = 0;
+                for (bool more = true; more;) {
+                    data.back() = r == 0 && count >= 1 && since(t) >= window ? 1.0f : 0.0f;
                     group.allreduceSum(data.data(), data.size());
+                    ++count;
+                    more = data.back() == 0.0f && count < kMaxPerWindow;
+                }
                 const double mean = since(t) / count;
-                if (r == 0)
+                if (r == 0) {
                     best = w == 0 ? mean : std::min(best, mean);
+                    repeats += count;
+                }
             }
             if (r == 0)
-                repeats = kWindows * count;
+                windows = since(began) - setup;
         } catch (const std::exception &e) {
             errors[std::size_t(r)] = e.what();
         }
@@ -97,6 +97,8 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
             throw CollectiveError("timing an allreduce on this device: " + e);
     m.repeats = repeats;
     m.seconds = since(began);
+    m.setup_seconds = setup;
+    m.windows_seconds = windows;
     m.seconds_per_byte = ringMemberSecondsPerByte(best, m.bytes, cores);
     return m;
 }

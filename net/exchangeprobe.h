@@ -14,6 +14,8 @@ struct ExchangeMeasurement
     std::size_t bytes = 0; // what each allreduce reduced
     int repeats = 0;       // allreduces timed
     double seconds = 0.0;  // how long measuring took
+    // Where that time went: connecting the two ranks and the first allreduce; the windows.
+    double setup_seconds = 0.0, windows_seconds = 0.0;
 };
 
 /**
@@ -29,12 +31,13 @@ double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double c
  * Times gloo's ring allreduce of `floats` floats between two ranks of this process over
  * loopback (threads, an in-memory rendezvous): each rank does a ring member's whole work per
  * round — send a chunk, receive one, add it — with no link to wait on. `cores` as for
- * ringMemberSecondsPerByte. Warms up, calibrates (allreduces for a sixth of `minSeconds`),
- * then times three windows planned at a third of `minSeconds` each (the number of allreduces
- * per window fixed from the calibration's mean, so nothing but allreduces is timed; a window
- * may run shorter or longer) and keeps the best window's mean: on a machine
- * other work shares (an edge lab's other devices profiling) the slower windows timed that work
- * too. Throws CollectiveError if the pair cannot connect or an allreduce fails.
+ * ringMemberSecondsPerByte. Warms up, then times three windows of a third of `minSeconds`
+ * each (allreduces until the window has passed, at least two; the last float of the data
+ * carries rank 0's word to stop, so nothing but allreduces is timed) and keeps the best
+ * window's mean: on a machine other work shares (an edge lab's other devices profiling) the
+ * slower windows timed that work too. Throws CollectiveError if the pair cannot connect or an
+ * allreduce fails. `floats` must count one float beyond the data (the allreduce of a sync step
+ * carries five figures beyond the gradients).
  */
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
 

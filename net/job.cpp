@@ -55,6 +55,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("profile_steps"), profile_steps);
     m.insert(QStringLiteral("link_probe_port"), link_probe_port);
     m.insert(QStringLiteral("link_probe_token"), link_probe_token);
+    m.insert(QStringLiteral("link_probe_turns"), link_probe_turns);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
@@ -171,6 +172,7 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         j.link_probe_port = int(r.integer("link_probe_port", 0, 65535));
     if (map.contains(QLatin1String("link_probe_token")))
         j.link_probe_token = r.text("link_probe_token", 64);
+    const QCborValue turns = map.value(QStringLiteral("link_probe_turns"));
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
     // A job from a version before sizes said their unit names it memory_budget.
     j.memory_budget_bytes =
@@ -194,6 +196,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     j.pipelined = pipelined.toBool(false); // absent from older coordinators' jobs: not pipelined
+    if (!turns.isUndefined() && !turns.isBool()) {
+        *error = jobFieldError("link_probe_turns", "true or false");
+        return std::nullopt;
+    }
+    j.link_probe_turns = turns.toBool(false); // absent from older coordinators' jobs
     if (const auto m = parseMode(mode)) {
         j.mode = *m;
     } else {

@@ -62,7 +62,10 @@ struct JobSpec
     // Where the coordinator's link probe listens (its address is the control connection's
     // peer); 0: no probe. Set by a coordinator that plans.
     int link_probe_port = 0;
-    QString link_probe_token;              // what the probe sends first (LinkProbeServer::token)
+    QString link_probe_token; // what the probe sends first (LinkProbeServer::token)
+    // The probe server answers "is it my turn?" ('T': measureLinkIfFree); absent from older
+    // coordinators' jobs, whose servers do not.
+    bool link_probe_turns = false;
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

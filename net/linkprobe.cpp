@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <optional>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,12 +35,12 @@ public:
     {
         connect(socket, &QTcpSocket::bytesWritten, this, [this] { refill(); });
         connect(socket, &QTcpSocket::disconnected, this, [this] { end(); });
+        connect(socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
     }
     /** Its turn: one session is served at a time, so probes do not share the machine's link. */
     void activate()
     {
         m_active = true;
-        connect(m_socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
         onReadable(); // what it sent while it waited
     }
 
@@ -76,9 +77,19 @@ private:
             }
             if (m_socket->bytesAvailable() < 9)
                 return;
+            char header[9];
+            if (!m_active) {
+                // Waiting its turn, it is answered one question: "is it my turn?" - no (the
+                // node measures later; it closes). Anything else waits for its turn unread.
+                if (m_socket->peek(header, 1) != 1 || header[0] != 'T')
+                    return;
+                m_socket->read(header, 9);
+                m_socket->write("w", 1);
+                m_socket->disconnectFromHost();
+                return;
+            }
             if (++m_requests > LinkProbeServer::kMaxRequests)
                 return refuse();
-            char header[9];
             m_socket->read(header, 9);
             std::uint64_t n = 0;
             for (int i = 8; i >= 1; --i)
@@ -86,6 +97,8 @@ private:
             const auto bytes = std::int64_t(std::min<std::uint64_t>(n, LinkProbeServer::kMaxBytes));
             if (header[0] == 'E') {
                 m_socket->write("e", 1);
+            } else if (header[0] == 'T') {
+                m_socket->write("g", 1); // its turn: it measures now
             } else if (header[0] == 'U') {
                 m_uploadLeft = bytes;
                 if (bytes == 0)
@@ -175,7 +188,12 @@ void LinkProbeServer::serveNext()
     }
 }
 
-LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token)
+namespace {
+
+/** measureLink's work; with `ifFree`, first asks for its turn and returns nothing if another
+ *  node's probe is under way. */
+std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const QByteArray &token,
+                                       bool ifFree)
 {
     const auto began = Clock::now();
     const std::string where = host.toStdString() + ":" + std::to_string(port);
@@ -235,6 +253,12 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
     };
 
     sendAll(token.constData(), std::size_t(token.size()));
+    if (ifFree) {
+        request('T', 0);
+        receive(1);
+        if (buffer[0] != 'g')
+            return std::nullopt; // another node measures: later
+    }
     LinkMeasurement m;
     m.rtt_seconds = 1e9;
     for (int i = 0; i < 5; ++i) {
@@ -290,6 +314,19 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
     m.down_bytes_per_second = rate('D', &m.down_cpu_seconds_per_byte);
     m.seconds = since(began);
     return m;
+}
+
+} // namespace
+
+LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token)
+{
+    return *measure(host, port, token, false);
+}
+
+std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
+                                                 const QByteArray &token)
+{
+    return measure(host, port, token, true);
 }
 
 } // namespace edgetrain::net

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 
 namespace edgetrain::net {
 
@@ -35,7 +36,9 @@ struct LinkMeasurement
  * which travels authenticated), else it is dropped; then requests, each one command byte ('E'
  * echo, 'U' upload, 'D' download) and a 64-bit little-endian byte count (at most kMaxBytes), at
  * most kMaxRequests of them. One connection is served at a time (the others wait their turn),
- * so the nodes' probes do not share this machine's link.
+ * so the nodes' probes do not share this machine's link. 'T' asks whether it is the
+ * connection's turn: 'g' if it is being served, else 'w' and the server closes it (the node
+ * comes back later) - the one request a waiting connection is answered.
  */
 class LinkProbeServer : public QObject
 {
@@ -71,5 +74,16 @@ private:
  * the address if the server refuses, closes or does not answer.
  */
 LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token);
+
+/**
+ * measureLink if no other node is measuring now: it asks the server for its turn ('T' after the
+ * token) and gets 'g' (measures at once) or 'w' (the server is busy; std::nullopt, the
+ * connection closed: measure later with measureLink, waiting in line). A node that has
+ * finished its timings then waits its turn; one that asks first, with its CPU idle, can measure
+ * while the others still time (their CPU is theirs: the lab's quotas, or separate boards).
+ * Needs a server that answers turns (a job's link_probe_turns). Errors as measureLink.
+ */
+std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
+                                                 const QByteArray &token);
 
 } // namespace edgetrain::net

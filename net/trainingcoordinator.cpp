@@ -100,6 +100,7 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
         if (m_probeServer->listen()) {
             m_job.link_probe_port = m_probeServer->port();
             m_job.link_probe_token = QString::fromLatin1(m_probeServer->token());
+            m_job.link_probe_turns = true;
         } else
             qCWarning(lcCoordinator).noquote()
                 << "the link probe cannot listen:" << m_probeServer->errorString();

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace edgetrain::net {
@@ -96,18 +97,30 @@ namespace {
 
 /** The node's link to the coordinator at host:port, measured with timed transfers to its probe
  *  server (measureLink): the figures a profile sends, or an error; the transfers' CPU per byte
- *  as a share of `busyCores` (what the device's power figure is for). Last in the profile: the
- *  coordinator serves one probe at a time and a node waits its turn, so the probes mostly
- *  follow the nodes' timings. Timed first, they ran beside the other nodes' timings, and on an
- *  edge lab, where every node shares this machine's cores with the probe's transfers, each
- *  disturbed the other (the same Pi 4 profiled at 9 and 20 ns a byte for its exchange). Beside
- *  the loading of the data (tried 2026-11-27) they measured the node with its own CPU busy: a
- *  quota-held device answered the round trips 3.5-5 ms late and moved 10 MB/s where its link
- *  carries 11.8 (docs/evidence/issue-12/pi3-groups). */
-QCborMap probeLink(const QString &host, quint16 port, const QByteArray &token, double busyCores)
+ *  as a share of `busyCores` (what the device's power figure is for). With `ifFree`, only if
+ *  no other node's probe is under way (measureLinkIfFree; nothing otherwise).
+ *
+ *  The coordinator serves one probe at a time. A profile asks first, its CPU idle, whether it
+ *  is its turn, and else measures after its timings, waiting in line: nodes that finished their
+ *  timings together (a lab's two Pi 3Bs) waited 0.4-0.5 s behind each other at the end. Every
+ *  node first, all of them waiting in line, the probes ran beside the other nodes' timings for
+ *  as long as the line took, and on an edge lab, where every node shares this machine's cores
+ *  with the probe's transfers, each disturbed the other (the same Pi 4 profiled at 9 and 20 ns
+ *  a byte for its exchange). Beside the loading of the data (tried 2026-11-27) they measured
+ *  the node with its own CPU busy: a quota-held device answered the round trips 3.5-5 ms late
+ *  and moved 10 MB/s where its link carries 11.8 (docs/evidence/issue-12/pi3-groups). */
+std::optional<QCborMap> probeLink(const QString &host, quint16 port, const QByteArray &token,
+                                  double busyCores, bool ifFree = false)
 {
     try {
-        const LinkMeasurement m = measureLink(host, port, token);
+        std::optional<LinkMeasurement> measured;
+        if (ifFree)
+            measured = measureLinkIfFree(host, port, token);
+        else
+            measured = measureLink(host, port, token);
+        if (!measured)
+            return std::nullopt;
+        const LinkMeasurement &m = *measured;
         return QCborMap{
             {QStringLiteral("rtt_seconds"), m.rtt_seconds},
             {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
@@ -345,13 +358,30 @@ struct TrainingWorker::Run
     /** What the node tells the coordinator before it joins: its speed (images/s of forward +
      *  backward at a part of 16) and, for the planner, the time per step at a small batch and
      *  at the largest one it could get, an optimizer update, evaluation per sample, the largest
-     *  batch its memory takes, its power, and its link (probeLink; after the timings). Timed
+     *  batch its memory takes, its power, and its link (probeLink: first if no other node is
+     *  measuring its link, else after the timings). Timed
      *  on a model of its own with the job's spec and data: profiling must not move the job's
      *  weights or batch-norm statistics. */
     std::pair<double, QCborMap> profile()
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
+        // Where the profile's time goes, phase by phase (the job_ready's "phases_seconds").
+        QCborMap phases;
+        auto lap = [&, last = began](const char *phase) mutable {
+            phases.insert(QLatin1String(phase), secondsSince(last));
+            last = Clock::now();
+        };
+        // The link now if no other node is measuring (this node's CPU is idle: its data is
+        // loaded), else after the timings, in line (probeLink says why not before them).
+        const QString coordinator = QString::fromStdString(w.m_context.coordinator_host);
+        std::optional<QCborMap> linkFigures;
+        if (job.link_probe_port > 0 && job.link_probe_turns) {
+            linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
+                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores, true);
+            if (linkFigures)
+                lap("link");
+        }
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each period and then stops it: a window of a few periods would
         // time the burst, not the device (a window gains up to one period's quota). Each window
@@ -380,20 +410,23 @@ struct TrainingWorker::Run
             exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
                                 {QStringLiteral("bytes"), qint64(e.bytes)},
                                 {QStringLiteral("repeats"), e.repeats},
-                                {QStringLiteral("seconds"), e.seconds}};
+                                {QStringLiteral("seconds"), e.seconds},
+                                {QStringLiteral("setup_seconds"), e.setup_seconds},
+                                {QStringLiteral("windows_seconds"), e.windows_seconds}};
+            qCInfo(lcWorker).noquote()
+                << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
+                       .arg(e.seconds, 0, 'f', 3)
+                       .arg(e.setup_seconds, 0, 'f', 3)
+                       .arg(e.repeats)
+                       .arg(e.windows_seconds, 0, 'f', 3);
         } catch (const std::exception &e) { // a CollectiveError, or no thread to be had
             exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
             qCWarning(lcWorker).noquote() << "the exchange could not be timed:" << e.what();
         }
 
-        // Where the profile's time goes, phase by phase (the job_ready's "phases_seconds").
-        QCborMap phases;
-        auto lap = [&, last = began](const char *phase) mutable {
-            phases.insert(QLatin1String(phase), secondsSince(last));
-            last = Clock::now();
-        };
         lap("exchange");
         core::Model probe(model->spec(), job.seed);
+        lap("model");
         const std::int64_t maxBatch = largestLocalBatch();
         lap("memory");
         maxLocalBatch = maxBatch;
@@ -492,13 +525,12 @@ struct TrainingWorker::Run
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
         lap("evaluation");
 
-        // The link last (probeLink says why).
-        QCborMap linkFigures;
-        if (job.link_probe_port > 0)
-            linkFigures = probeLink(QString::fromStdString(w.m_context.coordinator_host),
-                                    quint16(job.link_probe_port), job.link_probe_token.toLatin1(),
-                                    w.m_context.busy_cores);
-        lap("link");
+        // The link, if not measured first: in line behind the other nodes' probes.
+        if (!linkFigures && job.link_probe_port > 0) {
+            linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
+                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores);
+            lap("link");
+        }
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
                    {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},
                    {QStringLiteral("update_seconds"), update},
@@ -518,8 +550,8 @@ struct TrainingWorker::Run
         qCInfo(lcWorker).noquote() << QStringLiteral("profiled in %1 s: %2")
                                           .arg(secondsSince(began), 0, 'f', 3)
                                           .arg(said.join(QStringLiteral(", ")));
-        if (!linkFigures.isEmpty())
-            p.insert(QStringLiteral("link"), linkFigures);
+        if (linkFigures)
+            p.insert(QStringLiteral("link"), *linkFigures);
         p.insert(QStringLiteral("exchange"), exchange);
         // The speed the coordinator splits the first epoch by: at a part of 16 (the batch if
         // smaller), read off the line (as the points were before).

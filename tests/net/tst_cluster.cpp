@@ -13,6 +13,7 @@
 #include "core/zoo.h"
 #include "net/controlclient.h"
 #include "net/job.h"
+#include "net/linkprobe.h"
 #include "net/nodeinfo.h"
 #include "net/parameterserver.h"
 #include "net/protocol.h"
@@ -25,6 +26,7 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -33,6 +35,7 @@
 #include <csignal>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -114,6 +117,7 @@ private Q_SLOTS:
     // the pieces
     void splitsFollowShares();
     void jobsAreValidated();
+    void linkProbeServesOneNodeAtATime();
     void shipmentsAreChecked();
     void nodeKeepsAJobsShipmentsTogether();
     void parameterServerBoundsStaleness();
@@ -303,6 +307,57 @@ void TestCluster::splitsFollowShares()
     QCOMPARE(net::sharesFromSpeeds({100, 0}), (std::vector<double>{0.5, 0.5})); // unknown: equal
 }
 
+void TestCluster::linkProbeServesOneNodeAtATime()
+{
+    // The coordinator's link probe measures one node at a time. A node that asks whether it is
+    // its turn while another measures is told no (it measures after its timings, in line); one
+    // in line waits for the other to finish; one that asks while nobody measures, measures.
+    net::LinkProbeServer server;
+    QVERIFY2(server.listen(), qPrintable(server.errorString()));
+    const QString host = QStringLiteral("127.0.0.1");
+    const quint16 port = server.port();
+    const QByteArray token = server.token();
+    auto done = [](const auto &f) {
+        return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    };
+    // The first node: served, it holds its turn (an echo answered) until it goes.
+    QTcpSocket first;
+    first.connectToHost(QHostAddress::LocalHost, port);
+    QVERIFY(first.waitForConnected(5000));
+    first.write(token);
+    first.write(QByteArray("E\0\0\0\0\0\0\0\0", 9));
+    QTRY_VERIFY(first.bytesAvailable() >= 1);
+    QCOMPARE(first.read(1), QByteArray("e"));
+
+    auto asked =
+        std::async(std::launch::async, [&] { return net::measureLinkIfFree(host, port, token); });
+    QTRY_VERIFY(done(asked));
+    QVERIFY(!asked.get().has_value());
+
+    auto inLine =
+        std::async(std::launch::async, [&] { return net::measureLink(host, port, token); });
+    QTest::qWait(300);
+    QVERIFY(!done(inLine)); // waiting for the first node
+    first.disconnectFromHost();
+    QTRY_VERIFY_WITH_TIMEOUT(done(inLine), 30000);
+    const net::LinkMeasurement measured = inLine.get();
+    QVERIFY(measured.up_bytes_per_second > 0 && measured.down_bytes_per_second > 0);
+
+    auto alone =
+        std::async(std::launch::async, [&] { return net::measureLinkIfFree(host, port, token); });
+    QTRY_VERIFY_WITH_TIMEOUT(done(alone), 30000);
+    const std::optional<net::LinkMeasurement> free = alone.get();
+    QVERIFY(free.has_value());
+    QVERIFY(free->up_bytes_per_second > 0 && free->down_bytes_per_second > 0);
+
+    // Without the run's token nothing is answered: an error, not a measurement.
+    auto stranger = std::async(std::launch::async, [&] {
+        return net::measureLinkIfFree(host, port, QByteArray(token.size(), 'x'));
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(done(stranger), 30000);
+    QVERIFY_THROWS_EXCEPTION(edgetrain::core::IoError, stranger.get());
+}
+
 void TestCluster::jobsAreValidated()
 {
     const net::JobSpec job = lenetJob(net::TrainingMode::LocalSgd, 100);
@@ -331,10 +386,17 @@ void TestCluster::jobsAreValidated()
     QVERIFY(!back->pipelined);
     old.remove(QLatin1String("exchange"));
     old.remove(QLatin1String("pipelined"));
+    old.remove(QLatin1String("link_probe_turns"));
     const auto olderApp = net::JobSpec::fromCbor(old, &error);
     QVERIFY2(olderApp, qPrintable(error));
     QCOMPARE(olderApp->exchange, QStringLiteral("float32"));
     QVERIFY(!olderApp->pipelined);
+    // The link probe's turns: only a coordinator whose server answers them says so.
+    QVERIFY(!back->link_probe_turns);
+    net::JobSpec turns = job;
+    turns.link_probe_turns = true;
+    QVERIFY(net::JobSpec::fromCbor(turns.toCbor(), &error)->link_probe_turns);
+    QVERIFY(!olderApp->link_probe_turns);
 
     auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
         QCborMap m = job.toCbor();
@@ -358,6 +420,7 @@ void TestCluster::jobsAreValidated()
     QVERIFY(refused("schedule", QStringLiteral("wild"), "wild"));
     QVERIFY(refused("exchange", QStringLiteral("int4"), "exchange"));
     QVERIFY(refused("pipelined", 1, "pipelined"));
+    QVERIFY(refused("link_probe_turns", QStringLiteral("yes"), "link_probe_turns"));
     QVERIFY(refused("average_decay", 1.0, "average_decay"));
     net::JobSpec averaged = job;
     averaged.average_decay = 0.99;

@@ -162,12 +162,14 @@ void TestCollectives::badRankIsRefused()
 void TestCollectives::exchangeIsTimedOnThisDevice()
 {
     // A node's profile: gloo's ring between two ranks of this process, 61,711 floats (LeNet-5's
-    // gradients and the step's five figures), three windows planned at 17 ms.
+    // gradients and the step's five figures), three windows of 17 ms.
     const ExchangeMeasurement m = measureExchange(61711, 2.0, 0.05);
     QCOMPARE(m.bytes, std::size_t(61711 * 4));
-    // Three windows of at least two allreduces each, after the warm-up and calibration.
-    QVERIFY2(m.repeats >= 6 && m.repeats % 3 == 0, qPrintable(QString::number(m.repeats)));
-    QVERIFY(m.seconds > 0.0);
+    // Three windows of at least two allreduces each, after the warm-up; each window runs until
+    // its 17 ms have passed.
+    QVERIFY2(m.repeats >= 6, qPrintable(QString::number(m.repeats)));
+    QVERIFY2(m.windows_seconds >= 0.05, qPrintable(QString::number(m.windows_seconds)));
+    QVERIFY(m.setup_seconds > 0.0 && m.setup_seconds + m.windows_seconds <= m.seconds);
     // Loopback on any machine this runs on moves and adds a chunk faster than 1 MB/s, and no
     // machine does it in under 10 ps a byte.
     QVERIFY2(m.seconds_per_byte > 1e-11 && m.seconds_per_byte < 1e-6,
