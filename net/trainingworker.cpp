@@ -426,7 +426,6 @@ struct TrainingWorker::Run
 
         lap("exchange");
         core::Model probe(model->spec(), job.seed);
-        lap("model");
         const std::int64_t maxBatch = largestLocalBatch();
         lap("memory");
         maxLocalBatch = maxBatch;
