@@ -60,11 +60,9 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
             // Each window runs allreduces (at least two) until rank 0 has seen a third of
             // minSeconds pass before one: it says so in the last float of the data it reduces
             // (the other rank puts 0 there), so both ranks learn it from the allreduce itself
-            // and nothing but allreduces is timed. (Before, a count fixed from a short
-            // calibration: under a CPU quota its first allreduces can run in the quota's burst,
-            // and the windows ran long.) Not one allreduce: under a quota one can fall in the
-            // burst and be many times faster.
-            const double window = minSeconds / kWindows;
+            // and nothing but allreduces is timed. Not one allreduce: under a CPU quota one can
+            // fall in the quota's burst and be many times faster.
+            const double windowSeconds = minSeconds / kWindows;
             for (int w = 0; w < kWindows; ++w) {
                 group.barrier();
                 const auto t = Clock::now();
@@ -72,7 +70,7 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
                     setup = since(began);
                 int count = 0;
                 for (bool more = true; more;) {
-                    data.back() = r == 0 && count >= 1 && since(t) >= window ? 1.0f : 0.0f;
+                    data.back() = r == 0 && count >= 1 && since(t) >= windowSeconds ? 1.0f : 0.0f;
                     group.allreduceSum(data.data(), data.size());
                     ++count;
                     more = data.back() == 0.0f && count < kMaxPerWindow;

@@ -36,8 +36,8 @@ double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double c
  * carries rank 0's word to stop, so nothing but allreduces is timed) and keeps the best
  * window's mean: on a machine other work shares (an edge lab's other devices profiling) the
  * slower windows timed that work too. Throws CollectiveError if the pair cannot connect or an
- * allreduce fails. `floats` must count one float beyond the data (the allreduce of a sync step
- * carries five figures beyond the gradients).
+ * allreduce fails. (The last float carries the stop word; a sync step's allreduce has five
+ * figures beyond the gradients, so the profile's size is the real one.)
  */
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
 

@@ -37,16 +37,21 @@ public:
         connect(socket, &QTcpSocket::disconnected, this, [this] { end(); });
         connect(socket, &QTcpSocket::readyRead, this, [this] { onReadable(); });
     }
-    /** Its turn: one session is served at a time, so probes do not share the machine's link. */
-    void activate()
+    /** Its turn: one session is served at a time, so probes do not share the machine's link.
+     *  False if it has gone already (ended, its deletion not yet done): nobody's turn. */
+    bool activate()
     {
+        if (m_gone || m_socket->state() != QAbstractSocket::ConnectedState)
+            return false;
         m_active = true;
         onReadable(); // what it sent while it waited
+        return true;
     }
 
 private:
     void end()
     {
+        m_gone = true;
         // A session that waited its turn and went away frees nobody's turn.
         if (m_active && m_ended)
             std::exchange(m_ended, nullptr)();
@@ -79,8 +84,9 @@ private:
                 return;
             char header[9];
             if (!m_active) {
-                // Waiting its turn, it is answered one question: "is it my turn?" - no (the
-                // node measures later; it closes). Anything else waits for its turn unread.
+                // Waiting its turn, a connection whose first request asks "is it my turn?" is
+                // told no, and this side closes it (the node measures later, in line). Any other
+                // request waits for its turn unread.
                 if (m_socket->peek(header, 1) != 1 || header[0] != 'T')
                     return;
                 m_socket->read(header, 9);
@@ -126,6 +132,7 @@ private:
     QByteArray m_token;
     std::function<void()> m_ended;
     bool m_active = false;
+    bool m_gone = false; // ended: its socket closed or refused
     bool m_trusted = false;
     int m_requests = 0;
     std::int64_t m_uploadLeft = 0;
@@ -184,7 +191,10 @@ void LinkProbeServer::serveNext()
         if (!next)
             continue; // it went away while it waited
         m_busy = true;
-        static_cast<ProbeSession *>(next.data())->activate();
+        // One that ended while it waited may not be deleted yet (every ready socket is handled
+        // in one pass of the event loop): its turn would never end.
+        if (!static_cast<ProbeSession *>(next.data())->activate())
+            m_busy = false;
     }
 }
 

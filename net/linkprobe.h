@@ -37,8 +37,9 @@ struct LinkMeasurement
  * echo, 'U' upload, 'D' download) and a 64-bit little-endian byte count (at most kMaxBytes), at
  * most kMaxRequests of them. One connection is served at a time (the others wait their turn),
  * so the nodes' probes do not share this machine's link. 'T' asks whether it is the
- * connection's turn: 'g' if it is being served, else 'w' and the server closes it (the node
- * comes back later) - the one request a waiting connection is answered.
+ * connection's turn: 'g' if it is being served; a waiting connection whose first request is 'T'
+ * is answered 'w' and closed by the server (the node comes back later, in line) - the one
+ * request a waiting connection is answered.
  */
 class LinkProbeServer : public QObject
 {
@@ -55,6 +56,8 @@ public:
     QString errorString() const { return m_server.errorString(); }
     /** What a connection must send first (random per server). */
     const QByteArray &token() const { return m_token; }
+    /** A connection is being served (it is its turn). */
+    bool serving() const { return m_busy; }
 
 private:
     void onConnection();
@@ -78,9 +81,8 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
 /**
  * measureLink if no other node is measuring now: it asks the server for its turn ('T' after the
  * token) and gets 'g' (measures at once) or 'w' (the server is busy; std::nullopt, the
- * connection closed: measure later with measureLink, waiting in line). A node that has
- * finished its timings then waits its turn; one that asks first, with its CPU idle, can measure
- * while the others still time (their CPU is theirs: the lab's quotas, or separate boards).
+ * connection closed: measure later with measureLink, waiting in line). A profile asks first,
+ * its CPU idle (TrainingWorker's probeLink says what that costs and saves on an edge lab).
  * Needs a server that answers turns (a job's link_probe_turns). Errors as measureLink.
  */
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,

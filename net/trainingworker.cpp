@@ -95,26 +95,32 @@ TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
 
 namespace {
 
+/** When a profile measures its link: now if no other node is measuring, or in line. */
+enum class LinkTurn { IfFree, InLine };
+
 /** The node's link to the coordinator at host:port, measured with timed transfers to its probe
- *  server (measureLink): the figures a profile sends, or an error; the transfers' CPU per byte
- *  as a share of `busyCores` (what the device's power figure is for). With `ifFree`, only if
- *  no other node's probe is under way (measureLinkIfFree; nothing otherwise).
+ *  server (measureLink): the figures a profile sends, or an error (not tried again); the
+ *  transfers' CPU per byte as a share of `busyCores` (what the device's power figure is for).
+ *  LinkTurn::IfFree: nothing if another node's probe is under way (measureLinkIfFree).
  *
- *  The coordinator serves one probe at a time. A profile asks first, its CPU idle, whether it
- *  is its turn, and else measures after its timings, waiting in line: nodes that finished their
- *  timings together (a lab's two Pi 3Bs) waited 0.4-0.5 s behind each other at the end. Every
- *  node first, all of them waiting in line, the probes ran beside the other nodes' timings for
- *  as long as the line took, and on an edge lab, where every node shares this machine's cores
- *  with the probe's transfers, each disturbed the other (the same Pi 4 profiled at 9 and 20 ns
- *  a byte for its exchange). Beside the loading of the data (tried 2026-11-27) they measured
- *  the node with its own CPU busy: a quota-held device answered the round trips 3.5-5 ms late
- *  and moved 10 MB/s where its link carries 11.8 (docs/evidence/issue-12/pi3-groups). */
+ *  The coordinator serves one probe at a time. A profile asks first, its data loaded and its
+ *  CPU idle, whether it is its turn, and else measures after its timings, in line: nodes that
+ *  finished their timings together (a lab's two Pi 3Bs) waited 0.4-0.5 s behind each other at
+ *  the end. So one probe at a time runs beside the other nodes' timings. On an edge lab every
+ *  node shares this machine's cores with the probe's transfers: when every node probed first,
+ *  all of them in line, the probes ran beside the timings for as long as the line took and
+ *  each disturbed the other (the same Pi 4 profiled at 9 and 20 ns a byte for its exchange);
+ *  one at a time, the figures stayed within their spread between plans (three plans each way,
+ *  docs/evidence/issue-12/profiling-turns). Beside the loading of the data (tried 2026-11-27)
+ *  the probe measured the node with its own CPU busy: a quota-held device answered the round
+ *  trips 3.5-5 ms late and moved 10 MB/s where its link carries 11.8
+ *  (docs/evidence/issue-12/pi3-groups). */
 std::optional<QCborMap> probeLink(const QString &host, quint16 port, const QByteArray &token,
-                                  double busyCores, bool ifFree = false)
+                                  double busyCores, LinkTurn turn)
 {
     try {
         std::optional<LinkMeasurement> measured;
-        if (ifFree)
+        if (turn == LinkTurn::IfFree)
             measured = measureLinkIfFree(host, port, token);
         else
             measured = measureLink(host, port, token);
@@ -373,14 +379,14 @@ struct TrainingWorker::Run
             last = Clock::now();
         };
         // The link now if no other node is measuring (this node's CPU is idle: its data is
-        // loaded), else after the timings, in line (probeLink says why not before them).
+        // loaded), else after the timings, in line (probeLink says why).
         const QString coordinator = QString::fromStdString(w.m_context.coordinator_host);
         std::optional<QCborMap> linkFigures;
         if (job.link_probe_port > 0 && job.link_probe_turns) {
             linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
-                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores, true);
-            if (linkFigures)
-                lap("link");
+                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores,
+                                    LinkTurn::IfFree);
+            lap(linkFigures ? "link" : "turn");
         }
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each period and then stops it: a window of a few periods would
@@ -524,10 +530,13 @@ struct TrainingWorker::Run
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
         lap("evaluation");
 
-        // The link, if not measured first: in line behind the other nodes' probes.
+        // The link, if it was not this node's turn first: in line behind the other nodes'
+        // probes. (A probe that failed first is not tried again: its error goes to the
+        // coordinator.)
         if (!linkFigures && job.link_probe_port > 0) {
             linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
-                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores);
+                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores,
+                                    LinkTurn::InLine);
             lap("link");
         }
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
