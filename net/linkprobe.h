@@ -81,8 +81,9 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
 /**
  * measureLink if no other node is measuring now: it asks the server for its turn ('T' after the
  * token) and gets 'g' (measures at once) or 'w' (the server is busy; std::nullopt, the
- * connection closed: measure later with measureLink, waiting in line). A profile asks first,
- * its CPU idle (TrainingWorker's probeLink says what that costs and saves on an edge lab).
+ * connection closed: ask again later, or measure with measureLink, waiting in line). A profile
+ * asks first, its CPU idle, then between its timings (TrainingWorker's probeLink says what that
+ * costs and saves on an edge lab).
  * Needs a server that answers turns (a job's link_probe_turns). Errors as measureLink.
  */
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,

@@ -104,9 +104,10 @@ enum class LinkTurn { IfFree, InLine };
  *  LinkTurn::IfFree: nothing if another node's probe is under way (measureLinkIfFree).
  *
  *  The coordinator serves one probe at a time. A profile asks first, its data loaded and its
- *  CPU idle, whether it is its turn, and else measures after its timings, in line: nodes that
- *  finished their timings together (a lab's two Pi 3Bs) waited 0.4-0.5 s behind each other at
- *  the end. So one probe at a time runs beside the other nodes' timings. On an edge lab every
+ *  CPU idle, whether it is its turn, then between its timings' phases, and else measures after
+ *  them, in line: nodes that finished their timings together (a lab's two Pi 3Bs) waited
+ *  0.4-0.6 s behind each other at the end. So one probe at a time runs beside the other nodes'
+ *  timings. On an edge lab every
  *  node shares this machine's cores with the probe's transfers: when every node probed first,
  *  all of them in line, the probes ran beside the timings for as long as the line took and
  *  each disturbed the other (the same Pi 4 profiled at 9 and 20 ns a byte for its exchange);
@@ -364,30 +365,36 @@ struct TrainingWorker::Run
     /** What the node tells the coordinator before it joins: its speed (images/s of forward +
      *  backward at a part of 16) and, for the planner, the time per step at a small batch and
      *  at the largest one it could get, an optimizer update, evaluation per sample, the largest
-     *  batch its memory takes, its power, and its link (probeLink: first if no other node is
-     *  measuring its link, else after the timings). Timed
+     *  batch its memory takes, its power, and its link (probeLink: as soon as no other node is
+     *  measuring its link - first, between the timings, else after them). Timed
      *  on a model of its own with the job's spec and data: profiling must not move the job's
      *  weights or batch-norm statistics. */
     std::pair<double, QCborMap> profile()
     {
         w.setStatus([](TrainingStatus &s) { s.phase = QStringLiteral("calibrating"); });
         const auto began = Clock::now();
-        // Where the profile's time goes, phase by phase (the job_ready's "phases_seconds").
+        // Where the profile's time goes, phase by phase (the job_ready's "phases_seconds"; a
+        // phase that comes more than once, its sum).
         QCborMap phases;
         auto lap = [&, last = began](const char *phase) mutable {
-            phases.insert(QLatin1String(phase), secondsSince(last));
+            const QString key = QLatin1String(phase);
+            phases.insert(key, phases.value(key).toDouble() + secondsSince(last));
             last = Clock::now();
         };
-        // The link now if no other node is measuring (this node's CPU is idle: its data is
-        // loaded), else after the timings, in line (probeLink says why).
+        // The link as soon as no other node is measuring its own: first (this node's CPU is
+        // idle: its data is loaded), else between the timings' phases, else after them, in line
+        // (probeLink says why). Asking costs a connection and a round trip.
         const QString coordinator = QString::fromStdString(w.m_context.coordinator_host);
         std::optional<QCborMap> linkFigures;
-        if (job.link_probe_port > 0 && job.link_probe_turns) {
+        auto linkIfFree = [&] {
+            if (linkFigures || job.link_probe_port <= 0 || !job.link_probe_turns)
+                return;
             linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
                                     job.link_probe_token.toLatin1(), w.m_context.busy_cores,
                                     LinkTurn::IfFree);
             lap(linkFigures ? "link" : "turn");
-        }
+        };
+        linkIfFree();
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each period and then stops it: a window of a few periods would
         // time the burst, not the device (a window gains up to one period's quota). Each window
@@ -431,9 +438,11 @@ struct TrainingWorker::Run
         }
 
         lap("exchange");
+        linkIfFree();
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
         lap("memory");
+        linkIfFree();
         maxLocalBatch = maxBatch;
         // Both within what the budget takes: the small batch was stepped without a plan where it
         // did not fit (the frame detector's demo: 12 frames store-all, 90 MiB on a 27 MiB
@@ -489,6 +498,7 @@ struct TrainingWorker::Run
         const double smallSeconds = timeSteps(small);
         const double largeSeconds = large > small ? timeSteps(large) : smallSeconds;
         lap("steps");
+        linkIfFree();
         // The same rule for the update and evaluation, over half the window each (ten periods
         // at least under a quota).
         const double halfWindow = quota ? std::max(minSeconds / 2, 10 * period) : minSeconds / 2;
@@ -527,12 +537,12 @@ struct TrainingWorker::Run
         core::Tensor x(probe.batchShape(large), core::MemoryCategory::Activations);
         train->gather(index.data(), large, x.data(), labels.data());
         lap("update");
+        linkIfFree();
         const double evalPerSample = timeRepeated([&] { probe.forward(x, eval); }) / double(large);
         lap("evaluation");
 
-        // The link, if it was not this node's turn first: in line behind the other nodes'
-        // probes. (A probe that failed first is not tried again: its error goes to the
-        // coordinator.)
+        // The link, if it was never this node's turn: in line behind the other nodes' probes.
+        // (A probe that failed is not tried again: its error goes to the coordinator.)
         if (!linkFigures && job.link_probe_port > 0) {
             linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
                                     job.link_probe_token.toLatin1(), w.m_context.busy_cores,
