@@ -53,8 +53,8 @@ struct DeviceMeasurement
     double exchange_seconds_per_byte = 0.0;
     QString exchange_error; // why it was not measured (then no CPU bound is known)
     // What profiling took on this device (from the start of its profile, after loading the
-    // data, to its job_ready), and of it the link probe (waiting its turn at the coordinator's
-    // probe server included).
+    // data, to its job_ready), and of it the link probe (its wait in line at the coordinator's
+    // probe server included; asks for a turn that were refused are not).
     double profile_seconds = 0.0, link_probe_seconds = 0.0;
 
     /** Forward + backward seconds for a local batch of `batch` (0 for an empty part). */

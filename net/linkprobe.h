@@ -38,7 +38,8 @@ struct LinkMeasurement
  * most kMaxRequests of them. One connection is served at a time (the others wait their turn),
  * so the nodes' probes do not share this machine's link. 'T' asks whether it is the
  * connection's turn: 'g' if it is being served; a waiting connection whose first request is 'T'
- * is answered 'w' and closed by the server (the node comes back later, in line) - the one
+ * is answered 'w' and closed by the server (the node asks again later, or comes back in line) -
+ * the one
  * request a waiting connection is answered.
  */
 class LinkProbeServer : public QObject

@@ -105,13 +105,13 @@ enum class LinkTurn { IfFree, InLine };
  *
  *  The coordinator serves one probe at a time. A profile asks first, its data loaded and its
  *  CPU idle, whether it is its turn, then between its timings' phases, and else measures after
- *  them, in line: nodes that finished their timings together (a lab's two Pi 3Bs) waited
- *  0.4-0.6 s behind each other at the end. So one probe at a time runs beside the other nodes'
- *  timings. On an edge lab every
+ *  them, in line (when every node probed after its timings, two that finished them together -
+ *  a lab's two Pi 3Bs - waited 0.4-0.7 s behind each other at the end). So one probe at a time
+ *  runs beside the other nodes' timings. On an edge lab every
  *  node shares this machine's cores with the probe's transfers: when every node probed first,
  *  all of them in line, the probes ran beside the timings for as long as the line took and
  *  each disturbed the other (the same Pi 4 profiled at 9 and 20 ns a byte for its exchange);
- *  one at a time, the figures stayed within their spread between plans (three plans each way,
+ *  one at a time, the figures stayed within their spread between plans (two or three plans a way,
  *  docs/evidence/issue-12/profiling-turns). Beside the loading of the data (tried 2026-11-27)
  *  the probe measured the node with its own CPU busy: a quota-held device answered the round
  *  trips 3.5-5 ms late and moved 10 MB/s where its link carries 11.8

@@ -178,7 +178,7 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
         j.set("chosen", core::Json());
     }
     // Profiling: each node on its own (the link probes one at a time); the longest took this
-    // (its timed passes, then its link probe), the longest probe (its turn included) that.
+    // (its timed passes and its link probe), the longest probe (its wait in line included) that.
     j.set("profiling_seconds", m_plan.profiling_seconds)
         .set("link_probe_seconds", m_plan.link_probe_seconds)
         .set("planned_after_seconds", m_plannedAt);

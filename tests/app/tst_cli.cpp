@@ -614,7 +614,8 @@ void TestCli::planThenTrainOnTheChosen()
     for (const QJsonValue &d : devices) {
         QVERIFY(d.toObject().value(QLatin1String("down_bytes_per_second")).toDouble() > 0);
         QVERIFY(d.toObject().value(QLatin1String("step_seconds_per_sample")).toDouble() > 0);
-        // each device's profile took time, its link probe (last in it) part of it
+        // each device's profile took time, its link probe (first, between its timings or last)
+        // part of it
         const double profiled = d.toObject().value(QLatin1String("profile_seconds")).toDouble();
         const double probed = d.toObject().value(QLatin1String("link_probe_seconds")).toDouble();
         QVERIFY(probed > 0);
