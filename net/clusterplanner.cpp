@@ -80,6 +80,7 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.exchange_seconds_per_byte =
         std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
     d.exchange_error = exchange.value(QLatin1String("error")).toString();
+    d.exchange_over = exchange.value(QLatin1String("over")).toString();
     d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
@@ -290,11 +291,14 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
         return 0.0;
     // gloo's ring: a reduce-scatter and an allgather, 2(n-1) rounds of bytes/n each; a round
     // lasts as long as its slowest hop: rank k sends to rank k+1 through both links while
-    // the slower of the two CPUs sends, receives and adds the chunk, whichever takes longer.
+    // the slower of the two ends sends, receives and adds the chunk, whichever takes longer.
     // Overlapped, not added: on the edge lab, a Pi 3B pair on its 100 Mbit/s link trains at
-    // the wire's time (the sum predicted 10.9 s for 6.3 s measured), a Pi 4B pair on gigabit
-    // at its CPU's (the sum came closer there: the exchange over loopback costs less than over
-    // the lab's veth, bridge and queues; see docs/evidence/issue-12/exchange).
+    // the wire's time (the sum predicted 10.9 s for 6.3 s measured). An end's exchange figure
+    // is timed over its own link against the coordinator where it could be (the wire, its CPU
+    // and the network stack as a round meets them: a Pi 3B's is its wire's, ~83 ns a byte at
+    // 100 Mbit/s; a Pi 4B's 16-45 on gigabit, where its link says 8), else on the device over
+    // loopback, which misses the path (gigabit groups trained 14-29 % slower than that
+    // predicted; docs/evidence/issue-12/exchange, pair-exchange).
     const double chunk = bytes / double(n);
     double round = 0.0;
     for (std::size_t k = 0; k < n; ++k) {

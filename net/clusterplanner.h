@@ -47,11 +47,14 @@ struct DeviceMeasurement
     double up_busy_seconds_per_byte = 0.0;
     double down_busy_seconds_per_byte = 0.0;
     QString link_error; // the link could not be measured: the device trains alone or not at all
-    // Wall seconds this device's CPU needs per byte of a ring round's chunk (send one, receive
-    // one, add it: measureExchange, gloo over loopback on the device); a ring round's hop
-    // lasts at least that long at its slower end, whatever the link (0: not measured).
+    // Wall seconds this device needs per byte of a ring round's chunk (send one, receive one,
+    // add it): over its link against the coordinator's rank (measurePairExchange: the wire,
+    // its CPU and the network stack together; exchange_over "link"), or where the coordinator
+    // hosts none, on the device over loopback (measureExchange: its CPU's part; "loopback").
+    // A ring round's hop lasts at least that long at its slower end (0: not measured).
     double exchange_seconds_per_byte = 0.0;
-    QString exchange_error; // why it was not measured (then no CPU bound is known)
+    QString exchange_over;
+    QString exchange_error; // why it was not measured (then no such bound is known)
     // What profiling took on this device (from the start of its profile, after loading the
     // data, to its job_ready), and of it the link probe (its wait in line at the coordinator's
     // probe server included; asks for a turn that were refused are not).
@@ -143,8 +146,8 @@ struct PlanObjective
  *  - sync: per step the slowest device's compute and update, plus gloo's ring allreduce of the
  *    gradients (2(n-1) rounds of 1/n of them, each round as slow as the ring's slowest hop:
  *    the lower of the sender's up- and the receiver's down-rate and half of both round trips,
- *    or the slower end's CPU for the chunk — its exchange_seconds_per_byte — if that is
- *    longer);
+ *    or the slower end's exchange for the chunk — its exchange_seconds_per_byte, measured over
+ *    its link where it could be — if that is longer);
  *  - local SGD: the same compute every step, the allreduce of the model every local_steps;
  *  - async: each device computes its part of the data in its own local batches and pushes
  *    gradients up and pulls the model down through its own link; the epoch ends with the

@@ -36,6 +36,11 @@ QString ControlClient::address() const
     return hostPort(m_host, m_port);
 }
 
+QString ControlClient::localAddress() const
+{
+    return m_channel ? m_channel->localAddress() : QString();
+}
+
 void ControlClient::connectToNode(std::chrono::milliseconds timeout)
 {
     auto *socket = new QTcpSocket;

@@ -33,6 +33,8 @@ public:
     void close();
     QString address() const; // host:port, an IPv6 host in brackets
     const QString &host() const { return m_host; }
+    /** This side's address of the connection: where the node reaches us. */
+    QString localAddress() const;
     quint16 port() const { return m_port; }
     const NodeInfo &node() const { return m_node; }
     bool isReady() const { return m_ready; }

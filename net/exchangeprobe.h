@@ -1,5 +1,7 @@
 #pragma once
 
+#include "collectives.h"
+
 #include <cstddef>
 
 namespace edgetrain::net {
@@ -40,5 +42,19 @@ double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double c
  * figures beyond the gradients, so the profile's size is the real one.)
  */
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds);
+
+/**
+ * Times gloo's allreduce of `floats` floats between two ranks over the real path: this device
+ * and a partner elsewhere (the coordinator's rank, which does nothing else), met through
+ * `store` (options.size is taken as 2; options.prefix must be the partner's). Each rank then
+ * does a ring member's work per round over its own link — the wire, its CPU under its quota,
+ * the network stack between — so rank 0's `seconds_per_byte` is what a ring round costs this
+ * device per byte of chunk, whatever bounds it; a partner much faster than the device adds
+ * little. Windows as measureExchange's (`minSeconds` for the three); rank 0 decides when each
+ * ends, the other rank follows (its figures are 0). Throws CollectiveError if the pair cannot
+ * connect or an allreduce fails (the partner gone, a timeout).
+ */
+ExchangeMeasurement measurePairExchange(gloo::rendezvous::Store &store, GroupOptions options,
+                                        std::size_t floats, double minSeconds);
 
 } // namespace edgetrain::net

@@ -56,6 +56,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("link_probe_port"), link_probe_port);
     m.insert(QStringLiteral("link_probe_token"), link_probe_token);
     m.insert(QStringLiteral("link_probe_turns"), link_probe_turns);
+    m.insert(QStringLiteral("exchange_probe"), exchange_probe);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
@@ -173,6 +174,7 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     if (map.contains(QLatin1String("link_probe_token")))
         j.link_probe_token = r.text("link_probe_token", 64);
     const QCborValue turns = map.value(QStringLiteral("link_probe_turns"));
+    const QCborValue pairProbe = map.value(QStringLiteral("exchange_probe"));
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
     // A job from a version before sizes said their unit names it memory_budget.
     j.memory_budget_bytes =
@@ -201,6 +203,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     j.link_probe_turns = turns.toBool(false); // absent from older coordinators' jobs
+    if (!pairProbe.isUndefined() && !pairProbe.isBool()) {
+        *error = jobFieldError("exchange_probe", "true or false");
+        return std::nullopt;
+    }
+    j.exchange_probe = pairProbe.toBool(false); // absent from older coordinators' jobs
     if (const auto m = parseMode(mode)) {
         j.mode = *m;
     } else {

@@ -66,6 +66,10 @@ struct JobSpec
     // The probe server answers "is it my turn?" ('T': measureLinkIfFree); absent from older
     // coordinators' jobs, whose servers do not.
     bool link_probe_turns = false;
+    // The coordinator hosts the other rank of a two-rank allreduce a profile times over the
+    // node's real path (exchange_probe; measurePairExchange), during the node's link turn;
+    // absent from older coordinators' jobs: the node times its exchange on itself.
+    bool exchange_probe = false;
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

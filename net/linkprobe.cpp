@@ -203,7 +203,7 @@ namespace {
 /** measureLink's work; with `ifFree`, first asks for its turn and returns nothing if another
  *  node's probe is under way. */
 std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const QByteArray &token,
-                                       bool ifFree)
+                                       bool ifFree, const std::function<void()> &whileServed)
 {
     const auto began = Clock::now();
     const std::string where = host.toStdString() + ":" + std::to_string(port);
@@ -323,20 +323,24 @@ std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const 
     m.up_bytes_per_second = rate('U', &m.up_cpu_seconds_per_byte);
     m.down_bytes_per_second = rate('D', &m.down_cpu_seconds_per_byte);
     m.seconds = since(began);
+    if (whileServed)
+        whileServed(); // still this node's turn: the connection is open
     return m;
 }
 
 } // namespace
 
-LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token)
+LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token,
+                            const std::function<void()> &whileServed)
 {
-    return *measure(host, port, token, false);
+    return *measure(host, port, token, false, whileServed);
 }
 
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
-                                                 const QByteArray &token)
+                                                 const QByteArray &token,
+                                                 const std::function<void()> &whileServed)
 {
-    return measure(host, port, token, true);
+    return measure(host, port, token, true, whileServed);
 }
 
 } // namespace edgetrain::net

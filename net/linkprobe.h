@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 
 namespace edgetrain::net {
@@ -75,9 +76,12 @@ private:
  * slow start are not taken for bandwidth; each next size is what the last one's rate moves in
  * ~90 ms), the better of two at that size. Sends `token` first.
  * Blocking, with a 30 s timeout per transfer (it may wait its turn); throws core::IoError naming
- * the address if the server refuses, closes or does not answer.
+ * the address if the server refuses, closes or does not answer. `whileServed`, if given, runs
+ * after the transfers while the connection still holds the turn (a profile's exchange probe);
+ * it must not throw.
  */
-LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token);
+LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token,
+                            const std::function<void()> &whileServed = {});
 
 /**
  * measureLink if no other node is measuring now: it asks the server for its turn ('T' after the
@@ -88,6 +92,7 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
  * Needs a server that answers turns (a job's link_probe_turns). Errors as measureLink.
  */
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
-                                                 const QByteArray &token);
+                                                 const QByteArray &token,
+                                                 const std::function<void()> &whileServed = {});
 
 } // namespace edgetrain::net

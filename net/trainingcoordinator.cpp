@@ -8,6 +8,7 @@
 #include "core/memoryplanner.h"
 #include "core/model.h"
 #include "core/safetensors.h"
+#include "exchangeprobehost.h"
 #include "linkprobe.h"
 #include "parameterserver.h"
 #include "protocol.h"
@@ -101,6 +102,19 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
             m_job.link_probe_port = m_probeServer->port();
             m_job.link_probe_token = QString::fromLatin1(m_probeServer->token());
             m_job.link_probe_turns = true;
+            // The profiles time their exchange against a rank of ours during their link turn.
+            m_exchangeHost = std::make_unique<ExchangeProbeHost>(
+                [this](const QString &key, const QByteArray &value) {
+                    QMetaObject::invokeMethod(
+                        this,
+                        [this, key, value] {
+                            m_store[key] = value;
+                            serveWaiters();
+                        },
+                        Qt::QueuedConnection);
+                },
+                std::chrono::milliseconds(m_job.collective_timeout_ms));
+            m_job.exchange_probe = true;
         } else
             qCWarning(lcCoordinator).noquote()
                 << "the link probe cannot listen:" << m_probeServer->errorString();
@@ -975,6 +989,8 @@ void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
     }
     if (r->kind == StoreRequest::Kind::Set) {
         m_store[r->keys.front()] = r->value;
+        if (m_exchangeHost)
+            m_exchangeHost->keySet(r->keys.front(), r->value);
         reply(m, r->request, {});
         serveWaiters();
         return;
@@ -987,6 +1003,37 @@ void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
     w->deadline = QDeadlineTimer(r->timeout_ms);
     m_waiters.push_back(std::move(w));
     serveWaiters();
+}
+
+void TrainingCoordinator::exchangeProbe(Member *m, const Frame &frame)
+{
+    const qint64 request = cborInteger(frame.body.value(QStringLiteral("request")), -1);
+    if (!m_exchangeHost) {
+        reply(m, request,
+              QCborMap{{QStringLiteral("error"),
+                        QStringLiteral("this coordinator hosts no exchange probe")}});
+        return;
+    }
+    const qint64 floats = cborInteger(frame.body.value(QStringLiteral("floats")), -1);
+    const int id = m->id;
+    const QString refused = m_exchangeHost->serve(
+        frame.body.value(QStringLiteral("prefix")).toString(), m->client->localAddress(),
+        floats > 0 ? std::size_t(floats) : 0, [this, id, request](const QString &error) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, id, request, error] {
+                    // Still the member that asked (not lost and reconnected since).
+                    Member *asked = m_members.at(std::size_t(id)).get();
+                    if (asked->state == Member::State::Lost)
+                        return;
+                    reply(asked, request,
+                          error.isEmpty() ? QCborMap{}
+                                          : QCborMap{{QStringLiteral("error"), error}});
+                },
+                Qt::QueuedConnection);
+        });
+    if (!refused.isEmpty())
+        reply(m, request, QCborMap{{QStringLiteral("error"), refused}});
 }
 
 void TrainingCoordinator::serveWaiters()
@@ -1026,6 +1073,8 @@ void TrainingCoordinator::onMessage(Member *m, const Frame &frame)
     }
     if (type.startsWith(QLatin1String("store_"))) {
         storeRequest(m, frame);
+    } else if (type == Message::ExchangeProbe) {
+        exchangeProbe(m, frame);
     } else if (type == Message::Progress) {
         Q_EMIT nodeProgress(m->node, TrainingStatus::fromCbor(body));
     } else if (type == Message::PsPull || type == Message::PsPush) {

@@ -18,6 +18,7 @@
 
 namespace edgetrain::net {
 
+class ExchangeProbeHost;
 class LinkProbeServer;
 class ParameterServer;
 
@@ -221,6 +222,8 @@ private:
      *  delta against the node's mirror (`compressed`, and the node has one) or full weights. */
     QCborMap weightsReply(Member *m, bool compressed);
     void storeRequest(Member *m, const Frame &frame);
+    /** A profile's exchange probe: the coordinator's rank of it (m_exchangeHost). */
+    void exchangeProbe(Member *m, const Frame &frame);
     void serveWaiters();
     void reconnect();
     void finish(const QString &error);
@@ -261,6 +264,9 @@ private:
     Selection m_selection;
     bool m_linkProbe = false;
     std::unique_ptr<LinkProbeServer> m_probeServer;
+    // Joins its thread when destroyed: before QObject's destructor, so what it posts here
+    // arrives or is dropped with the object.
+    std::unique_ptr<ExchangeProbeHost> m_exchangeHost;
     bool m_selected = false;
     bool m_keepBest = false;
     int m_patience = 0;

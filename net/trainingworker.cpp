@@ -21,6 +21,7 @@
 #include "remotestore.h"
 
 #include <QCborArray>
+#include <QRandomGenerator>
 #include <QThread>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -102,6 +104,8 @@ enum class LinkTurn { IfFree, InLine };
  *  server (measureLink): the figures a profile sends, or an error (not tried again); the
  *  transfers' CPU per byte as a share of `busyCores` (what the device's power figure is for).
  *  LinkTurn::IfFree: nothing if another node's probe is under way (measureLinkIfFree).
+ *  `whileServed` runs in the turn, after the link's transfers (the exchange with the
+ *  coordinator).
  *
  *  The coordinator serves one probe at a time. A profile asks first, its data loaded and its
  *  CPU idle, whether it is its turn, then between its timings' phases, and else measures after
@@ -117,14 +121,15 @@ enum class LinkTurn { IfFree, InLine };
  *  trips 3.5-5 ms late and moved 10 MB/s where its link carries 11.8
  *  (docs/evidence/issue-12/pi3-groups). */
 std::optional<QCborMap> probeLink(const QString &host, quint16 port, const QByteArray &token,
-                                  double busyCores, LinkTurn turn)
+                                  double busyCores, LinkTurn turn,
+                                  const std::function<void()> &whileServed)
 {
     try {
         std::optional<LinkMeasurement> measured;
         if (turn == LinkTurn::IfFree)
-            measured = measureLinkIfFree(host, port, token);
+            measured = measureLinkIfFree(host, port, token, whileServed);
         else
-            measured = measureLink(host, port, token);
+            measured = measureLink(host, port, token, whileServed);
         if (!measured)
             return std::nullopt;
         const LinkMeasurement &m = *measured;
@@ -381,20 +386,6 @@ struct TrainingWorker::Run
             phases.insert(key, phases.value(key).toDouble() + secondsSince(last));
             last = Clock::now();
         };
-        // The link as soon as no other node is measuring its own: first (this node's CPU is
-        // idle: its data is loaded), else between the timings' phases, else after them, in line
-        // (probeLink says why). Asking costs a connection and a round trip.
-        const QString coordinator = QString::fromStdString(w.m_context.coordinator_host);
-        std::optional<QCborMap> linkFigures;
-        auto linkIfFree = [&] {
-            if (linkFigures || job.link_probe_port <= 0 || !job.link_probe_turns)
-                return;
-            linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
-                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores,
-                                    LinkTurn::IfFree);
-            lap(linkFigures ? "link" : "turn");
-        };
-        linkIfFree();
         // Under a CPU quota (an edge-lab device) the kernel lets the node run at full speed for
         // its quota's share of each period and then stops it: a window of a few periods would
         // time the burst, not the device (a window gains up to one period's quota). Each window
@@ -404,40 +395,134 @@ struct TrainingWorker::Run
         const double period =
             w.m_context.cpu_period_seconds > 0 ? w.m_context.cpu_period_seconds : 0.1;
         const double minSeconds = quota ? std::clamp(10 * period, 0.2, 1.0) : 0.2;
-        // What an allreduce of this job's gradients (and a sync step's five figures) costs
-        // this device's CPU, per byte of a ring round (the link's part is the probe's): on a
-        // slow or quota-held CPU it, not the wire, can bound a round. First, before the
-        // profiling model exists: the two ranks' buffers and gloo's are the phase's peak.
+        // The exchange's three windows: ten periods each (at most 1.5 s in all): the best of
+        // shorter ones can be a burst (a lab Pi 3B's once timed at a twentieth of its usual
+        // figure).
+        const double exchangeSeconds =
+            quota ? std::clamp(30 * period, minSeconds, 1.5) : minSeconds;
+        // Against the coordinator, in the node's turn (every other node's waits for it): four
+        // periods a window, at least 50 ms. A window can gain one period's quota, but the
+        // wire's part of a round is not held by the quota.
+        const double pairSeconds = quota ? std::clamp(12 * period, 0.15, 0.6) : 0.15;
+        const std::size_t exchangeFloats = flat->gradientSize() + 5; // a sync step's allreduce
+
+        // What an allreduce of this job's gradients (and a sync step's five figures) costs this
+        // device per byte of a ring round. Where the coordinator hosts a rank for it (the job's
+        // exchange_probe), timed against that rank over the node's real path during its link
+        // turn (measurePairExchange): the wire, the CPU under its quota and the network stack
+        // between, together, as a ring round meets them. (Two ranks on the device itself time
+        // only the CPU's part, over loopback: a lab Pi 4B pair on gigabit trained 1.3-1.4x what
+        // that figure and the link's predicted, docs/evidence/issue-12/groups; and the figure
+        // scattered up to fivefold between plans.) Else, or if the pair failed, on the device.
         QCborMap exchange;
-        try {
-            // The CPU the two ranks really share: the quota, else this machine's processors
-            // (not a device profile's cores, which the power figures use).
-            const double cores = quota ? w.m_context.cpu_quota_cores
-                                       : double(std::max(1, QThread::idealThreadCount()));
-            // Its three windows ten periods each (at most 1.5 s in all): the best of shorter
-            // ones can be a burst (a lab Pi 3B's once timed at a twentieth of its usual figure).
-            const double exchangeSeconds =
-                quota ? std::clamp(30 * period, minSeconds, 1.5) : minSeconds;
-            const ExchangeMeasurement e =
-                measureExchange(flat->gradientSize() + 5, cores, exchangeSeconds);
+        auto exchangeWithCoordinator = [&] {
+            if (!job.exchange_probe)
+                return;
+            lap("link");
+            ExchangeMeasurement e;
+            QString error;
+            try {
+                const QString prefix = QStringLiteral("pair-exchange-%1-%2")
+                                           .arg(QString::fromStdString(w.m_context.bind_address))
+                                           .arg(QRandomGenerator::global()->generate());
+                const qint64 asked =
+                    link.send(Message::ExchangeProbe,
+                              QCborMap{{QStringLiteral("prefix"), prefix},
+                                       {QStringLiteral("floats"), qint64(exchangeFloats)}});
+                GroupOptions o;
+                o.rank = 0;
+                o.hostname = w.m_context.bind_address;
+                o.timeout = std::chrono::milliseconds(job.collective_timeout_ms);
+                o.prefix = prefix.toStdString();
+                try {
+                    e = measurePairExchange(store, o, exchangeFloats, pairSeconds);
+                } catch (const std::exception &x) {
+                    error = QString::fromUtf8(x.what());
+                }
+                // The coordinator's word: its rank's error is the cause where ours is a symptom.
+                const QCborMap said =
+                    link.wait(asked, std::chrono::milliseconds(job.collective_timeout_ms + 5000),
+                              Message::ExchangeProbe);
+                if (said.contains(QStringLiteral("error")))
+                    error = QStringLiteral("the coordinator's rank: %1")
+                                .arg(said.value(QStringLiteral("error")).toString());
+            } catch (const std::exception &x) { // the link closed, or its reply came too late
+                error = QString::fromUtf8(x.what());
+            }
+            if (!error.isEmpty()) {
+                qCWarning(lcWorker).noquote()
+                    << "the exchange could not be timed with the coordinator:" << error;
+                lap("exchange");
+                return; // timed on the device instead
+            }
             exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+                                {QStringLiteral("over"), QStringLiteral("link")},
                                 {QStringLiteral("bytes"), qint64(e.bytes)},
                                 {QStringLiteral("repeats"), e.repeats},
                                 {QStringLiteral("seconds"), e.seconds},
                                 {QStringLiteral("setup_seconds"), e.setup_seconds},
                                 {QStringLiteral("windows_seconds"), e.windows_seconds}};
             qCInfo(lcWorker).noquote()
-                << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
+                << QStringLiteral("exchange timed with the coordinator in %1 s: setup %2 s, %3 "
+                                  "allreduces in %4 s, %5 ns a byte")
                        .arg(e.seconds, 0, 'f', 3)
                        .arg(e.setup_seconds, 0, 'f', 3)
                        .arg(e.repeats)
-                       .arg(e.windows_seconds, 0, 'f', 3);
-        } catch (const std::exception &e) { // a CollectiveError, or no thread to be had
-            exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
-            qCWarning(lcWorker).noquote() << "the exchange could not be timed:" << e.what();
-        }
+                       .arg(e.windows_seconds, 0, 'f', 3)
+                       .arg(e.seconds_per_byte * 1e9, 0, 'f', 2);
+            lap("exchange");
+        };
+        auto exchangeOnDevice = [&] {
+            try {
+                // The CPU the two ranks really share: the quota, else this machine's processors
+                // (not a device profile's cores, which the power figures use).
+                const double cores = quota ? w.m_context.cpu_quota_cores
+                                           : double(std::max(1, QThread::idealThreadCount()));
+                const ExchangeMeasurement e =
+                    measureExchange(exchangeFloats, cores, exchangeSeconds);
+                exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+                                    {QStringLiteral("over"), QStringLiteral("loopback")},
+                                    {QStringLiteral("bytes"), qint64(e.bytes)},
+                                    {QStringLiteral("repeats"), e.repeats},
+                                    {QStringLiteral("seconds"), e.seconds},
+                                    {QStringLiteral("setup_seconds"), e.setup_seconds},
+                                    {QStringLiteral("windows_seconds"), e.windows_seconds}};
+                qCInfo(lcWorker).noquote()
+                    << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
+                           .arg(e.seconds, 0, 'f', 3)
+                           .arg(e.setup_seconds, 0, 'f', 3)
+                           .arg(e.repeats)
+                           .arg(e.windows_seconds, 0, 'f', 3);
+            } catch (const std::exception &e) { // a CollectiveError, or no thread to be had
+                exchange = QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
+                qCWarning(lcWorker).noquote() << "the exchange could not be timed:" << e.what();
+            }
+        };
 
-        lap("exchange");
+        // The link as soon as no other node is measuring its own: first (this node's CPU is
+        // idle: its data is loaded), else between the timings' phases, else after them, in line
+        // (probeLink says why), and the exchange with the coordinator in the same turn. Asking
+        // costs a connection and a round trip.
+        const QString coordinator = QString::fromStdString(w.m_context.coordinator_host);
+        std::optional<QCborMap> linkFigures;
+        auto probeTheLink = [&](LinkTurn turn) {
+            linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
+                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores, turn,
+                                    exchangeWithCoordinator);
+        };
+        auto linkIfFree = [&] {
+            if (linkFigures || job.link_probe_port <= 0 || !job.link_probe_turns)
+                return;
+            probeTheLink(LinkTurn::IfFree);
+            lap(linkFigures ? "link" : "turn");
+        };
+        linkIfFree();
+        // On the device, first, before the profiling model exists (the two ranks' buffers and
+        // gloo's are the phase's peak) — if there will be no exchange with the coordinator.
+        if (!job.exchange_probe || job.link_probe_port <= 0) {
+            exchangeOnDevice();
+            lap("exchange");
+        }
         linkIfFree();
         core::Model probe(model->spec(), job.seed);
         const std::int64_t maxBatch = largestLocalBatch();
@@ -544,10 +629,14 @@ struct TrainingWorker::Run
         // The link, if it was never this node's turn: in line behind the other nodes' probes.
         // (A probe that failed is not tried again: its error goes to the coordinator.)
         if (!linkFigures && job.link_probe_port > 0) {
-            linkFigures = probeLink(coordinator, quint16(job.link_probe_port),
-                                    job.link_probe_token.toLatin1(), w.m_context.busy_cores,
-                                    LinkTurn::InLine);
+            probeTheLink(LinkTurn::InLine);
             lap("link");
+        }
+        // The exchange with the coordinator failed (or the link probe did, before it): on the
+        // device after all.
+        if (exchange.isEmpty()) {
+            exchangeOnDevice();
+            lap("exchange");
         }
         QCborMap p{{QStringLiteral("batches"), QCborArray{qint64(small), qint64(large)}},
                    {QStringLiteral("step_seconds"), QCborArray{smallSeconds, largeSeconds}},

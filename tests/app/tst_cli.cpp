@@ -614,6 +614,10 @@ void TestCli::planThenTrainOnTheChosen()
     for (const QJsonValue &d : devices) {
         QVERIFY(d.toObject().value(QLatin1String("down_bytes_per_second")).toDouble() > 0);
         QVERIFY(d.toObject().value(QLatin1String("step_seconds_per_sample")).toDouble() > 0);
+        // the exchange timed against the coordinator's rank, over the node's own connection
+        QCOMPARE(d.toObject().value(QLatin1String("exchange_over")).toString(),
+                 QStringLiteral("link"));
+        QVERIFY(d.toObject().value(QLatin1String("exchange_seconds_per_byte")).toDouble() > 0);
         // each device's profile took time, its link probe (first, between its timings or last)
         // part of it
         const double profiled = d.toObject().value(QLatin1String("profile_seconds")).toDouble();

@@ -397,17 +397,23 @@ void TestCluster::jobsAreValidated()
     QVERIFY(!olderApp->pipelined);
     // The link probe's turns: only a coordinator whose server answers them says so; a job
     // without the field (an older coordinator's) has none.
+    // So does the exchange probe's rank.
     QVERIFY(!back->link_probe_turns);
+    QVERIFY(!back->exchange_probe);
     net::JobSpec turns = job;
     turns.link_probe_turns = true;
+    turns.exchange_probe = true;
     QCborMap withTurns = turns.toCbor();
     const auto turnsBack = net::JobSpec::fromCbor(withTurns, &error);
     QVERIFY2(turnsBack, qPrintable(error));
     QVERIFY(turnsBack->link_probe_turns);
+    QVERIFY(turnsBack->exchange_probe);
     withTurns.remove(QLatin1String("link_probe_turns"));
+    withTurns.remove(QLatin1String("exchange_probe"));
     const auto olderCoordinator = net::JobSpec::fromCbor(withTurns, &error);
     QVERIFY2(olderCoordinator, qPrintable(error));
     QVERIFY(!olderCoordinator->link_probe_turns);
+    QVERIFY(!olderCoordinator->exchange_probe);
 
     auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
         QCborMap m = job.toCbor();
@@ -432,6 +438,7 @@ void TestCluster::jobsAreValidated()
     QVERIFY(refused("exchange", QStringLiteral("int4"), "exchange"));
     QVERIFY(refused("pipelined", 1, "pipelined"));
     QVERIFY(refused("link_probe_turns", QStringLiteral("yes"), "link_probe_turns"));
+    QVERIFY(refused("exchange_probe", 1, "exchange_probe"));
     QVERIFY(refused("average_decay", 1.0, "average_decay"));
     net::JobSpec averaged = job;
     averaged.average_decay = 0.99;

@@ -4,12 +4,18 @@
 
 #include "net/collectives.h"
 #include "net/exchangeprobe.h"
+#include "net/exchangeprobehost.h"
 
 #include <QTest>
+#include <gloo/common/error.h>
 #include <gloo/rendezvous/hash_store.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -50,6 +56,8 @@ private Q_SLOTS:
     void badRankIsRefused();
     void exchangeIsTimedOnThisDevice();
     void ringMemberScaledByHand();
+    void exchangeIsTimedWithTheCoordinator();
+    void exchangeProbeHostRefusesAndCloses();
 };
 
 void TestCollectives::allreduceSums_data()
@@ -194,6 +202,136 @@ void TestCollectives::ringMemberScaledByHand()
     // Not known: one core.
     QCOMPARE(ringMemberSecondsPerByte(0.002, 1000, 0.0), 1e-6);
     QCOMPARE(ringMemberSecondsPerByte(0.002, 0, 4.0), 0.0);
+}
+
+namespace {
+
+/** The coordinator's store as a node's rank sees it (RemoteStore's part, without the wire):
+ *  what the node sets goes to the host too, what the host's rank publishes lands here. */
+class CoordinatorStore : public gloo::rendezvous::Store
+{
+public:
+    ExchangeProbeHost *host = nullptr;
+
+    void publish(const QString &key, const QByteArray &value)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_keys[key.toStdString()] = std::vector<char>(value.begin(), value.end());
+            ++published;
+        }
+        m_changed.notify_all();
+    }
+    void set(const std::string &key, const std::vector<char> &data) override
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_keys[key] = data;
+        }
+        host->keySet(QString::fromStdString(key), QByteArray(data.data(), qsizetype(data.size())));
+    }
+    std::vector<char> get(const std::string &key) override
+    {
+        wait({key});
+        std::lock_guard lock(m_mutex);
+        return m_keys.at(key);
+    }
+    void wait(const std::vector<std::string> &keys) override
+    {
+        wait(keys, std::chrono::milliseconds(10000));
+    }
+    void wait(const std::vector<std::string> &keys,
+              const std::chrono::milliseconds &timeout) override
+    {
+        std::unique_lock lock(m_mutex);
+        if (!m_changed.wait_for(lock, timeout, [&] {
+                for (const auto &k : keys)
+                    if (!m_keys.count(k))
+                        return false;
+                return true;
+            }))
+            throw gloo::IoException("keys not set in time");
+    }
+    int published = 0;
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::map<std::string, std::vector<char>> m_keys;
+};
+
+} // namespace
+
+void TestCollectives::exchangeIsTimedWithTheCoordinator()
+{
+    CoordinatorStore store;
+    std::mutex doneMutex;
+    std::condition_variable doneChanged;
+    QStringList done; // what the host's rank said, each time one ended
+    ExchangeProbeHost host([&](const QString &k, const QByteArray &v) { store.publish(k, v); },
+                           std::chrono::milliseconds(10000));
+    store.host = &host;
+    const QString prefix = QStringLiteral("pair-exchange-test-1");
+    QCOMPARE(host.serve(prefix, QStringLiteral("127.0.0.1"), 61711,
+                        [&](const QString &error) {
+                            std::lock_guard lock(doneMutex);
+                            done << error;
+                            doneChanged.notify_all();
+                        }),
+             QString());
+    GroupOptions o;
+    o.rank = 0;
+    o.prefix = prefix.toStdString();
+    o.timeout = std::chrono::milliseconds(10000);
+    const ExchangeMeasurement m = measurePairExchange(store, o, 61711, 0.05);
+    {
+        std::unique_lock lock(doneMutex);
+        QVERIFY(
+            doneChanged.wait_for(lock, std::chrono::seconds(10), [&] { return !done.isEmpty(); }));
+    }
+    QCOMPARE(done, QStringList{QString()}); // the host's rank ended well, once
+    QVERIFY(store.published >= 1);          // its address reached the node through the store
+    QCOMPARE(m.bytes, std::size_t(61711 * 4));
+    // The node's rank decided the windows: three of at least two allreduces, 17 ms each.
+    QVERIFY2(m.repeats >= 6, qPrintable(QString::number(m.repeats)));
+    QVERIFY2(m.windows_seconds >= 0.05, qPrintable(QString::number(m.windows_seconds)));
+    // Over loopback between two processes' worth of ranks: faster than 1 MB/s, slower than
+    // 10 ps a byte.
+    QVERIFY2(m.seconds_per_byte > 1e-11 && m.seconds_per_byte < 1e-6,
+             qPrintable(QString::number(m.seconds_per_byte)));
+}
+
+void TestCollectives::exchangeProbeHostRefusesAndCloses()
+{
+    std::atomic<int> published{0};
+    std::mutex doneMutex;
+    QStringList done;
+    auto host = std::make_unique<ExchangeProbeHost>(
+        [&](const QString &, const QByteArray &) { ++published; }, std::chrono::seconds(60));
+    auto record = [&](const QString &error) {
+        std::lock_guard lock(doneMutex);
+        done << error;
+    };
+    const QString where = QStringLiteral("127.0.0.1");
+    QVERIFY(host->serve(QStringLiteral("group-0"), where, 100, record).contains("must start with"));
+    QVERIFY(host->serve(QStringLiteral("pair-exchange-x"), where, 0, record).contains("2 to"));
+    QVERIFY(host->serve(QStringLiteral("pair-exchange-x"), where, ExchangeProbeHost::kMaxFloats + 1,
+                        record)
+                .contains("2 to"));
+    QVERIFY(host->serve(QStringLiteral("pair-exchange-x"), QString(), 100, record)
+                .contains("no address"));
+    // A probe whose node never comes: closing the host fails its rank at once, not after the
+    // 60 s timeout.
+    QCOMPARE(host->serve(QStringLiteral("pair-exchange-gone"), where, 100, record), QString());
+    for (int i = 0; i < 500 && published.load() < 1; ++i) // it listens and waits for the node
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    QCOMPARE(published.load(), 1);
+    const auto t = std::chrono::steady_clock::now();
+    host.reset();
+    QVERIFY(std::chrono::steady_clock::now() - t < std::chrono::seconds(5));
+    std::lock_guard lock(doneMutex);
+    QCOMPARE(done.size(), 1);
+    QVERIFY2(done.front().contains("closing"), qPrintable(done.front()));
 }
 
 QTEST_APPLESS_MAIN(TestCollectives)
