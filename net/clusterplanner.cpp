@@ -80,7 +80,11 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.exchange_seconds_per_byte =
         std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
     d.exchange_error = exchange.value(QLatin1String("error")).toString();
-    d.exchange_over = exchange.value(QLatin1String("over")).toString();
+    const QString over = exchange.value(QLatin1String("over")).toString();
+    d.exchange_over = over == QLatin1String("link") ? DeviceMeasurement::ExchangeOver::Link
+                      : over == QLatin1String("loopback")
+                          ? DeviceMeasurement::ExchangeOver::Loopback
+                          : DeviceMeasurement::ExchangeOver::Unknown;
     d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
@@ -310,10 +314,10 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
         if (to.down_bytes_per_second > 0)
             rate = std::min(rate, to.down_bytes_per_second);
         const double latency = 0.5 * (from.rtt_seconds + to.rtt_seconds);
-        const double cpu =
+        const double exchange =
             chunk * std::max(from.exchange_seconds_per_byte, to.exchange_seconds_per_byte);
-        round =
-            std::max(round, std::max(latency + (std::isfinite(rate) ? chunk / rate : 0.0), cpu));
+        round = std::max(round,
+                         std::max(latency + (std::isfinite(rate) ? chunk / rate : 0.0), exchange));
     }
     return 2.0 * double(n - 1) * round;
 }

@@ -53,7 +53,8 @@ struct DeviceMeasurement
     // hosts none, on the device over loopback (measureExchange: its CPU's part; "loopback").
     // A ring round's hop lasts at least that long at its slower end (0: not measured).
     double exchange_seconds_per_byte = 0.0;
-    QString exchange_over;
+    enum class ExchangeOver { Unknown, Link, Loopback };
+    ExchangeOver exchange_over = ExchangeOver::Unknown; // how it was timed
     QString exchange_error; // why it was not measured (then no such bound is known)
     // What profiling took on this device (from the start of its profile, after loading the
     // data, to its job_ready), and of it the link probe (its wait in line at the coordinator's

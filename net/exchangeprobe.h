@@ -16,7 +16,8 @@ struct ExchangeMeasurement
     std::size_t bytes = 0; // what each allreduce reduced
     int repeats = 0;       // allreduces timed
     double seconds = 0.0;  // how long measuring took
-    // Where that time went: connecting the two ranks and the first allreduce; the windows.
+    // Where that time went: connecting the two ranks; the rest (a warm-up allreduce, then the
+    // windows).
     double setup_seconds = 0.0, windows_seconds = 0.0;
 };
 
@@ -51,7 +52,8 @@ ExchangeMeasurement measureExchange(std::size_t floats, double cores, double min
  * the network stack between — so rank 0's `seconds_per_byte` is what a ring round costs this
  * device per byte of chunk, whatever bounds it; a partner much faster than the device adds
  * little. Windows as measureExchange's (`minSeconds` for the three); rank 0 decides when each
- * ends, the other rank follows (its figures are 0). Throws CollectiveError if the pair cannot
+ * ends, the other rank follows (its figures are 0). The partner's end is part of the figure:
+ * on a slow link or a busy machine it caps it. Throws CollectiveError if the pair cannot
  * connect or an allreduce fails (the partner gone, a timeout).
  */
 ExchangeMeasurement measurePairExchange(gloo::rendezvous::Store &store, GroupOptions options,

@@ -5,45 +5,48 @@
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/store.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace edgetrain::net {
 
-struct ExchangeProbeHostState
+struct ExchangeProbeHost::State
 {
     struct Request
     {
+        int owner = -1;
         std::string prefix, hostname;
         std::size_t floats = 0;
-        ExchangeProbeHost::Done done;
+        Done done;
     };
 
-    ExchangeProbeHost::Publish publish;
+    Publish publish;
     std::chrono::milliseconds timeout{10000};
     std::mutex mutex;
     std::condition_variable changed;
     std::map<std::string, std::vector<char>> keys; // the probes' keys, as set by either rank
     std::deque<Request> queue;
+    int running = -1; // the owner of the probe under way
     bool closing = false;
     std::thread thread;
 
     void run();
 };
 
-namespace {
-
 /** gloo's store for the coordinator's rank: the probes' keys, whichever rank set them. Waits
  *  end with gloo::IoException when the keys do not come in time or the host closes. */
-class HostStore : public gloo::rendezvous::Store
+class ExchangeProbeHost::Store : public gloo::rendezvous::Store
 {
 public:
-    explicit HostStore(ExchangeProbeHostState &s) : m_s(s) {}
+    explicit Store(State &s) : m_s(s) {}
 
     void set(const std::string &key, const std::vector<char> &data) override
     {
@@ -68,12 +71,8 @@ public:
     {
         std::unique_lock lock(m_s.mutex);
         const bool all = m_s.changed.wait_for(lock, timeout, [&] {
-            if (m_s.closing)
-                return true;
-            for (const auto &k : keys)
-                if (!m_s.keys.count(k))
-                    return false;
-            return true;
+            return m_s.closing || std::all_of(keys.begin(), keys.end(),
+                                              [&](const auto &k) { return m_s.keys.count(k) > 0; });
         });
         if (m_s.closing)
             throw gloo::IoException("the coordinator is closing");
@@ -82,12 +81,10 @@ public:
     }
 
 private:
-    ExchangeProbeHostState &m_s;
+    State &m_s;
 };
 
-} // namespace
-
-void ExchangeProbeHostState::run()
+void ExchangeProbeHost::State::run()
 {
     for (;;) {
         Request r;
@@ -98,10 +95,11 @@ void ExchangeProbeHostState::run()
                 return;
             r = std::move(queue.front());
             queue.pop_front();
+            running = r.owner;
         }
         QString error;
         try {
-            HostStore store(*this);
+            Store store(*this);
             GroupOptions o;
             o.rank = 1;
             o.hostname = r.hostname;
@@ -114,15 +112,17 @@ void ExchangeProbeHostState::run()
         {
             // The probe's keys are spent (a node asks again under a new prefix).
             std::lock_guard lock(mutex);
+            const std::string mine = r.prefix + "/";
             for (auto it = keys.begin(); it != keys.end();)
-                it = it->first.rfind(r.prefix, 0) == 0 ? keys.erase(it) : std::next(it);
+                it = it->first.rfind(mine, 0) == 0 ? keys.erase(it) : std::next(it);
+            running = -1;
         }
         r.done(error);
     }
 }
 
 ExchangeProbeHost::ExchangeProbeHost(Publish publish, std::chrono::milliseconds timeout)
-    : m_state(std::make_shared<ExchangeProbeHostState>())
+    : m_state(std::make_unique<State>())
 {
     m_state->publish = std::move(publish);
     m_state->timeout = timeout;
@@ -150,28 +150,41 @@ void ExchangeProbeHost::keySet(const QString &key, const QByteArray &value)
     m_state->changed.notify_all();
 }
 
-QString ExchangeProbeHost::serve(const QString &prefix, const QString &hostname, std::size_t floats,
-                                 Done done)
+QString ExchangeProbeHost::serve(int owner, const QString &prefix, const QString &hostname,
+                                 std::size_t floats, Done done)
 {
-    if (!prefix.startsWith(QLatin1String(kPrefix)) || prefix.size() > 128)
-        return QStringLiteral("an exchange probe's prefix must start with '%1' (at most 128 "
-                              "characters)")
-            .arg(QLatin1String(kPrefix));
+    const int prefixChars = int(std::strlen(kPrefix));
+    if (!prefix.startsWith(QLatin1String(kPrefix)) || prefix.size() <= prefixChars ||
+        prefix.size() > kMaxPrefixChars || prefix.contains(QLatin1Char('/')))
+        return QStringLiteral("an exchange probe's prefix is '%1' and a name (no '/', at most %2 "
+                              "characters in all)")
+            .arg(QLatin1String(kPrefix))
+            .arg(kMaxPrefixChars);
     if (floats < 2 || floats > kMaxFloats)
         return QStringLiteral("an exchange probe reduces 2 to %1 floats").arg(kMaxFloats);
     if (hostname.isEmpty())
         return QStringLiteral("no address to listen on for the exchange probe");
     {
         std::lock_guard lock(m_state->mutex);
-        if (m_state->queue.size() >= 64)
+        const bool queued = std::any_of(m_state->queue.begin(), m_state->queue.end(),
+                                        [&](const auto &r) { return r.owner == owner; });
+        if (queued || m_state->running == owner)
+            return QStringLiteral("this node's last exchange probe is not done");
+        if (m_state->queue.size() >= std::size_t(kMaxQueued))
             return QStringLiteral("too many exchange probes waiting");
         m_state->queue.push_back(
-            {prefix.toStdString(), hostname.toStdString(), floats, std::move(done)});
+            {owner, prefix.toStdString(), hostname.toStdString(), floats, std::move(done)});
         if (!m_state->thread.joinable())
             m_state->thread = std::thread([s = m_state.get()] { s->run(); });
     }
     m_state->changed.notify_all();
     return {};
+}
+
+void ExchangeProbeHost::forget(int owner)
+{
+    std::lock_guard lock(m_state->mutex);
+    std::erase_if(m_state->queue, [&](const auto &r) { return r.owner == owner; });
 }
 
 } // namespace edgetrain::net

@@ -5,6 +5,7 @@
 #include <QCborMap>
 #include <QString>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -70,6 +71,9 @@ struct JobSpec
     // node's real path (exchange_probe; measurePairExchange), during the node's link turn;
     // absent from older coordinators' jobs: the node times its exchange on itself.
     bool exchange_probe = false;
+    /** What both ranks of the exchange probe wait for each other, at most: it runs in the node's
+     *  link turn, and the nodes in line behind it wait 30 s before they give up. */
+    int exchangeProbeTimeoutMs() const { return std::min(collective_timeout_ms, 8000); }
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"

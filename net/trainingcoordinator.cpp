@@ -113,7 +113,7 @@ void TrainingCoordinator::start(const QList<ControlClient *> &clients)
                         },
                         Qt::QueuedConnection);
                 },
-                std::chrono::milliseconds(m_job.collective_timeout_ms));
+                std::chrono::milliseconds(m_job.exchangeProbeTimeoutMs()));
             m_job.exchange_probe = true;
         } else
             qCWarning(lcCoordinator).noquote()
@@ -913,6 +913,8 @@ void TrainingCoordinator::stop()
 
 void TrainingCoordinator::onLost(Member *m, const QString &reason)
 {
+    if (m_exchangeHost)
+        m_exchangeHost->forget(m->id);
     if (m->client) {
         m->client->disconnect(this);
         m->client->deleteLater();
@@ -1007,6 +1009,8 @@ void TrainingCoordinator::storeRequest(Member *m, const Frame &frame)
 
 void TrainingCoordinator::exchangeProbe(Member *m, const Frame &frame)
 {
+    // Answered at once (queued, or refused); the probe's result is the node's to time. What
+    // our rank met is logged: the node sees the same failure from its side.
     const qint64 request = cborInteger(frame.body.value(QStringLiteral("request")), -1);
     if (!m_exchangeHost) {
         reply(m, request,
@@ -1015,25 +1019,15 @@ void TrainingCoordinator::exchangeProbe(Member *m, const Frame &frame)
         return;
     }
     const qint64 floats = cborInteger(frame.body.value(QStringLiteral("floats")), -1);
-    const int id = m->id;
     const QString refused = m_exchangeHost->serve(
-        frame.body.value(QStringLiteral("prefix")).toString(), m->client->localAddress(),
-        floats > 0 ? std::size_t(floats) : 0, [this, id, request](const QString &error) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, id, request, error] {
-                    // Still the member that asked (not lost and reconnected since).
-                    Member *asked = m_members.at(std::size_t(id)).get();
-                    if (asked->state == Member::State::Lost)
-                        return;
-                    reply(asked, request,
-                          error.isEmpty() ? QCborMap{}
-                                          : QCborMap{{QStringLiteral("error"), error}});
-                },
-                Qt::QueuedConnection);
+        m->id, frame.body.value(QStringLiteral("prefix")).toString(), m->client->localAddress(),
+        floats > 0 ? std::size_t(floats) : 0, [node = m->label()](const QString &error) {
+            if (!error.isEmpty())
+                qCWarning(lcCoordinator).noquote()
+                    << node << "- the exchange probe's rank here failed:" << error;
         });
-    if (!refused.isEmpty())
-        reply(m, request, QCborMap{{QStringLiteral("error"), refused}});
+    reply(m, request,
+          refused.isEmpty() ? QCborMap{} : QCborMap{{QStringLiteral("error"), refused}});
 }
 
 void TrainingCoordinator::serveWaiters()

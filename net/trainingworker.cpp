@@ -15,6 +15,7 @@
 #include "core/trainer.h"
 #include "core/weightaverage.h"
 #include "exchangeprobe.h"
+#include "exchangeprobehost.h"
 #include "jobmemorylimit.h"
 #include "linkprobe.h"
 #include "protocol.h"
@@ -400,11 +401,15 @@ struct TrainingWorker::Run
         // figure).
         const double exchangeSeconds =
             quota ? std::clamp(30 * period, minSeconds, 1.5) : minSeconds;
-        // Against the coordinator, in the node's turn (every other node's waits for it): four
-        // periods a window, at least 50 ms. A window can gain one period's quota, but the
-        // wire's part of a round is not held by the quota.
-        const double pairSeconds = quota ? std::clamp(12 * period, 0.15, 0.6) : 0.15;
+        // Against the coordinator, in the node's turn (the others' wait for it): four periods
+        // a window, at least 50 ms, at most 0.4 s. A window can gain one period's quota, but
+        // the wire's part of a round is not held by it.
+        const double pairSeconds = quota ? std::clamp(12 * period, 0.15, 1.2) : 0.15;
         const std::size_t exchangeFloats = flat->gradientSize() + 5; // a sync step's allreduce
+        // (The figure is per byte: a larger model's is timed on at most 1 MB, to keep the turn
+        // short on a slow link: the MLP's 2.6 MB held a lab Pi 3B's for 1.3 s, the other's in
+        // line behind it.)
+        const std::size_t pairFloats = std::min(exchangeFloats, ExchangeProbeHost::kMaxFloats);
 
         // What an allreduce of this job's gradients (and a sync step's five figures) costs this
         // device per byte of a ring round. Where the coordinator hosts a rank for it (the job's
@@ -422,31 +427,26 @@ struct TrainingWorker::Run
             ExchangeMeasurement e;
             QString error;
             try {
-                const QString prefix = QStringLiteral("pair-exchange-%1-%2")
+                // The coordinator queues its rank (or says why not) at once; then ours meets it.
+                const QString prefix = QStringLiteral("%1%2-%3")
+                                           .arg(QLatin1String(ExchangeProbeHost::kPrefix))
                                            .arg(QString::fromStdString(w.m_context.bind_address))
                                            .arg(QRandomGenerator::global()->generate());
-                const qint64 asked =
-                    link.send(Message::ExchangeProbe,
-                              QCborMap{{QStringLiteral("prefix"), prefix},
-                                       {QStringLiteral("floats"), qint64(exchangeFloats)}});
-                GroupOptions o;
-                o.rank = 0;
-                o.hostname = w.m_context.bind_address;
-                o.timeout = std::chrono::milliseconds(job.collective_timeout_ms);
-                o.prefix = prefix.toStdString();
-                try {
-                    e = measurePairExchange(store, o, exchangeFloats, pairSeconds);
-                } catch (const std::exception &x) {
-                    error = QString::fromUtf8(x.what());
-                }
-                // The coordinator's word: its rank's error is the cause where ours is a symptom.
                 const QCborMap said =
-                    link.wait(asked, std::chrono::milliseconds(job.collective_timeout_ms + 5000),
-                              Message::ExchangeProbe);
-                if (said.contains(QStringLiteral("error")))
-                    error = QStringLiteral("the coordinator's rank: %1")
-                                .arg(said.value(QStringLiteral("error")).toString());
-            } catch (const std::exception &x) { // the link closed, or its reply came too late
+                    link.request(Message::ExchangeProbe,
+                                 QCborMap{{QStringLiteral("prefix"), prefix},
+                                          {QStringLiteral("floats"), qint64(pairFloats)}},
+                                 std::chrono::seconds(5));
+                error = said.value(QStringLiteral("error")).toString();
+                if (error.isEmpty()) {
+                    GroupOptions o;
+                    o.rank = 0;
+                    o.hostname = w.m_context.bind_address;
+                    o.timeout = std::chrono::milliseconds(job.exchangeProbeTimeoutMs());
+                    o.prefix = prefix.toStdString();
+                    e = measurePairExchange(store, o, pairFloats, pairSeconds);
+                }
+            } catch (const std::exception &x) { // the link closed, no answer, the pair failed
                 error = QString::fromUtf8(x.what());
             }
             if (!error.isEmpty()) {
@@ -633,7 +633,8 @@ struct TrainingWorker::Run
             lap("link");
         }
         // The exchange with the coordinator failed (or the link probe did, before it): on the
-        // device after all.
+        // device after all, beside the profiling model's buffers (if the job's memory limit
+        // refuses the two ranks', that is the exchange's error: the planner then knows no bound).
         if (exchange.isEmpty()) {
             exchangeOnDevice();
             lap("exchange");

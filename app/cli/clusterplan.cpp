@@ -200,8 +200,10 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
             .set("up_busy_seconds_per_byte", d.up_busy_seconds_per_byte)
             .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte)
             .set("exchange_seconds_per_byte", d.exchange_seconds_per_byte);
-        if (!d.exchange_over.isEmpty())
-            x.set("exchange_over", d.exchange_over.toStdString());
+        if (d.exchange_over != net::DeviceMeasurement::ExchangeOver::Unknown)
+            x.set("exchange_over", d.exchange_over == net::DeviceMeasurement::ExchangeOver::Link
+                                       ? "link"
+                                       : "loopback");
         x.set("profile_seconds", d.profile_seconds).set("link_probe_seconds", d.link_probe_seconds);
         if (!d.exchange_error.isEmpty())
             x.set("exchange_error", d.exchange_error.toStdString());
