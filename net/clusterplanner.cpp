@@ -80,6 +80,7 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.exchange_seconds_per_byte =
         std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
     d.exchange_error = exchange.value(QLatin1String("error")).toString();
+    d.exchange_link_error = exchange.value(QLatin1String("link_error")).toString();
     const QString over = exchange.value(QLatin1String("over")).toString();
     d.exchange_over = over == QLatin1String("link") ? DeviceMeasurement::ExchangeOver::Link
                       : over == QLatin1String("loopback")

@@ -55,7 +55,8 @@ struct DeviceMeasurement
     double exchange_seconds_per_byte = 0.0;
     enum class ExchangeOver { Unknown, Link, Loopback };
     ExchangeOver exchange_over = ExchangeOver::Unknown; // how it was timed
-    QString exchange_error; // why it was not measured (then no such bound is known)
+    QString exchange_link_error; // why not over the link, where the coordinator hosted a rank
+    QString exchange_error;      // why it was not measured (then no such bound is known)
     // What profiling took on this device (from the start of its profile, after loading the
     // data, to its job_ready), and of it the link probe (its wait in line at the coordinator's
     // probe server included; asks for a turn that were refused are not).

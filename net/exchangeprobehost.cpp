@@ -26,6 +26,7 @@ struct ExchangeProbeHost::State
         std::string prefix, hostname;
         std::size_t floats = 0;
         Done done;
+        std::chrono::steady_clock::time_point queued;
     };
 
     Publish publish;
@@ -34,7 +35,8 @@ struct ExchangeProbeHost::State
     std::condition_variable changed;
     std::map<std::string, std::vector<char>> keys; // the probes' keys, as set by either rank
     std::deque<Request> queue;
-    int running = -1; // the owner of the probe under way
+    int running = -1;       // the owner of the probe under way
+    bool cancelled = false; // its owner is gone: stop waiting for its keys
     bool closing = false;
     std::thread thread;
 
@@ -71,11 +73,14 @@ public:
     {
         std::unique_lock lock(m_s.mutex);
         const bool all = m_s.changed.wait_for(lock, timeout, [&] {
-            return m_s.closing || std::all_of(keys.begin(), keys.end(),
-                                              [&](const auto &k) { return m_s.keys.count(k) > 0; });
+            return m_s.closing || m_s.cancelled ||
+                   std::all_of(keys.begin(), keys.end(),
+                               [&](const auto &k) { return m_s.keys.count(k) > 0; });
         });
         if (m_s.closing)
             throw gloo::IoException("the coordinator is closing");
+        if (m_s.cancelled)
+            throw gloo::IoException("the node is gone");
         if (!all)
             throw gloo::IoException("the node's rank did not arrive in time");
     }
@@ -96,18 +101,24 @@ void ExchangeProbeHost::State::run()
             r = std::move(queue.front());
             queue.pop_front();
             running = r.owner;
+            cancelled = false;
         }
         QString error;
-        try {
-            Store store(*this);
-            GroupOptions o;
-            o.rank = 1;
-            o.hostname = r.hostname;
-            o.prefix = r.prefix;
-            o.timeout = timeout;
-            measurePairExchange(store, o, r.floats, 0.0); // the node's rank times it
-        } catch (const std::exception &e) {
-            error = QString::fromUtf8(e.what());
+        // One that waited longer than its node waits for it is stale: the node has given up.
+        if (std::chrono::steady_clock::now() - r.queued > timeout) {
+            error = QStringLiteral("it waited in line longer than the node waits");
+        } else {
+            try {
+                Store store(*this);
+                GroupOptions o;
+                o.rank = 1;
+                o.hostname = r.hostname;
+                o.prefix = r.prefix;
+                o.timeout = timeout;
+                measurePairExchange(store, o, r.floats, 0.0); // the node's rank times it
+            } catch (const std::exception &e) {
+                error = QString::fromUtf8(e.what());
+            }
         }
         {
             // The probe's keys are spent (a node asks again under a new prefix).
@@ -172,8 +183,8 @@ QString ExchangeProbeHost::serve(int owner, const QString &prefix, const QString
             return QStringLiteral("this node's last exchange probe is not done");
         if (m_state->queue.size() >= std::size_t(kMaxQueued))
             return QStringLiteral("too many exchange probes waiting");
-        m_state->queue.push_back(
-            {owner, prefix.toStdString(), hostname.toStdString(), floats, std::move(done)});
+        m_state->queue.push_back({owner, prefix.toStdString(), hostname.toStdString(), floats,
+                                  std::move(done), std::chrono::steady_clock::now()});
         if (!m_state->thread.joinable())
             m_state->thread = std::thread([s = m_state.get()] { s->run(); });
     }
@@ -183,8 +194,13 @@ QString ExchangeProbeHost::serve(int owner, const QString &prefix, const QString
 
 void ExchangeProbeHost::forget(int owner)
 {
-    std::lock_guard lock(m_state->mutex);
-    std::erase_if(m_state->queue, [&](const auto &r) { return r.owner == owner; });
+    {
+        std::lock_guard lock(m_state->mutex);
+        std::erase_if(m_state->queue, [&](const auto &r) { return r.owner == owner; });
+        if (m_state->running == owner)
+            m_state->cancelled = true;
+    }
+    m_state->changed.notify_all();
 }
 
 } // namespace edgetrain::net

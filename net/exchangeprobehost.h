@@ -48,7 +48,9 @@ public:
      *  same owner still queued or running, kMaxQueued waiting. */
     QString serve(int owner, const QString &prefix, const QString &hostname, std::size_t floats,
                   Done done);
-    /** The owner is gone: its probes not started yet are dropped (their `done` not called). */
+    /** The owner is gone: its probes not started yet are dropped (their `done` not called); its
+     *  rank under way stops waiting for the node's keys (an allreduce already under way ends
+     *  within the timeout). A probe that waited in line longer than `timeout` is not started. */
     void forget(int owner);
 
 private:

@@ -50,8 +50,8 @@ inline constexpr QLatin1String StoreSet{"store_set"};
 inline constexpr QLatin1String StoreGet{"store_get"};
 inline constexpr QLatin1String StoreWait{"store_wait"};
 // A profile asks the coordinator to host the other rank of a two-rank allreduce it times over
-// its link (the job's exchange_probe): {"prefix", "floats"}; the reply comes when the
-// coordinator's rank is done ({} or {"error"}).
+// its link (the job's exchange_probe): {"prefix", "floats"}; the reply comes at once: {} (the
+// rank is queued) or {"error"} (refused). How the rank fared the coordinator logs.
 inline constexpr QLatin1String ExchangeProbe{"exchange_probe"};
 inline constexpr QLatin1String CollectiveFailed{"collective_failed"};
 inline constexpr QLatin1String Weights{"weights"};

@@ -420,6 +420,7 @@ struct TrainingWorker::Run
         // that figure and the link's predicted, docs/evidence/issue-12/groups; and the figure
         // scattered up to fivefold between plans.) Else, or if the pair failed, on the device.
         QCborMap exchange;
+        QString pairError; // why it could not be timed with the coordinator (the plan says it)
         auto exchangeWithCoordinator = [&] {
             if (!job.exchange_probe)
                 return;
@@ -439,12 +440,15 @@ struct TrainingWorker::Run
                                  std::chrono::seconds(5));
                 error = said.value(QStringLiteral("error")).toString();
                 if (error.isEmpty()) {
+                    // Its own store's waits as short as the ranks': the others wait in line.
+                    RemoteStore probeStore(link,
+                                           std::chrono::milliseconds(job.exchangeProbeTimeoutMs()));
                     GroupOptions o;
                     o.rank = 0;
                     o.hostname = w.m_context.bind_address;
                     o.timeout = std::chrono::milliseconds(job.exchangeProbeTimeoutMs());
                     o.prefix = prefix.toStdString();
-                    e = measurePairExchange(store, o, pairFloats, pairSeconds);
+                    e = measurePairExchange(probeStore, o, pairFloats, pairSeconds);
                 }
             } catch (const std::exception &x) { // the link closed, no answer, the pair failed
                 error = QString::fromUtf8(x.what());
@@ -452,6 +456,7 @@ struct TrainingWorker::Run
             if (!error.isEmpty()) {
                 qCWarning(lcWorker).noquote()
                     << "the exchange could not be timed with the coordinator:" << error;
+                pairError = error;
                 lap("exchange");
                 return; // timed on the device instead
             }
@@ -660,6 +665,8 @@ struct TrainingWorker::Run
                                           .arg(said.join(QStringLiteral(", ")));
         if (linkFigures)
             p.insert(QStringLiteral("link"), *linkFigures);
+        if (!pairError.isEmpty())
+            exchange.insert(QStringLiteral("link_error"), pairError);
         p.insert(QStringLiteral("exchange"), exchange);
         // The speed the coordinator splits the first epoch by: at a part of 16 (the batch if
         // smaller), read off the line (as the points were before).

@@ -207,6 +207,8 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
         x.set("profile_seconds", d.profile_seconds).set("link_probe_seconds", d.link_probe_seconds);
         if (!d.exchange_error.isEmpty())
             x.set("exchange_error", d.exchange_error.toStdString());
+        if (!d.exchange_link_error.isEmpty())
+            x.set("exchange_link_error", d.exchange_link_error.toStdString());
         devices.push(std::move(x));
     }
     j.set("devices", std::move(devices));

@@ -307,8 +307,8 @@ void TestCollectives::exchangeIsTimedWithTheCoordinator()
                             .arg(m.repeats)));
     // and not far below it: the windows are most of that time (three windows of at least
     // 17 ms; the warm-up and barriers add an allreduce and three round trips; a window stalled
-    // by a busy machine makes the mean larger than the best, so a tenth).
-    QVERIFY2(m.seconds_per_byte * double(m.bytes) >= m.windows_seconds / m.repeats / 10,
+    // by a busy machine makes the mean larger than the best, so a fiftieth).
+    QVERIFY2(m.seconds_per_byte * double(m.bytes) >= m.windows_seconds / m.repeats / 50,
              qPrintable(QString::number(m.seconds_per_byte * double(m.bytes))));
 }
 
@@ -343,14 +343,21 @@ void TestCollectives::exchangeProbeHostRefusesAndCloses()
     QVERIFY(host->serve(1, QStringLiteral("pair-exchange-again"), where, 100, record)
                 .contains("not done"));
     QCOMPARE(host->serve(2, QStringLiteral("pair-exchange-other"), where, 100, record), QString());
-    host->forget(2);
+    host->forget(2); // dropped from the line: the node may ask again
+    QCOMPARE(host->serve(2, QStringLiteral("pair-exchange-other2"), where, 100, record), QString());
+    // The first node is lost: its rank stops waiting for it at once, and the next one starts.
+    host->forget(1);
+    for (int i = 0; i < 500 && published.load() < 2; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    QCOMPARE(published.load(), 2);
     // Closing the host fails the waiting rank at once, not after the 60 s timeout.
     const auto t = std::chrono::steady_clock::now();
     host.reset();
     QVERIFY(std::chrono::steady_clock::now() - t < std::chrono::seconds(5));
     std::lock_guard lock(doneMutex);
-    QCOMPARE(done.size(), 1);
-    QVERIFY2(done.front().contains("closing"), qPrintable(done.front()));
+    QCOMPARE(done.size(), 2); // the first node's and the second's; the one forgotten in line not
+    QVERIFY2(done.front().contains("the node is gone"), qPrintable(done.front()));
+    QVERIFY2(done.back().contains("closing"), qPrintable(done.back()));
 }
 
 QTEST_APPLESS_MAIN(TestCollectives)
