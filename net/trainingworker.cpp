@@ -98,6 +98,19 @@ TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
 
 namespace {
 
+/** A profile's "exchange": the figure, how it was timed (`over`: "link" or "loopback") and what
+ *  timing it took. */
+QCborMap exchangeFigures(const ExchangeMeasurement &e, QLatin1String over)
+{
+    return QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+                    {QStringLiteral("over"), over},
+                    {QStringLiteral("bytes"), qint64(e.bytes)},
+                    {QStringLiteral("repeats"), e.repeats},
+                    {QStringLiteral("seconds"), e.seconds},
+                    {QStringLiteral("setup_seconds"), e.setup_seconds},
+                    {QStringLiteral("windows_seconds"), e.windows_seconds}};
+}
+
 /** When a profile measures its link: now if no other node is measuring, or in line. */
 enum class LinkTurn { IfFree, InLine };
 
@@ -460,13 +473,7 @@ struct TrainingWorker::Run
                 lap("exchange");
                 return; // timed on the device instead
             }
-            exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
-                                {QStringLiteral("over"), QStringLiteral("link")},
-                                {QStringLiteral("bytes"), qint64(e.bytes)},
-                                {QStringLiteral("repeats"), e.repeats},
-                                {QStringLiteral("seconds"), e.seconds},
-                                {QStringLiteral("setup_seconds"), e.setup_seconds},
-                                {QStringLiteral("windows_seconds"), e.windows_seconds}};
+            exchange = exchangeFigures(e, QLatin1String("link"));
             qCInfo(lcWorker).noquote()
                 << QStringLiteral("exchange timed with the coordinator in %1 s: setup %2 s, %3 "
                                   "allreduces in %4 s, %5 ns a byte")
@@ -485,13 +492,7 @@ struct TrainingWorker::Run
                                            : double(std::max(1, QThread::idealThreadCount()));
                 const ExchangeMeasurement e =
                     measureExchange(exchangeFloats, cores, exchangeSeconds);
-                exchange = QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
-                                    {QStringLiteral("over"), QStringLiteral("loopback")},
-                                    {QStringLiteral("bytes"), qint64(e.bytes)},
-                                    {QStringLiteral("repeats"), e.repeats},
-                                    {QStringLiteral("seconds"), e.seconds},
-                                    {QStringLiteral("setup_seconds"), e.setup_seconds},
-                                    {QStringLiteral("windows_seconds"), e.windows_seconds}};
+                exchange = exchangeFigures(e, QLatin1String("loopback"));
                 qCInfo(lcWorker).noquote()
                     << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
                            .arg(e.seconds, 0, 'f', 3)
