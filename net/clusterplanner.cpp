@@ -301,7 +301,7 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
     // the wire's time (the sum predicted 10.9 s for 6.3 s measured). An end's exchange figure
     // is timed over its own link against the coordinator where it could be (the wire, its CPU
     // and the network stack as a round meets them: a Pi 3B's is its wire's, ~83 ns a byte at
-    // 100 Mbit/s; a Pi 4B's 16-45 on gigabit, where its link says 8), else on the device over
+    // 100 Mbit/s; a Pi 4B's 13-47 on gigabit, where its link says 8), else on the device over
     // loopback, which misses the path (gigabit groups trained 14-29 % slower than that
     // predicted; docs/evidence/issue-12/exchange, pair-exchange).
     const double chunk = bytes / double(n);

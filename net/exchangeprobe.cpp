@@ -25,18 +25,6 @@ double since(Clock::time_point t)
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-} // namespace
-
-double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double cores)
-{
-    if (bytes == 0 || perAllreduce <= 0.0)
-        return 0.0;
-    const double c = cores > 0.0 ? cores : 1.0;
-    return perAllreduce * std::min(2.0, c) / (2.0 * std::min(1.0, c)) / double(bytes);
-}
-
-namespace {
-
 /** What rank 0 learnt from timing windows of allreduces: the best window's mean seconds per
  *  allreduce, and how many it timed. */
 struct Windows
@@ -76,6 +64,14 @@ Windows timeWindows(CollectiveGroup &group, std::vector<float> &data, double win
 }
 
 } // namespace
+
+double ringMemberSecondsPerByte(double perAllreduce, std::size_t bytes, double cores)
+{
+    if (bytes == 0 || perAllreduce <= 0.0)
+        return 0.0;
+    const double c = cores > 0.0 ? cores : 1.0;
+    return perAllreduce * std::min(2.0, c) / (2.0 * std::min(1.0, c)) / double(bytes);
+}
 
 ExchangeMeasurement measureExchange(std::size_t floats, double cores, double minSeconds)
 {

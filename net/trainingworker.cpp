@@ -524,7 +524,7 @@ struct TrainingWorker::Run
         };
         linkIfFree();
         // Only the planner reads the exchange's figure: a job that is not planned (no link probe)
-        // times none (it cost a lab Pi 3B 0.7-0.9 s at every start). On the device, first,
+        // times none (it cost a lab Pi 3B 0.7-1.0 s at every start). On the device, first,
         // before the profiling model exists (the two ranks' buffers and gloo's are the phase's
         // peak) — if there will be no exchange with the coordinator.
         const bool planned = job.link_probe_port > 0;
