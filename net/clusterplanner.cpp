@@ -79,6 +79,8 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     const QCborMap exchange = p.value(QLatin1String("exchange")).toMap();
     d.exchange_seconds_per_byte =
         std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
+    d.exchange_busy_seconds_per_byte =
+        std::max(0.0, exchange.value(QLatin1String("busy_seconds_per_byte")).toDouble());
     d.exchange_error = exchange.value(QLatin1String("error")).toString();
     d.exchange_link_error = exchange.value(QLatin1String("link_error")).toString();
     const QString over = exchange.value(QLatin1String("over")).toString();
@@ -89,12 +91,14 @@ DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &read
     d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
     const QCborMap link = p.value(QLatin1String("link")).toMap();
     d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
+    d.link_rates_timed = false;
     if (link.contains(QLatin1String("error"))) {
         d.link_error = link.value(QLatin1String("error")).toString();
     } else if (link.isEmpty()) {
         d.link_error = QStringLiteral("the node did not probe it");
     } else {
         d.rtt_seconds = link.value(QLatin1String("rtt_seconds")).toDouble();
+        d.link_rates_timed = link.contains(QLatin1String("up_bytes_per_second"));
         d.up_bytes_per_second = link.value(QLatin1String("up_bytes_per_second")).toDouble();
         d.down_bytes_per_second = link.value(QLatin1String("down_bytes_per_second")).toDouble();
         d.up_busy_seconds_per_byte =
@@ -355,13 +359,19 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
                                         std::max(1.0, double(m_work.batch + 1 - std::int64_t(n)))));
     }
     if (n > 1)
-        for (int i : c.devices)
-            if (!m_devices[std::size_t(i)].link_error.isEmpty()) {
+        for (int i : c.devices) {
+            const DeviceMeasurement &d = m_devices[std::size_t(i)];
+            if (!d.link_error.isEmpty()) {
                 c.refused =
-                    QStringLiteral("the link of %1 was not measured: %2")
-                        .arg(m_devices[std::size_t(i)].name, m_devices[std::size_t(i)].link_error);
+                    QStringLiteral("the link of %1 was not measured: %2").arg(d.name, d.link_error);
                 return c;
             }
+            // Its pushes and pulls ride the link's rates (a plan for async asks for them).
+            if (mode == TrainingMode::Async && !d.link_rates_timed) {
+                c.refused = QStringLiteral("the link of %1 was not timed for async").arg(d.name);
+                return c;
+            }
+        }
     c.shares = shares(c.devices);
     if (std::accumulate(cap.begin(), cap.end(), 0.0) < 1.0 - 1e-9) {
         c.refused =
@@ -423,12 +433,17 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
             comm = averages * allreduceSeconds(c.devices, each);
             reduced = averages * each;
         }
-        // In the ring each device sends and receives 2 (n - 1) / n of what is reduced.
+        // In the ring each device sends and receives 2 (n - 1) / n of what is reduced: at what
+        // the exchange over its link cost it a byte each way where that was timed (the ring's
+        // own work: its sums and copies too), else the link's transfers' figures.
         if (n > 1)
             for (std::size_t i = 0; i < n; ++i) {
                 const auto &d = m_devices[std::size_t(c.devices[i])];
-                busy[i] += 2.0 * double(n - 1) / double(n) * reduced *
-                           (d.up_busy_seconds_per_byte + d.down_busy_seconds_per_byte);
+                const double perByte =
+                    d.exchange_busy_seconds_per_byte > 0
+                        ? d.exchange_busy_seconds_per_byte
+                        : d.up_busy_seconds_per_byte + d.down_busy_seconds_per_byte;
+                busy[i] += 2.0 * double(n - 1) / double(n) * reduced * perByte;
             }
         epochCompute = steps * stepCompute;
         epochComm = comm;

@@ -46,6 +46,10 @@ struct DeviceMeasurement
     // all the time).
     double up_busy_seconds_per_byte = 0.0;
     double down_busy_seconds_per_byte = 0.0;
+    // Whether the link's transfers ran: a node whose exchange was timed over its link skips them
+    // where the plan has no async (JobSpec::link_rates); the rates and the two figures above
+    // are then 0, and async cannot be predicted for the device in a group.
+    bool link_rates_timed = true;
     QString link_error; // the link could not be measured: the device trains alone or not at all
     // Wall seconds this device needs per byte of a ring round's chunk (send one, receive one,
     // add it): over its link against the coordinator's rank (measurePairExchange: the wire,
@@ -53,6 +57,11 @@ struct DeviceMeasurement
     // hosts none, on the device over loopback (measureExchange: its CPU's part; "loopback").
     // A ring round's hop lasts at least that long at its slower end (0: not measured).
     double exchange_seconds_per_byte = 0.0;
+    // Over the link only: the device's CPU per byte of chunk sent and one received in it, over
+    // the cores busy_watts is for — what a ring's byte each way keeps the device busy (its TCP
+    // work, gloo's copies and the sum); the power model's ring takes it over the transfers'
+    // figures (0: not measured; those then).
+    double exchange_busy_seconds_per_byte = 0.0;
     enum class ExchangeOver { Unknown, Link, Loopback };
     ExchangeOver exchange_over = ExchangeOver::Unknown; // how it was timed
     QString exchange_link_error; // why not over the link, where the coordinator hosted a rank

@@ -13,6 +13,11 @@ struct ExchangeMeasurement
     // the neighbour's and summing it (gloo's TCP transport, its copies and the reduction). On a
     // slow CPU, or one held to a quota, this bounds a round where the link does not.
     double seconds_per_byte = 0.0;
+    // Over the real path (measurePairExchange) only: this process's CPU seconds per byte of
+    // chunk sent and one received over the timed windows — what the exchange keeps the device
+    // busy (its TCP work, gloo's copies and the sum), per byte each way; 0 over loopback, where
+    // both ranks are this process.
+    double cpu_seconds_per_byte = 0.0;
     std::size_t bytes = 0; // what each allreduce reduced
     int repeats = 0;       // allreduces timed
     double seconds = 0.0;  // how long measuring took

@@ -57,6 +57,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("link_probe_token"), link_probe_token);
     m.insert(QStringLiteral("link_probe_turns"), link_probe_turns);
     m.insert(QStringLiteral("exchange_probe"), exchange_probe);
+    m.insert(QStringLiteral("link_rates"), link_rates);
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
@@ -175,6 +176,7 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         j.link_probe_token = r.text("link_probe_token", 64);
     const QCborValue turns = map.value(QStringLiteral("link_probe_turns"));
     const QCborValue pairProbe = map.value(QStringLiteral("exchange_probe"));
+    const QCborValue rates = map.value(QStringLiteral("link_rates"));
     j.collective_timeout_ms = int(r.integer("collective_timeout_ms", 500, 600000));
     // A job from a version before sizes said their unit names it memory_budget.
     j.memory_budget_bytes =
@@ -208,6 +210,11 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     j.exchange_probe = pairProbe.toBool(false); // absent from older coordinators' jobs
+    if (!rates.isUndefined() && !rates.isBool()) {
+        *error = jobFieldError("link_rates", "true or false");
+        return std::nullopt;
+    }
+    j.link_rates = rates.toBool(true); // absent from older coordinators' jobs: every probe timed
     if (const auto m = parseMode(mode)) {
         j.mode = *m;
     } else {

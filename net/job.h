@@ -71,6 +71,12 @@ struct JobSpec
     // node's real path (exchange_probe; measurePairExchange), during the node's link turn;
     // absent from older coordinators' jobs: the node times its exchange on itself.
     bool exchange_probe = false;
+    // Whether the link probe's transfers run even where the exchange was timed over the link
+    // (their rates predict async's pushes and pulls; for sync and local SGD the exchange over
+    // the link bounds a ring round, and its CPU per byte stands for theirs). False from a
+    // coordinator that plans no async: a lab Pi 3B's transfers took 0.67-0.70 s of its profile.
+    // Absent from older coordinators' jobs: true.
+    bool link_rates = true;
     /** What both ranks of the exchange probe wait for each other, at most: it runs in the node's
      *  link turn, and the nodes in line behind it wait 30 s before they give up. */
     int exchangeProbeTimeoutMs() const { return std::min(collective_timeout_ms, 8000); }

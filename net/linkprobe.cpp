@@ -203,7 +203,7 @@ namespace {
 /** measureLink's work; with `ifFree`, first asks for its turn and returns nothing if another
  *  node's probe is under way. */
 std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const QByteArray &token,
-                                       bool ifFree, const std::function<void()> &whileServed)
+                                       bool ifFree, const std::function<bool()> &whileServed)
 {
     const auto began = Clock::now();
     const std::string where = host.toStdString() + ":" + std::to_string(port);
@@ -277,6 +277,12 @@ std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const 
         receive(1);
         m.rtt_seconds = std::min(m.rtt_seconds, since(t));
     }
+    // Still this node's turn, the connection open: the exchange with the coordinator, which may
+    // stand for the transfers.
+    if (whileServed && !whileServed()) {
+        m.seconds = since(began);
+        return m;
+    }
     // Grows until a transfer takes 50 ms, then keeps the better of two at that size; and the
     // thread's CPU time per byte over the kept ones.
     const auto threadCpuSeconds = [] {
@@ -322,23 +328,22 @@ std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const 
     };
     m.up_bytes_per_second = rate('U', &m.up_cpu_seconds_per_byte);
     m.down_bytes_per_second = rate('D', &m.down_cpu_seconds_per_byte);
+    m.rates_timed = true;
     m.seconds = since(began);
-    if (whileServed)
-        whileServed(); // still this node's turn: the connection is open
     return m;
 }
 
 } // namespace
 
 LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token,
-                            const std::function<void()> &whileServed)
+                            const std::function<bool()> &whileServed)
 {
     return *measure(host, port, token, false, whileServed);
 }
 
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
                                                  const QByteArray &token,
-                                                 const std::function<void()> &whileServed)
+                                                 const std::function<bool()> &whileServed)
 {
     return measure(host, port, token, true, whileServed);
 }

@@ -23,6 +23,9 @@ struct LinkMeasurement
     // (0: not measured).
     double up_cpu_seconds_per_byte = 0.0;
     double down_cpu_seconds_per_byte = 0.0;
+    // Whether the transfers ran (the rates and CPU figures above are 0 where not): a profile
+    // whose exchange was timed over the link skips them where the plan does not need them.
+    bool rates_timed = false;
     double seconds = 0.0; // how long measuring took
 };
 
@@ -77,11 +80,12 @@ private:
  * ~90 ms), the better of two at that size. Sends `token` first.
  * Blocking, with a 30 s timeout per transfer (it may wait its turn); throws core::IoError naming
  * the address if the server refuses, closes or does not answer. `whileServed`, if given, runs
- * after the transfers while the connection still holds the turn (a profile's exchange probe);
- * it must not throw.
+ * after the round trips while the connection holds the turn (a profile's exchange probe) and
+ * says whether the transfers are still wanted (false: none, rates_timed false); it must not
+ * throw.
  */
 LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray &token,
-                            const std::function<void()> &whileServed = {});
+                            const std::function<bool()> &whileServed = {});
 
 /**
  * measureLink if no other node is measuring now: it asks the server for its turn ('T' after the
@@ -93,6 +97,6 @@ LinkMeasurement measureLink(const QString &host, quint16 port, const QByteArray 
  */
 std::optional<LinkMeasurement> measureLinkIfFree(const QString &host, quint16 port,
                                                  const QByteArray &token,
-                                                 const std::function<void()> &whileServed = {});
+                                                 const std::function<bool()> &whileServed = {});
 
 } // namespace edgetrain::net

@@ -154,6 +154,9 @@ public:
     /** Whether the nodes measure their link to this coordinator while they profile (a
      *  LinkProbeServer listens for the run; the job says where). Default off. */
     void setLinkProbe(bool probe) { m_linkProbe = probe; }
+    /** Whether the link probes time the link's rates where the nodes' exchanges were timed over
+     *  their links (JobSpec::link_rates): a plan with async needs them. Default on. */
+    void setLinkRates(bool rates) { m_job.link_rates = rates; }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
     /** Asks every node to stop after its current step; finished() follows. */

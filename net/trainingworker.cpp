@@ -100,15 +100,18 @@ namespace {
 
 /** A profile's "exchange": the figure, how it was timed (`over`: "link" or "loopback") and what
  *  timing it took. */
-QCborMap exchangeFigures(const ExchangeMeasurement &e, QLatin1String over)
+QCborMap exchangeFigures(const ExchangeMeasurement &e, QLatin1String over, double busyCores)
 {
-    return QCborMap{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
-                    {QStringLiteral("over"), over},
-                    {QStringLiteral("bytes"), qint64(e.bytes)},
-                    {QStringLiteral("repeats"), e.repeats},
-                    {QStringLiteral("seconds"), e.seconds},
-                    {QStringLiteral("setup_seconds"), e.setup_seconds},
-                    {QStringLiteral("windows_seconds"), e.windows_seconds}};
+    QCborMap m{{QStringLiteral("seconds_per_byte"), e.seconds_per_byte},
+               {QStringLiteral("over"), over},
+               {QStringLiteral("bytes"), qint64(e.bytes)},
+               {QStringLiteral("repeats"), e.repeats},
+               {QStringLiteral("seconds"), e.seconds},
+               {QStringLiteral("setup_seconds"), e.setup_seconds},
+               {QStringLiteral("windows_seconds"), e.windows_seconds}};
+    if (e.cpu_seconds_per_byte > 0) // over the link: the CPU a byte each way costs the device
+        m.insert(QStringLiteral("busy_seconds_per_byte"), e.cpu_seconds_per_byte / busyCores);
+    return m;
 }
 
 /** When a profile measures its link: now if no other node is measuring, or in line. */
@@ -118,8 +121,8 @@ enum class LinkTurn { IfFree, InLine };
  *  server (measureLink): the figures a profile sends, or an error (not tried again); the
  *  transfers' CPU per byte as a share of `busyCores` (what the device's power figure is for).
  *  LinkTurn::IfFree: nothing if another node's probe is under way (measureLinkIfFree).
- *  `whileServed` runs in the turn, after the link's transfers (the exchange with the
- *  coordinator).
+ *  `whileServed` runs in the turn after the round trips (the exchange with the coordinator)
+ *  and says whether the transfers are still wanted; without them the figures have no rates.
  *
  *  The coordinator serves one probe at a time. A profile asks first, its data loaded and its
  *  CPU idle, whether it is its turn, then between its timings' phases, and else measures after
@@ -136,7 +139,7 @@ enum class LinkTurn { IfFree, InLine };
  *  (docs/evidence/issue-12/pi3-groups). */
 std::optional<QCborMap> probeLink(const QString &host, quint16 port, const QByteArray &token,
                                   double busyCores, LinkTurn turn,
-                                  const std::function<void()> &whileServed)
+                                  const std::function<bool()> &whileServed)
 {
     try {
         std::optional<LinkMeasurement> measured;
@@ -147,13 +150,17 @@ std::optional<QCborMap> probeLink(const QString &host, quint16 port, const QByte
         if (!measured)
             return std::nullopt;
         const LinkMeasurement &m = *measured;
-        return QCborMap{
-            {QStringLiteral("rtt_seconds"), m.rtt_seconds},
-            {QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second},
-            {QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second},
-            {QStringLiteral("up_busy_seconds_per_byte"), m.up_cpu_seconds_per_byte / busyCores},
-            {QStringLiteral("down_busy_seconds_per_byte"), m.down_cpu_seconds_per_byte / busyCores},
-            {QStringLiteral("seconds"), m.seconds}};
+        QCborMap figures{{QStringLiteral("rtt_seconds"), m.rtt_seconds},
+                         {QStringLiteral("seconds"), m.seconds}};
+        if (m.rates_timed) { // else the exchange over the link stands for them
+            figures.insert(QStringLiteral("up_bytes_per_second"), m.up_bytes_per_second);
+            figures.insert(QStringLiteral("down_bytes_per_second"), m.down_bytes_per_second);
+            figures.insert(QStringLiteral("up_busy_seconds_per_byte"),
+                           m.up_cpu_seconds_per_byte / busyCores);
+            figures.insert(QStringLiteral("down_busy_seconds_per_byte"),
+                           m.down_cpu_seconds_per_byte / busyCores);
+        }
+        return figures;
     } catch (const core::Error &e) {
         return QCborMap{{QStringLiteral("error"), QString::fromUtf8(e.what())}};
     }
@@ -434,9 +441,13 @@ struct TrainingWorker::Run
         // scattered up to fivefold between plans.) Else, or if the pair failed, on the device.
         QCborMap exchange;
         QString pairError; // why it could not be timed with the coordinator (the plan says it)
-        auto exchangeWithCoordinator = [&] {
+        // Run in the link turn after the round trips; says whether the link's transfers are still
+        // wanted: where the exchange was timed over the link, only for a plan with async (the
+        // job's link_rates) — sync and local SGD read the exchange's figure for the ring, and its
+        // CPU per byte for the device's busy time.
+        auto exchangeWithCoordinator = [&]() -> bool {
             if (!job.exchange_probe)
-                return;
+                return true;
             lap("link");
             ExchangeMeasurement e;
             QString error;
@@ -471,9 +482,9 @@ struct TrainingWorker::Run
                     << "the exchange could not be timed with the coordinator:" << error;
                 pairError = error;
                 lap("exchange");
-                return; // timed on the device instead
+                return true; // timed on the device instead, with the link's rates
             }
-            exchange = exchangeFigures(e, QLatin1String("link"));
+            exchange = exchangeFigures(e, QLatin1String("link"), w.m_context.busy_cores);
             qCInfo(lcWorker).noquote()
                 << QStringLiteral("exchange timed with the coordinator in %1 s: setup %2 s, %3 "
                                   "allreduces in %4 s, %5 ns a byte")
@@ -483,6 +494,7 @@ struct TrainingWorker::Run
                        .arg(e.windows_seconds, 0, 'f', 3)
                        .arg(e.seconds_per_byte * 1e9, 0, 'f', 2);
             lap("exchange");
+            return job.link_rates;
         };
         auto exchangeOnDevice = [&] {
             try {
@@ -492,7 +504,7 @@ struct TrainingWorker::Run
                                            : double(std::max(1, QThread::idealThreadCount()));
                 const ExchangeMeasurement e =
                     measureExchange(exchangeFloats, cores, exchangeSeconds);
-                exchange = exchangeFigures(e, QLatin1String("loopback"));
+                exchange = exchangeFigures(e, QLatin1String("loopback"), w.m_context.busy_cores);
                 qCInfo(lcWorker).noquote()
                     << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
                            .arg(e.seconds, 0, 'f', 3)

@@ -123,14 +123,20 @@ net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli
             ready.emplace_back(n.node.name, n.ready);
         m_plan = net::planCluster(ready, m_job, m_objective, m_modes);
         for (const net::DeviceMeasurement &d : m_plan.devices) {
-            char line[240];
+            // The link's rates, or what stood for them: the exchange over the link.
+            const std::string rates =
+                d.link_rates_timed
+                    ? "up " + core::NumberText::bytes(std::int64_t(d.up_bytes_per_second)) +
+                          "/s, down " +
+                          core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)) + "/s"
+                    : "exchange over it " +
+                          std::to_string(int(std::lround(d.exchange_seconds_per_byte * 1e9))) +
+                          " ns a byte";
+            char line[260];
             std::snprintf(line, sizeof line,
-                          "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms, up "
-                          "%s/s, down %s/s%s",
+                          "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms, %s%s",
                           qPrintable(d.name), 1000.0 * d.step_fixed_seconds,
-                          1000.0 * d.step_per_sample_seconds, 1000.0 * d.rtt_seconds,
-                          core::NumberText::bytes(std::int64_t(d.up_bytes_per_second)).c_str(),
-                          core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)).c_str(),
+                          1000.0 * d.step_per_sample_seconds, 1000.0 * d.rtt_seconds, rates.c_str(),
                           d.link_error.isEmpty() ? "" : qPrintable(u" (" + d.link_error + u')'));
             cli.message(line);
         }
@@ -199,7 +205,9 @@ core::Json ClusterPlan::json(std::optional<std::pair<double, double>> measured) 
             .set("down_bytes_per_second", d.down_bytes_per_second)
             .set("up_busy_seconds_per_byte", d.up_busy_seconds_per_byte)
             .set("down_busy_seconds_per_byte", d.down_busy_seconds_per_byte)
-            .set("exchange_seconds_per_byte", d.exchange_seconds_per_byte);
+            .set("link_rates_timed", d.link_rates_timed)
+            .set("exchange_seconds_per_byte", d.exchange_seconds_per_byte)
+            .set("exchange_busy_seconds_per_byte", d.exchange_busy_seconds_per_byte);
         if (d.exchange_over != net::DeviceMeasurement::ExchangeOver::Unknown)
             x.set("exchange_over", d.exchange_over == net::DeviceMeasurement::ExchangeOver::Link
                                        ? "link"

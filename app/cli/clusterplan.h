@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -37,6 +38,12 @@ public:
 
     /** Whether a candidate was chosen (false: none could run, or none met the limits). */
     bool chose() const { return m_plan.chosen.has_value(); }
+    /** Whether the plan needs the nodes' link rates (it plans async: TrainingCoordinator::
+     *  setLinkRates). */
+    bool needsLinkRates() const
+    {
+        return std::find(m_modes.begin(), m_modes.end(), net::TrainingMode::Async) != m_modes.end();
+    }
     const std::optional<net::PlanCandidate> &chosen() const { return m_plan.chosen; }
     /** Seconds since the job was sent when the plan was made. */
     double plannedAt() const { return m_plannedAt; }

@@ -205,6 +205,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
 
     if (plan) {
         coordinator.setLinkProbe(true);
+        coordinator.setLinkRates(plan->needsLinkRates());
         coordinator.setSelection(plan->selection(cli));
     }
     cli.message(

@@ -612,12 +612,16 @@ void TestCli::planThenTrainOnTheChosen()
     const QJsonArray devices = plan.json.value(QLatin1String("devices")).toArray();
     QCOMPARE(devices.size(), 3);
     for (const QJsonValue &d : devices) {
-        QVERIFY(d.toObject().value(QLatin1String("down_bytes_per_second")).toDouble() > 0);
         QVERIFY(d.toObject().value(QLatin1String("step_seconds_per_sample")).toDouble() > 0);
         // the exchange timed against the coordinator's rank, over the node's own connection
         QCOMPARE(d.toObject().value(QLatin1String("exchange_over")).toString(),
                  QStringLiteral("link"));
         QVERIFY(d.toObject().value(QLatin1String("exchange_seconds_per_byte")).toDouble() > 0);
+        QVERIFY(d.toObject().value(QLatin1String("exchange_busy_seconds_per_byte")).toDouble() > 0);
+        // which stands for the link's transfers in a plan without async: only the round trip
+        QCOMPARE(d.toObject().value(QLatin1String("link_rates_timed")).toBool(true), false);
+        QCOMPARE(d.toObject().value(QLatin1String("down_bytes_per_second")).toDouble(-1), 0.0);
+        QVERIFY(d.toObject().value(QLatin1String("rtt_seconds")).toDouble() > 0);
         // each device's profile took time, its link probe (first, between its timings or last)
         // part of it
         const double profiled = d.toObject().value(QLatin1String("profile_seconds")).toDouble();
@@ -648,11 +652,16 @@ void TestCli::planThenTrainOnTheChosen()
     QVERIFY(train.json.value(QLatin1String("test_accuracy")).toDouble() > 0.3);
     QVERIFY(!train.json.value(QLatin1String("cancelled")).toBool());
 
-    // limits nothing meets: the plan says so and fails
+    QVERIFY2(plan.err.contains(QLatin1String("exchange over it")), qPrintable(plan.err));
+
+    // limits nothing meets: the plan says so and fails; planned with async too (the default
+    // modes), so every link's rates were timed
     const Run none = cli(QStringList{"plan"} + job + QStringList{"--deadline", "1ms"});
     QCOMPARE(none.status, 1);
     QVERIFY2(none.err.contains(QLatin1String("no candidate can run within the limits")),
              qPrintable(none.err));
+    QCOMPARE(none.err.count(QLatin1String("/s, down ")), 3);
+    QVERIFY2(!none.err.contains(QLatin1String("exchange over it")), qPrintable(none.err));
 }
 
 void TestCli::studyRunsResumesAndReports()

@@ -414,6 +414,15 @@ void TestCluster::jobsAreValidated()
     QVERIFY2(olderCoordinator, qPrintable(error));
     QVERIFY(!olderCoordinator->link_probe_turns);
     QVERIFY(!olderCoordinator->exchange_probe);
+    // The link's rates: timed unless the coordinator says its plan does without them (no async);
+    // an older coordinator's job, without the field, gets them.
+    QVERIFY(back->link_rates);
+    net::JobSpec noRates = job;
+    noRates.link_rates = false;
+    QCborMap withoutRates = noRates.toCbor();
+    QVERIFY(!net::JobSpec::fromCbor(withoutRates, &error)->link_rates);
+    withoutRates.remove(QLatin1String("link_rates"));
+    QVERIFY(net::JobSpec::fromCbor(withoutRates, &error)->link_rates);
 
     auto refused = [&](const char *field, const QCborValue &value, const char *expect) {
         QCborMap m = job.toCbor();
@@ -439,6 +448,7 @@ void TestCluster::jobsAreValidated()
     QVERIFY(refused("pipelined", 1, "pipelined"));
     QVERIFY(refused("link_probe_turns", QStringLiteral("yes"), "link_probe_turns"));
     QVERIFY(refused("exchange_probe", 1, "exchange_probe"));
+    QVERIFY(refused("link_rates", QStringLiteral("no"), "link_rates"));
     QVERIFY(refused("average_decay", 1.0, "average_decay"));
     net::JobSpec averaged = job;
     averaged.average_decay = 0.99;

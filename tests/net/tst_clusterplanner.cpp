@@ -142,6 +142,24 @@ void TestClusterPlanner::readyProfileRead()
     QCOMPARE(unmeasured.exchange_seconds_per_byte, 0.0);
     QCOMPARE(unmeasured.exchange_error, QStringLiteral("cannot connect"));
     QVERIFY(d.exchange_error.isEmpty());
+    QVERIFY(d.link_rates_timed);
+    QCOMPARE(d.exchange_busy_seconds_per_byte, 0.0);
+    // Timed over the link, which stood for the transfers: a round trip and no rates; the
+    // exchange's CPU per byte.
+    QCborMap overLink = profile;
+    overLink.insert(QStringLiteral("link"), QCborMap{{QStringLiteral("rtt_seconds"), 0.001}});
+    overLink.insert(QStringLiteral("exchange"),
+                    QCborMap{{QStringLiteral("seconds_per_byte"), 8e-8},
+                             {QStringLiteral("over"), QStringLiteral("link")},
+                             {QStringLiteral("busy_seconds_per_byte"), 3e-9}});
+    const DeviceMeasurement noRates =
+        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), overLink}});
+    QVERIFY(noRates.link_error.isEmpty());
+    QVERIFY(!noRates.link_rates_timed);
+    QCOMPARE(noRates.rtt_seconds, 0.001);
+    QCOMPARE(noRates.up_bytes_per_second, 0.0);
+    QCOMPARE(noRates.exchange_busy_seconds_per_byte, 3e-9);
+    QCOMPARE(noRates.exchange_over, DeviceMeasurement::ExchangeOver::Link);
 }
 
 void TestClusterPlanner::sharesFollowSpeed()
@@ -226,6 +244,24 @@ void TestClusterPlanner::movingDataIsNotIdle()
         find(after.candidates({TrainingMode::LocalSgd}), bc, TrainingMode::LocalSgd);
     QVERIFY2(qAbs(localIs.joules - localWas.joules - 2 * 1.0 * 2 * 4000020 * 2e-9) < 1e-9,
              qPrintable(QStringLiteral("%1 J -> %2 J").arg(localWas.joules).arg(localIs.joules)));
+    // Where the exchange over the link measured the ring's own CPU a byte each way, that counts
+    // instead of the transfers' (3 ns against their 1 + 1: 120 ms of busy time each, not 80);
+    // and without the link's rates (not timed: the exchange stood for them) B and C can
+    // still plan sync, not async.
+    for (auto &d : devices) {
+        d.exchange_busy_seconds_per_byte = 3e-9;
+        d.link_rates_timed = false;
+    }
+    const ClusterPlanner ring(devices, work());
+    const PlanCandidate byRing = find(ring.candidates({TrainingMode::Sync}), bc);
+    QVERIFY2(qAbs(byRing.joules - was.joules - 2 * 1.0 * 10 * 4000020 * 3e-9) < 1e-9,
+             qPrintable(QStringLiteral("%1 J -> %2 J").arg(was.joules).arg(byRing.joules)));
+    const PlanCandidate async =
+        find(ring.candidates({TrainingMode::Async}), bc, TrainingMode::Async);
+    QVERIFY2(async.refused.contains(QLatin1String("not timed for async")),
+             qPrintable(async.refused));
+    QVERIFY(find(ring.candidates({TrainingMode::Async}), {QStringLiteral("B")}, TrainingMode::Async)
+                .refused.isEmpty());
 }
 
 void TestClusterPlanner::limitsRuleCandidatesOut()

@@ -7,6 +7,7 @@
 #include "net/exchangeprobehost.h"
 
 #include <QTest>
+#include <QThread>
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/hash_store.h>
 
@@ -310,6 +311,13 @@ void TestCollectives::exchangeIsTimedWithTheCoordinator()
     // by a busy machine makes the mean larger than the best, so a fiftieth).
     QVERIFY2(m.seconds_per_byte * double(m.bytes) >= m.windows_seconds / m.repeats / 50,
              qPrintable(QString::number(m.seconds_per_byte * double(m.bytes))));
+    // The CPU the windows took (this process's: both ranks here): some, and no more than every
+    // processor busy for all the time the windows and the warm-up took.
+    const double cpu = m.cpu_seconds_per_byte * double(m.bytes) * m.repeats;
+    QVERIFY2(cpu > 0.0 && cpu <= m.windows_seconds * std::max(1, QThread::idealThreadCount()),
+             qPrintable(QStringLiteral("%1 s of CPU in %2 s").arg(cpu).arg(m.windows_seconds)));
+    // Over loopback (measureExchange, both ranks this process) there is no such figure.
+    QCOMPARE(measureExchange(1000, 1.0, 0.03).cpu_seconds_per_byte, 0.0);
 }
 
 void TestCollectives::exchangeProbeHostRefusesAndCloses()
