@@ -1,6 +1,7 @@
 #include "exchangeprobe.h"
 
 #include "collectives.h"
+#include "core/cputime.h"
 
 #include <gloo/rendezvous/hash_store.h>
 
@@ -10,7 +11,6 @@
 #include <exception>
 #include <string>
 #include <thread>
-#include <time.h>
 #include <vector>
 
 namespace edgetrain::net {
@@ -24,13 +24,6 @@ constexpr int kMaxPerWindow = 100000;
 double since(Clock::time_point t)
 {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-double processCpuSeconds()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 /** What rank 0 learnt from timing windows of allreduces: the best window's mean seconds per
@@ -57,7 +50,7 @@ Windows timeWindows(CollectiveGroup &group, std::vector<float> &data, double win
     const bool decides = group.rank() == 0;
     for (int window = 0; window < kWindows; ++window) {
         group.barrier();
-        const double cpu = processCpuSeconds();
+        const double cpu = core::processCpuSeconds();
         const auto t = Clock::now();
         int count = 0;
         for (bool more = true; more;) {
@@ -67,7 +60,7 @@ Windows timeWindows(CollectiveGroup &group, std::vector<float> &data, double win
             more = data.back() == 0.0f && count < kMaxPerWindow;
         }
         const double mean = since(t) / count;
-        w.cpu_seconds += processCpuSeconds() - cpu;
+        w.cpu_seconds += core::processCpuSeconds() - cpu;
         w.best = window == 0 ? mean : std::min(w.best, mean);
         w.repeats += count;
     }

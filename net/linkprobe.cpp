@@ -1,5 +1,6 @@
 #include "linkprobe.h"
 
+#include "core/cputime.h"
 #include "core/error.h"
 
 #include <QPointer>
@@ -17,7 +18,6 @@
 #include <netinet/tcp.h>
 #include <optional>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -285,16 +285,11 @@ std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const 
     }
     // Grows until a transfer takes 50 ms, then keeps the better of two at that size; and the
     // thread's CPU time per byte over the kept ones.
-    const auto threadCpuSeconds = [] {
-        timespec ts{};
-        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-    };
     auto rate = [&](char command, double *cpuPerByte) {
         std::int64_t bytes = 256 << 10;
         double best = 0.0, cpu = 0.0, moved = 0.0;
         for (int kept = 0; kept < 2;) {
-            const double cpuBefore = threadCpuSeconds();
+            const double cpuBefore = core::threadCpuSeconds();
             const auto t = Clock::now();
             request(command, bytes);
             if (command == 'U') {
@@ -319,7 +314,7 @@ std::optional<LinkMeasurement> measure(const QString &host, quint16 port, const 
                 continue;
             }
             best = std::max(best, double(bytes) / std::max(seconds, 1e-6));
-            cpu += threadCpuSeconds() - cpuBefore;
+            cpu += core::threadCpuSeconds() - cpuBefore;
             moved += double(bytes);
             ++kept;
         }
