@@ -301,6 +301,9 @@ double ClusterPlanner::allreduceSeconds(const std::vector<int> &devices, double 
     // gloo's ring: a reduce-scatter and an allgather, 2(n-1) rounds of bytes/n each; a round
     // lasts as long as its slowest hop: rank k sends to rank k+1 through both links while
     // the slower of the two ends sends, receives and adds the chunk, whichever takes longer.
+    // (Where the link's rates were not timed - the exchange over the link stood for them - the
+    // hop is its half round trip alone: the exchange's figure carries its own round trips,
+    // spread over its chunk, so a smaller chunk's round is read slightly short of them.)
     // Overlapped, not added: on the edge lab, a Pi 3B pair on its 100 Mbit/s link trains at
     // the wire's time (the sum predicted 10.9 s for 6.3 s measured). An end's exchange figure
     // is timed over its own link against the coordinator where it could be (the wire, its CPU
@@ -358,20 +361,20 @@ PlanCandidate ClusterPlanner::predict(const std::vector<int> &devices, TrainingM
                 1.0, std::max(1e-3, double(d.max_local_batch - 2) /
                                         std::max(1.0, double(m_work.batch + 1 - std::int64_t(n)))));
     }
-    if (n > 1)
-        for (int i : c.devices) {
-            const DeviceMeasurement &d = m_devices[std::size_t(i)];
-            if (!d.link_error.isEmpty()) {
-                c.refused =
-                    QStringLiteral("the link of %1 was not measured: %2").arg(d.name, d.link_error);
-                return c;
-            }
-            // Its pushes and pulls ride the link's rates (a plan for async asks for them).
-            if (mode == TrainingMode::Async && !d.link_rates_timed) {
-                c.refused = QStringLiteral("the link of %1 was not timed for async").arg(d.name);
-                return c;
-            }
+    for (int i : c.devices) {
+        const DeviceMeasurement &d = m_devices[std::size_t(i)];
+        if (n > 1 && !d.link_error.isEmpty()) {
+            c.refused =
+                QStringLiteral("the link of %1 was not measured: %2").arg(d.name, d.link_error);
+            return c;
         }
+        // Its pushes and pulls ride the link's rates, alone too: the parameter server is the
+        // coordinator's (a plan for async asks for them).
+        if (mode == TrainingMode::Async && !d.link_rates_timed) {
+            c.refused = QStringLiteral("the link of %1 was not timed for async").arg(d.name);
+            return c;
+        }
+    }
     c.shares = shares(c.devices);
     if (std::accumulate(cap.begin(), cap.end(), 0.0) < 1.0 - 1e-9) {
         c.refused =

@@ -26,7 +26,7 @@ struct LinkMeasurement
     // Whether the transfers ran (the rates and CPU figures above are 0 where not): a profile
     // whose exchange was timed over the link skips them where the plan does not need them.
     bool rates_timed = false;
-    double seconds = 0.0; // how long measuring took
+    double seconds = 0.0; // how long measuring took, what ran in the turn (whileServed) included
 };
 
 /**

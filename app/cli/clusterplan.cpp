@@ -124,19 +124,24 @@ net::TrainingCoordinator::Selection ClusterPlan::selection(const CliContext &cli
         m_plan = net::planCluster(ready, m_job, m_objective, m_modes);
         for (const net::DeviceMeasurement &d : m_plan.devices) {
             // The link's rates, or what stood for them: the exchange over the link.
-            const std::string rates =
-                d.link_rates_timed
-                    ? "up " + core::NumberText::bytes(std::int64_t(d.up_bytes_per_second)) +
-                          "/s, down " +
-                          core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)) + "/s"
-                    : "exchange over it " +
-                          std::to_string(int(std::lround(d.exchange_seconds_per_byte * 1e9))) +
-                          " ns a byte";
+            std::string rates;
+            if (d.link_rates_timed) {
+                rates = "up " + core::NumberText::bytes(std::int64_t(d.up_bytes_per_second)) +
+                        "/s, down " +
+                        core::NumberText::bytes(std::int64_t(d.down_bytes_per_second)) + "/s";
+            } else if (d.link_error.isEmpty() &&
+                       d.exchange_over == net::DeviceMeasurement::ExchangeOver::Link) {
+                char over[64];
+                std::snprintf(over, sizeof over, "exchange over it %.1f ns a byte",
+                              d.exchange_seconds_per_byte * 1e9);
+                rates = over;
+            }
             char line[260];
             std::snprintf(line, sizeof line,
-                          "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms, %s%s",
+                          "%s: %.2f ms + %.3f ms per sample a step; link round trip %.2f ms%s%s%s",
                           qPrintable(d.name), 1000.0 * d.step_fixed_seconds,
-                          1000.0 * d.step_per_sample_seconds, 1000.0 * d.rtt_seconds, rates.c_str(),
+                          1000.0 * d.step_per_sample_seconds, 1000.0 * d.rtt_seconds,
+                          rates.empty() ? "" : ", ", rates.c_str(),
                           d.link_error.isEmpty() ? "" : qPrintable(u" (" + d.link_error + u')'));
             cli.message(line);
         }

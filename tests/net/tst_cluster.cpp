@@ -354,6 +354,33 @@ void TestCluster::linkProbeServesOneNodeAtATime()
     const std::optional<net::LinkMeasurement> free = alone.get();
     QVERIFY(free.has_value());
     QVERIFY(free->up_bytes_per_second > 0 && free->down_bytes_per_second > 0);
+    QVERIFY(free->rates_timed);
+
+    // What runs in the turn (a profile's exchange with the coordinator) comes after the round
+    // trips, and says whether the transfers still run: without them, no rates.
+    for (const bool wanted : {false, true}) {
+        int calls = 0;
+        double callAt = 0.0;
+        QElapsedTimer clock;
+        auto served = std::async(std::launch::async, [&] {
+            clock.start();
+            return net::measureLink(host, port, token, [&] {
+                ++calls;
+                callAt = double(clock.nsecsElapsed()) * 1e-9;
+                return wanted;
+            });
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(done(served), 30000);
+        const net::LinkMeasurement m = served.get();
+        QCOMPARE(calls, 1);
+        QVERIFY(m.rtt_seconds > 0);
+        QCOMPARE(m.rates_timed, wanted);
+        QCOMPARE(m.up_bytes_per_second > 0, wanted);
+        QCOMPARE(m.down_bytes_per_second > 0, wanted);
+        // the transfers after the call, not before it (at least two of 64 MiB each way here)
+        QVERIFY2(wanted ? m.seconds - callAt >= 0.02 : m.seconds - callAt < 0.02,
+                 qPrintable(QStringLiteral("called at %1 s of %2").arg(callAt).arg(m.seconds)));
+    }
 
     // Without the run's token nothing is answered: an error, not a measurement.
     auto stranger = std::async(std::launch::async, [&] {
