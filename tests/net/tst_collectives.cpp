@@ -284,9 +284,9 @@ void TestCollectives::exchangeIsTimedWithTheCoordinator()
     o.rank = 0;
     o.prefix = prefix.toStdString();
     o.timeout = std::chrono::milliseconds(10000);
-    const double cpuBefore = core::processCpuSeconds();
+    const double cpuBefore = edgetrain::core::processCpuSeconds();
     const ExchangeMeasurement m = measurePairExchange(store, o, 61711, 0.05);
-    const double callCpu = core::processCpuSeconds() - cpuBefore;
+    const double callCpu = edgetrain::core::processCpuSeconds() - cpuBefore;
     {
         std::unique_lock lock(doneMutex);
         QVERIFY(
