@@ -396,10 +396,12 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
             QMetaObject::invokeMethod(
                 this,
                 [this, channel, type, body] {
-                    // A sample at each epoch's end, before the epoch is reported: what the
-                    // device used while it trained is known even for an epoch shorter than
-                    // the sampling interval (the study's per-node figures).
-                    if (type == Message::EpochDone)
+                    // A sample when the job is ready to train and at each epoch's end, before
+                    // either is reported: what the device used while it trained is known even
+                    // for a run shorter than the sampling interval (the study's per-node
+                    // figures; its energy between two readings — with the epoch's end alone a
+                    // short run's began before the first reading and counted none).
+                    if (type == Message::JobReady || type == Message::EpochDone)
                         sendMetrics();
                     if (channel)
                         channel->send(type, body);
