@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -211,6 +212,14 @@ struct ClusterPlanResult
     QString error;           // why nothing could be planned (no or too many nodes)
     PlanObjective objective; // what it was ranked by
 };
+/** Whether a plan for `modes` needs the nodes' link rates (JobSpec::link_rates): async's pushes
+ *  and pulls ride them, and the planner refuses async for a device without them; sync and
+ *  local SGD read the exchange over the link. */
+inline bool needsLinkRates(const std::vector<TrainingMode> &modes)
+{
+    return std::find(modes.begin(), modes.end(), TrainingMode::Async) != modes.end();
+}
+
 /** Measurements from each ready node (name, job_ready body), the work from the job, every
  *  candidate in `modes`, ranked by `objective`. */
 ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &ready,

@@ -7,7 +7,6 @@
 
 #include <QElapsedTimer>
 
-#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -40,10 +39,7 @@ public:
     bool chose() const { return m_plan.chosen.has_value(); }
     /** Whether the plan needs the nodes' link rates (it plans async: TrainingCoordinator::
      *  setLinkRates). */
-    bool needsLinkRates() const
-    {
-        return std::find(m_modes.begin(), m_modes.end(), net::TrainingMode::Async) != m_modes.end();
-    }
+    bool needsLinkRates() const { return net::needsLinkRates(m_modes); }
     const std::optional<net::PlanCandidate> &chosen() const { return m_plan.chosen; }
     /** Seconds since the job was sent when the plan was made. */
     double plannedAt() const { return m_plannedAt; }

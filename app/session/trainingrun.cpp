@@ -57,8 +57,8 @@ void TrainingRun::start(const TrainingSetup &s)
             });
     if (s.objective) {
         m_coordinator->setLinkProbe(true);
-        // It plans for the job's mode: the link's rates only for async.
-        m_coordinator->setLinkRates(m_setup.job.mode == net::TrainingMode::Async);
+        // It plans for the job's mode (planCluster below).
+        m_coordinator->setLinkRates(net::needsLinkRates({m_setup.job.mode}));
         m_coordinator->setSelection([this](const std::vector<net::ReadyNode> &nodes) {
             std::vector<std::pair<QString, QCborMap>> ready;
             for (const auto &n : nodes)
