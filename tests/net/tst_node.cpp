@@ -2,6 +2,7 @@
 // stream against /proc, and every way in without the key refused with a log line while the node
 // goes on serving others.
 
+#include "core/cputime.h"
 #include "net/controlchannel.h"
 #include "net/controlclient.h"
 #include "net/discovery.h"
@@ -28,10 +29,12 @@
 #include <QtEndian>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <sys/types.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace edgetrain::net;
 
@@ -135,6 +138,7 @@ private Q_SLOTS:
     void discoveryTargetsParse();
     void metricsStreamMatchesProc();
     void agentTrafficIsItsOwnSockets();
+    void agentCpuIsWithinTheDevice();
     void powerMeasuredOrEstimated();
     void refusals_data();
     void refusals();
@@ -380,6 +384,57 @@ void TestNode::agentTrafficIsItsOwnSockets()
     QVERIFY(connectPair(b));
     QVERIFY(transfer(b, 2 << 20));
     QVERIFY2(sent(2.0, 0.1), "2 MiB over a new connection");
+}
+
+void TestNode::agentCpuIsWithinTheDevice()
+{
+    // This process keeps one thread computing and samples itself every 30 ms. The machine's
+    // busy time comes from /proc/stat (ticks charged to whatever ran when each CPU's timer
+    // fired), the agent's from its own exact run time, read a moment later: over a short window
+    // the first can fall a tick or two below the second. Every sample's device figure must
+    // still include the agent's own. And the agent's figure against a clock outside the
+    // sampler: over the whole second, its share x the device's cores x the window is the
+    // process's CPU time (CLOCK_PROCESS_CPUTIME_ID), within 10 % and two ticks.
+    std::atomic<bool> stop = false;
+    std::thread busy([&] {
+        volatile double x = 1.0;
+        while (!stop.load(std::memory_order_relaxed))
+            x = x * 1.0000001 + 1e-9;
+    });
+    QElapsedTimer clock;
+    clock.start();
+    const double cpuBefore = edgetrain::core::processCpuSeconds();
+    SystemSampler whole;
+    SystemSampler sampler;
+    int samples = 0;
+    QStringList over;
+    while (clock.elapsed() < 1200) {
+        QTest::qWait(30);
+        const SystemSample s = sampler.sample();
+        ++samples;
+        if (s.agent_cpu_percent > s.cpu_percent || s.cpu_percent > 100.0 + 1e-9 ||
+            s.agent_cpu_percent < 0.0)
+            over << QStringLiteral("%1 > %2").arg(s.agent_cpu_percent).arg(s.cpu_percent);
+    }
+    const SystemSample all = whole.sample();
+    const double seconds = double(clock.elapsed()) / 1000.0;
+    const double cpu = edgetrain::core::processCpuSeconds() - cpuBefore;
+    stop = true;
+    busy.join();
+    QVERIFY2(over.isEmpty(), qPrintable(QStringLiteral("%1 of %2 samples: agent above the "
+                                                       "device: %3")
+                                            .arg(over.size())
+                                            .arg(samples)
+                                            .arg(over.mid(0, 5).join(QStringLiteral(", ")))));
+    const double cores = whole.cgroup().cpu_cores > 0 ? whole.cgroup().cpu_cores
+                                                      : double(::sysconf(_SC_NPROCESSORS_ONLN));
+    const double agentSeconds = all.agent_cpu_percent / 100.0 * cores * seconds;
+    const double tick = 1.0 / double(::sysconf(_SC_CLK_TCK));
+    QVERIFY2(std::abs(agentSeconds - cpu) < 0.1 * cpu + 2 * tick,
+             qPrintable(QStringLiteral("agent %1 s of CPU in %2 s, the process's clock %3 s")
+                            .arg(agentSeconds)
+                            .arg(seconds)
+                            .arg(cpu)));
 }
 
 void TestNode::powerMeasuredOrEstimated()
