@@ -117,13 +117,15 @@ double predictedValue(const QString &objective, const ClusterStudy::ChoiceRun &r
 
 QString StudyRun::key() const
 {
-    return QStringLiteral("%1/%2/b%3/l%4/t%5/e%6/%7/%8")
-        .arg(kind == Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"), job.model)
-        .arg(job.batch)
-        .arg(job.train_limit)
-        .arg(job.test_limit)
-        .arg(job.epochs)
-        .arg(modeName(mode), nodes.join(QLatin1Char('+')));
+    const QString first =
+        QStringLiteral("%1/%2/b%3/l%4/t%5/e%6/%7/%8")
+            .arg(kind == Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"), job.model)
+            .arg(job.batch)
+            .arg(job.train_limit)
+            .arg(job.test_limit)
+            .arg(job.epochs)
+            .arg(modeName(mode), nodes.join(QLatin1Char('+')));
+    return measurement > 1 ? first + QStringLiteral("/m%1").arg(measurement) : first;
 }
 
 std::optional<ClusterStudy::Preset> ClusterStudy::parsePreset(const QString &text)
@@ -206,6 +208,39 @@ std::vector<StudyRun> ClusterStudy::runs(const Options &options, const QStringLi
     return list;
 }
 
+std::vector<StudyRun> ClusterStudy::repeats(const Options &options,
+                                            const std::vector<StudyRecord> &records)
+{
+    if (options.preset != Preset::ClusterChoice || options.measurements < 2)
+        return {};
+    // Each job's contenders, each subset once, in the order its cases name them.
+    std::vector<std::pair<StudyJob, std::vector<QStringList>>> contenders;
+    for (const StudyJob &job : options.jobs) {
+        std::vector<StudyRecord> own;
+        for (const StudyRecord &r : records)
+            if (r.run.job.model == job.model && r.run.job.batch == job.batch &&
+                r.run.job.train_limit == job.train_limit &&
+                r.run.job.test_limit == job.test_limit && r.run.job.epochs == job.epochs)
+                own.push_back(r);
+        std::vector<QStringList> subsets;
+        for (const ChoiceCase &c : choice(own).cases) {
+            if (c.rank == 0 || c.contender.isEmpty())
+                continue; // the pick was not measured, or nothing else was
+            for (const QStringList &nodes : {c.picked, c.contender})
+                if (std::find(subsets.begin(), subsets.end(), nodes) == subsets.end())
+                    subsets.push_back(nodes);
+        }
+        if (!subsets.empty())
+            contenders.emplace_back(job, std::move(subsets));
+    }
+    std::vector<StudyRun> list;
+    for (int m = 2; m <= options.measurements; ++m)
+        for (const auto &[job, subsets] : contenders)
+            for (const QStringList &nodes : subsets)
+                list.push_back({StudyRun::Kind::Train, job, TrainingMode::Sync, nodes, m});
+    return list;
+}
+
 core::Json ClusterStudy::recordJson(const StudyRecord &r)
 {
     core::Json j;
@@ -218,6 +253,7 @@ core::Json ClusterStudy::recordJson(const StudyRecord &r)
     for (const QString &n : r.run.nodes)
         nodes.push(n.toStdString());
     j.set("nodes", std::move(nodes));
+    j.set("measurement", r.run.measurement);
     j.set("exit_code", r.exit_code).set("wall_seconds", r.wall_seconds);
     j.set("error", r.error.toStdString());
     j.set("result", r.result);
@@ -252,6 +288,8 @@ StudyRecord ClusterStudy::recordFromJson(const core::Json &j, const std::string 
     r.run.nodes = names(&nodes);
     if (r.run.nodes.size() != qsizetype(nodes.toArray().size()))
         throw core::FormatError(source + ": " + mustBe("nodes", "node names", nodes.dump()));
+    // absent from an older study's runs: each was the first
+    r.run.measurement = j.find("measurement") ? intField(j, "measurement", 1, 100, source) : 1;
     r.exit_code = intField(j, "exit_code", -1000, 1000, source);
     const core::Json &wall = field(j, "wall_seconds", source);
     if (!wall.isNumber() || !(wall.toDouble() >= 0))
@@ -512,7 +550,8 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
         int batch = 0;
         double profiling_seconds = 0;
         std::map<QStringList, ChoiceRun> predicted;
-        std::map<QStringList, std::pair<double, double>> measured; // seconds, joules
+        std::map<QStringList, std::pair<double, double>> measured; // the first: seconds, joules
+        std::map<QStringList, std::vector<std::pair<double, double>>> all; // every measurement
     };
     std::map<QString, Job> jobs; // by the plan's key without its kind and nodes
     std::vector<QString> order;
@@ -550,8 +589,11 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                 job.predicted[run.nodes] = run;
             }
         } else if (r.ok() && r.result.find("training_seconds")) {
-            job.measured[r.run.nodes] = {number(r.result, "training_seconds"),
-                                         number(r.result, "training_joules")};
+            const std::pair<double, double> m{number(r.result, "training_seconds"),
+                                              number(r.result, "training_joules")};
+            if (r.run.measurement == 1)
+                job.measured[r.run.nodes] = m;
+            job.all[r.run.nodes].push_back(m);
         }
     }
 
@@ -570,6 +612,7 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
             run.measured_joules = m.second;
             run.measured_watts = m.first > 0 ? m.second / m.first : 0.0;
             run.measured_edp = m.first * m.second;
+            run.measurements = int(job.all[nodes].size());
             if (m.second <= 0)
                 powerKnown[key] = false;
             else
@@ -656,6 +699,57 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                 if (means[i].first == picked)
                     c.configuration_rank = int(i) + 1;
             a.by_configuration = a.by_configuration || means.size() < measured.size();
+            // On the repeated measurements: every subset's runs (the first alone for most),
+            // their mean, lowest and highest value.
+            c.contender = measured.size() < 2                     ? QStringList()
+                          : measured.front().first == pick->nodes ? measured[1].first
+                                                                  : measured.front().first;
+            struct Spread
+            {
+                QStringList nodes;
+                double mean = 0, low = 0, high = 0, seconds = 0;
+                int runs = 0;
+            };
+            std::vector<Spread> spreads;
+            for (const auto &[nodes, first] : measured) {
+                Spread sp{nodes};
+                for (const auto &[seconds, joules] : job.all.at(nodes)) {
+                    const double v = objectiveValue(objective, seconds, joules);
+                    sp.low = sp.runs ? std::min(sp.low, v) : v;
+                    sp.high = sp.runs ? std::max(sp.high, v) : v;
+                    sp.mean += v;
+                    sp.seconds += seconds;
+                    ++sp.runs;
+                }
+                sp.mean /= sp.runs;
+                sp.seconds /= sp.runs;
+                spreads.push_back(sp);
+            }
+            std::stable_sort(spreads.begin(), spreads.end(), [](const auto &x, const auto &y) {
+                return x.mean != y.mean ? x.mean < y.mean : x.seconds < y.seconds;
+            });
+            auto spreadOf = [&](const QStringList &nodes) {
+                const auto it = std::find_if(spreads.begin(), spreads.end(),
+                                             [&](const Spread &sp) { return sp.nodes == nodes; });
+                return it == spreads.end() ? Spread{} : *it;
+            };
+            const Spread mine = spreadOf(pick->nodes), other = spreadOf(c.contender);
+            c.picked_measurements = mine.runs;
+            c.picked_mean = mine.mean;
+            c.picked_low = mine.low;
+            c.picked_high = mine.high;
+            c.contender_measurements = other.runs;
+            c.contender_mean = other.mean;
+            c.contender_low = other.low;
+            c.contender_high = other.high;
+            const Spread &lowest = spreads.front();
+            c.best_on_repeats = mine.runs > 0 && lowest.nodes == pick->nodes;
+            c.within_spread = c.best_on_repeats ||
+                              (mine.runs > 0 && mine.low <= lowest.high && lowest.low <= mine.high);
+            a.best_on_repeats += c.best_on_repeats;
+            a.best_within_spread += c.within_spread;
+            a.repeated += mine.runs > 1 || other.runs > 1;
+            a.measurements = std::max({a.measurements, mine.runs, other.runs});
             a.best += c.rank == 1;
             a.best_or_second += c.rank == 1 || c.rank == 2;
             a.best_by_configuration += c.configuration_rank == 1;
@@ -684,21 +778,25 @@ QByteArray ClusterStudy::choiceRunsCsv(const ChoiceAnalysis &a)
 {
     QByteArray csv = "model,batch,nodes,predicted_seconds,measured_seconds,predicted_watts,"
                      "measured_watts,predicted_joules,measured_joules,predicted_edp,measured_edp,"
-                     "suitable\n";
+                     "suitable,measurements\n";
     for (const ChoiceRun &r : a.runs)
         csv += r.model.toUtf8() + ',' + QByteArray::number(r.batch) + ',' +
                r.nodes.join(QLatin1Char('+')).toUtf8() + ',' + num(r.predicted_seconds) + ',' +
                num(r.measured_seconds) + ',' + num(r.predicted_watts) + ',' +
                num(r.measured_watts) + ',' + num(r.predicted_joules) + ',' +
                num(r.measured_joules) + ',' + num(r.predicted_edp) + ',' + num(r.measured_edp) +
-               ',' + (r.suitable ? "true" : "false") + '\n';
+               ',' + (r.suitable ? "true" : "false") + ',' + QByteArray::number(r.measurements) +
+               '\n';
     return csv;
 }
 
 QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
 {
     QByteArray csv = "model,batch,objective,picked,measured_best,rank,measured_subsets,"
-                     "picked_value,best_value,regret,configuration_rank,configurations\n";
+                     "picked_value,best_value,regret,configuration_rank,configurations,"
+                     "contender,picked_measurements,picked_mean,picked_low,picked_high,"
+                     "contender_measurements,contender_mean,contender_low,contender_high,"
+                     "best_on_repeats,within_spread\n";
     for (const ChoiceCase &c : a.cases)
         csv += c.model.toUtf8() + ',' + QByteArray::number(c.batch) + ',' + c.objective.toUtf8() +
                ',' + c.picked.join(QLatin1Char('+')).toUtf8() + ',' +
@@ -706,7 +804,14 @@ QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
                ',' + QByteArray::number(c.measured) + ',' + num(c.picked_value) + ',' +
                num(c.best_value) + ',' + num(c.regret()) + ',' +
                QByteArray::number(c.configuration_rank) + ',' +
-               QByteArray::number(c.configurations) + '\n';
+               QByteArray::number(c.configurations) + ',' +
+               c.contender.join(QLatin1Char('+')).toUtf8() + ',' +
+               QByteArray::number(c.picked_measurements) + ',' + num(c.picked_mean) + ',' +
+               num(c.picked_low) + ',' + num(c.picked_high) + ',' +
+               QByteArray::number(c.contender_measurements) + ',' + num(c.contender_mean) + ',' +
+               num(c.contender_low) + ',' + num(c.contender_high) + ',' +
+               (c.best_on_repeats ? "true" : "false") + ',' + (c.within_spread ? "true" : "false") +
+               '\n';
     return csv;
 }
 
@@ -728,6 +833,12 @@ core::Json ClusterStudy::choiceSummary(const ChoiceAnalysis &a)
     j.set("best_by_configuration_fraction", a.cases.empty() ? 0.0 : a.best_by_configuration / n)
         .set("best_or_second_by_configuration_fraction",
              a.cases.empty() ? 0.0 : a.best_or_second_by_configuration / n);
+    j.set("repeated_cases", a.repeated)
+        .set("measurements", a.measurements)
+        .set("best_on_repeats", a.best_on_repeats)
+        .set("best_within_spread", a.best_within_spread);
+    j.set("best_on_repeats_fraction", a.cases.empty() ? 0.0 : a.best_on_repeats / n)
+        .set("best_within_spread_fraction", a.cases.empty() ? 0.0 : a.best_within_spread / n);
     core::Json jobs = core::Json::array();
     for (const ChoiceJob &job : a.jobs) {
         core::Json x;

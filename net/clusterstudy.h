@@ -35,8 +35,12 @@ struct StudyRun
     StudyJob job;
     TrainingMode mode = TrainingMode::Sync;
     QStringList nodes; // the lab's node names, in the lab's order
-    /** Names the run uniquely within a study ("train/lenet5/b64/l8192/e2/sync/pi3b-1+pi3b-2"):
-     *  what a resumed study matches finished runs by. */
+    /** Which measurement of this training this is: 1 the first; 2, 3, ... cluster-choice's
+     *  contenders trained again (ClusterStudy::repeats). */
+    int measurement = 1;
+    /** Names the run uniquely within a study ("train/lenet5/b64/l8192/e2/sync/pi3b-1+pi3b-2",
+     *  "/m2" after it for a second measurement): what a resumed study matches finished runs
+     *  by. */
     QString key() const;
 };
 
@@ -80,6 +84,9 @@ public:
         std::vector<StudyJob> jobs;
         std::vector<TrainingMode> modes; // pi-cluster's; cluster-choice trains in sync
         int max_nodes = 0;               // pi-cluster: 1..max_nodes of the lab's (0: all)
+        /** cluster-choice: how many times each case's pick and its closest contender are
+         *  trained in all (repeats(); 1: once, as every other subset). */
+        int measurements = 3;
     };
     /** The preset's jobs and modes, sized for a lab of Raspberry Pi profiles on a small machine
      *  (pi-cluster on five Pi 3s: about a quarter of an hour; cluster-choice on five devices:
@@ -93,6 +100,14 @@ public:
     /** The runs, in the order they run: pi-cluster per job, per mode, on the first 1..N nodes;
      *  cluster-choice per job, the plan over every node, then every non-empty subset (sync). */
     static std::vector<StudyRun> runs(const Options &options, const QStringList &nodes);
+    /** cluster-choice: the runs that measure each case's two contenders again once every subset
+     *  has been trained once (`records`, the study's so far): the planner's pick and the
+     *  measured best (the measured second where the pick is the best), measurements 2 up to
+     *  options.measurements, alternating between the subsets (all seconds, then all thirds).
+     *  A subset that is a contender in several cases is trained again once. Empty for
+     *  pi-cluster, for measurements 1, and for a job whose plan or subsets have not run. */
+    static std::vector<StudyRun> repeats(const Options &options,
+                                         const std::vector<StudyRecord> &records);
 
     static core::Json recordJson(const StudyRecord &record);
     /** Throws core::FormatError naming `source` and the field. */
@@ -155,6 +170,7 @@ public:
         double predicted_joules = 0, measured_joules = 0;
         double predicted_edp = 0, measured_edp = 0;
         bool suitable = true; // the planner would consider it (memory, limits)
+        int measurements = 1; // the measured figures are the first; repeats are in the cases
     };
     struct ChoiceCase // one job and objective
     {
@@ -173,6 +189,19 @@ public:
          *  rank make a first place likelier by chance too: `configurations` says how many. */
         int configuration_rank = 0;
         int configurations = 0; // configurations measured
+        /** The case judged on the repeated measurements: the pick and its contender (the
+         *  measured best, or the measured second where the pick was the best) trained
+         *  `measurements` times each (repeats()); every subset's value is then the mean of its
+         *  runs, and the pick is the best if its mean is the lowest of all. Where it is not,
+         *  the lab could still not tell the two apart if the pick's runs and the best mean's
+         *  runs overlap (some run of the pick measured below some run of the best): within
+         *  the lab's spread. A subset measured once is a range of one value. */
+        QStringList contender;
+        int picked_measurements = 0, contender_measurements = 0;
+        double picked_mean = 0, picked_low = 0, picked_high = 0;
+        double contender_mean = 0, contender_low = 0, contender_high = 0;
+        bool best_on_repeats = false; // the pick's mean the lowest of every subset's
+        bool within_spread = false;   // best_on_repeats, or its runs overlap the best mean's
         /** How much worse than the measured best the pick measured: picked / best - 1 (0 for
          *  the best; -1 when the pick was not measured). */
         double regret() const
@@ -198,6 +227,11 @@ public:
          *  best_or_second). */
         int best_by_configuration = 0, best_or_second_by_configuration = 0;
         bool by_configuration = false;
+        /** Judged on the repeated measurements (ChoiceCase::best_on_repeats and
+         *  within_spread); `repeated`: cases whose pick or contender was measured more than
+         *  once (0: the study measured every subset once, and these say the same as best). */
+        int best_on_repeats = 0, best_within_spread = 0, repeated = 0;
+        int measurements = 1;                             // the most runs any one subset had
         double median_time_error = 0, p90_time_error = 0; // |predicted - measured| / measured
         double median_profiling_share = 0;        // profiling / (profiling + best training time)
         double median_regret = 0, max_regret = 0; // over the cases whose pick was measured

@@ -517,6 +517,20 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                             .arg(analysis.best_or_second_by_configuration)
                             .arg(percentOf(analysis.best_or_second_by_configuration,
                                            analysis.cases.size()));
+            if (analysis.repeated > 0)
+                text += QObject::tr(" Each case's pick and its closest contender (the measured "
+                                    "best, or the second where the pick was the best) were "
+                                    "trained again, %1 times in all: on the means of their runs "
+                                    "the pick was the best in %2 of %3 cases (%4); where it was "
+                                    "not, its runs and the best's overlapped (the lab could not "
+                                    "tell them apart) in %5 more, %6 in all (%7).")
+                            .arg(analysis.measurements)
+                            .arg(analysis.best_on_repeats)
+                            .arg(analysis.cases.size())
+                            .arg(percentOf(analysis.best_on_repeats, analysis.cases.size()))
+                            .arg(analysis.best_within_spread - analysis.best_on_repeats)
+                            .arg(analysis.best_within_spread)
+                            .arg(percentOf(analysis.best_within_spread, analysis.cases.size()));
             if (!analysis.skipped.isEmpty())
                 text += QObject::tr(" Left out (the nodes reported no power figures): %1.")
                             .arg(analysis.skipped.join(QStringLiteral(", ")));
@@ -600,6 +614,8 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                       QObject::tr("measured best"), QObject::tr("rank")}};
             if (analysis.by_configuration)
                 table[0].append(QObject::tr("alike as one"));
+            if (analysis.repeated > 0)
+                table[0].append(QObject::tr("repeated"));
             for (const auto &k : analysis.cases) {
                 table.append({k.model, QString::number(k.batch), k.objective,
                               k.picked.join(QLatin1Char('+')),
@@ -611,8 +627,16 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                                                        .arg(k.configuration_rank)
                                                                        .arg(k.configurations)
                                                                  : QObject::tr("not measured"));
+                if (analysis.repeated > 0)
+                    table.back().append(k.best_on_repeats ? QObject::tr("best")
+                                        : k.within_spread ? QObject::tr("within spread")
+                                                          : QObject::tr("worse"));
             }
-            if (analysis.by_configuration)
+            if (analysis.by_configuration && analysis.repeated > 0)
+                page.table(table, {0.07, 0.06, 0.09, 0.22, 0.22, 0.09, 0.12, 0.13}, 36);
+            else if (analysis.repeated > 0)
+                page.table(table, {0.1, 0.07, 0.1, 0.26, 0.26, 0.09, 0.12}, 36);
+            else if (analysis.by_configuration)
                 page.table(table, {0.08, 0.07, 0.1, 0.26, 0.25, 0.1, 0.14}, 36);
             else
                 page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);

@@ -107,10 +107,12 @@ QString describe(const StudyRun &run)
             .arg(run.job.model)
             .arg(run.job.batch)
             .arg(run.nodes.size());
-    return QStringLiteral("%1 b%2 %3 on %4")
-        .arg(run.job.model)
-        .arg(run.job.batch)
-        .arg(net::modeName(run.mode), run.nodes.join(QLatin1Char('+')));
+    const QString text = QStringLiteral("%1 b%2 %3 on %4")
+                             .arg(run.job.model)
+                             .arg(run.job.batch)
+                             .arg(net::modeName(run.mode), run.nodes.join(QLatin1Char('+')));
+    return run.measurement > 1 ? text + QStringLiteral(", measurement %1").arg(run.measurement)
+                               : text;
 }
 
 QString fileSafe(QString key)
@@ -298,6 +300,125 @@ int StudyCommand::run(const QStringList &arguments)
 
     bool cancelled = false;
     int ran = 0;
+    const QString program = QCoreApplication::applicationFilePath();
+    // One run: its own edgetrain-cli process, its log, its record appended. False: the study
+    // was asked to stop (the run, if it started, is done again when the study continues).
+    auto runOne = [&](const StudyRun &run, int index, int count) -> bool {
+        if (CliContext::stopFlag()->load()) {
+            cancelled = true;
+            return false;
+        }
+        QStringList nodes;
+        for (const QString &n : run.nodes)
+            nodes.append(address[n]);
+        QStringList args{
+            run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"),
+            QStringLiteral("--nodes"), nodes.join(QLatin1Char(',')), QStringLiteral("--key-file"),
+            lab.key_file, QStringLiteral("--model"), run.job.model, QStringLiteral("--batch"),
+            QString::number(run.job.batch), QStringLiteral("--train-limit"),
+            QString::number(run.job.train_limit), QStringLiteral("--test-limit"),
+            QString::number(run.job.test_limit), QStringLiteral("--epochs"),
+            QString::number(run.job.epochs),
+            // Fashion-MNIST's shape: a CIFAR ResNet trains at it too
+            QStringLiteral("--input"), QStringLiteral("1x28x28"), QStringLiteral("--json")};
+        if (run.kind == StudyRun::Kind::Plan)
+            args << QStringLiteral("--modes") << QStringLiteral("sync")
+                 << QStringLiteral("--objective") << QStringLiteral("time");
+        else
+            args << QStringLiteral("--mode") << net::modeName(run.mode);
+        const QString log = out + QStringLiteral("/logs/%1-%2.log")
+                                      .arg(index, 3, 10, QLatin1Char('0'))
+                                      .arg(fileSafe(run.key()));
+        cli.message(
+            QStringLiteral("[%1/%2] %3").arg(index).arg(count).arg(describe(run)).toStdString());
+        QFile logFile(log);
+        if (!logFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
+            throw core::IoError("cannot write '" + log.toStdString() + "'");
+        QProcess process;
+        // Its own process group: a Ctrl-C at the terminal reaches the study alone, which
+        // then asks the run to stop once (a second SIGINT would kill it before it stops
+        // its nodes' job).
+        process.setChildProcessModifier([] { ::setpgid(0, 0); });
+        QElapsedTimer clock;
+        clock.start();
+        process.start(program, args);
+        if (!process.waitForStarted(10000))
+            throw core::IoError("cannot start '" + program.toStdString() +
+                                "': " + process.errorString().toStdString());
+        bool timedOut = false, interrupted = false;
+        qint64 askedAt = -1; // when the run was asked to stop
+        QByteArray pending;
+        auto drain = [&] {
+            // its messages to its log; its epochs' lines to the user, as progress
+            const QByteArray chunk = process.readAllStandardError();
+            logFile.write(chunk);
+            pending += chunk;
+            qsizetype end;
+            while ((end = pending.indexOf('\n')) >= 0) {
+                const QByteArray line = pending.left(end);
+                pending.remove(0, end + 1);
+                if (line.startsWith("epoch ") || line.startsWith("plan: ") ||
+                    line.startsWith("chosen: "))
+                    cli.message("  " + line.toStdString());
+            }
+        };
+        while (!process.waitForFinished(200)) {
+            drain();
+            const bool stop = CliContext::stopFlag()->load();
+            const bool late = clock.elapsed() > runTimeout.count();
+            if (askedAt < 0 && (stop || late)) {
+                // as Ctrl-C would: the run stops its nodes' job and says so
+                ::kill(pid_t(process.processId()), SIGINT);
+                interrupted = stop;
+                timedOut = !stop;
+                askedAt = clock.elapsed();
+            }
+            if (askedAt >= 0 && clock.elapsed() - askedAt > 60000) {
+                cli.message("  the run did not stop within 60 s of being asked: killed");
+                process.kill();
+                process.waitForFinished(5000);
+                break;
+            }
+        }
+        drain();
+        logFile.close();
+        if (interrupted) {
+            cancelled = true;
+            cli.message("stopped: this run is done again when the study continues");
+            return false;
+        }
+        StudyRecord record;
+        record.run = run;
+        record.wall_seconds = double(clock.elapsed()) / 1000.0;
+        record.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+        try {
+            record.result = lastJson(process.readAllStandardOutput(), log);
+        } catch (const core::Error &e) {
+            record.error = QString::fromUtf8(e.what());
+        }
+        const core::Json *error = record.result.find("error");
+        if (timedOut)
+            record.error = QStringLiteral("stopped after the run timeout");
+        else if (error && error->isString() && !error->toString().empty())
+            record.error = QString::fromStdString(error->toString());
+        else if (record.exit_code != 0 && record.error.isEmpty())
+            record.error = QStringLiteral("exit status %1").arg(record.exit_code);
+        ClusterStudy::appendRecord(recordsPath, record);
+        ++ran;
+        const core::Json *seconds = record.result.find("training_seconds");
+        const core::Json *accuracy = record.result.find("test_accuracy");
+        std::string line = "  " + core::NumberText::format(std::round(record.wall_seconds)) + " s";
+        if (!record.ok())
+            line += ": failed: " + record.error.toStdString() + " (log: " + log.toStdString() + ")";
+        else if (seconds && seconds->isNumber())
+            line += ", training " +
+                    core::NumberText::format(std::round(seconds->toDouble() * 100) / 100) + " s" +
+                    (accuracy && accuracy->isNumber()
+                         ? ", test accuracy " + formatPercent(accuracy->toDouble())
+                         : std::string());
+        cli.message(line);
+        return true;
+    };
     const int total = int(runs.size());
     const int already = int(std::count_if(runs.begin(), runs.end(),
                                           [&](const StudyRun &r) { return done.count(r.key()); }));
@@ -306,140 +427,44 @@ int StudyCommand::run(const QStringList &arguments)
                     std::to_string(names.size()) + " nodes" +
                     (already ? " (" + std::to_string(already) + " done before)" : std::string()) +
                     "; each run's log in " + out.toStdString() + "/logs");
-        const QString program = QCoreApplication::applicationFilePath();
         int index = 0;
         for (const StudyRun &run : runs) {
             ++index;
-            if (done.count(run.key()))
-                continue;
-            if (CliContext::stopFlag()->load()) {
-                cancelled = true;
+            if (!done.count(run.key()) && !runOne(run, index, total))
                 break;
-            }
-            QStringList nodes;
-            for (const QString &n : run.nodes)
-                nodes.append(address[n]);
-            QStringList args{
-                run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"),
-                QStringLiteral("--nodes"), nodes.join(QLatin1Char(',')),
-                QStringLiteral("--key-file"), lab.key_file, QStringLiteral("--model"),
-                run.job.model, QStringLiteral("--batch"), QString::number(run.job.batch),
-                QStringLiteral("--train-limit"), QString::number(run.job.train_limit),
-                QStringLiteral("--test-limit"), QString::number(run.job.test_limit),
-                QStringLiteral("--epochs"), QString::number(run.job.epochs),
-                // Fashion-MNIST's shape: a CIFAR ResNet trains at it too
-                QStringLiteral("--input"), QStringLiteral("1x28x28"), QStringLiteral("--json")};
-            if (run.kind == StudyRun::Kind::Plan)
-                args << QStringLiteral("--modes") << QStringLiteral("sync")
-                     << QStringLiteral("--objective") << QStringLiteral("time");
-            else
-                args << QStringLiteral("--mode") << net::modeName(run.mode);
-            const QString log = out + QStringLiteral("/logs/%1-%2.log")
-                                          .arg(index, 3, 10, QLatin1Char('0'))
-                                          .arg(fileSafe(run.key()));
-            cli.message(QStringLiteral("[%1/%2] %3")
-                            .arg(index)
-                            .arg(total)
-                            .arg(describe(run))
-                            .toStdString());
-            QFile logFile(log);
-            if (!logFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
-                throw core::IoError("cannot write '" + log.toStdString() + "'");
-            QProcess process;
-            // Its own process group: a Ctrl-C at the terminal reaches the study alone, which
-            // then asks the run to stop once (a second SIGINT would kill it before it stops
-            // its nodes' job).
-            process.setChildProcessModifier([] { ::setpgid(0, 0); });
-            QElapsedTimer clock;
-            clock.start();
-            process.start(program, args);
-            if (!process.waitForStarted(10000))
-                throw core::IoError("cannot start '" + program.toStdString() +
-                                    "': " + process.errorString().toStdString());
-            bool timedOut = false, interrupted = false;
-            qint64 askedAt = -1; // when the run was asked to stop
-            QByteArray pending;
-            auto drain = [&] {
-                // its messages to its log; its epochs' lines to the user, as progress
-                const QByteArray chunk = process.readAllStandardError();
-                logFile.write(chunk);
-                pending += chunk;
-                qsizetype end;
-                while ((end = pending.indexOf('\n')) >= 0) {
-                    const QByteArray line = pending.left(end);
-                    pending.remove(0, end + 1);
-                    if (line.startsWith("epoch ") || line.startsWith("plan: ") ||
-                        line.startsWith("chosen: "))
-                        cli.message("  " + line.toStdString());
-                }
-            };
-            while (!process.waitForFinished(200)) {
-                drain();
-                const bool stop = CliContext::stopFlag()->load();
-                const bool late = clock.elapsed() > runTimeout.count();
-                if (askedAt < 0 && (stop || late)) {
-                    // as Ctrl-C would: the run stops its nodes' job and says so
-                    ::kill(pid_t(process.processId()), SIGINT);
-                    interrupted = stop;
-                    timedOut = !stop;
-                    askedAt = clock.elapsed();
-                }
-                if (askedAt >= 0 && clock.elapsed() - askedAt > 60000) {
-                    cli.message("  the run did not stop within 60 s of being asked: killed");
-                    process.kill();
-                    process.waitForFinished(5000);
-                    break;
-                }
-            }
-            drain();
-            logFile.close();
-            if (interrupted) {
-                cancelled = true;
-                cli.message("stopped: this run is done again when the study continues");
+        }
+    }
+    // cluster-choice: each case's pick and closest contender trained again, judged on all their
+    // runs. Which subsets follows from the first runs, so a resumed study (or --report-only)
+    // finds the same ones.
+    auto studyRecords = [&] {
+        std::vector<StudyRecord> kept;
+        for (StudyRecord &r : ClusterStudy::latest(ClusterStudy::readRecords(recordsPath)))
+            if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
+                kept.push_back(std::move(r));
+        return kept;
+    };
+    const std::vector<StudyRun> again =
+        cancelled ? std::vector<StudyRun>() : ClusterStudy::repeats(options, studyRecords());
+    for (const StudyRun &r : again)
+        wanted.insert(r.key());
+    if (!again.empty() && !cli.isSet("report-only")) {
+        const int before = int(std::count_if(
+            again.begin(), again.end(), [&](const StudyRun &r) { return done.count(r.key()); }));
+        cli.message("measured again: " + std::to_string(again.size()) +
+                    " runs, each case's pick and closest contender up to " +
+                    std::to_string(options.measurements) + " times" +
+                    (before ? " (" + std::to_string(before) + " done before)" : std::string()));
+        int index = 0;
+        for (const StudyRun &run : again) {
+            ++index;
+            if (!done.count(run.key()) && !runOne(run, total + index, total + int(again.size())))
                 break;
-            }
-            StudyRecord record;
-            record.run = run;
-            record.wall_seconds = double(clock.elapsed()) / 1000.0;
-            record.exit_code =
-                process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-            try {
-                record.result = lastJson(process.readAllStandardOutput(), log);
-            } catch (const core::Error &e) {
-                record.error = QString::fromUtf8(e.what());
-            }
-            const core::Json *error = record.result.find("error");
-            if (timedOut)
-                record.error = QStringLiteral("stopped after the run timeout");
-            else if (error && error->isString() && !error->toString().empty())
-                record.error = QString::fromStdString(error->toString());
-            else if (record.exit_code != 0 && record.error.isEmpty())
-                record.error = QStringLiteral("exit status %1").arg(record.exit_code);
-            ClusterStudy::appendRecord(recordsPath, record);
-            ++ran;
-            const core::Json *seconds = record.result.find("training_seconds");
-            const core::Json *accuracy = record.result.find("test_accuracy");
-            std::string line =
-                "  " + core::NumberText::format(std::round(record.wall_seconds)) + " s";
-            if (!record.ok())
-                line +=
-                    ": failed: " + record.error.toStdString() + " (log: " + log.toStdString() + ")";
-            else if (seconds && seconds->isNumber())
-                line += ", training " +
-                        core::NumberText::format(std::round(seconds->toDouble() * 100) / 100) +
-                        " s" +
-                        (accuracy && accuracy->isNumber()
-                             ? ", test accuracy " + formatPercent(accuracy->toDouble())
-                             : std::string());
-            cli.message(line);
         }
     }
 
     // What the finished runs show (this study's only: runs.jsonl may hold other settings').
-    std::vector<StudyRecord> records;
-    for (StudyRecord &r : ClusterStudy::latest(ClusterStudy::readRecords(recordsPath)))
-        if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
-            records.push_back(std::move(r));
+    const std::vector<StudyRecord> records = studyRecords();
     QStringList written;
     core::Json summary;
     int failed = 0;
@@ -486,6 +511,13 @@ int StudyCommand::run(const QStringList &arguments)
                  ? " (alike devices as one: " + std::to_string(analysis.best_by_configuration) +
                        " and " + std::to_string(analysis.best_or_second_by_configuration) + ")"
                  : std::string()) +
+            (analysis.repeated > 0
+                 ? "; with each case's pick and closest contender measured up to " +
+                       std::to_string(options.measurements) +
+                       " times, the best on their means in " +
+                       std::to_string(analysis.best_on_repeats) + ", within the lab's spread in " +
+                       std::to_string(analysis.best_within_spread)
+                 : std::string()) +
             "; median training-time error " +
             core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) + " %");
     }
@@ -496,7 +528,7 @@ int StudyCommand::run(const QStringList &arguments)
         content.lab = lab;
         content.configurations = configurations;
         content.records = records;
-        content.runs_planned = total;
+        content.runs_planned = total + int(again.size());
         QString error;
         if (!ui::StudyReport::write(out, content, &written, &error))
             throw core::IoError(error.toStdString());
@@ -513,6 +545,7 @@ int StudyCommand::run(const QStringList &arguments)
         j.set("out", out.toStdString()).set("runs_planned", total);
         j.set("runs_done", int(records.size())).set("runs_failed", failed);
         j.set("runs_now", ran).set("cancelled", cancelled);
+        j.set("runs_again", int(again.size()));
         core::Json nodes = core::Json::array();
         for (const net::LabNode &n : lab.nodes) {
             core::Json x;
@@ -535,7 +568,8 @@ int StudyCommand::run(const QStringList &arguments)
     }
     if (cancelled) {
         cli.message("cancelled: " + std::to_string(records.size()) + " of " +
-                    std::to_string(total) + " runs done; the same command continues the study");
+                    std::to_string(total + int(again.size())) +
+                    " runs done; the same command continues the study");
         return ExitFailure;
     }
     const bool anyOk =

@@ -704,21 +704,38 @@ void TestCli::studyRunsResumesAndReports()
     QCOMPARE(again.json.value(QLatin1String("runs_done")).toInt(), 4);
     QVERIFY2(again.err.contains(QLatin1String("(4 done before)")), qPrintable(again.err));
 
-    // cluster-choice on two profiles: the plan, then each of the 3 subsets
+    // cluster-choice on two profiles: the plan, then each of the 3 subsets, then each case's
+    // pick and closest contender twice more (two or three subsets)
     const QString choice = m_dir.path() + QStringLiteral("/study-choice");
-    const Run c = cli({"study", "--preset", "cluster-choice", "--quick", "--devices", "pi3:1,pi5:1",
-                       "--no-emulation", "--out", choice, "--json"});
+    const QStringList choiceArgs{"study",     "--preset",    "cluster-choice", "--quick",
+                                 "--devices", "pi3:1,pi5:1", "--no-emulation", "--out",
+                                 choice,      "--json"};
+    const Run c = cli(choiceArgs);
     QVERIFY2(c.status == 0, qPrintable(c.err));
     QCOMPARE(c.json.value(QLatin1String("runs_planned")).toInt(), 4);
+    const int runsAgain = c.json.value(QLatin1String("runs_again")).toInt();
+    QVERIFY2(runsAgain == 4 || runsAgain == 6, qPrintable(QString::number(runsAgain)));
+    QCOMPARE(c.json.value(QLatin1String("runs_now")).toInt(), 4 + runsAgain);
+    QCOMPARE(c.json.value(QLatin1String("runs_failed")).toInt(), 0);
+    QVERIFY2(c.err.contains(QStringLiteral("measured again: %1 runs").arg(runsAgain)),
+             qPrintable(c.err));
     const QJsonObject summary = c.json.value(QLatin1String("summary")).toObject();
     QCOMPARE(summary.value(QLatin1String("runs")).toInt(), 3);
     // the profiles' power models give every run its energy: all four objectives are cases
     QCOMPARE(summary.value(QLatin1String("cases")).toInt(), 4);
+    QCOMPARE(summary.value(QLatin1String("repeated_cases")).toInt(), 4);
+    QVERIFY(summary.value(QLatin1String("best_within_spread")).toInt() >=
+            summary.value(QLatin1String("best_on_repeats")).toInt());
     const QByteArray cases = contents(choice + QStringLiteral("/cluster-choice-cases.csv"));
     QCOMPARE(cases.count('\n'), 5);
     for (const QByteArray &line : cases.split('\n').mid(1, 4)) {
         const QList<QByteArray> cells = line.split(',');
-        QCOMPARE(cells.size(), 12);
+        QCOMPARE(cells.size(), 23);
+        QCOMPARE(cells[13].toInt(), 3); // the pick measured three times
+        QCOMPARE(cells[17].toInt(), 3); // and its contender
+        QVERIFY2(cells[14].toDouble() >= cells[15].toDouble() &&
+                     cells[14].toDouble() <= cells[16].toDouble(),
+                 line.constData()); // the mean within the lowest and highest
         QVERIFY2(cells[5].toInt() >= 1 && cells[5].toInt() <= 3, line.constData()); // the rank
         QCOMPARE(cells[6].toInt(), 3);                          // every subset measured
         QVERIFY2(cells[9].toDouble() >= 0.0, line.constData()); // the regret: the pick measured
@@ -727,6 +744,12 @@ void TestCli::studyRunsResumesAndReports()
         QCOMPARE(cells[11].toInt(), 3);
     }
     QCOMPARE(summary.value(QLatin1String("by_configuration")).toBool(true), false);
+    // again: nothing runs, the repeats included
+    const Run resumed = cli(choiceArgs);
+    QVERIFY2(resumed.status == 0, qPrintable(resumed.err));
+    QCOMPARE(resumed.json.value(QLatin1String("runs_now")).toInt(), 0);
+    QCOMPARE(resumed.json.value(QLatin1String("runs_again")).toInt(), runsAgain);
+    QCOMPARE(resumed.json.value(QLatin1String("runs_done")).toInt(), 4 + runsAgain);
     // the lab's configurations kept beside the runs, one a node
     const QJsonObject kept =
         QJsonDocument::fromJson(contents(choice + QStringLiteral("/configurations.json"))).object();

@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 using namespace edgetrain;
@@ -67,6 +69,8 @@ private Q_SLOTS:
     void choiceRanksThePicksAgainstMeasurement();
     void choiceWithoutPowerJudgesTimeOnly();
     void choiceTakesAlikeDevicesAsOne();
+    void contendersAreMeasuredAgain();
+    void choiceJudgesOnRepeatedMeasurements();
     void scalingAveragesEpochsAndNodes();
     void recordsRoundTripAndSurviveACutLine();
     void badRecordsNameFileLineAndField();
@@ -134,7 +138,8 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3\n"), csv.constData());
+    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3,b,1,6,6,6,1,5,5,5,false,false\n"),
+             csv.constData());
     // regret, picked / best - 1: time 6/5, power and energy 0, EDP 270/150 -> median 0.1
     QVERIFY(qFuzzyCompare(a.cases[0].regret(), 0.2));
     QVERIFY(qFuzzyCompare(a.median_regret, 0.1));
@@ -191,7 +196,9 @@ void TestClusterStudy::choiceTakesAlikeDevicesAsOne()
     QCOMPARE(a.best_by_configuration, 4);
     QCOMPARE(a.best_or_second_by_configuration, 4);
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2\n"), csv.constData());
+    QVERIFY2(csv.contains(
+                 "lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2,a2,1,4.5,4.5,4.5,1,4,4,4,false,false\n"),
+             csv.constData());
     const core::Json summary = ClusterStudy::choiceSummary(a);
     QCOMPARE(summary.find("best_by_configuration")->toInt(), 4);
     QCOMPARE(summary.find("by_configuration")->toBool(), true);
@@ -238,6 +245,159 @@ void TestClusterStudy::choiceWithoutPowerJudgesTimeOnly()
     QCOMPARE(a.cases[0].regret(), 0.0);
     QCOMPARE(a.cases[0].measured, 1);
     QCOMPARE(a.skipped, (QStringList{"power", "energy", "edp"}));
+}
+
+namespace {
+
+/** Twins a and b (predicted 2 and 2.01 W) and a faster c: picks time c; power, energy, EDP a.
+ *  First measured: a 5 s 10.5 J (2.1 W), b 5.2 s 10.4 J (2.0 W), c 3.2 s 19.2 J (6 W): time
+ *  c best (a second); power b 2.0 < a 2.1; energy b 10.4 < a 10.5; EDP a 52.5 < b 54.08. */
+std::vector<StudyRecord> twinsMeasuredOnce()
+{
+    return {planned({candidate({"a"}, 5, 2), candidate({"b"}, 5, 2.01), candidate({"c"}, 3, 6)}),
+            trained({"a"}, 5, 10.5), trained({"b"}, 5.2, 10.4), trained({"c"}, 3.2, 19.2)};
+}
+
+StudyRecord again(const QStringList &nodes, double seconds, double joules, int measurement)
+{
+    StudyRecord r = trained(nodes, seconds, joules);
+    r.run.measurement = measurement;
+    return r;
+}
+
+} // namespace
+
+void TestClusterStudy::contendersAreMeasuredAgain()
+{
+    ClusterStudy::Options options = ClusterStudy::defaults(ClusterStudy::Preset::ClusterChoice);
+    options.jobs = {{QStringLiteral("lenet5"), 64, 4096, 512, 1}};
+    QCOMPARE(options.measurements, 3);
+    const std::vector<StudyRecord> once = twinsMeasuredOnce();
+    // time: c and its measured second a; power, energy: a and the measured best b; EDP: a and
+    // its second b. Each subset once, all second measurements, then all thirds.
+    const auto runs = ClusterStudy::repeats(options, once);
+    QStringList got;
+    for (const StudyRun &r : runs) {
+        QCOMPARE(r.kind, StudyRun::Kind::Train);
+        QCOMPARE(r.mode, net::TrainingMode::Sync);
+        QCOMPARE(r.job.train_limit, 4096);
+        got << r.nodes.join(QLatin1Char('+')) + QLatin1Char('/') + QString::number(r.measurement);
+    }
+    QCOMPARE(got, QStringList({"c/2", "a/2", "b/2", "c/3", "a/3", "b/3"}));
+    QCOMPARE(runs[0].key(), QStringLiteral("train/lenet5/b64/l4096/t512/e1/sync/c/m2"));
+    QCOMPARE(once[3].run.key(), QStringLiteral("train/lenet5/b64/l4096/t512/e1/sync/c"));
+    // The same once the repeats are in (a resumed study finds the same runs).
+    std::vector<StudyRecord> all = once;
+    for (const StudyRun &r : runs) {
+        StudyRecord rec = again(r.nodes, 5, 10, r.measurement);
+        all.push_back(rec);
+    }
+    QCOMPARE(ClusterStudy::repeats(options, all).size(), runs.size());
+    // Another job's records, a study measuring once, pi-cluster, a job not yet planned: none.
+    options.jobs[0].batch = 32;
+    QVERIFY(ClusterStudy::repeats(options, once).empty());
+    options.jobs[0].batch = 64;
+    options.measurements = 1;
+    QVERIFY(ClusterStudy::repeats(options, once).empty());
+    options.measurements = 2;
+    QCOMPARE(ClusterStudy::repeats(options, once).size(), std::size_t(3));
+    options.preset = ClusterStudy::Preset::PiCluster;
+    QVERIFY(ClusterStudy::repeats(options, once).empty());
+    options.preset = ClusterStudy::Preset::ClusterChoice;
+    QVERIFY(ClusterStudy::repeats(options, {once.begin() + 1, once.end()}).empty());
+
+    // The measurement is kept in the record; an older record without it was the first.
+    StudyRecord r = again({"a"}, 5, 10, 2);
+    const core::Json j = ClusterStudy::recordJson(r);
+    QCOMPARE(ClusterStudy::recordFromJson(j, "x").run.measurement, 2);
+    core::Json old = j;
+    auto &fields = old.toObject();
+    fields.erase(std::remove_if(fields.begin(), fields.end(),
+                                [](const auto &f) { return f.first == "measurement"; }),
+                 fields.end());
+    QCOMPARE(ClusterStudy::recordFromJson(old, "x").run.measurement, 1);
+    core::Json bad = j;
+    bad.set("measurement", 0);
+    try {
+        ClusterStudy::recordFromJson(bad, "runs.jsonl:4");
+        QFAIL("a measurement 0 was read");
+    } catch (const core::FormatError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("runs.jsonl:4")) &&
+                     QString::fromUtf8(e.what()).contains(QLatin1String("measurement")),
+                 e.what());
+    }
+}
+
+void TestClusterStudy::choiceJudgesOnRepeatedMeasurements()
+{
+    std::vector<StudyRecord> records = twinsMeasuredOnce();
+    // c measured again: 3.1 s 18.6 J, 3.3 s 19.8 J (time: still the best by far).
+    records.push_back(again({"c"}, 3.1, 18.6, 2));
+    records.push_back(again({"c"}, 3.3, 19.8, 3));
+    // The twins measured again: a 2.1, 1.95, 2.0 W (mean 2.017), b 2.0, 2.1, 2.05 W (2.05):
+    // the pick a is the best on the means for power, energy and EDP.
+    std::vector<StudyRecord> better = records;
+    better.push_back(again({"a"}, 5, 9.75, 2));
+    better.push_back(again({"a"}, 5, 10.0, 3));
+    better.push_back(again({"b"}, 5, 10.5, 2));
+    better.push_back(again({"b"}, 5, 10.25, 3));
+    const auto a = ClusterStudy::choice(better);
+    QCOMPARE(a.cases.size(), std::size_t(4));
+    QCOMPARE(a.best, 2); // time and EDP on the first runs
+    QCOMPARE(a.best_on_repeats, 4);
+    QCOMPARE(a.best_within_spread, 4);
+    QCOMPARE(a.repeated, 4);
+    const auto &power = a.cases[1];
+    QCOMPARE(power.objective, QStringLiteral("power"));
+    QCOMPARE(power.rank, 2);
+    QCOMPARE(power.contender, QStringList{QStringLiteral("b")});
+    QCOMPARE(power.picked_measurements, 3);
+    QCOMPARE(power.contender_measurements, 3);
+    QVERIFY(qFuzzyCompare(power.picked_mean, (2.1 + 1.95 + 2.0) / 3));
+    QVERIFY(qFuzzyCompare(power.picked_low, 1.95));
+    QVERIFY(qFuzzyCompare(power.contender_high, 2.1));
+    QCOMPARE(a.cases[0].contender, QStringList{QStringLiteral("a")}); // time: c's second
+    // The runs' table keeps the first measurement, with the count of runs.
+    for (const auto &run : a.runs) {
+        QCOMPARE(run.measurements, 3);
+        if (run.nodes == QStringList{QStringLiteral("a")})
+            QVERIFY(qFuzzyCompare(run.measured_watts, 2.1));
+    }
+    const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
+    QVERIFY2(csv.contains("lenet5,64,power,a,b,2,3,2.1,2,0.05,2,3,b,3,2.01667,1.95,2.1,3,2.05,"
+                          "2,2.1,true,true\n"),
+             csv.constData());
+    const core::Json summary = ClusterStudy::choiceSummary(a);
+    QCOMPARE(summary.find("best_on_repeats")->toInt(), 4);
+    QCOMPARE(summary.find("best_within_spread")->toInt(), 4);
+    QCOMPARE(summary.find("repeated_cases")->toInt(), 4);
+
+    // Or a measured again 2.3 and 2.4 W, b 1.95 and 2.02 W: power a [2.1, 2.4] against
+    // b [1.95, 2.02], apart (the same for energy); EDP a 52.5, 57.5, 60 (mean 56.7) against
+    // b 54.08, 48.75, 50.5 (51.1): b the best, a's first run below b's highest: within the
+    // spread. The first runs' EDP hit is not the best on the means.
+    std::vector<StudyRecord> worse = records;
+    worse.push_back(again({"a"}, 5, 11.5, 2));
+    worse.push_back(again({"a"}, 5, 12, 3));
+    worse.push_back(again({"b"}, 5, 9.75, 2));
+    worse.push_back(again({"b"}, 5, 10.1, 3));
+    const auto w = ClusterStudy::choice(worse);
+    std::map<QString, std::pair<bool, bool>> judged; // best on repeats, within the spread
+    for (const auto &c : w.cases)
+        judged[c.objective] = {c.best_on_repeats, c.within_spread};
+    QCOMPARE(judged["time"], std::make_pair(true, true));
+    QCOMPARE(judged["power"], std::make_pair(false, false));
+    QCOMPARE(judged["energy"], std::make_pair(false, false));
+    QCOMPARE(judged["edp"], std::make_pair(false, true));
+    QCOMPARE(w.best, 2);
+    QCOMPARE(w.best_on_repeats, 1);
+    QCOMPARE(w.best_within_spread, 2);
+
+    // Measured once: the repeated judgement is the strict one.
+    const auto o = ClusterStudy::choice(twinsMeasuredOnce());
+    QCOMPARE(o.repeated, 0);
+    QCOMPARE(o.best_on_repeats, o.best);
+    QCOMPARE(o.best_within_spread, o.best);
 }
 
 void TestClusterStudy::scalingAveragesEpochsAndNodes()
