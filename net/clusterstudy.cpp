@@ -673,7 +673,8 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
                     c.picked_value = objectiveValue(objective, measured[i].second.first,
                                                     measured[i].second.second);
                 }
-            // The same by configuration: each configuration's runs averaged, the means ranked.
+            // The same by configuration: each configuration's runs averaged, the means ranked
+            // (the first runs, as the strict ranks; the repeats are judged below).
             struct Sum
             {
                 double value = 0, seconds = 0;
@@ -743,6 +744,10 @@ ClusterStudy::ChoiceAnalysis ClusterStudy::choice(const std::vector<StudyRecord>
             c.contender_low = other.low;
             c.contender_high = other.high;
             const Spread &lowest = spreads.front();
+            c.lowest_mean_subset = lowest.nodes;
+            c.lowest_mean = lowest.mean;
+            c.lowest_low = lowest.low;
+            c.lowest_high = lowest.high;
             c.best_on_repeats = mine.runs > 0 && lowest.nodes == pick->nodes;
             c.within_spread = c.best_on_repeats ||
                               (mine.runs > 0 && mine.low <= lowest.high && lowest.low <= mine.high);
@@ -796,7 +801,8 @@ QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
                      "picked_value,best_value,regret,configuration_rank,configurations,"
                      "contender,picked_measurements,picked_mean,picked_low,picked_high,"
                      "contender_measurements,contender_mean,contender_low,contender_high,"
-                     "best_on_repeats,within_spread\n";
+                     "lowest_mean_subset,lowest_mean,lowest_low,lowest_high,best_on_repeats,"
+                     "within_spread\n";
     for (const ChoiceCase &c : a.cases)
         csv += c.model.toUtf8() + ',' + QByteArray::number(c.batch) + ',' + c.objective.toUtf8() +
                ',' + c.picked.join(QLatin1Char('+')).toUtf8() + ',' +
@@ -810,6 +816,8 @@ QByteArray ClusterStudy::choiceCasesCsv(const ChoiceAnalysis &a)
                num(c.picked_low) + ',' + num(c.picked_high) + ',' +
                QByteArray::number(c.contender_measurements) + ',' + num(c.contender_mean) + ',' +
                num(c.contender_low) + ',' + num(c.contender_high) + ',' +
+               c.lowest_mean_subset.join(QLatin1Char('+')).toUtf8() + ',' + num(c.lowest_mean) +
+               ',' + num(c.lowest_low) + ',' + num(c.lowest_high) + ',' +
                (c.best_on_repeats ? "true" : "false") + ',' + (c.within_spread ? "true" : "false") +
                '\n';
     return csv;
@@ -834,7 +842,7 @@ core::Json ClusterStudy::choiceSummary(const ChoiceAnalysis &a)
         .set("best_or_second_by_configuration_fraction",
              a.cases.empty() ? 0.0 : a.best_or_second_by_configuration / n);
     j.set("repeated_cases", a.repeated)
-        .set("measurements", a.measurements)
+        .set("most_measurements", a.measurements)
         .set("best_on_repeats", a.best_on_repeats)
         .set("best_within_spread", a.best_within_spread);
     j.set("best_on_repeats_fraction", a.cases.empty() ? 0.0 : a.best_on_repeats / n)

@@ -105,7 +105,10 @@ public:
      *  measured best (the measured second where the pick is the best), measurements 2 up to
      *  options.measurements, alternating between the subsets (all seconds, then all thirds).
      *  A subset that is a contender in several cases is trained again once. Empty for
-     *  pi-cluster, for measurements 1, and for a job whose plan or subsets have not run. */
+     *  pi-cluster, for measurements 1, and for a job whose plan or subsets have not run. A
+     *  failed run does not hold its job's repeats back (a subset that cannot train would hold
+     *  them for good); if a resumed study runs it again and it succeeds, the contenders may
+     *  change, and the earlier repeats of a subset no longer a contender are left out. */
     static std::vector<StudyRun> repeats(const Options &options,
                                          const std::vector<StudyRecord> &records);
 
@@ -192,16 +195,20 @@ public:
         /** The case judged on the repeated measurements: the pick and its contender (the
          *  measured best, or the measured second where the pick was the best) trained
          *  `measurements` times each (repeats()); every subset's value is then the mean of its
-         *  runs, and the pick is the best if its mean is the lowest of all. Where it is not,
-         *  the lab could still not tell the two apart if the pick's runs and the best mean's
-         *  runs overlap (some run of the pick measured below some run of the best): within
-         *  the lab's spread. A subset measured once is a range of one value. */
+         *  runs (most subsets have one), and the pick is the best if its mean is the lowest of
+         *  all. Where it is not, it is within the spread if its runs' range (lowest to highest)
+         *  overlaps the lowest mean's: some run of the pick measured at or below some run of
+         *  the best. That is no statistical test, only that the runs did not separate the two
+         *  (and a range widens with more runs); a subset measured once is a range of one
+         *  value. */
         QStringList contender;
         int picked_measurements = 0, contender_measurements = 0;
         double picked_mean = 0, picked_low = 0, picked_high = 0;
         double contender_mean = 0, contender_low = 0, contender_high = 0;
+        QStringList lowest_mean_subset; // the best on the means (the contender, or a third)
+        double lowest_mean = 0, lowest_low = 0, lowest_high = 0;
         bool best_on_repeats = false; // the pick's mean the lowest of every subset's
-        bool within_spread = false;   // best_on_repeats, or its runs overlap the best mean's
+        bool within_spread = false;   // best_on_repeats, or its runs overlap the lowest mean's
         /** How much worse than the measured best the pick measured: picked / best - 1 (0 for
          *  the best; -1 when the pick was not measured). */
         double regret() const

@@ -291,10 +291,11 @@ SystemSampler::Counters SystemSampler::read()
         if (i != 4 && i != 5)
             c.cpu_busy += v;
     }
-    readSockets(c);
+    // right after the machine's: the sockets' reading below takes a while
     const QByteArray self = readFile(QStringLiteral("/proc/self/stat"));
     const QList<QByteArray> fields = self.mid(self.lastIndexOf(')') + 2).split(' ');
     c.agent_ticks = fields.value(11).toULongLong() + fields.value(12).toULongLong(); // utime, stime
+    readSockets(c);
     for (const QByteArray &line : readFile(QStringLiteral("/proc/net/dev")).split('\n')) {
         const int colon = line.indexOf(':');
         if (colon < 0 || line.left(colon).trimmed() == "lo")
@@ -337,6 +338,8 @@ SystemSample SystemSampler::sample()
     // or by the group's run time; the agent's by its own exact run time), and read a moment
     // apart: over a short or quiet window the device's figure can come out a tick or two
     // below the agent's own (tst_node: a third of 30 ms windows did, 40 % against 60 %).
+    // (A whole-machine figure that read nothing has no ticks, so the agent's share is 0 too.)
+    s.agent_cpu_percent = std::clamp(s.agent_cpu_percent, 0.0, 100.0);
     s.cpu_percent = std::max(s.cpu_percent, s.agent_cpu_percent);
     if (seconds > 0) {
         s.net_rx_bytes_per_second = double(now.rx - m_last.rx) / seconds;

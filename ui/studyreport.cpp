@@ -520,10 +520,11 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
             if (analysis.repeated > 0)
                 text += QObject::tr(" Each case's pick and its closest contender (the measured "
                                     "best, or the second where the pick was the best) were "
-                                    "trained again, %1 times in all: on the means of their runs "
-                                    "the pick was the best in %2 of %3 cases (%4); where it was "
-                                    "not, its runs and the best's overlapped (the lab could not "
-                                    "tell them apart) in %5 more, %6 in all (%7).")
+                                    "measured up to %1 times in all, every other subset once: on "
+                                    "the means of their runs the pick was the best in %2 of %3 "
+                                    "cases (%4); where it was not, the range of its runs "
+                                    "overlapped the best mean's (the runs did not separate them) "
+                                    "in %5 more, %6 in all (%7).")
                             .arg(analysis.measurements)
                             .arg(analysis.best_on_repeats)
                             .arg(analysis.cases.size())

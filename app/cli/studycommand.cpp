@@ -180,6 +180,11 @@ int StudyCommand::run(const QStringList &arguments)
     cli.addOption("report-only", "Run nothing: write the CSV files, charts and PDF from the runs "
                                  "already in --out (and --lab's description, if given; else "
                                  "the study's configurations.json).");
+    cli.addOption("measurements",
+                  "cluster-choice: how many times each case's pick and its closest contender "
+                  "are trained in all, once every subset has trained once (1: once, as the "
+                  "others).",
+                  "N", "3");
     cli.addOption("run-timeout", "A run taking longer is stopped and recorded as failed.",
                   "DURATION", "1800s");
     if (!cli.parse())
@@ -196,6 +201,8 @@ int StudyCommand::run(const QStringList &arguments)
         options.modes = parseModeList(cli);
         if (cli.isSet("max-nodes"))
             options.max_nodes = int(cli.integer("max-nodes", 1, 64));
+    } else {
+        options.measurements = int(cli.integer("measurements", 1, 20));
     }
     const auto runTimeout = parseDuration(cli.text("run-timeout"), "run-timeout");
     const QString presetName = ClusterStudy::presetName(*preset);

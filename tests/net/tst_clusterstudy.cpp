@@ -138,7 +138,7 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3,b,1,6,6,6,1,5,5,5,false,false\n"),
+    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3,b,1,6,6,6,1,5,5,5,b,5,5,5,false,false\n"),
              csv.constData());
     // regret, picked / best - 1: time 6/5, power and energy 0, EDP 270/150 -> median 0.1
     QVERIFY(qFuzzyCompare(a.cases[0].regret(), 0.2));
@@ -197,7 +197,7 @@ void TestClusterStudy::choiceTakesAlikeDevicesAsOne()
     QCOMPARE(a.best_or_second_by_configuration, 4);
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
     QVERIFY2(csv.contains(
-                 "lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2,a2,1,4.5,4.5,4.5,1,4,4,4,false,false\n"),
+                 "lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2,a2,1,4.5,4.5,4.5,1,4,4,4,a2,4,4,4,false,false\n"),
              csv.constData());
     const core::Json summary = ClusterStudy::choiceSummary(a);
     QCOMPARE(summary.find("best_by_configuration")->toInt(), 4);
@@ -292,7 +292,19 @@ void TestClusterStudy::contendersAreMeasuredAgain()
         StudyRecord rec = again(r.nodes, 5, 10, r.measurement);
         all.push_back(rec);
     }
-    QCOMPARE(ClusterStudy::repeats(options, all).size(), runs.size());
+    const auto resumed = ClusterStudy::repeats(options, all);
+    QCOMPARE(resumed.size(), runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        QCOMPARE(resumed[i].key(), runs[i].key());
+    // A failed run is not measured: b failed, so power's, energy's and EDP's contender is
+    // c (the second after a); time's c and a.
+    std::vector<StudyRecord> failed = once;
+    failed[2].error = QStringLiteral("exit status 1");
+    QStringList withoutB;
+    for (const StudyRun &r : ClusterStudy::repeats(options, failed))
+        withoutB << r.nodes.join(QLatin1Char('+')) + QLatin1Char('/') +
+                        QString::number(r.measurement);
+    QCOMPARE(withoutB, QStringList({"c/2", "a/2", "c/3", "a/3"}));
     // Another job's records, a study measuring once, pi-cluster, a job not yet planned: none.
     options.jobs[0].batch = 32;
     QVERIFY(ClusterStudy::repeats(options, once).empty());
@@ -365,12 +377,13 @@ void TestClusterStudy::choiceJudgesOnRepeatedMeasurements()
     }
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
     QVERIFY2(csv.contains("lenet5,64,power,a,b,2,3,2.1,2,0.05,2,3,b,3,2.01667,1.95,2.1,3,2.05,"
-                          "2,2.1,true,true\n"),
+                          "2,2.1,a,2.01667,1.95,2.1,true,true\n"),
              csv.constData());
     const core::Json summary = ClusterStudy::choiceSummary(a);
     QCOMPARE(summary.find("best_on_repeats")->toInt(), 4);
     QCOMPARE(summary.find("best_within_spread")->toInt(), 4);
     QCOMPARE(summary.find("repeated_cases")->toInt(), 4);
+    QCOMPARE(summary.find("most_measurements")->toInt(), 3);
 
     // Or a measured again 2.3 and 2.4 W, b 1.95 and 2.02 W: power a [2.1, 2.4] against
     // b [1.95, 2.02], apart (the same for energy); EDP a 52.5, 57.5, 60 (mean 56.7) against
@@ -392,6 +405,28 @@ void TestClusterStudy::choiceJudgesOnRepeatedMeasurements()
     QCOMPARE(w.best, 2);
     QCOMPARE(w.best_on_repeats, 1);
     QCOMPARE(w.best_within_spread, 2);
+
+    // The best on the means can be a third subset, measured once. Predicted a 5, b 6, c 7 s:
+    // the pick a; first measured a 5.5 (the best), b 5.6 (its contender), c 5.8; again a 6.0
+    // and 6.2 (mean 5.9), b 6.1 and 6.3 (6.0): c's 5.8 the lowest mean, within a's range.
+    const std::vector<StudyRecord> third{
+        planned({candidate({"a"}, 5, 2), candidate({"b"}, 6, 2), candidate({"c"}, 7, 2)}),
+        trained({"a"}, 5.5, 11),
+        trained({"b"}, 5.6, 11.2),
+        trained({"c"}, 5.8, 11.6),
+        again({"a"}, 6.0, 12, 2),
+        again({"a"}, 6.2, 12.4, 3),
+        again({"b"}, 6.1, 12.2, 2),
+        again({"b"}, 6.3, 12.6, 3)};
+    const auto t = ClusterStudy::choice(third);
+    const auto &time = t.cases[0];
+    QCOMPARE(time.objective, QStringLiteral("time"));
+    QCOMPARE(time.rank, 1);
+    QCOMPARE(time.contender, QStringList{QStringLiteral("b")});
+    QCOMPARE(time.lowest_mean_subset, QStringList{QStringLiteral("c")});
+    QVERIFY(qFuzzyCompare(time.lowest_mean, 5.8));
+    QVERIFY(!time.best_on_repeats);
+    QVERIFY(time.within_spread);
 
     // Measured once: the repeated judgement is the strict one.
     const auto o = ClusterStudy::choice(twinsMeasuredOnce());
