@@ -138,7 +138,8 @@ void TestClusterStudy::choiceRanksThePicksAgainstMeasurement()
     // profiling 2 s against the fastest measured 5 s
     QVERIFY(qFuzzyCompare(a.median_profiling_share, 2.0 / 7.0));
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains("lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3,b,1,6,6,6,1,5,5,5,b,5,5,5,false,false\n"),
+    QVERIFY2(csv.contains(
+                 "lenet5,64,time,a+b,b,2,3,6,5,0.2,2,3,b,1,6,6,6,1,5,5,5,b,5,5,5,false,false\n"),
              csv.constData());
     // regret, picked / best - 1: time 6/5, power and energy 0, EDP 270/150 -> median 0.1
     QVERIFY(qFuzzyCompare(a.cases[0].regret(), 0.2));
@@ -196,8 +197,8 @@ void TestClusterStudy::choiceTakesAlikeDevicesAsOne()
     QCOMPARE(a.best_by_configuration, 4);
     QCOMPARE(a.best_or_second_by_configuration, 4);
     const QByteArray csv = ClusterStudy::choiceCasesCsv(a);
-    QVERIFY2(csv.contains(
-                 "lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2,a2,1,4.5,4.5,4.5,1,4,4,4,a2,4,4,4,false,false\n"),
+    QVERIFY2(csv.contains("lenet5,64,time,b1,a2,2,3,4.5,4,0.125,1,2,a2,1,4.5,4.5,4.5,1,4,4,4,a2,4,"
+                          "4,4,false,false\n"),
              csv.constData());
     const core::Json summary = ClusterStudy::choiceSummary(a);
     QCOMPARE(summary.find("best_by_configuration")->toInt(), 4);
