@@ -634,7 +634,7 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                                                           : QObject::tr("worse"));
             }
             if (analysis.by_configuration && analysis.repeated > 0)
-                page.table(table, {0.07, 0.06, 0.09, 0.22, 0.22, 0.09, 0.12, 0.13}, 36);
+                page.table(table, {0.08, 0.08, 0.1, 0.19, 0.19, 0.08, 0.13, 0.15}, 36);
             else if (analysis.repeated > 0)
                 page.table(table, {0.1, 0.07, 0.1, 0.26, 0.26, 0.09, 0.12}, 36);
             else if (analysis.by_configuration)
