@@ -104,10 +104,17 @@ std::vector<std::pair<int, std::vector<std::string>>> indexRows(const std::strin
     return rows;
 }
 
+/** The box with `context` of its size around it, resized to `size`; the box must have passed
+ *  BoxGuard::check on `image` (finite, partly inside). */
 cv::Mat cropOf(const cv::Mat &image, const cv::Rect2d &box, double context, cv::Size size)
 {
-    const cv::Rect2d wide(box.x - box.width * context, box.y - box.height * context,
-                          box.width * (1 + 2 * context), box.height * (1 + 2 * context));
+    // Outside the frame by at most a frame's size on each side: the padding stays bounded.
+    const double W = image.cols, H = image.rows;
+    const double x0 = std::clamp(box.x - box.width * context, -W, 2 * W);
+    const double y0 = std::clamp(box.y - box.height * context, -H, 2 * H);
+    const double x1 = std::clamp(box.x + box.width * (1 + context), -W, 2 * W);
+    const double y1 = std::clamp(box.y + box.height * (1 + context), -H, 2 * H);
+    const cv::Rect2d wide(x0, y0, x1 - x0, y1 - y0);
     // Outside the frame is filled by replicating the border, so crops keep their geometry.
     const cv::Rect r(int(std::floor(wide.x)), int(std::floor(wide.y)),
                      std::max(1, int(std::round(wide.width))),
@@ -176,6 +183,10 @@ CropStats CropDataset::build(const std::string &sessionDir, const LabelResult &l
         for (const auto &[track, box] : it->second) {
             const Split split = splits.at(track->id);
             const int s = int(split);
+            if (const GuardedBox g = BoxGuard::check(box->box, frame.image.size(), 2.0); !g.ok()) {
+                stats.dropped.count(*g.fault);
+                continue;
+            }
             const cv::Mat crop = cropOf(frame.image, box->box, o.context, o.size);
             const std::string name = std::string(splitName(split)) + "/pos/t" +
                                      std::to_string(track->id) + "_f" +

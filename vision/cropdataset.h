@@ -1,5 +1,6 @@
 #pragma once
 
+#include "boxguard.h"
 #include "core/tensordataset.h"
 #include "framesource.h"
 #include "labeling.h"
@@ -31,6 +32,7 @@ struct CropStats
     int positives[3] = {0, 0, 0}; // by split
     int negatives[3] = {0, 0, 0};
     int tracks[3] = {0, 0, 0};
+    DroppedBoxes dropped; // label boxes that cut no crop (BoxGuard: outside the frame, ...)
 };
 
 /**

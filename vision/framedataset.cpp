@@ -1,5 +1,6 @@
 #include "framedataset.h"
 
+#include "boxguard.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/random.h"
@@ -373,7 +374,8 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
                 continue;
             for (const core::LabelBox &b : frameBoxes(labels, f, o)) {
                 const cv::Rect2d r = rectOf(b);
-                if (!b.ignore && (r & cv::Rect2d(frameRect)) == r)
+                if (!b.ignore && BoxGuard::check(r, frameSize).ok() &&
+                    (r & cv::Rect2d(frameRect)) == r)
                     planeBoxes.push_back(r);
             }
         }
@@ -415,7 +417,7 @@ FrameDatasetStats FrameDataset::build(const std::string &sessionDir, const Label
         cv::Mat workImage; // made for the first object cut out of this frame
         for (const core::LabelBox &b : inSource) {
             const cv::Rect2d r = rectOf(b);
-            if (b.ignore || (r & cv::Rect2d(frameRect)) != r)
+            if (b.ignore || !BoxGuard::check(r, frameSize).ok() || (r & cv::Rect2d(frameRect)) != r)
                 continue;
             const bool alone = std::none_of(inSource.begin(), inSource.end(), [&](const auto &o2) {
                 return &o2 != &b && (rectOf(o2) & r).area() > 0;

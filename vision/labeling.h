@@ -1,102 +1,14 @@
 #pragma once
 
-#include "core/json.h"
 #include "framesource.h"
+#include "labelresult.h"
 #include "teacher.h"
 
 #include <atomic>
 #include <functional>
 #include <string>
-#include <vector>
 
 namespace edgetrain::vision {
-
-/** Who made a box: the teacher, the tracker between teacher hits, or the student's confident
- *  detection joining the labels in self-training ("teacher", "tracker", "student" in JSON). */
-enum class BoxSource { Teacher, Tracker, Student };
-const char *boxSourceName(BoxSource source);
-
-struct TrackBox
-{
-    int frame = 0;
-    cv::Rect2d box;
-    BoxSource source = BoxSource::Tracker;
-    float confidence =
-        0.0f; // teacher / student: its score; tracker: appearance similarity, decaying
-};
-
-/** One object followed through the video: the teacher's hits and what the tracker carried
- *  between and around them. Boxes are sorted by frame, one per frame. */
-struct Track
-{
-    enum class State { Accepted, Rejected };
-    int id = 0;
-    State state = State::Accepted;
-    std::string note; // why it was rejected or trimmed
-    std::vector<TrackBox> boxes;
-
-    int teacherBoxes() const;
-    int trackerBoxes() const;
-    const TrackBox *at(int frame) const;
-    /** Keeps frames [first, last] only. */
-    void trim(int first, int last);
-};
-
-struct LabelOptions
-{
-    std::string tracker = "kcf";
-    int every = 10;                // the teacher runs on every k-th frame
-    double track_scale = 0.5;      // trackers work on frames resized by this (speed; memory)
-    int backward_frames = 75;      // how far back a new object is followed (frames kept in memory)
-    int max_tracker_run = 50;      // frames a track may go on without a teacher confirmation
-    double match_iou = 0.4;        // a teacher hit continues a track it overlaps this much
-    double min_appearance = 0.35;  // colour-histogram similarity to the teacher's view of it
-    double max_scale_change = 1.8; // box area against the teacher's, either way
-    double cut_threshold = 0.22;   // Bhattacharyya distance of frame histograms: a scene cut
-    int min_track_boxes = 6;       // shorter tracks are rejected
-    /** Tracks the teacher confirmed in fewer than this share of the teacher's runs over their
-     *  span are rejected (ignore regions, not objects): on the verified frames of vtest.avi and
-     *  Megamind.avi such tracks were nearly all false (a hand, hair, a lamp post). */
-    double min_teacher_share = 0.2;
-    int max_frames = 0; // 0: the whole source
-};
-
-struct LabelStats
-{
-    int frames = 0;
-    int teacher_runs = 0;
-    int teacher_detections = 0;
-    int teacher_boxes = 0;      // in accepted tracks
-    int tracker_only_boxes = 0; // in accepted tracks
-    int tracks = 0;             // accepted
-    int rejected_tracks = 0;
-    int drift_stops = 0; // tracker runs ended by the appearance or size check
-    double seconds = 0.0;
-    double fps = 0.0;
-};
-
-struct LabelResult
-{
-    std::string source;
-    std::string teacher;
-    LabelOptions options;
-    cv::Size frame_size;
-    double source_fps = 25.0;
-    std::vector<int> cuts; // frames that start a new scene
-    std::vector<Track> tracks;
-    LabelStats stats;
-    bool cancelled = false;
-    /** The self-training round these labels are at: 1 for the labeller's; a self-training pass
-     *  writes the session's next round here before the session records it. */
-    int round = 1;
-
-    void updateStats();
-    core::Json toJson() const;
-    static LabelResult fromJson(const core::Json &json, const std::string &where);
-    /** <dir>/labels.json, written atomically. */
-    void save(const std::string &sessionDir) const;
-    static LabelResult load(const std::string &sessionDir);
-};
 
 /**
  * Label propagation: the teacher runs every k-th frame (the others go to its observe(), for a
@@ -109,18 +21,34 @@ struct LabelResult
  * success. A backward run that meets another track's box merges the two. At the end, tracks
  * shorter than `min_track_boxes` and tracks the teacher confirmed too rarely (`min_teacher_share`
  * of its runs over the track's span) are rejected, with a note saying why.
+ *
+ * What no tracker can take never reaches one: teacher boxes are clipped to the frame and those
+ * left under BoxGuard::kTrackerMinSide_px at the trackers' scale, or not finite, are dropped and
+ * counted (LabelStats::dropped). An OpenCV error inside a tracker ends that object's run (its
+ * Track::failure), not the labelling.
  */
 class Labeler
 {
 public:
     using Progress = std::function<void(int frame, int frames, const LabelStats &)>;
+    /** Handed the labels so far, as they would be if the run ended here, every
+     *  LabelOptions::checkpoint_every_s of work: the caller saves them, so that a process killed
+     *  mid-run loses little. An exception it throws (a full disk) stops the run like any other. */
+    using Checkpoint = std::function<void(const LabelResult &)>;
+
+    /** Throws core::SpecError for bad options or an unknown tracker, before any work. Anything
+     *  that stops the run after that (an unreadable frame, a teacher's error, a checkpoint that
+     *  cannot be written) does not throw: the result holds the tracks up to there and
+     *  LabelResult::stopped says why. */
     static LabelResult run(FrameSource &source, Teacher &teacher, const LabelOptions &options,
-                           const Progress &progress = {}, const std::atomic<bool> *stop = nullptr);
+                           const Progress &progress = {}, const std::atomic<bool> *stop = nullptr,
+                           const Checkpoint &checkpoint = {});
 };
 
 /** Frame histogram difference for scene cuts (Bhattacharyya distance of HSV histograms). */
 double sceneChange(const cv::Mat &a, const cv::Mat &b);
-/** Hue-saturation histogram of a region, normalised, for appearance checks. */
+/** Hue-saturation histogram of a region, normalised, for appearance checks; empty for a box
+ *  that holds fewer than 2x2 pixels of the image. */
 cv::Mat appearance(const cv::Mat &bgr, const cv::Rect2d &box);
 double similarity(const cv::Mat &histA, const cv::Mat &histB);
 

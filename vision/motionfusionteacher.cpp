@@ -24,10 +24,11 @@ namespace {
 
 using Blob = MotionTeacher::Blob;
 
-/** Hits of one object: their horizontal extent and centre. */
+/** Hits of one object: their horizontal extent and centre, and the best-scored of them. */
 struct Group
 {
     double x0 = 0, x1 = 0;
+    std::size_t best = 0;
     double centre() const { return 0.5 * (x0 + x1); }
 };
 
@@ -207,10 +208,33 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
                 if (overlap >= rules.side_by_side * std::min(g.x1 - g.x0, r.width)) {
                     g.x0 = std::min(g.x0, r.x);
                     g.x1 = std::max(g.x1, r.x + r.width);
+                    if (hits[h].score > hits[g.best].score)
+                        g.best = h;
                     continue;
                 }
             }
-            groups.push_back({r.x, r.x + r.width});
+            groups.push_back({r.x, r.x + r.width, h});
+        }
+        // An object whose hit is centred beside the blob is not in it: splitting the blob at a
+        // column between the two centres would cut a sliver off its edge (a 1 px wide box at a
+        // 5 frames/s camera's walker). Unless another blob holds it, it keeps its hit's box.
+        auto centredIn = [](const Group &g, const cv::Rect2d &box) {
+            return g.centre() >= box.x && g.centre() <= box.x + box.width;
+        };
+        std::erase_if(groups, [&](const Group &g) {
+            if (centredIn(g, blob.box))
+                return false;
+            const auto &others = blobsOf[g.best];
+            if (std::none_of(others.begin(), others.end(),
+                             [&](std::size_t o) { return centredIn(g, blobs[o].box); })) {
+                out.push_back({hits[g.best].box, 0.5f, hits[g.best].label});
+                ++m_counts.detector_only;
+            }
+            return true;
+        });
+        if (groups.empty()) {
+            blobDone[b] = false; // no object in it after all: judged as a blob with no hit
+            continue;
         }
         if (groups.size() >= 2) {
             cv::Rect roi;

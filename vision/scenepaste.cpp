@@ -1,5 +1,7 @@
 #include "scenepaste.h"
 
+#include "boxguard.h"
+
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -42,6 +44,8 @@ GroundPlane GroundPlane::fit(const std::vector<cv::Rect2d> &boxes, cv::Size fram
 std::optional<Cutout> ScenePaste::cut(const cv::Mat &frame, const cv::Mat &background,
                                       const cv::Rect2d &box)
 {
+    if (!BoxGuard::check(box, frame.size(), 4.0).ok())
+        return std::nullopt;
     const cv::Rect inside(0, 0, frame.cols, frame.rows);
     const cv::Rect b(int(std::floor(box.x)), int(std::floor(box.y)), int(std::ceil(box.width)),
                      int(std::ceil(box.height)));

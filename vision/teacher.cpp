@@ -1,5 +1,6 @@
 #include "teacher.h"
 
+#include "boxguard.h"
 #include "motionfusionteacher.h"
 #include "motionteacher.h"
 #include "studentteacher.h"
@@ -51,11 +52,13 @@ std::vector<Detection> Teacher::corrected(std::vector<Detection> raw, cv::Size f
 {
     std::vector<Detection> out;
     out.reserve(raw.size());
-    const cv::Rect2d all(0, 0, frame.width, frame.height);
     for (Detection &d : raw) {
-        d.box = convention.apply(d.box) & all;
-        if (d.box.width > 0 && d.box.height > 0)
-            out.push_back(d);
+        // An ONNX network can answer NaN; a convention can push a box off the frame.
+        const GuardedBox g = BoxGuard::check(convention.apply(d.box), frame);
+        if (!g.ok())
+            continue;
+        d.box = g.box;
+        out.push_back(d);
     }
     return out;
 }
@@ -389,16 +392,17 @@ void Teacher::markVerified(const cv::Mat &bgr, std::vector<Detection> &hits)
 {
     if (!verifier)
         return;
-    const cv::Rect2d all(0, 0, bgr.cols, bgr.rows);
     for (Detection &hit : hits) {
         const cv::Rect2d &b = hit.box;
         // The hit's size again on every side, and at least 256 px square: a detector with a
         // fixed window (HOG: 64x128) finds nothing in a crop smaller than it.
         const double w = std::max(3 * b.width, 256.0), h = std::max(3 * b.height, 256.0);
         const cv::Point2d c(b.x + b.width / 2, b.y + b.height / 2);
-        const cv::Rect window = cv::Rect(cv::Rect2d(c.x - w / 2, c.y - h / 2, w, h) & all);
-        if (window.area() <= 0)
+        const GuardedBox g =
+            BoxGuard::check(cv::Rect2d(c.x - w / 2, c.y - h / 2, w, h), bgr.size());
+        if (!g.ok())
             continue;
+        const cv::Rect window = g.pixels;
         for (Detection d : verifier->detect(bgr(window))) {
             d.box.x += window.x;
             d.box.y += window.y;

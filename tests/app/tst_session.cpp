@@ -54,7 +54,7 @@ void TstSession::roundTrip()
     s.capture.every = 5;
     s.dataset.width = 32;
     s.dataset.height = 64;
-    s.datasetStats = vision::CropStats{{10, 2, 3}, {20, 4, 6}, {5, 1, 1}};
+    s.datasetStats = vision::CropStats{{10, 2, 3}, {20, 4, 6}, {5, 1, 1}, {}};
     s.plan.mode = QStringLiteral("local-sgd");
     s.plan.localSteps = 12;
     s.plan.budgetAllBytes = 300LL << 20;
