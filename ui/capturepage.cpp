@@ -303,7 +303,13 @@ void CapturePage::selectTrack(int id)
             .arg(track->state == vision::Track::State::Accepted ? tr("accepted") : tr("rejected"))
             .arg(track->note.empty() ? QString()
                                      : QStringLiteral(" (") + QString::fromStdString(track->note) +
-                                           QLatin1Char(')')));
+                                           QLatin1Char(')')) +
+        (track->failure
+             ? tr("; the tracker failed at frame %1%2: %3")
+                   .arg(track->failure->frame)
+                   .arg(track->failure->backward ? tr(" (following it back)") : QString())
+                   .arg(QString::fromStdString(track->failure->reason))
+             : QString()));
     m_trimFirst->setValue(track->boxes.front().frame);
     m_trimLast->setValue(track->boxes.back().frame);
 }

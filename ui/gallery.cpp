@@ -1,6 +1,7 @@
 #include "gallery.h"
 
 #include "charts.h"
+#include "vision/boxguard.h"
 #include "vision/detectionrun.h"
 #include "vision/framesource.h"
 #include "vision/studentteacher.h"
@@ -37,11 +38,12 @@ QList<QImage> Gallery::renderGains(const app::Session &session, const vision::La
         // The person with some surroundings, at a common height.
         const cv::Rect2d both = g.box | g.student;
         const double pad = 0.6 * both.height;
-        cv::Rect area(int(both.x - pad / 2), int(both.y - pad / 4), int(both.width + pad),
-                      int(both.height + pad / 2));
-        area &= cv::Rect(0, 0, frame.image.cols, frame.image.rows);
-        if (area.empty())
+        const vision::GuardedBox tile = vision::BoxGuard::check(
+            {both.x - pad / 2, both.y - pad / 4, both.width + pad, both.height + pad / 2},
+            frame.image.size(), 2.0);
+        if (!tile.ok())
             continue;
+        const cv::Rect area = tile.pixels;
         QImage img = toImage(frame.image(area));
         const double scale = double(height) / area.height;
         img = img.scaledToHeight(height, Qt::SmoothTransformation)

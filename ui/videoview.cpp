@@ -10,7 +10,7 @@ namespace edgetrain::ui {
 namespace {
 constexpr int kRow = 7, kGap = 2, kTop = 4;
 const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150),
-    kStudent(60, 140, 255);
+    kStudent(60, 140, 255), kFailure(220, 30, 30);
 } // namespace
 
 VideoView::VideoView(QWidget *parent) : QWidget(parent)
@@ -202,6 +202,8 @@ void TrackTimeline::paintEvent(QPaintEvent *)
                     p.fillRect(
                         QRectF(x(b.frame), y, std::max(1.0, x(b.frame + 1) - x(b.frame)), kRow),
                         kTeacher);
+        if (t.failure) // where a tracker error ended (or, backwards, began) this object's run
+            p.fillRect(QRectF(x(t.failure->frame) - 1, y - 2, 3, kRow + 4), kFailure);
         y += kRow + kGap;
     }
     p.setPen(QPen(palette().text().color(), 1));

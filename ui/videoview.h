@@ -47,7 +47,8 @@ private:
 };
 
 /** The tracks over the video's frames, one row each: tracker spans in orange, teacher hits in
- *  green, rejected tracks grey. Click a row to select its track; the current frame is a line. */
+ *  green, rejected tracks grey, a red mark where a tracker error ended a track. Click a row to
+ *  select its track; the current frame is a line. */
 class TrackTimeline : public QWidget
 {
     Q_OBJECT

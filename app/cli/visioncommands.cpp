@@ -102,8 +102,11 @@ cv::Size parseSize(const std::string &text)
     return {w, h};
 }
 
+/** Labels `source` into the session folder `out`: labels.json is saved as the run goes
+ *  (Labeler's checkpoints) and at its end, whatever ended it. What was dropped, what failed and
+ *  why a run stopped are said; the caller decides what a stopped run means for its exit. */
 vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::Teacher &teacher,
-                          const vision::LabelOptions &o)
+                          const vision::LabelOptions &o, const std::string &out)
 {
     cli.message("labelling " + source.description() + " (" +
                 std::to_string(source.frameSize().width) + "x" +
@@ -124,8 +127,9 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
                           s.teacher_detections, seconds > 0 ? s.frames / seconds : 0.0);
             cli.progress(line);
         },
-        CliContext::stopFlag());
+        CliContext::stopFlag(), [&](const vision::LabelResult &sofar) { sofar.save(out); });
     cli.progressDone();
+    r.save(out);
     char line[240];
     std::snprintf(line, sizeof line,
                   "%d frames in %.1f s (%.1f fps): %d tracks (%d rejected), %d teacher boxes, %d "
@@ -135,7 +139,29 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
                   r.stats.rejected_tracks, r.stats.teacher_boxes, r.stats.tracker_only_boxes,
                   r.stats.drift_stops, r.cuts.size());
     cli.message(line);
+    if (r.stats.dropped.total() > 0)
+        cli.message(std::to_string(r.stats.dropped.total()) +
+                    " teacher boxes no tracker could take were dropped: " +
+                    r.stats.dropped.summary(r.stats.min_box_px));
+    if (r.stats.tracker_failures > 0)
+        cli.message(std::to_string(r.stats.tracker_failures) +
+                    " tracker errors, each ending one object's run (the tracks' 'failure' in " +
+                    out + "/labels.json)");
+    if (r.endedEarly())
+        cli.message("the source ended after " + std::to_string(r.stats.frames) + " of the " +
+                    std::to_string(r.announced_frames) + " frames it announced");
     return r;
+}
+
+/** Throws for labels that did not cover what was asked: cancelled, or stopped by an error. */
+void requireWhole(const vision::LabelResult &labels, const std::string &out)
+{
+    if (labels.cancelled)
+        throw core::Error("cancelled while labelling (the tracks so far are in " + out +
+                          "/labels.json)");
+    if (!labels.stopped.empty())
+        throw core::Error("labelling stopped at " + labels.stopped + " (the tracks so far are in " +
+                          out + "/labels.json)");
 }
 
 core::Json labelJson(const vision::LabelResult &r)
@@ -149,6 +175,15 @@ core::Json labelJson(const vision::LabelResult &r)
     j.set("drift_stops", r.stats.drift_stops)
         .set("label_fps", r.stats.fps)
         .set("label_seconds", r.stats.seconds);
+    core::Json dropped;
+    dropped.set("total", r.stats.dropped.total())
+        .set("not_finite", r.stats.dropped.not_finite)
+        .set("outside", r.stats.dropped.outside)
+        .set("too_small", r.stats.dropped.too_small)
+        .set("min_side_px", r.stats.min_box_px);
+    j.set("dropped_boxes", std::move(dropped)).set("tracker_failures", r.stats.tracker_failures);
+    j.set("stopped", r.stopped).set("cancelled", r.cancelled);
+    j.set("announced_frames", r.announced_frames).set("ended_early", r.endedEarly());
     core::Json cuts = core::Json::array();
     for (int c : r.cuts)
         cuts.push(c);
@@ -165,6 +200,10 @@ core::Json labelJson(const vision::LabelResult &r)
         jt.set("last_frame", t.boxes.empty() ? -1 : t.boxes.back().frame);
         if (!t.note.empty())
             jt.set("note", t.note);
+        if (t.failure)
+            jt.set("failure", "frame " + std::to_string(t.failure->frame) +
+                                  (t.failure->backward ? " (backwards): " : ": ") +
+                                  t.failure->reason);
         list.push(std::move(jt));
     }
     j.set("track_list", std::move(list));
@@ -190,6 +229,9 @@ vision::CropStats buildDataset(CliContext &cli, const std::string &session,
                   stats.negatives[0], stats.tracks[1], stats.positives[1], stats.negatives[1],
                   stats.tracks[2], stats.positives[2], stats.negatives[2]);
     cli.message(line);
+    if (stats.dropped.total() > 0)
+        cli.message(std::to_string(stats.dropped.total()) +
+                    " label boxes cut no crop: " + stats.dropped.summary(2.0));
     return stats;
 }
 
@@ -323,12 +365,10 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
         cli.message("labels of " + cli.text("labels") + ": " + std::to_string(labels.stats.tracks) +
                     " tracks, " + std::to_string(labels.stats.teacher_boxes) + " teacher boxes");
     } else {
-        labels = label(cli, *source, *teacher, labelOptions);
+        labels = label(cli, *source, *teacher, labelOptions, out);
     }
     labels.save(out);
-    if (labels.cancelled)
-        throw core::Error("cancelled while labelling (the tracks so far are in " + out +
-                          "/labels.json)");
+    requireWhole(labels, out);
     core::Json j = labelJson(labels);
     j.set("command", "viewpoint").set("session", out).set("student", "frames");
     core::Json roundsJson = core::Json::array();
@@ -617,12 +657,13 @@ int LabelCommand::run(const QStringList &arguments)
     }
     auto teacher = makeTeacher(cli);
     auto source = vision::FrameSource::open(sourceSpec);
-    const auto r = label(cli, *source, *teacher, options);
-    r.save(out);
+    const auto r = label(cli, *source, *teacher, options, out);
     cli.message("tracks written to " + out + "/labels.json");
+    if (!r.stopped.empty())
+        cli.message("error: labelling stopped at " + r.stopped + " (the tracks so far are kept)");
     if (cli.json())
         cli.printJson(labelJson(r).set("command", "label").set("session", out));
-    return r.cancelled ? ExitFailure : ExitSuccess;
+    return r.cancelled || !r.stopped.empty() ? ExitFailure : ExitSuccess;
 }
 
 int DatasetCommand::run(const QStringList &arguments)
@@ -751,11 +792,8 @@ int ViewpointCommand::run(const QStringList &arguments)
     const auto t0 = std::chrono::steady_clock::now();
 
     // 1. label
-    const auto labels = label(cli, *source, *teacher, o.label);
-    labels.save(out);
-    if (labels.cancelled)
-        throw core::Error("cancelled while labelling (the tracks so far are in " + out +
-                          "/labels.json)");
+    const auto labels = label(cli, *source, *teacher, o.label, out);
+    requireWhole(labels, out);
     // 2. dataset
     const auto crops = buildDataset(cli, out, labels, *source, o.crops);
     // 3. student

@@ -36,11 +36,21 @@ LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<
                            .arg(st.teacher_detections)
                            .arg(seconds > 0 ? frame / seconds : 0.0, 0, 'f', 1));
             },
-            stop));
-        labels->save(m_sessionDir.toStdString()); // what was labelled is kept, even if cancelled
+            stop,
+            [dir = m_sessionDir.toStdString()](const vision::LabelResult &sofar) {
+                sofar.save(dir); // a process killed mid-run keeps all but the last seconds
+            }));
+        // What was labelled is kept, even if cancelled or stopped by an error: in memory for the
+        // window, and on disk unless the disk refuses it.
         out.labels = labels;
+        if (!labels->stopped.empty())
+            out.error = QStringLiteral("labelling stopped at %1 (the tracks so far are kept)")
+                            .arg(QString::fromStdString(labels->stopped));
+        labels->save(m_sessionDir.toStdString());
     } catch (const std::exception &e) {
-        out.error = QString::fromStdString(e.what());
+        if (!out.error.isEmpty())
+            out.error += QStringLiteral("; ");
+        out.error += QString::fromStdString(e.what());
     }
     return out;
 }
@@ -48,14 +58,28 @@ LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<
 QString LabelTask::summary(const vision::LabelResult &labels)
 {
     const auto &st = labels.stats;
-    return QStringLiteral(
-               "%1: %2 frames, %3 tracks (%4 teacher boxes, %5 tracker-only boxes) in %6 s")
-        .arg(labels.cancelled ? QStringLiteral("labelling cancelled") : QStringLiteral("labelled"))
-        .arg(st.frames)
-        .arg(st.tracks)
-        .arg(st.teacher_boxes)
-        .arg(st.tracker_only_boxes)
-        .arg(st.seconds, 0, 'f', 1);
+    QString text =
+        QStringLiteral("%1: %2 frames, %3 tracks (%4 teacher boxes, %5 tracker-only boxes) in %6 s")
+            .arg(labels.cancelled         ? QStringLiteral("labelling cancelled")
+                 : labels.stopped.empty() ? QStringLiteral("labelled")
+                                          : QStringLiteral("labelling stopped"))
+            .arg(st.frames)
+            .arg(st.tracks)
+            .arg(st.teacher_boxes)
+            .arg(st.tracker_only_boxes)
+            .arg(st.seconds, 0, 'f', 1);
+    if (st.dropped.total() > 0)
+        text += QStringLiteral("; %1 teacher boxes no tracker could take dropped (%2)")
+                    .arg(st.dropped.total())
+                    .arg(QString::fromStdString(st.dropped.summary(st.min_box_px)));
+    if (st.tracker_failures > 0)
+        text += QStringLiteral("; %1 tracker errors, each ending one object's run")
+                    .arg(st.tracker_failures);
+    if (labels.endedEarly())
+        text += QStringLiteral("; the source ended after %1 of the %2 frames it announced")
+                    .arg(st.frames)
+                    .arg(labels.announced_frames);
+    return text;
 }
 
 } // namespace edgetrain::app

@@ -11,11 +11,12 @@
 
 namespace edgetrain::app {
 
-/** What labelling gives: the labels (also when cancelled: what was labelled), or an error. */
+/** What labelling gives: the labels (also when cancelled or stopped by an error: what was
+ *  labelled), and what went wrong. */
 struct LabelOutcome
 {
-    std::shared_ptr<vision::LabelResult> labels; // null on failure
-    QString error;
+    std::shared_ptr<vision::LabelResult> labels; // null when nothing could be labelled
+    QString error; // why it could not start, why it stopped, or why labels.json was not saved
 };
 
 /**
@@ -28,8 +29,9 @@ class LabelTask
 public:
     LabelTask(const CaptureSettings &capture, const QString &sessionDir);
 
-    /** Never throws: a source, teacher or tracker that cannot be used, or a folder that cannot
-     *  be written, is the outcome's error. */
+    /** Never throws: a source, teacher or tracker that cannot be used, a run stopped by an
+     *  error, or a folder that cannot be written, is the outcome's error. labels.json is saved
+     *  as the run goes (Labeler's checkpoints) and at its end. */
     LabelOutcome run(const TaskRunner::Report &report, const std::atomic<bool> *stop) const;
 
     /** The status line for labels just made. */

@@ -125,7 +125,9 @@ void Workflow::startLabelling()
                                   QStringLiteral("labelling failed: ") + out.error);
             m_labels = out.labels;
             Q_EMIT labelsChanged();
-            finishTask(Task::Labelling, !out.labels->cancelled, LabelTask::summary(*out.labels));
+            const QString summary = LabelTask::summary(*out.labels);
+            finishTask(Task::Labelling, !out.labels->cancelled && out.error.isEmpty(),
+                       out.error.isEmpty() ? summary : out.error + QStringLiteral(" — ") + summary);
         });
 }
 
