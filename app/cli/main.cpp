@@ -8,6 +8,7 @@
 #include "evaluatecommand.h"
 #include "keycommand.h"
 #include "labcommand.h"
+#include "labelcommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
 #include "studycommand.h"

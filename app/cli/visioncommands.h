@@ -4,13 +4,6 @@
 
 namespace edgetrain::app {
 
-/** `edgetrain-cli label`: teacher + tracker propagation over a video, tracks to a session. */
-class LabelCommand
-{
-public:
-    static int run(const QStringList &arguments);
-};
-
 /** `edgetrain-cli dataset`: the session's tracks to student crops, split by track. */
 class DatasetCommand
 {
