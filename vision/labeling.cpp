@@ -121,9 +121,11 @@ private:
 
 bool LabelRun::sceneCut(const Frame &frame)
 {
+    // 160 px wide; the height follows, within [1, 320] (a frame of a pixel's height or a tall
+    // thin one would otherwise give an empty image or a huge one).
     cv::Mat small;
-    cv::resize(frame.image, small,
-               cv::Size(160, std::max(1, 160 * frame.image.rows / std::max(frame.image.cols, 1))));
+    const int rows = 160 * frame.image.rows / std::max(frame.image.cols, 1);
+    cv::resize(frame.image, small, cv::Size(160, std::clamp(rows, 1, 320)));
     // A cut: a jump well above the threshold and above what the last frames changed by
     // (camera motion and people crossing change the histogram steadily, a cut at once).
     const double change = m_previous.empty() ? 0.0 : sceneChange(m_previous, small);
@@ -295,8 +297,11 @@ void LabelRun::frame(const Frame &frame)
     }
     Frame view; // this frame as the trackers see it
     view.index = frame.index;
-    if (m_k < 1.0)
-        cv::resize(frame.image, view.image, cv::Size(), m_k, m_k, cv::INTER_AREA);
+    if (m_k < 1.0) // never a side of 0 px: a 1 px tall frame at half size would have one
+        cv::resize(frame.image, view.image,
+                   cv::Size(std::max(1, cvRound(frame.image.cols * m_k)),
+                            std::max(1, cvRound(frame.image.rows * m_k))),
+                   0, 0, cv::INTER_AREA);
     else
         view.image = frame.image;
     forward(view);
