@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 artifacts="${2:-build/fuzz/artifacts}"
-targets=(frame messages files annotations)
+targets=(frame messages files annotations boxes)
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: seconds must be a positive number, got '$seconds'" >&2; exit 2; }
 
 # clang 16 (clang 14 cannot compile the engine) and its libFuzzer and sanitizer runtimes; no OpenMP
