@@ -203,6 +203,8 @@ CropStats CropDataset::build(const std::string &sessionDir, const LabelResult &l
             int k = 0;
             for (const auto &[track, box] : it->second) {
                 const cv::Rect2d &b = box->box;
+                if (!BoxGuard::check(b, frame.image.size(), 2.0).ok())
+                    continue; // counted with the positives above
                 const double dx = (0.6 + 0.4 * rng.uniform()) * b.width * (rng.below(2) ? 1 : -1);
                 const double dy = (0.45 + 0.3 * rng.uniform()) * b.height * (rng.below(2) ? 1 : -1);
                 const double grow = rng.below(2) ? 1.9 : 0.5;

@@ -1,5 +1,6 @@
 #include "framesource.h"
 
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
@@ -14,8 +15,7 @@ class VideoSource : public FrameSource
 public:
     VideoSource(const std::string &spec, int camera) : m_spec(spec), m_camera(camera >= 0)
     {
-        const bool opened =
-            camera >= 0 ? m_capture.open(camera, cv::CAP_V4L2) : m_capture.open(spec);
+        const bool opened = camera >= 0 ? m_capture.open(camera, cv::CAP_V4L2) : openFile(spec);
         if (!opened || !m_capture.isOpened())
             throw SourceError(
                 camera >= 0 ? "cannot open camera " + std::to_string(camera) + " (V4L2)"
@@ -32,6 +32,20 @@ public:
         m_count = m_camera ? -1 : int(m_capture.get(cv::CAP_PROP_FRAME_COUNT));
     }
     std::string description() const override { return m_camera ? "camera " + m_spec : m_spec; }
+
+    /** FFmpeg first; the other backends (GStreamer, image sequences) only if it cannot, with
+     *  OpenCV's log quiet: it prints the assertions it catches while probing them, which read
+     *  like a crash next to our own message. */
+    bool openFile(const std::string &spec)
+    {
+        if (m_capture.open(spec, cv::CAP_FFMPEG) && m_capture.isOpened())
+            return true;
+        const auto level = cv::utils::logging::getLogLevel();
+        cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+        const bool opened = m_capture.open(spec, cv::CAP_ANY);
+        cv::utils::logging::setLogLevel(level);
+        return opened;
+    }
     bool read(Frame &frame) override
     {
         cv::Mat image;

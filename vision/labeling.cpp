@@ -93,8 +93,11 @@ public:
     }
 
     void frame(const Frame &frame);
-    /** The labels as they stand, tracks judged; `elapsed_s` is the run's time so far. */
-    LabelResult finished(double elapsed_s) const;
+    /** A copy of the labels as they stand, tracks judged, marked as a run still going (what a
+     *  killed process leaves says so); `elapsed_s` is the run's time so far. */
+    LabelResult checkpoint(double elapsed_s) const;
+    /** Judges the tracks and sets the stats: the run's result. */
+    void finish(double elapsed_s);
 
     LabelResult result;
 
@@ -220,8 +223,8 @@ void LabelRun::startTrack(const Detection &hit, const Frame &view,
     } else {
         sortBoxes(t);
         forward.track = t.id;
+        m_verifiedHits.push_back(hit.verified); // first: judge() indexes it by track
         result.tracks.push_back(std::move(t));
-        m_verifiedHits.push_back(hit.verified);
     }
     if (following)
         started.push_back(std::move(forward));
@@ -237,9 +240,18 @@ void LabelRun::teach(const Frame &frame, const Frame &view)
     ++result.stats.teacher_runs;
     result.stats.teacher_detections += int(raw.size());
     // Only what every tracker can follow becomes a label: the rest is counted, by reason.
+    // Checked in the frame and again in the trackers' image, whose size was rounded.
     std::vector<Detection> hits;
     for (Detection &d : raw) {
-        const GuardedBox g = BoxGuard::check(d.box, frame.image.size(), result.stats.min_box_px);
+        GuardedBox g = BoxGuard::check(d.box, frame.image.size(), result.stats.min_box_px);
+        if (g.ok()) {
+            const cv::Rect2d &b = g.box;
+            const GuardedBox scaled =
+                BoxGuard::check({b.x * m_k, b.y * m_k, b.width * m_k, b.height * m_k},
+                                view.image.size(), BoxGuard::kTrackerMinSide_px);
+            if (!scaled.ok())
+                g.fault = scaled.fault;
+        }
         if (!g.ok()) {
             result.stats.dropped.count(*g.fault);
             continue;
@@ -289,7 +301,6 @@ void LabelRun::teach(const Frame &frame, const Frame &view)
 
 void LabelRun::frame(const Frame &frame)
 {
-    ++result.stats.frames;
     if (sceneCut(frame)) {
         result.cuts.push_back(frame.index); // nothing is followed across a cut, either way
         m_active.clear();
@@ -312,6 +323,7 @@ void LabelRun::frame(const Frame &frame)
     m_ring.push_back(view);
     while (int(m_ring.size()) > m_o.backward_frames)
         m_ring.pop_front();
+    ++result.stats.frames; // done: a frame that fails half-way is not counted as labelled
 }
 
 void LabelRun::judge(std::vector<Track> &tracks) const
@@ -340,13 +352,22 @@ void LabelRun::judge(std::vector<Track> &tracks) const
     }
 }
 
-LabelResult LabelRun::finished(double elapsed_s) const
+LabelResult LabelRun::checkpoint(double elapsed_s) const
 {
     LabelResult r = result;
     judge(r.tracks);
     r.stats.seconds = elapsed_s;
     r.updateStats();
+    r.stopped = "the run was still going after frame " + std::to_string(r.stats.frames - 1) +
+                " (saved while labelling; the run's end writes over it)";
     return r;
+}
+
+void LabelRun::finish(double elapsed_s)
+{
+    judge(result.tracks);
+    result.stats.seconds = elapsed_s;
+    result.updateStats();
 }
 
 } // namespace
@@ -356,9 +377,11 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
                          const Checkpoint &checkpoint)
 {
     if (o.every < 1 || o.backward_frames < 0 || o.max_tracker_run < 1 ||
-        !(o.min_teacher_share >= 0.0 && o.min_teacher_share <= 1.0))
+        !(o.min_teacher_share >= 0.0 && o.min_teacher_share <= 1.0) || !(o.track_scale > 0.0) ||
+        !std::isfinite(o.track_scale) || !(o.checkpoint_every_s >= 0.0))
         throw core::SpecError("labelling: every must be >= 1, backward frames >= 0, tracker run "
-                              ">= 1, the teacher's share from 0 to 1");
+                              ">= 1, the teacher's share from 0 to 1, the trackers' scale above "
+                              "0, the checkpoint interval 0 or more");
     (void)createTracker(o.tracker); // an unknown tracker is refused before any work
     LabelRun run(teacher, o, source);
     const int total = o.max_frames > 0 && source.frameCount() > 0
@@ -367,18 +390,30 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
     const auto start = Clock::now();
     auto lastReport = start, lastCheckpoint = start;
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    int at = 0; // the frame being labelled, for the reason a run stops
+    // Nothing labelled so far is lost to an error: the caller saves these labels and says why.
     try {
         Frame frame;
-        while (source.read(frame)) {
-            at = frame.index;
+        for (;;) {
+            const int next = run.result.stats.frames; // for the reason, if reading fails
+            try {
+                if (!source.read(frame))
+                    break;
+            } catch (const std::exception &e) {
+                run.result.stopped = "frame " + std::to_string(next) + ": " + e.what();
+                break;
+            }
             if (stop && stop->load()) {
                 run.result.cancelled = true;
                 break;
             }
             if (o.max_frames > 0 && frame.index >= o.max_frames)
                 break;
-            run.frame(frame);
+            try {
+                run.frame(frame);
+            } catch (const std::exception &e) {
+                run.result.stopped = "frame " + std::to_string(frame.index) + ": " + e.what();
+                break;
+            }
             const auto now = Clock::now();
             if (progress && now - lastReport > std::chrono::milliseconds(250)) {
                 lastReport = now;
@@ -386,19 +421,25 @@ LabelResult Labeler::run(FrameSource &source, Teacher &teacher, const LabelOptio
             }
             if (checkpoint && std::chrono::duration<double>(now - lastCheckpoint).count() >=
                                   o.checkpoint_every_s) {
-                checkpoint(run.finished(elapsed()));
+                try {
+                    checkpoint(run.checkpoint(elapsed()));
+                } catch (const std::exception &e) {
+                    run.result.stopped =
+                        "saving after frame " + std::to_string(frame.index) + ": " + e.what();
+                    break;
+                }
                 lastCheckpoint = Clock::now();
             }
-            at = frame.index + 1; // a read that fails next fails on the next frame
         }
-    } catch (const std::exception &e) {
-        // Nothing labelled so far is lost: the caller saves these labels and says why.
-        run.result.stopped = "frame " + std::to_string(at) + ": " + e.what();
+    } catch (const std::exception &e) { // the progress report's own failure
+        if (run.result.stopped.empty())
+            run.result.stopped =
+                "after frame " + std::to_string(run.result.stats.frames - 1) + ": " + e.what();
     }
-    LabelResult result = run.finished(elapsed());
+    run.finish(elapsed());
     if (progress)
-        progress(result.stats.frames, total, result.stats);
-    return result;
+        progress(run.result.stats.frames, total, run.result.stats);
+    return std::move(run.result);
 }
 
 } // namespace edgetrain::vision

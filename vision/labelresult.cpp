@@ -3,9 +3,11 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace edgetrain::vision {
 
@@ -212,8 +214,6 @@ struct LabelReader
         if (!boxes || !boxes->isArray())
             fail("track " + std::to_string(t.id) + " has no 'boxes' array");
         const auto &rows = boxes->toArray();
-        if (rows.empty())
-            fail("track " + std::to_string(t.id) + " has no boxes");
         for (std::size_t k = 0; k < rows.size(); ++k)
             t.boxes.push_back(box(rows[k], t.id, k));
         return t;
@@ -273,7 +273,11 @@ void LabelResult::save(const std::string &dir) const
     if (ec)
         throw core::IoError("cannot create the session folder '" + dir + "': " + ec.message());
     const std::string path = dir + "/labels.json";
-    const std::string tmp = path + ".tmp";
+    // Its own temporary file per save: the labeller's checkpoints and the window's saves of
+    // edits may overlap.
+    static std::atomic<unsigned> saves{0};
+    const std::string tmp =
+        path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(saves++);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out << toJson().dump(1) << '\n';

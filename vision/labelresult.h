@@ -34,15 +34,16 @@ struct TrackFailure
 };
 
 /** One object followed through the video: the teacher's hits and what the tracker carried
- *  between and around them. Boxes are sorted by frame, one per frame; never empty. */
+ *  between and around them. Boxes are sorted by frame, one per frame. */
 struct Track
 {
     enum class State { Accepted, Rejected };
     int id = 0;
     State state = State::Accepted;
     std::string note; // why it was rejected or trimmed
-    /** The first tracker error on this object. Forwards it ended the track there; backwards
-     *  only its start was not followed further back. The boxes before it are kept. */
+    /** The first tracker error on this object. Forwards it ended that tracker run (a later
+     *  teacher hit may start the object again); backwards only its start was not followed
+     *  further back. The boxes are kept. */
     std::optional<TrackFailure> failure;
     std::vector<TrackBox> boxes;
 
@@ -120,7 +121,7 @@ struct LabelResult
     void updateStats();
     core::Json toJson() const;
     /** Throws core::FormatError naming `where`, the track and the box for a file that is not
-     *  labels: a box without area or with a coordinate not a number, a track without boxes. */
+     *  labels: a box without area or with a coordinate not a number. */
     static LabelResult fromJson(const core::Json &json, const std::string &where);
     /** <dir>/labels.json, written atomically. */
     void save(const std::string &sessionDir) const;

@@ -174,6 +174,7 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
     };
 
     std::vector<bool> blobDone(nb, false);
+    std::vector<bool> keptAlone(nh, false); // a hit beside its blobs, kept as its own box once
     // One hit over several blobs that no other hit claims: one object come apart.
     for (std::size_t h = 0; h < nh; ++h) {
         if (blobsOf[h].size() < 2 ||
@@ -225,17 +226,17 @@ std::vector<Detection> MotionFusionTeacher::detect(const cv::Mat &bgr)
             if (centredIn(g, blob.box))
                 return false;
             const auto &others = blobsOf[g.best];
-            if (std::none_of(others.begin(), others.end(),
+            if (!keptAlone[g.best] &&
+                std::none_of(others.begin(), others.end(),
                              [&](std::size_t o) { return centredIn(g, blobs[o].box); })) {
+                keptAlone[g.best] = true;
                 out.push_back({hits[g.best].box, 0.5f, hits[g.best].label});
                 ++m_counts.detector_only;
             }
             return true;
         });
-        if (groups.empty()) {
-            blobDone[b] = false; // no object in it after all: judged as a blob with no hit
-            continue;
-        }
+        if (groups.empty())
+            continue; // its hits' objects lie beside it: the blob is theirs, no second box
         if (groups.size() >= 2) {
             cv::Rect roi;
             const cv::Mat mask = blobMask(blob, &roi);

@@ -47,6 +47,8 @@ struct FusionRules
  *    together, the detector saw one), it is cut to the foreground in the hit's columns;
  *  - a blob with hits side by side is split at the gap between them (the column with the least
  *    foreground between two hits' centres); each part is the foreground's extent in its columns;
+ *    a hit centred beside the blob takes no part in it (a split there cut a 1 px sliver off the
+ *    blob's edge): unless another blob holds its centre it is kept as the detector's box, once;
  *  - one hit over several blobs, each with no other hit (a person whose legs and body came apart)
  *    gives one confirmed box, their union;
  *  - a hit with no blob (a person who stopped and became background) is kept as the detector's

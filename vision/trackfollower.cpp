@@ -80,20 +80,19 @@ TrackFollower::Verdict TrackFollower::step(const cv::Mat &image, int frame, cons
     const cv::Rect2d inImage(r);
     if ((inImage & cv::Rect2d(0, 0, image.cols, image.rows)).area() < 0.6 * inImage.area())
         return Verdict::Left;
-    // A box the tracker shrank below what a tracker can take: the next update could assert or,
-    // for MIL, never return.
-    const GuardedBox g = BoxGuard::check(inImage, image.size(), BoxGuard::kTrackerMinSide_px);
-    if (!g.ok())
-        return Verdict::Lost;
     const cv::Rect2d b = scaled(inImage, 1.0 / m_scale);
     if (std::abs(frame - m_lastTeacher) > o.max_tracker_run)
         return Verdict::Stale;
     const double ratio = b.area() / std::max(m_anchorArea, 1.0);
     if (ratio > o.max_scale_change || ratio < 1.0 / o.max_scale_change)
         return Verdict::Drift;
-    const double sim = similarity(appearance(image, g.box), m_anchor);
+    const double sim = similarity(appearance(image, inImage), m_anchor);
     if (sim < o.min_appearance)
         return Verdict::Drift;
+    // A box the tracker shrank below what a tracker can take: the next update could assert or,
+    // for MIL, never return.
+    if (!BoxGuard::check(inImage, image.size(), BoxGuard::kTrackerMinSide_px).ok())
+        return Verdict::Lost;
     m_box = b;
     m_centres.push_back((b.tl() + b.br()) * 0.5);
     while (m_centres.size() > 24)

@@ -94,7 +94,7 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
                 " frames, tracker " + o.tracker);
     CliContext::installStopHandler();
     const auto start = std::chrono::steady_clock::now();
-    const auto r = vision::Labeler::run(
+    auto r = vision::Labeler::run(
         source, teacher, o,
         [&](int f, int n, const vision::LabelStats &s) {
             const double seconds =
@@ -106,7 +106,11 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
         },
         CliContext::stopFlag(), [&](const vision::LabelResult &sofar) { sofar.save(out); });
     cli.progressDone();
-    r.save(out);
+    try {
+        r.save(out);
+    } catch (const std::exception &e) { // said with the run's own reason, not instead of it
+        r.stopped += (r.stopped.empty() ? "" : "; ") + std::string(e.what());
+    }
     char line[240];
     std::snprintf(line, sizeof line,
                   "%d frames in %.1f s (%.1f fps): %d tracks (%d rejected), %d teacher boxes, %d "

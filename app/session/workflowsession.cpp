@@ -5,6 +5,8 @@
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 // The Workflow's session: new, open, save (in the background or waiting), save as, the typed
 // setters the pages use, the label edits of the review, and what the node registry records.
 
@@ -288,7 +290,7 @@ void Workflow::saveLabels()
 
 void Workflow::editTrack(int track, const std::function<void(vision::Track &)> &edit)
 {
-    if (!m_labels)
+    if (!m_labels || busy() == Task::Labelling) // labels being replaced are not edited
         return;
     // Readers (pages, a worker) may hold the current labels: edits make a new version.
     auto edited = std::make_shared<vision::LabelResult>(*m_labels);
@@ -314,6 +316,10 @@ void Workflow::trimTrack(int track, int first, int last)
     if (first > last)
         return;
     editTrack(track, [first, last](vision::Track &t) {
+        if (std::none_of(t.boxes.begin(), t.boxes.end(), [&](const vision::TrackBox &b) {
+                return b.frame >= first && b.frame <= last;
+            }))
+            return; // a trim to nothing would lose the track: reject it instead
         t.trim(first, last);
         t.note = "trimmed to frames " + std::to_string(first) + "-" + std::to_string(last);
     });
