@@ -70,7 +70,7 @@ def judge(rc, stderr, session, expected):
         return "ok", expected == "ok" and labels
     message = said[-1] if said else ""
     if labels:
-        return "stopped, labels kept", expected == "stopped" and "stopped at frame" in message
+        return "stopped, labels kept", expected == "stopped" and "labelling stopped at frame" in stderr
     return "refused", expected == "refused" and "edgetrain-cli label: error:" in message
 
 
