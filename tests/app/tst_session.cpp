@@ -1,6 +1,7 @@
 // The session folder: what is saved comes back; a damaged manifest is refused with a message that
 // says where, and never half-read; a dataset build or a self-training pass killed part way
 // reopens as one state of the folder.
+#include "app/session/labeltask.h"
 #include "app/session/session.h"
 #include "app/session/workflow.h"
 #include "vision/framedataset.h"
@@ -34,6 +35,8 @@ private Q_SLOTS:
     void damagedManifest_data();
     void damagedManifest();
     void failedLabelSaveIsSaid();
+    void stoppedLabellingKeepsItsLabels();
+    void trimToNothingIsRefused();
     void killedDatasetOrSelfTrainingReopensAsOneState_data();
     void killedDatasetOrSelfTrainingReopensAsOneState();
 };
@@ -577,6 +580,67 @@ void TstSession::killedDatasetOrSelfTrainingReopensAsOneState()
     std::vector<vision::FrameSample> samples;
     QVERIFY_THROWS_NO_EXCEPTION(samples = vision::FrameDataset::index(dir.toStdString()));
     QCOMPARE(int(samples.size()), want.samples[0] + want.samples[1]);
+}
+
+void TstSession::stoppedLabellingKeepsItsLabels()
+{
+    // The window's labelling over a folder whose 13th image is not an image: the labels of the
+    // first twelve frames are kept, in the outcome and on disk, and the reason is said.
+    QTemporaryDir root;
+    const QString images = root.filePath(QStringLiteral("images"));
+    QVERIFY(QDir().mkpath(images));
+    for (int f = 0; f < 20; ++f) {
+        cv::Mat frame(160, 320, CV_8UC3, cv::Scalar(90, 100, 110));
+        cv::rectangle(frame, cv::Rect(20 + 4 * f, 40, 30, 64), cv::Scalar(200, 40, 210),
+                      cv::FILLED);
+        const std::string name = images.toStdString() + "/frame" + std::to_string(100 + f) + ".png";
+        if (f == 12)
+            QVERIFY(QFile::copy(QStringLiteral(EDGETRAIN_SOURCE_DIR "/README.md"),
+                                QString::fromStdString(name)));
+        else
+            QVERIFY(cv::imwrite(name, frame));
+    }
+    app::CaptureSettings capture;
+    capture.source = images;
+    capture.teacher = QStringLiteral("motion");
+    capture.every = 1;
+    const QString dir = root.filePath(QStringLiteral("session"));
+    const app::LabelOutcome out =
+        app::LabelTask(capture, dir).run([](int, int, const QString &) {}, nullptr);
+    QVERIFY(out.labels);
+    QCOMPARE(out.labels->stats.frames, 12);
+    QVERIFY2(out.error.startsWith(QLatin1String("labelling stopped at frame 12: cannot read "
+                                                "image")),
+             qPrintable(out.error));
+    const vision::LabelResult saved = vision::LabelResult::load(dir.toStdString());
+    QCOMPARE(saved.stats.frames, 12);
+    QCOMPARE(saved.stopped, out.labels->stopped);
+    QVERIFY(app::LabelTask::summary(*out.labels).startsWith(QLatin1String("labelling stopped")));
+}
+
+void TstSession::trimToNothingIsRefused()
+{
+    QTemporaryDir root;
+    const QString dir = root.filePath(QStringLiteral("session"));
+    app::Session s;
+    s.dir = dir;
+    QString error;
+    QVERIFY2(s.save(&error), qPrintable(error));
+    vision::LabelResult labels;
+    labels.frame_size = cv::Size(320, 240);
+    vision::Track t;
+    t.id = 0;
+    for (int f = 10; f < 20; ++f)
+        t.boxes.push_back({f, cv::Rect2d(20, 30, 24, 48), vision::BoxSource::Tracker, 0.5f});
+    labels.tracks.push_back(t);
+    labels.updateStats();
+    labels.save(dir.toStdString());
+    app::Workflow workflow;
+    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    workflow.trimTrack(0, 100, 200); // no box there: the track would be lost
+    QCOMPARE(int(workflow.labels()->tracks.front().boxes.size()), 10);
+    workflow.trimTrack(0, 12, 14);
+    QCOMPARE(int(workflow.labels()->tracks.front().boxes.size()), 3);
 }
 
 QTEST_GUILESS_MAIN(TstSession)
