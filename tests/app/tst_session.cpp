@@ -23,6 +23,26 @@
 
 using namespace edgetrain;
 
+namespace {
+
+/** An empty session in root/session holding `labels`, opened in `workflow`; the folder, or ""
+ *  with `error` set. */
+QString openWithLabels(const QTemporaryDir &root, vision::LabelResult labels,
+                       app::Workflow &workflow, QString *error)
+{
+    const QString dir = root.filePath(QStringLiteral("session"));
+    app::Session s;
+    s.dir = dir;
+    if (!s.save(error))
+        return {};
+    labels.frame_size = cv::Size(320, 240);
+    labels.updateStats();
+    labels.save(dir.toStdString());
+    return workflow.openSession(dir, error) ? dir : QString();
+}
+
+} // namespace
+
 class TstSession : public QObject
 {
     Q_OBJECT
@@ -412,14 +432,8 @@ void TstSession::damagedManifest()
 void TstSession::failedLabelSaveIsSaid()
 {
     QTemporaryDir root;
-    const QString dir = root.filePath(QStringLiteral("session"));
-    app::Session s;
-    s.dir = dir;
-    QString error;
-    QVERIFY2(s.save(&error), qPrintable(error));
     vision::LabelResult labels;
     labels.source = "walkers.avi";
-    labels.frame_size = cv::Size(320, 240);
     for (int id : {1, 2}) {
         vision::Track t;
         t.id = id;
@@ -427,11 +441,10 @@ void TstSession::failedLabelSaveIsSaid()
             {10, cv::Rect2d(20.0 * id, 30, 24, 48), vision::BoxSource::Teacher, 0.9f});
         labels.tracks.push_back(t);
     }
-    labels.updateStats();
-    labels.save(dir.toStdString());
-
     app::Workflow workflow;
-    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    QString error;
+    const QString dir = openWithLabels(root, labels, workflow, &error);
+    QVERIFY2(!dir.isEmpty(), qPrintable(error));
     QVERIFY(workflow.labels());
     QSignalSpy messages(&workflow, &app::Workflow::message);
 
@@ -621,22 +634,15 @@ void TstSession::stoppedLabellingKeepsItsLabels()
 void TstSession::trimToNothingIsRefused()
 {
     QTemporaryDir root;
-    const QString dir = root.filePath(QStringLiteral("session"));
-    app::Session s;
-    s.dir = dir;
-    QString error;
-    QVERIFY2(s.save(&error), qPrintable(error));
     vision::LabelResult labels;
-    labels.frame_size = cv::Size(320, 240);
     vision::Track t;
     t.id = 0;
     for (int f = 10; f < 20; ++f)
         t.boxes.push_back({f, cv::Rect2d(20, 30, 24, 48), vision::BoxSource::Tracker, 0.5f});
     labels.tracks.push_back(t);
-    labels.updateStats();
-    labels.save(dir.toStdString());
     app::Workflow workflow;
-    QVERIFY2(workflow.openSession(dir, &error), qPrintable(error));
+    QString error;
+    QVERIFY2(!openWithLabels(root, labels, workflow, &error).isEmpty(), qPrintable(error));
     workflow.trimTrack(0, 100, 200); // no box there: the track would be lost
     QCOMPARE(int(workflow.labels()->tracks.front().boxes.size()), 10);
     workflow.trimTrack(0, 12, 14);
