@@ -83,7 +83,7 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     addrRow->addWidget(addNode);
     form->addRow(tr("Add by address:"), addrRow);
 
-    // Rehearsal before a site visit: emulated devices on this machine (net/edgelab.h).
+    // Rehearsal before a site visit: emulated devices on this machine (net/lab/edgelab.h).
     auto *labRow = new QHBoxLayout;
     // The devices and link of the last rehearsal are offered again (QSettings).
     QSettings settings;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "net/clusterstudy.h"
-#include "net/edgelab.h"
+#include "net/lab/clusterstudy.h"
+#include "net/lab/edgelab.h"
 
 #include <QString>
 #include <QStringList>

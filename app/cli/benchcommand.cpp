@@ -9,7 +9,7 @@
 #include "core/stage.h"
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
-#include "net/collectives.h"
+#include "net/training/collectives.h"
 
 #include <QStringList>
 #include <gloo/rendezvous/file_store.h>

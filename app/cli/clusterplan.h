@@ -2,8 +2,8 @@
 
 #include "clicontext.h"
 #include "core/json.h"
-#include "net/clusterplanner.h"
-#include "net/trainingcoordinator.h"
+#include "net/planner/clusterplanner.h"
+#include "net/training/trainingcoordinator.h"
 
 #include <QElapsedTimer>
 

@@ -4,9 +4,9 @@
 #include "core/energytrace.h"
 #include "core/error.h"
 #include "core/numbertext.h"
-#include "net/controlclient.h"
-#include "net/keyfile.h"
-#include "net/trainingcoordinator.h"
+#include "net/protocol/controlclient.h"
+#include "net/protocol/keyfile.h"
+#include "net/training/trainingcoordinator.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -1,7 +1,7 @@
 #include "keycommand.h"
 
 #include "clicontext.h"
-#include "net/keyfile.h"
+#include "net/protocol/keyfile.h"
 
 #include <QFileInfo>
 

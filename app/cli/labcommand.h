@@ -1,13 +1,13 @@
 #pragma once
 
-#include "net/edgelab.h"
+#include "net/lab/edgelab.h"
 
 #include <QStringList>
 
 namespace edgetrain::app {
 
 /**
- * `edgetrain-cli lab up|down|status|profiles`: the edge lab (net/edgelab.h).
+ * `edgetrain-cli lab up|down|status|profiles`: the edge lab (net/lab/edgelab.h).
  *  up --devices pi3:3,pi4:1 [--link 100mbit] [--delay 2ms] [--loss 0] [--out DIR]
  *     [--time-scale X] [--host-gflops X] [--no-emulation]: emulated devices; DIR/cluster.key
  *     and DIR/nodes (one host:port a line) let every other command use them.

@@ -4,8 +4,8 @@
 #include "clicontext.h"
 #include "core/error.h"
 #include "core/numbertext.h"
-#include "net/controlclient.h"
-#include "net/keyfile.h"
+#include "net/protocol/controlclient.h"
+#include "net/protocol/keyfile.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

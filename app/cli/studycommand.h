@@ -6,7 +6,7 @@ namespace edgetrain::app {
 
 /**
  * `edgetrain-cli study --preset pi-cluster|cluster-choice [--out DIR]`: the seed papers'
- * experiments on an edge lab (net/clusterstudy.h says what each preset runs). Starts a lab in
+ * experiments on an edge lab (net/lab/clusterstudy.h says what each preset runs). Starts a lab in
  * DIR/lab (or uses one that is up: --lab), runs every job as an `edgetrain-cli train|plan --json`
  * of its own (its log in DIR/logs/), appends each result to DIR/runs.jsonl as it ends (running
  * the same command again continues an interrupted study), then writes the CSV files, the charts

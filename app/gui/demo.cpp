@@ -1,7 +1,7 @@
 #include "demo.h"
 
 #include "app/session/evaluationtask.h"
-#include "net/keyfile.h"
+#include "net/protocol/keyfile.h"
 #include "ui/gallery.h"
 #include "ui/reportwriter.h"
 #include "vision/framesource.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "net/nodeserver.h"
+#include "net/agent/nodeserver.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "net/edgelab.h"
+#include "net/lab/edgelab.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -14,7 +14,7 @@ namespace edgetrain::app {
 class NodeRegistry;
 
 /**
- * The Nodes step's "Rehearse with emulated devices": an edge lab (net/edgelab.h) started and
+ * The Nodes step's "Rehearse with emulated devices": an edge lab (net/lab/edgelab.h) started and
  * stopped from the app. `lab up` and `lab down` run on a worker thread (they take seconds:
  * the CPU quotas are measured); progress lines come back on the thread that owns this. Once
  * the lab is up its key is loaded and its nodes are added and paired; when it stops, they are

@@ -1,7 +1,7 @@
 #include "noderegistry.h"
 
-#include "net/keyfile.h"
-#include "net/nodeid.h"
+#include "net/protocol/keyfile.h"
+#include "net/protocol/nodeid.h"
 
 #include <QFileInfo>
 #include <QHostInfo>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "net/controlclient.h"
-#include "net/keyfile.h"
+#include "net/protocol/controlclient.h"
+#include "net/protocol/keyfile.h"
 #include "session.h"
 
 #include <QDateTime>

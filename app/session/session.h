@@ -1,6 +1,6 @@
 #pragma once
 
-#include "net/trainingcoordinator.h"
+#include "net/training/trainingcoordinator.h"
 #include "vision/cropdataset.h"
 #include "vision/detectionmetrics.h"
 #include "vision/framedataset.h"

@@ -1,5 +1,5 @@
 #include "core/fieldcheck.h"
-#include "net/clusterplanner.h"
+#include "net/planner/clusterplanner.h"
 #include "session.h"
 
 #include <QJsonArray>

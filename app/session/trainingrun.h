@@ -2,10 +2,10 @@
 
 #include "core/energytrace.h"
 #include "core/modelspec.h"
-#include "net/clusterplanner.h"
-#include "net/controlclient.h"
-#include "net/job.h"
-#include "net/trainingcoordinator.h"
+#include "net/planner/clusterplanner.h"
+#include "net/protocol/controlclient.h"
+#include "net/training/job.h"
+#include "net/training/trainingcoordinator.h"
 
 #include <QElapsedTimer>
 #include <QList>

@@ -9,7 +9,7 @@
 // libFuzzer writes the inputs it finds into the first directory, so the checked-in seeds in
 // tests/fuzz/corpus/frame stay as they are (scripts/fuzz.sh runs every target on a copy).
 
-#include "net/frame.h"
+#include "net/protocol/frame.h"
 
 #include <cstddef>
 #include <cstdint>

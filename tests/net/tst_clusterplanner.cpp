@@ -1,8 +1,8 @@
-// The cluster planner's model (net/clusterplanner.h) on synthetic devices whose answers are
+// The cluster planner's model (net/planner/clusterplanner.h) on synthetic devices whose answers are
 // worked out by hand: the ring allreduce, the batch split, which cluster each objective picks,
 // limits, memory refusals, and the modes' communication.
 
-#include "net/clusterplanner.h"
+#include "net/planner/clusterplanner.h"
 
 #include <QCborArray>
 #include <QCborMap>

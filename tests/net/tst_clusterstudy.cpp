@@ -1,9 +1,9 @@
-// The study's runs and what is made of their results (net/clusterstudy.h), on records written
+// The study's runs and what is made of their results (net/lab/clusterstudy.h), on records written
 // by hand with known answers.
 
 #include "core/error.h"
-#include "net/clusterstudy.h"
-#include "net/edgelab.h"
+#include "net/lab/clusterstudy.h"
+#include "net/lab/edgelab.h"
 
 #include <QFile>
 #include <QTemporaryDir>

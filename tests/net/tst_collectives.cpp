@@ -3,9 +3,9 @@
 // with CollectiveError within the timeout instead of hanging.
 
 #include "core/cputime.h"
-#include "net/collectives.h"
-#include "net/exchangeprobe.h"
-#include "net/exchangeprobehost.h"
+#include "net/training/collectives.h"
+#include "net/training/exchangeprobe.h"
+#include "net/training/exchangeprobehost.h"
 
 #include <QTest>
 #include <gloo/common/error.h>

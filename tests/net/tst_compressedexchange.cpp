@@ -2,8 +2,8 @@
 // mirror of each node's weights staying bit-identical to what the node holds.
 #include "core/sgd.h"
 #include "core/zoo.h"
-#include "net/compressedexchange.h"
-#include "net/parameterserver.h"
+#include "net/training/compressedexchange.h"
+#include "net/training/parameterserver.h"
 
 #include <QtTest>
 

@@ -1,13 +1,13 @@
-// The edge lab (net/edgelab.h) for real: emulated devices with the real edgetrain-node, in
+// The edge lab (net/lab/edgelab.h) for real: emulated devices with the real edgetrain-node, in
 // network namespaces with shaped links and cgroup limits (as root, which CI is), or as plain
 // local nodes; and lab down leaving nothing behind. The speed of the emulation (step time and
 // link rate against the profile) is measured in tests/benchmarks/lab_check.sh, not here.
 
 #include "core/error.h"
-#include "net/controlclient.h"
-#include "net/deviceprofiles.h"
-#include "net/edgelab.h"
-#include "net/keyfile.h"
+#include "net/protocol/controlclient.h"
+#include "net/planner/deviceprofiles.h"
+#include "net/lab/edgelab.h"
+#include "net/protocol/keyfile.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,11 +1,11 @@
 // The frame codec: round trips, streams cut anywhere, and every kind of bad input refused with
 // a message, never a crash or a read past the buffer.
 
-#include "net/controlchannel.h"
-#include "net/frame.h"
-#include "net/protocol.h"
-#include "net/sourcelimiter.h"
-#include "net/storerequest.h"
+#include "net/protocol/controlchannel.h"
+#include "net/protocol/frame.h"
+#include "net/protocol/protocol.h"
+#include "net/protocol/sourcelimiter.h"
+#include "net/training/storerequest.h"
 
 #include <QCborArray>
 #include <QCborValue>

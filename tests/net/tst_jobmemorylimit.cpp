@@ -6,7 +6,7 @@
 
 #include "core/cgroupmembership.h"
 #include "core/processmemory.h"
-#include "net/jobmemorylimit.h"
+#include "net/agent/jobmemorylimit.h"
 
 #include <QFile>
 #include <QTest>

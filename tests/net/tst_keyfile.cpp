@@ -2,7 +2,7 @@
 // fingerprint (the same for the same key, another for another key, nothing of the key in it).
 
 #include "../support/files.h"
-#include "net/keyfile.h"
+#include "net/protocol/keyfile.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,7 +3,7 @@
 // Settings go to QStandardPaths' test folders, never the user's. With EDGETRAIN_SCREENSHOTS=DIR
 // set, the start page, the Nodes page and the setup dialog are saved there too.
 #include "../support/files.h"
-#include "net/keyfile.h"
+#include "net/protocol/keyfile.h"
 #include "nodeprocess.h"
 #include "ui/devicesetupdialog.h"
 #include "ui/mainwindow.h"
