@@ -8,9 +8,9 @@ namespace edgetrain::core {
 
 /**
  * What every reader of structured input accepts in a field, and how it says no: model specs
- * (core/modelspec.cpp), sessions (app/session/sessionread.cpp) and cluster jobs (net/training/job.cpp)
- * each find the value in their own container (core::Json, QJsonValue, QCborValue) and ask here,
- * so a user reads the same sentence wherever a value is wrong:
+ * (core/modelspec.cpp), sessions (app/session/sessionread.cpp) and cluster jobs
+ * (net/training/job.cpp) each find the value in their own container (core::Json, QJsonValue,
+ * QCborValue) and ask here, so a user reads the same sentence wherever a value is wrong:
  *
  *     field "plan.batch" must be an integer from 1 to 1048576, got 0
  *     missing field "out_channels"

@@ -2,8 +2,8 @@
 
 #include "clicontext.h"
 #include "core/numbertext.h"
-#include "net/planner/deviceprofiles.h"
 #include "net/lab/edgelab.h"
+#include "net/planner/deviceprofiles.h"
 
 #include <QCoreApplication>
 

@@ -5,9 +5,9 @@
 #include "core/error.h"
 #include "core/numbertext.h"
 #include "labcommand.h"
-#include "net/planner/clusterplanner.h"
 #include "net/lab/clusterstudy.h"
 #include "net/lab/edgelab.h"
+#include "net/planner/clusterplanner.h"
 
 #ifdef EDGETRAIN_STUDY_REPORT
 #include "ui/studyreport.h"

@@ -7,9 +7,9 @@
 #include "core/gemm.h"
 #include "core/memoryplanner.h"
 #include "core/parallel.h"
+#include "net/agent/nodeserver.h"
 #include "net/planner/deviceprofiles.h"
 #include "net/protocol/keyfile.h"
-#include "net/agent/nodeserver.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

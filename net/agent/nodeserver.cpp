@@ -1,7 +1,7 @@
 #include "net/agent/nodeserver.h"
 
-#include "net/protocol/cborfield.h"
 #include "core/parallel.h"
+#include "net/protocol/cborfield.h"
 #include "net/protocol/keyfile.h"
 #include "net/protocol/protocol.h"
 #include "net/training/shipment.h"

@@ -1,13 +1,13 @@
 #pragma once
 
-#include "net/protocol/controlchannel.h"
 #include "core/deviceprofile.h"
-#include "net/protocol/discovery.h"
-#include "net/training/joblink.h"
-#include "net/protocol/nodeinfo.h"
-#include "net/training/shipment.h"
-#include "net/protocol/sourcelimiter.h"
 #include "net/agent/systemsampler.h"
+#include "net/protocol/controlchannel.h"
+#include "net/protocol/discovery.h"
+#include "net/protocol/nodeinfo.h"
+#include "net/protocol/sourcelimiter.h"
+#include "net/training/joblink.h"
+#include "net/training/shipment.h"
 #include "net/training/trainingworker.h"
 
 #include <QElapsedTimer>

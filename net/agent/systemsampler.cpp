@@ -1,7 +1,7 @@
 #include "net/agent/systemsampler.h"
 
-#include "net/protocol/cborfield.h"
 #include "core/cgroupmembership.h"
+#include "net/protocol/cborfield.h"
 
 #include <QDir>
 #include <QElapsedTimer>

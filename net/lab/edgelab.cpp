@@ -4,10 +4,10 @@
 #include "core/gemm.h"
 #include "core/numbertext.h"
 #include "core/parallel.h"
+#include "net/lab/labsystem.h"
 #include "net/planner/deviceprofiles.h"
 #include "net/protocol/discovery.h"
 #include "net/protocol/keyfile.h"
-#include "net/lab/labsystem.h"
 
 #include <QDir>
 #include <QFile>

@@ -5,10 +5,10 @@
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/parallel.h"
-#include "net/protocol/discovery.h"
 #include "net/lab/edgelab.h"
-#include "net/protocol/keyfile.h"
 #include "net/lab/labsystem.h"
+#include "net/protocol/discovery.h"
+#include "net/protocol/keyfile.h"
 
 #include <QDir>
 #include <QFileInfo>

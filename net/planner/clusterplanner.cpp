@@ -1,7 +1,7 @@
 #include "net/planner/clusterplanner.h"
 
-#include "net/protocol/cborfield.h"
 #include "core/error.h"
+#include "net/protocol/cborfield.h"
 
 #include <QCborArray>
 

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "net/agent/systemsampler.h"
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/discovery.h"
 #include "net/protocol/nodeinfo.h"
-#include "net/agent/systemsampler.h"
 
 #include <QObject>
 #include <QTimer>

@@ -1,7 +1,7 @@
 #include "net/training/exchangeprobe.h"
 
-#include "net/training/collectives.h"
 #include "core/cputime.h"
+#include "net/training/collectives.h"
 
 #include <gloo/rendezvous/hash_store.h>
 

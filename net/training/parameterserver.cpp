@@ -1,7 +1,7 @@
 #include "net/training/parameterserver.h"
 
-#include "net/training/compressedexchange.h"
 #include "core/flatstate.h"
+#include "net/training/compressedexchange.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "net/training/shipment.h"
 
-#include "net/protocol/cborfield.h"
 #include "core/error.h"
+#include "net/protocol/cborfield.h"
 
 #include <QCborArray>
 #include <QCryptographicHash>

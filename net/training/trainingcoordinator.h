@@ -1,9 +1,9 @@
 #pragma once
 
-#include "net/protocol/controlclient.h"
 #include "core/tensordataset.h"
-#include "net/training/job.h"
+#include "net/protocol/controlclient.h"
 #include "net/protocol/nodeid.h"
+#include "net/training/job.h"
 #include "net/training/trainingworker.h"
 
 #include <QElapsedTimer>

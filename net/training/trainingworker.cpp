@@ -1,8 +1,5 @@
 #include "net/training/trainingworker.h"
 
-#include "net/protocol/cborfield.h"
-#include "net/training/collectives.h"
-#include "net/training/compressedexchange.h"
 #include "core/bufferpool.h"
 #include "core/error.h"
 #include "core/fashionmnist.h"
@@ -14,11 +11,14 @@
 #include "core/sgd.h"
 #include "core/trainer.h"
 #include "core/weightaverage.h"
+#include "net/agent/jobmemorylimit.h"
+#include "net/protocol/cborfield.h"
+#include "net/protocol/protocol.h"
+#include "net/training/collectives.h"
+#include "net/training/compressedexchange.h"
 #include "net/training/exchangeprobe.h"
 #include "net/training/exchangeprobehost.h"
-#include "net/agent/jobmemorylimit.h"
 #include "net/training/linkprobe.h"
-#include "net/protocol/protocol.h"
 #include "net/training/remotestore.h"
 
 #include <QCborArray>

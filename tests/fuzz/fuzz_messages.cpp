@@ -12,14 +12,14 @@
 #include "core/json.h"
 #include "core/modelspec.h"
 #include "core/sgd.h"
+#include "net/agent/systemsampler.h"
 #include "net/protocol/cborfield.h"
-#include "net/training/job.h"
 #include "net/protocol/nodeinfo.h"
-#include "net/training/parameterserver.h"
 #include "net/protocol/protocol.h"
+#include "net/training/job.h"
+#include "net/training/parameterserver.h"
 #include "net/training/shipment.h"
 #include "net/training/storerequest.h"
-#include "net/agent/systemsampler.h"
 #include "net/training/trainingworker.h"
 
 #include <QCborArray>

@@ -4,9 +4,9 @@
 // link rate against the profile) is measured in tests/benchmarks/lab_check.sh, not here.
 
 #include "core/error.h"
-#include "net/protocol/controlclient.h"
-#include "net/planner/deviceprofiles.h"
 #include "net/lab/edgelab.h"
+#include "net/planner/deviceprofiles.h"
+#include "net/protocol/controlclient.h"
 #include "net/protocol/keyfile.h"
 
 #include <QDir>

@@ -3,13 +3,13 @@
 // goes on serving others.
 
 #include "core/cputime.h"
+#include "net/agent/systemsampler.h"
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/controlclient.h"
 #include "net/protocol/discovery.h"
 #include "net/protocol/frame.h"
 #include "net/protocol/keyfile.h"
 #include "net/protocol/nodeid.h"
-#include "net/agent/systemsampler.h"
 #include "nodeprocess.h"
 
 #include <QCborValue>
