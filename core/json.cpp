@@ -1,15 +1,14 @@
 #include "json.h"
 
 #include "error.h"
+#include "fileio.h"
 #include "numbertext.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace edgetrain::core {
 
@@ -501,12 +500,11 @@ Json Json::parse(std::string_view text, std::string_view source)
 
 Json Json::parseFile(const std::string &path, std::string_view cannot)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw IoError(std::string(cannot) + " '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse(text.str(), path);
+    std::error_code error;
+    const std::string text = readFile(path, error);
+    if (error)
+        throw IoError(std::string(cannot) + " '" + path + "': " + error.message());
+    return parse(text, path);
 }
 
 } // namespace edgetrain::core

@@ -1,10 +1,10 @@
 #include "safetensors.h"
 
 #include "error.h"
+#include "fileio.h"
 
 #include <bit>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 
 namespace edgetrain::core {
@@ -153,30 +153,15 @@ void Safetensors::write(const std::string &path) const
     while ((8 + text.size()) % 8)
         text += ' '; // the format allows trailing spaces; keeps the data 8-byte aligned
 
-    const std::string tmp = path + ".part";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            throw IoError("cannot write '" + tmp + "'");
-        unsigned char len[8];
-        std::uint64_t n = text.size();
-        for (int i = 0; i < 8; ++i, n >>= 8)
-            len[i] = static_cast<unsigned char>(n & 0xff);
-        out.write(reinterpret_cast<const char *>(len), 8);
-        out.write(text.data(), std::streamsize(text.size()));
-        for (const auto &[name, e] : m_entries)
-            out.write(reinterpret_cast<const char *>(e.bytes.data()),
-                      std::streamsize(e.bytes.size()));
-        out.flush();
-        if (!out)
-            throw IoError("cannot write '" + tmp + "' (disk full?)");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw IoError("cannot replace '" + path + "': " + ec.message());
-    }
+    char len[8];
+    std::uint64_t n = text.size();
+    for (int i = 0; i < 8; ++i, n >>= 8)
+        len[i] = static_cast<char>(n & 0xff);
+    // The tensors' bytes are written where they are, not copied into one buffer first.
+    std::vector<std::string_view> pieces{{len, 8}, text};
+    for (const auto &[name, e] : m_entries)
+        pieces.emplace_back(reinterpret_cast<const char *>(e.bytes.data()), e.bytes.size());
+    writeFileAtomically(path, pieces);
 }
 
 void Safetensors::addFloat(const std::string &name, const Shape &shape, const float *data)

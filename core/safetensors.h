@@ -30,7 +30,7 @@ public:
      * the file and the field or offset if the header or the offsets are malformed.
      */
     static Safetensors read(const std::string &path);
-    /** Writes atomically (temporary file + rename): a crash leaves the old file intact. */
+    /** Writes atomically (writeFileAtomically): a crash leaves the old file intact. */
     void write(const std::string &path) const;
 
     void addFloat(const std::string &name, const Shape &shape, const float *data);
