@@ -2,6 +2,7 @@
 
 #include "core/json.h"
 #include "labeling.h"
+#include "vision/annotations/annotationcodec.h"
 
 #include <opencv2/core.hpp>
 
@@ -28,37 +29,6 @@ struct TruthFrame
     std::vector<TruthBox> boxes;
     bool done = false;
 };
-
-/**
- * The annotation formats people exchange boxes in. How each maps to a GroundTruth:
- *  - Mot:  MOT Challenge gt.txt, `frame,id,bb_left,bb_top,bb_width,bb_height,conf,class,
- *          visibility`; frames and boxes 1-based (MOT's convention: the top-left pixel is
- *          (1, 1)), 0-based in EdgeTrain. conf 0 = ignore. class -1 or 1 (pedestrian) is the
- *          category; 2, 7, 8, 12 (person on vehicle, static person, distractor, reflection) are
- *          ignore boxes, as MOT's evaluation treats them; other classes (vehicles, occluders) are
- *          not the category and are left out. A MOT file has no way to list a frame without a
- *          row: import makes a frame of every frame number that has a row; export leaves out
- *          frames without boxes (exportLosses() counts them).
- *  - Coco: COCO JSON: images {id, file_name, width, height, frame_index}, annotations
- *          {id, image_id, bbox [x,y,w,h], category_id, iscrowd, area, track_id}, categories.
- *          iscrowd 1 or a category named "ignore" = ignore. An image's frame is its frame_index
- *          field if it has one, else the (last) number in its file name (`frame_000123.png`:
- *          123, 0-based as written on export). Every image is a frame, with or without boxes.
- *  - Cvat: CVAT for images XML 1.1: <image id name width height> with <box label xtl ytl xbr
- *          ybr occluded> children; the frame is the number in `name`, else `id`. A box with the
- *          label "ignore" is an ignore box (the convention we write; CVAT has no ignore flag);
- *          an <attribute name="track_id"> child carries the id. Every <image> is a frame.
- *  - Yolo: a folder of `frame_000123.txt` (one per frame, even empty), lines
- *          `class cx cy w h` normalised to [0, 1] by the frame size, and classes.txt (one name a
- *          line; without it, class 0 is the category). YOLO has no ignore boxes: export drops
- *          them (exportLosses() says how many); a class named "ignore" imports as ignore boxes.
- * A COCO/CVAT label or YOLO class that is neither the category nor "ignore" is an error.
- */
-enum class AnnotationFormat { Mot, Coco, Cvat, Yolo };
-
-/** "mot" | "coco" | "cvat" | "yolo"; throws core::Error listing them. */
-AnnotationFormat annotationFormat(const std::string &name);
-std::string annotationFormatName(AnnotationFormat format);
 
 /**
  * Verified frames of a session (`<dir>/truth.json`): boxes a person made true, against which
@@ -95,10 +65,10 @@ public:
     static bool exists(const std::string &sessionDir);
 
     /**
-     * Reads a file (a folder for YOLO) in a format; frames with no box are still frames where
-     * the format can list them (see AnnotationFormat). Throws core::FormatError naming the file,
-     * the line (or XML element / JSON path) and the field; core::IoError if it cannot be read.
-     * Nothing is half-imported: returns a complete GroundTruth or throws. frame_count (> 0)
+     * Reads a file (a folder for YOLO) in a format (its AnnotationCodec); frames with no box are
+     * still frames where the format can list them (see each codec). Throws core::FormatError naming
+     * the file, the line (or XML element / JSON path) and the field; core::IoError if it cannot be
+     * read. Nothing is half-imported: returns a complete GroundTruth or throws. frame_count (> 0)
      * bounds the frame numbers (<= 0: unknown, unbounded); frame_size (required) bounds boxes:
      * a box outside the frame by more than 1 px is an error, slightly outside is clipped.
      * Every imported frame is done. Numbers are read with std::from_chars (locale-free).

@@ -91,13 +91,46 @@ private Q_SLOTS:
         }
     }
 
+    void everyFormatHasItsCodec()
+    {
+        for (AnnotationFormat f : {AnnotationFormat::Mot, AnnotationFormat::Coco,
+                                   AnnotationFormat::Cvat, AnnotationFormat::Yolo}) {
+            const std::string name = annotationFormatName(f);
+            QCOMPARE(std::string(annotationCodec(f).name()), name);
+            QVERIFY(annotationFormat(name) == f);
+        }
+    }
+
+    void missingFileIsAnIoError_data()
+    {
+        QTest::addColumn<QString>("format");
+        for (const char *format : {"mot", "coco", "cvat", "yolo"})
+            QTest::newRow(format) << QString(format);
+    }
+
+    void missingFileIsAnIoError()
+    {
+        QFETCH(QString, format);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("absent").toStdString();
+        try {
+            GroundTruth::importFile(path, annotationFormat(format.toStdString()), kFrame,
+                                    kFrameCount);
+            QFAIL("a missing file was imported");
+        } catch (const core::IoError &e) {
+            QVERIFY2(QString(e.what()).contains(QString::fromStdString(path)), e.what());
+        }
+    }
+
     void truthJsonRoundTrip()
     {
         QTemporaryDir dir;
         const GroundTruth gt = sample();
         gt.save(dir.path().toStdString());
         QVERIFY(GroundTruth::exists(dir.path().toStdString()));
-        QVERIFY(!QFile::exists(dir.filePath("truth.json.tmp")));
+        // Saved through a temporary file of its own, renamed over: nothing else is left.
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+                 QStringList{"truth.json"});
         const GroundTruth back = GroundTruth::load(dir.path().toStdString());
         QCOMPARE(back.source, gt.source);
         QCOMPARE(back.note, gt.note);
