@@ -2,6 +2,7 @@
 
 #include "boxguard.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/json.h"
 #include "core/random.h"
 #include "datasetfolder.h"
@@ -530,10 +531,11 @@ namespace {
 /** The samples of an index.json; `header` (if any) gets its input, every, round and seconds. */
 std::vector<FrameSample> readIndex(const std::string &path, FrameDatasetStats *header)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw core::IoError("cannot read '" + path + "' (build the frame dataset first)");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::error_code error;
+    const std::string text = core::readFile(path, error);
+    if (error)
+        throw core::IoError("cannot read '" + path + "': " + error.message() +
+                            " (build the frame dataset first)");
     const core::Json j = core::Json::parse(text, path);
     auto fail = [&](const std::string &what) { throw core::FormatError(path + ": " + what); };
     const core::Json *format = j.find("format");

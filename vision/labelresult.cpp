@@ -1,13 +1,11 @@
 #include "labelresult.h"
 
 #include "core/error.h"
+#include "core/fileio.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 namespace edgetrain::vision {
 
@@ -272,34 +270,19 @@ void LabelResult::save(const std::string &dir) const
     std::filesystem::create_directories(dir, ec);
     if (ec)
         throw core::IoError("cannot create the session folder '" + dir + "': " + ec.message());
-    const std::string path = dir + "/labels.json";
-    // Its own temporary file per save: the labeller's checkpoints and the window's saves of
-    // edits may overlap.
-    static std::atomic<unsigned> saves{0};
-    const std::string tmp =
-        path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(saves++);
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << toJson().dump(1) << '\n';
-        out.flush();
-        if (!out) {
-            out.close();
-            std::filesystem::remove(tmp, ec);
-            throw core::IoError("cannot write '" + path + "' (is the disk full?)");
-        }
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec)
-        throw core::IoError("cannot replace '" + path + "': " + ec.message());
+    // writeFileAtomically gives each save its own temporary file: the labeller's checkpoints
+    // and the window's saves of edits may overlap.
+    core::writeFileAtomically(dir + "/labels.json", toJson().dump(1) + "\n");
 }
 
 LabelResult LabelResult::load(const std::string &dir)
 {
     const std::string path = dir + "/labels.json";
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw core::IoError("cannot read '" + path + "' (run `edgetrain-cli label` first)");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::error_code error;
+    const std::string text = core::readFile(path, error);
+    if (error)
+        throw core::IoError("cannot read '" + path + "': " + error.message() +
+                            " (run `edgetrain-cli label` first)");
     return fromJson(core::Json::parse(text, path), path);
 }
 
