@@ -97,6 +97,8 @@ public:
     MotionTeacher &motion() { return *m_motion; }
 
 private:
+    class Frame; // one detect(): the frame's hits and blobs and the rules applied to them
+
     std::unique_ptr<Teacher> m_detector;
     std::unique_ptr<MotionTeacher> m_motion;
     Counts m_counts;
