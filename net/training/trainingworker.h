@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/tensordataset.h"
+#include "net/protocol/messages/trainingstatus.h"
 #include "net/training/job.h"
 #include "net/training/joblink.h"
 
@@ -13,25 +14,6 @@
 namespace edgetrain::net {
 
 Q_DECLARE_LOGGING_CATEGORY(lcWorker)
-
-/** What a node is doing, as its metrics report it (read from any thread). */
-struct TrainingStatus
-{
-    bool active = false;
-    QString job;
-    QString phase; // "loading", "calibrating", "training", "evaluating", "regrouping", "done"
-    int epoch = 0;
-    std::int64_t step = 0;
-    std::int64_t steps = 0;
-    double loss = 0.0;
-    double accuracy = 0.0;
-    double images_per_second = 0.0; // this node's compute speed over the last steps
-    int rank = -1;
-    int group_size = 0;
-
-    QCborMap toCbor() const;
-    static TrainingStatus fromCbor(const QCborMap &map);
-};
 
 /** What the node gives its worker besides the job. */
 struct WorkerContext

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <QCborMap>
+#include <QString>
+
+#include <cstdint>
+
+namespace edgetrain::net {
+
+/** What a node is doing, as its metrics report it (read from any thread): the body of
+ *  "progress" and the "training" part of a node's metrics. */
+struct TrainingStatus
+{
+    bool active = false;
+    QString job;
+    QString phase; // "loading", "calibrating", "training", "evaluating", "regrouping", "done"
+    int epoch = 0;
+    std::int64_t step = 0;
+    std::int64_t steps = 0;
+    double loss = 0.0;
+    double accuracy = 0.0;
+    double images_per_second = 0.0; // this node's compute speed over the last steps
+    int rank = -1;
+    int group_size = 0;
+
+    QCborMap toCbor() const;
+    static TrainingStatus fromCbor(const QCborMap &map);
+};
+
+} // namespace edgetrain::net
