@@ -49,6 +49,9 @@ struct WorkerContext
  * When a collective fails (a peer died), the worker asks the coordinator for the new group,
  * rebuilds it, and the ranks agree on the most advanced synchronised state (the rank with the
  * most completed steps broadcasts its weights, optimizer state and position), then continue.
+ *
+ * Its parts are in net/training/worker/: the loader, the memory guard, the device profiler, the
+ * group session, one class per mode and the end of an epoch, over the run's shared state.
  */
 class TrainingWorker
 {
@@ -60,7 +63,6 @@ public:
     TrainingStatus status() const;
 
 private:
-    struct Run;
     void setStatus(const std::function<void(TrainingStatus &)> &update);
 
     JobSpec m_job;

@@ -1,0 +1,144 @@
+#include "net/training/worker/groupsession.h"
+
+#include "core/error.h"
+#include "net/protocol/protocol.h"
+#include "net/training/worker/workerstate.h"
+
+#include <algorithm>
+
+namespace edgetrain::net::worker {
+
+namespace {
+
+/** What the most advanced rank broadcasts besides its model: its position and the epoch's sums. */
+constexpr std::size_t kPositionFloats = 2 + EpochTally::kFloats;
+
+} // namespace
+
+GroupSession::GroupSession(WorkerState &state, bool keepsSnapshots)
+    : m_state(state),
+      m_store(state.link, std::chrono::milliseconds(state.job.collective_timeout_ms))
+{
+    if (keepsSnapshots)
+        m_snapshot.emplace();
+}
+
+GroupSession::~GroupSession() = default;
+
+void GroupSession::adoptSpec(const QCborMap &map)
+{
+    QString error;
+    const auto g = GroupSpec::fromCbor(map, &error);
+    if (!g)
+        throw core::FormatError("the coordinator sent " + error.toStdString());
+    m_group = *g;
+    m_joined = true;
+    m_state.setStatus([&](TrainingStatus &s) {
+        s.rank = m_group.rank;
+        s.group_size = m_group.size;
+    });
+    // The largest part of a global batch this rank will get (the last batch may be one larger).
+    m_state.memory->planSteps(
+        splitByShares(m_state.job.batch + 1, m_group.shares)[std::size_t(m_group.rank)]);
+}
+
+void GroupSession::adopt(const QCborMap &reply)
+{
+    adoptSpec(reply.value(QStringLiteral("group")).toMap());
+}
+
+void GroupSession::adoptNext(const QCborMap &reply)
+{
+    const QCborValue next = reply.value(QStringLiteral("next_group"));
+    if (next.isMap())
+        adoptSpec(next.toMap());
+}
+
+bool GroupSession::regroup(QCborMap reply)
+{
+    for (;;) {
+        if (reply.value(Action::Field).toString() == Action::Stop)
+            return false;
+        try {
+            adopt(reply);
+            form();
+            return true;
+        } catch (const CollectiveError &e) {
+            qCWarning(lcWorker).noquote() << "forming the group failed:" << e.what();
+            reply = reportFailure(e);
+        }
+    }
+}
+
+bool GroupSession::regroupNext(const QCborMap &reply)
+{
+    const QCborValue next = reply.value(QStringLiteral("next_group"));
+    return !next.isMap() || regroup(QCborMap{{QStringLiteral("group"), next}});
+}
+
+bool GroupSession::recover(const CollectiveError &error)
+{
+    return regroup(reportFailure(error));
+}
+
+QCborMap GroupSession::reportFailure(const CollectiveError &error)
+{
+    return m_state.link.request(
+        Message::CollectiveFailed,
+        QCborMap{{QStringLiteral("step"), qint64(m_state.step)},
+                 {QStringLiteral("message"), QString::fromUtf8(error.what())}});
+}
+
+void GroupSession::markSynchronised()
+{
+    if (m_snapshot)
+        m_snapshot->take(m_state);
+}
+
+void GroupSession::form()
+{
+    m_state.setPhase(QStringLiteral("regrouping"));
+    m_collectives.reset();
+    GroupOptions o;
+    o.rank = m_group.rank;
+    o.size = m_group.size;
+    o.hostname = m_state.context.bind_address;
+    o.timeout = std::chrono::milliseconds(m_state.job.collective_timeout_ms);
+    o.prefix = m_group.prefix().toStdString();
+    m_collectives = std::make_unique<CollectiveGroup>(m_store, o);
+    if (m_snapshot)
+        m_snapshot->restore(m_state);
+
+    // The rank with the most completed steps (the first of them) is the root.
+    std::vector<float> steps(static_cast<std::size_t>(m_group.size), 0.0f);
+    steps[std::size_t(m_group.rank)] = float(m_state.step + 1);
+    m_collectives->allreduceSum(steps.data(), steps.size());
+    const int root = int(std::max_element(steps.begin(), steps.end()) - steps.begin());
+    core::FlatState &flat = *m_state.loaded.flat;
+    std::vector<float> state(kPositionFloats + flat.fullSize());
+    if (m_group.rank == root) {
+        state[0] = float(m_state.step);
+        state[1] = float(m_state.epochsDone);
+        m_state.tally.pack(state.data() + 2);
+        flat.copyFull(state.data() + kPositionFloats);
+    }
+    m_collectives->broadcast(state.data(), state.size(), root);
+    if (m_group.rank != root) {
+        m_state.step = std::int64_t(state[0]);
+        m_state.epochsDone = std::int64_t(state[1]);
+        m_state.tally = EpochTally::unpack(state.data() + 2);
+        flat.setFull(state.data() + kPositionFloats);
+        m_state.pending = EpochTally{};
+    }
+    qCInfo(lcWorker).noquote()
+        << QStringLiteral("group %1: rank %2 of %3, continuing at step %4 (state from rank %5)")
+               .arg(m_group.generation)
+               .arg(m_group.rank)
+               .arg(m_group.size)
+               .arg(m_state.step)
+               .arg(root);
+    markSynchronised();
+    m_state.setPhase(QStringLiteral("training"));
+}
+
+} // namespace edgetrain::net::worker
