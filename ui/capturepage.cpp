@@ -36,6 +36,19 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     auto *split = new QHBoxLayout;
     layout->addLayout(split, 1);
 
+    split->addWidget(settingsBox());
+    split->addLayout(videoColumn(), 1);
+
+    layout->addWidget(new TaskStrip(workflow, app::Task::Labelling, this));
+    connectControls();
+    connectWorkflow();
+    loadSettings();
+    updateStudent();
+    selectTrack(-1);
+}
+
+QGroupBox *CapturePage::settingsBox()
+{
     // Settings column
     auto *settings = new QGroupBox(tr("Labelling"), this);
     settings->setMaximumWidth(330);
@@ -113,26 +126,6 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     trimRow->addWidget(m_trimLast);
     trimRow->addWidget(m_trim);
     form->addRow(tr("Keep frames:"), trimRow);
-    split->addWidget(settings);
-
-    // Video and timeline
-    auto *right = new QVBoxLayout;
-    m_view = new VideoView(this);
-    right->addWidget(m_view, 3);
-    m_slider = new QSlider(Qt::Horizontal, this);
-    m_slider->setRange(0, 0);
-    right->addWidget(m_slider);
-    m_timeline = new TrackTimeline(this);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidget(m_timeline);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumHeight(80);
-    scroll->setMaximumHeight(170);
-    right->addWidget(scroll, 1);
-    split->addLayout(right, 1);
-
-    layout->addWidget(new TaskStrip(workflow, app::Task::Labelling, this));
-
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString kind = m_kind->currentData().toString();
         QString chosen;
@@ -148,6 +141,30 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
             m_frames.setSource(chosen);
         }
     });
+    return settings;
+}
+
+QVBoxLayout *CapturePage::videoColumn()
+{
+    // Video and timeline
+    auto *right = new QVBoxLayout;
+    m_view = new VideoView(this);
+    right->addWidget(m_view, 3);
+    m_slider = new QSlider(Qt::Horizontal, this);
+    m_slider->setRange(0, 0);
+    right->addWidget(m_slider);
+    m_timeline = new TrackTimeline(this);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_timeline);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumHeight(80);
+    scroll->setMaximumHeight(170);
+    right->addWidget(scroll, 1);
+    return right;
+}
+
+void CapturePage::connectControls()
+{
     connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
         if (m_kind->currentData().toString() == QLatin1String("camera") &&
             !m_source->text().startsWith(QLatin1String("camera:")) &&
@@ -200,6 +217,10 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     connect(m_trim, &QPushButton::clicked, this, [this] {
         m_workflow->trimTrack(m_selected, m_trimFirst->value(), m_trimLast->value());
     });
+}
+
+void CapturePage::connectWorkflow()
+{
     // While labelling, the view follows the labeller (twice a second; boxes come at the end).
     connect(m_workflow, &app::Workflow::taskProgress, this,
             [this](app::Task task, int done, int total, const QString &) {
@@ -223,9 +244,6 @@ CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
                 m_label->setEnabled(m_workflow->busy() == app::Task::None);
                 updateStudent(); // a training run may have written (new) weights
             });
-    loadSettings();
-    updateStudent();
-    selectTrack(-1);
 }
 
 void CapturePage::loadSettings()

@@ -8,11 +8,13 @@
 
 class QCheckBox;
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace edgetrain::ui {
 
@@ -36,6 +38,11 @@ public:
     QLabel *studentSpeed() const { return m_studentSpeed; }
 
 private:
+    // The page's parts, made and connected once by the constructor.
+    QGroupBox *settingsBox();
+    QVBoxLayout *videoColumn();
+    void connectControls();
+    void connectWorkflow();
     void loadSettings();
     void storeSettings();
     void onLabels();

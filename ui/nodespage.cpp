@@ -34,6 +34,32 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
            "Pair them with the cluster key; add a node by address where multicast is blocked."),
         this));
 
+    auto *form = keyForm();
+    addRehearsalRow(form);
+    layout->addLayout(form);
+    addNodeTable(layout);
+    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
+    connect(&m_workflow->nodes(), &app::NodeRegistry::keyLoaded, this, [this](const QString &path) {
+        m_keyFile->setText(path); // also a lab's key, or a new one
+        showKey();
+        refresh();
+    });
+    connect(m_workflow, &app::Workflow::sessionChanged, this, [this] {
+        m_keyFile->setText(m_workflow->session().keyFile);
+        showKey();
+    });
+    m_keyFile->setText(m_workflow->session().keyFile);
+    showKey();
+    refresh();
+}
+
+void NodesPage::warn(const QString &text)
+{
+    QMessageBox::warning(this, tr("Nodes"), text);
+}
+
+QFormLayout *NodesPage::keyForm()
+{
     auto *form = new QFormLayout;
     auto keyRow = new QHBoxLayout;
     m_keyFile = new QLineEdit(this);
@@ -83,6 +109,40 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     addrRow->addWidget(addNode);
     form->addRow(tr("Add by address:"), addrRow);
 
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Cluster key file"),
+                                                       lastFolder(QStringLiteral("keys")));
+        if (f.isEmpty())
+            return;
+        m_keyFile->setText(f);
+        rememberFolder(QStringLiteral("keys"), QFileInfo(f).absolutePath());
+    });
+    connect(newKey, &QPushButton::clicked, this, &NodesPage::newClusterKey);
+    connect(setup, &QPushButton::clicked, this, &NodesPage::showDeviceSetup);
+    // A field and its button (or Return) hand the text to the workflow; a refusal is shown. An
+    // accepted address leaves its field; an accepted key stays and pairs the nodes found.
+    using Action = bool (app::NodeRegistry::*)(const QString &, QString *);
+    auto bind = [this](QLineEdit *field, QPushButton *button, Action action, bool isKey) {
+        auto run = [this, field, action, isKey] {
+            QString error;
+            if (!(m_workflow->nodes().*action)(field->text().trimmed(), &error))
+                return warn(error);
+            if (isKey)
+                m_workflow->nodes().pairAll();
+            else
+                field->clear();
+        };
+        connect(button, &QPushButton::clicked, this, run);
+        connect(field, &QLineEdit::returnPressed, this, run);
+    };
+    bind(m_keyFile, loadKey, &app::NodeRegistry::setKeyFile, true);
+    bind(m_probe, addProbe, &app::NodeRegistry::addProbe, false);
+    bind(m_address, addNode, &app::NodeRegistry::addNode, false);
+    return form;
+}
+
+void NodesPage::addRehearsalRow(QFormLayout *form)
+{
     // Rehearsal before a site visit: emulated devices on this machine (net/lab/edgelab.h).
     auto *labRow = new QHBoxLayout;
     // The devices and link of the last rehearsal are offered again (QSettings).
@@ -112,69 +172,6 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
     m_labState->setObjectName(QStringLiteral("labState"));
     m_labState->setWordWrap(true);
     form->addRow(QString(), m_labState);
-    layout->addLayout(form);
-
-    m_table = new QTableWidget(0, Columns, this);
-    m_table->setHorizontalHeaderLabels({tr("Name"), tr("Address"), tr("Arch"), tr("Cores"),
-                                        tr("RAM"), tr("Load"), tr("CPU %"), tr("Key"), tr("State"),
-                                        tr("Last seen")});
-    m_table->horizontalHeaderItem(Key)->setToolTip(
-        tr("The fingerprint of the key the node holds, as it says it (nodes before EdgeTrain "
-           "0.1 say nothing)"));
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(State, QHeaderView::Stretch);
-    m_table->setAlternatingRowColors(true);
-    layout->addWidget(m_table, 1);
-
-    auto *buttons = new QHBoxLayout;
-    auto *pair = new QPushButton(tr("Pair"), this);
-    auto *pairAll = new QPushButton(tr("Pair all"), this);
-    auto *forget = new QPushButton(tr("Forget"), this);
-    pair->setToolTip(tr("Prove the cluster key to the selected node and watch its metrics"));
-    buttons->addWidget(pair);
-    buttons->addWidget(pairAll);
-    buttons->addStretch(1);
-    buttons->addWidget(forget);
-    layout->addLayout(buttons);
-
-    auto warn = [this](const QString &text) { QMessageBox::warning(this, tr("Nodes"), text); };
-    connect(browse, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Cluster key file"),
-                                                       lastFolder(QStringLiteral("keys")));
-        if (f.isEmpty())
-            return;
-        m_keyFile->setText(f);
-        rememberFolder(QStringLiteral("keys"), QFileInfo(f).absolutePath());
-    });
-    connect(newKey, &QPushButton::clicked, this, &NodesPage::newClusterKey);
-    connect(setup, &QPushButton::clicked, this, &NodesPage::showDeviceSetup);
-    // A field and its button (or Return) hand the text to the workflow; a refusal is shown. An
-    // accepted address leaves its field; an accepted key stays and pairs the nodes found.
-    using Action = bool (app::NodeRegistry::*)(const QString &, QString *);
-    auto bind = [this, warn](QLineEdit *field, QPushButton *button, Action action, bool isKey) {
-        auto run = [this, warn, field, action, isKey] {
-            QString error;
-            if (!(m_workflow->nodes().*action)(field->text().trimmed(), &error))
-                return warn(error);
-            if (isKey)
-                m_workflow->nodes().pairAll();
-            else
-                field->clear();
-        };
-        connect(button, &QPushButton::clicked, this, run);
-        connect(field, &QLineEdit::returnPressed, this, run);
-    };
-    bind(m_keyFile, loadKey, &app::NodeRegistry::setKeyFile, true);
-    bind(m_probe, addProbe, &app::NodeRegistry::addProbe, false);
-    bind(m_address, addNode, &app::NodeRegistry::addNode, false);
-    connect(pair, &QPushButton::clicked, this, [this] { m_workflow->nodes().pair(selectedKey()); });
-    connect(pairAll, &QPushButton::clicked, &m_workflow->nodes(), &app::NodeRegistry::pairAll);
-    connect(forget, &QPushButton::clicked, this,
-            [this] { m_workflow->nodes().forget(selectedKey()); });
     app::LabControl &lab = m_workflow->lab();
     connect(m_labButton, &QPushButton::clicked, this, [this, &lab] {
         if (lab.busy())
@@ -210,25 +207,47 @@ NodesPage::NodesPage(app::Workflow *workflow, QWidget *parent)
         showLab();
         m_labState->setText(tr("The rehearsal lab was taken down."));
     });
-    connect(&lab, &app::LabControl::failed, this, [this, showLab, warn](const QString &m) {
+    connect(&lab, &app::LabControl::failed, this, [this, showLab](const QString &m) {
         showLab();
         m_labState->setText(m);
         warn(m);
     });
     showLab();
-    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &NodesPage::refresh);
-    connect(&m_workflow->nodes(), &app::NodeRegistry::keyLoaded, this, [this](const QString &path) {
-        m_keyFile->setText(path); // also a lab's key, or a new one
-        showKey();
-        refresh();
-    });
-    connect(m_workflow, &app::Workflow::sessionChanged, this, [this] {
-        m_keyFile->setText(m_workflow->session().keyFile);
-        showKey();
-    });
-    m_keyFile->setText(m_workflow->session().keyFile);
-    showKey();
-    refresh();
+}
+
+void NodesPage::addNodeTable(QVBoxLayout *layout)
+{
+    m_table = new QTableWidget(0, Columns, this);
+    m_table->setHorizontalHeaderLabels({tr("Name"), tr("Address"), tr("Arch"), tr("Cores"),
+                                        tr("RAM"), tr("Load"), tr("CPU %"), tr("Key"), tr("State"),
+                                        tr("Last seen")});
+    m_table->horizontalHeaderItem(Key)->setToolTip(
+        tr("The fingerprint of the key the node holds, as it says it (nodes before EdgeTrain "
+           "0.1 say nothing)"));
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(State, QHeaderView::Stretch);
+    m_table->setAlternatingRowColors(true);
+    layout->addWidget(m_table, 1);
+
+    auto *buttons = new QHBoxLayout;
+    auto *pair = new QPushButton(tr("Pair"), this);
+    auto *pairAll = new QPushButton(tr("Pair all"), this);
+    auto *forget = new QPushButton(tr("Forget"), this);
+    pair->setToolTip(tr("Prove the cluster key to the selected node and watch its metrics"));
+    buttons->addWidget(pair);
+    buttons->addWidget(pairAll);
+    buttons->addStretch(1);
+    buttons->addWidget(forget);
+    layout->addLayout(buttons);
+
+    connect(pair, &QPushButton::clicked, this, [this] { m_workflow->nodes().pair(selectedKey()); });
+    connect(pairAll, &QPushButton::clicked, &m_workflow->nodes(), &app::NodeRegistry::pairAll);
+    connect(forget, &QPushButton::clicked, this,
+            [this] { m_workflow->nodes().forget(selectedKey()); });
 }
 
 void NodesPage::showKey()

@@ -4,10 +4,12 @@
 
 #include <QWidget>
 
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace edgetrain::ui {
 
@@ -30,6 +32,11 @@ public:
     void startRehearsal();
 
 private:
+    // The page's parts, each made and connected once by the constructor.
+    QFormLayout *keyForm();
+    void addRehearsalRow(QFormLayout *form);
+    void addNodeTable(QVBoxLayout *layout);
+    void warn(const QString &text);
     void refresh();
     void showKey();
     QString selectedKey() const;

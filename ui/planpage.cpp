@@ -38,6 +38,34 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     layout->addLayout(columns, 1);
 
     auto *left = new QVBoxLayout;
+    left->addWidget(trainingBox());
+    left->addWidget(nodesBox());
+    QGroupBox *candidatesBox = this->candidatesBox();
+    left->addStretch(1);
+    columns->addLayout(left);
+
+    auto *right = new QVBoxLayout;
+    right->addWidget(memoryBox(), 1);
+    columns->addLayout(right, 1);
+    connectControls();
+    // Under both columns, the page's width: eight columns of figures.
+    candidatesBox->setMaximumHeight(250);
+    layout->addWidget(candidatesBox);
+    connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
+    connect(m_workflow, &app::Workflow::clusterPlanChanged, this, &PlanPage::showCandidates);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::showCandidates);
+    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
+    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
+    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
+        if (part == app::Settings::Plan && !m_storing)
+            loadSettings();
+    });
+    loadSettings();
+    showCandidates();
+}
+
+QGroupBox *PlanPage::trainingBox()
+{
     auto *training = new QGroupBox(tr("Training"), this);
     auto *form = new QFormLayout(training);
     m_model = new QComboBox(training);
@@ -75,7 +103,11 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     m_localSteps = new QSpinBox(training);
     m_localSteps->setRange(1, 10000);
     form->addRow(tr("Steps between averages:"), m_localSteps);
-    left->addWidget(training);
+    return training;
+}
+
+QGroupBox *PlanPage::nodesBox()
+{
     auto *nodesBox = new QGroupBox(tr("Devices taking part"), this);
     auto *nodesLayout = new QVBoxLayout(nodesBox);
     m_nodes = new QListWidget(nodesBox);
@@ -98,7 +130,11 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
            "measurement."));
     chooseRow->addWidget(m_objective, 1);
     nodesLayout->addLayout(chooseRow);
-    left->addWidget(nodesBox);
+    return nodesBox;
+}
+
+QGroupBox *PlanPage::candidatesBox()
+{
     // The planner's ranking: of the last comparison ("Compare now"), else of the last run that
     // let it choose: every candidate cluster with its predicted figures, the chosen (or best)
     // one marked, a run's measured training next to it.
@@ -130,10 +166,11 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     m_candidates->horizontalHeader()->setStretchLastSection(true);
     m_candidates->setToolTip(tr("Predicted for the whole job; click a heading to sort"));
     candidatesLayout->addWidget(m_candidates, 1);
-    left->addStretch(1);
-    columns->addLayout(left);
+    return candidatesBox;
+}
 
-    auto *right = new QVBoxLayout;
+QGroupBox *PlanPage::memoryBox()
+{
     auto *memoryBox = new QGroupBox(tr("Memory budget"), this);
     auto *mem = new QVBoxLayout(memoryBox);
     auto *row = new QHBoxLayout;
@@ -185,9 +222,11 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     m_chart = new MemoryChart(memoryBox);
     result->addWidget(m_chart, 1);
     mem->addLayout(result, 1);
-    right->addWidget(memoryBox, 1);
-    columns->addLayout(right, 1);
+    return memoryBox;
+}
 
+void PlanPage::connectControls()
+{
     auto changed = [this] {
         if (m_loading)
             return;
@@ -231,20 +270,6 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
         m_loading = false;
         onSlider();
     });
-    // Under both columns, the page's width: eight columns of figures.
-    candidatesBox->setMaximumHeight(250);
-    layout->addWidget(candidatesBox);
-    connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
-    connect(m_workflow, &app::Workflow::clusterPlanChanged, this, &PlanPage::showCandidates);
-    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::showCandidates);
-    connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
-    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
-    connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
-        if (part == app::Settings::Plan && !m_storing)
-            loadSettings();
-    });
-    loadSettings();
-    showCandidates();
 }
 
 namespace {

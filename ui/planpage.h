@@ -7,6 +7,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QListWidget;
 class QPushButton;
@@ -41,6 +42,12 @@ public:
     void replan();
 
 private:
+    // The page's parts, made once by the constructor.
+    QGroupBox *trainingBox();
+    QGroupBox *nodesBox();
+    QGroupBox *candidatesBox();
+    QGroupBox *memoryBox();
+    void connectControls();
     void loadSettings();
     void storeSettings();
     void store(const app::PlanSettings &p);

@@ -31,6 +31,34 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
            "draw the ones nobody found. The report measures every detector against these frames."),
         this));
 
+    QHBoxLayout *bar = toolBar();
+    addUndoButtons(bar);
+    layout->addLayout(bar);
+
+    auto *main = new QHBoxLayout;
+    m_list = new QListWidget(this);
+    m_list->setFixedWidth(210);
+    m_list->setFocusPolicy(Qt::NoFocus);
+    main->addWidget(m_list);
+    m_view = new TruthView(m_verification, this);
+    main->addWidget(m_view, 1);
+    layout->addLayout(main, 1);
+    m_info = new QLabel(this);
+    m_info->setWordWrap(true);
+    m_info->setText(
+        tr("Mouse: click a proposal to accept it · drag a box to move it · drag a handle "
+           "to resize · drag on empty space to draw. Keys: N/→ next, P/← previous, "
+           "A accept all, I ignore, Del delete, D done, Ctrl+Z undo, Ctrl+Shift+Z redo."));
+    m_info->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    layout->addWidget(m_info);
+
+    connectControls();
+    connectSources();
+    onSession();
+}
+
+QHBoxLayout *VerifyPage::toolBar()
+{
     auto *bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Frames to verify:"), this));
     m_count = new QSpinBox(this);
@@ -64,6 +92,11 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
                                     "neither required nor a false detection"));
     m_delete = button(tr("Delete (Del)"), tr("Delete the selected box"));
     m_done = button(tr("Done (D)"), tr("Mark the frame done and go on to the next one"));
+    return bar;
+}
+
+void VerifyPage::addUndoButtons(QHBoxLayout *bar)
+{
     m_undo = new QToolButton(this);
     m_redo = new QToolButton(this);
     // Fixed names on the buttons (the stack's own actions grow with the command's text); what
@@ -94,25 +127,10 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         b->setToolButtonStyle(Qt::ToolButtonTextOnly);
         bar->addWidget(b);
     }
-    layout->addLayout(bar);
+}
 
-    auto *main = new QHBoxLayout;
-    m_list = new QListWidget(this);
-    m_list->setFixedWidth(210);
-    m_list->setFocusPolicy(Qt::NoFocus);
-    main->addWidget(m_list);
-    m_view = new TruthView(m_verification, this);
-    main->addWidget(m_view, 1);
-    layout->addLayout(main, 1);
-    m_info = new QLabel(this);
-    m_info->setWordWrap(true);
-    m_info->setText(
-        tr("Mouse: click a proposal to accept it · drag a box to move it · drag a handle "
-           "to resize · drag on empty space to draw. Keys: N/→ next, P/← previous, "
-           "A accept all, I ignore, Del delete, D done, Ctrl+Z undo, Ctrl+Shift+Z redo."));
-    m_info->setStyleSheet(QStringLiteral("color: palette(mid);"));
-    layout->addWidget(m_info);
-
+void VerifyPage::connectControls()
+{
     connect(m_pick, &QPushButton::clicked, this, [this] {
         const auto labels = m_workflow->labels();
         const int frames = m_sourceFrames > 0 ? m_sourceFrames : labels ? labels->stats.frames : 0;
@@ -158,7 +176,10 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         showFrame(item->data(Qt::UserRole).toInt());
         m_view->setFocus();
     });
+}
 
+void VerifyPage::connectSources()
+{
     connect(&m_frames, &FrameLoader::frameReady, this, [this](int frame, const QImage &image) {
         if (frame != m_current)
             return; // the user moved on
@@ -191,7 +212,6 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
             onSession(); // another video: other frames
     });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &VerifyPage::updateProposals);
-    onSession();
 }
 
 void VerifyPage::onSession()

@@ -5,6 +5,7 @@
 
 #include <QWidget>
 
+class QHBoxLayout;
 class QLabel;
 class QListWidget;
 class QPushButton;
@@ -38,6 +39,11 @@ public:
     void showFrame(int frame);
 
 private:
+    // The page's parts, made and connected once by the constructor.
+    QHBoxLayout *toolBar();
+    void addUndoButtons(QHBoxLayout *bar);
+    void connectControls();
+    void connectSources(); // the frame loader, the truth and the session
     void onSession();
     void refresh();
     void step(int direction);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 
 namespace {
 
@@ -30,35 +31,8 @@ bool hasDisplay()
            !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-} // namespace
-
-/** The program; main() is its boundary for errors nothing below handled. */
-static int run(int argc, char **argv)
+void addOptions(QCommandLineParser &parser)
 {
-    // Decide before Qt starts: without a display, run offscreen.
-    bool headless = false;
-    for (int i = 1; i < argc; ++i)
-        headless |= std::string_view(argv[i]) == "--headless";
-    const bool display = hasDisplay();
-    if (headless || !display)
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    std::unique_ptr<QTemporaryDir> runtime;
-    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) { // Qt warns without a private one
-        runtime = std::make_unique<QTemporaryDir>();
-        QFile::setPermissions(runtime->path(),
-                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-        qputenv("XDG_RUNTIME_DIR", runtime->path().toLocal8Bit());
-    }
-
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("EdgeTrain"));
-    QApplication::setApplicationName(QStringLiteral("EdgeTrain"));
-    QApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/edgetrain.svg")));
-    // Desktops match the window to the installed desktop entry (and its icon) by this id.
-    QApplication::setDesktopFileName(QStringLiteral(EDGETRAIN_APP_ID));
-
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "EdgeTrain: train a student detector for one camera on the edge devices next to it."));
     parser.addHelpOption();
@@ -95,6 +69,87 @@ static int run(int argc, char **argv)
     parser.addOption({QStringLiteral("nodes"),
                       QStringLiteral("With --demo: how many local nodes (1-8)."),
                       QStringLiteral("N"), QStringLiteral("3")});
+}
+
+// Ctrl-C and SIGTERM close the window (or end the headless run) like the user would: the
+// handler only sets a flag (all a signal handler may safely do); a timer acts on it.
+void closeOnInterrupt(QTimer &poll)
+{
+    static std::atomic<bool> interrupted{false};
+    for (int sig : {SIGINT, SIGTERM})
+        std::signal(sig, [](int) { interrupted.store(true); });
+    QObject::connect(&poll, &QTimer::timeout, qApp, [] {
+        if (!interrupted.exchange(false))
+            return;
+        const auto windows = QApplication::topLevelWidgets();
+        bool any = false;
+        for (QWidget *w : windows)
+            if (w->isVisible()) {
+                w->close(); // stops a running job first
+                any = true;
+            }
+        if (!any)
+            QApplication::exit(130);
+    });
+    poll.start(200);
+}
+
+/** --autorun's step hook: show each step's page and, with --screenshots, save it once done. */
+std::function<void(int, bool)> showAndShoot(edgetrain::ui::MainWindow &window, const QString &shots)
+{
+    return [&window, shots](int step, bool done) {
+        using Window = edgetrain::ui::MainWindow;
+        // The demo's steps by number; the window has Verify between Dataset and Plan.
+        static const Window::Step pages[] = {Window::Nodes, Window::Capture, Window::Dataset,
+                                             Window::Plan,  Window::Train,   Window::Report};
+        window.showStep(pages[step]);
+        if (!done || shots.isEmpty())
+            return;
+        static const char *names[] = {"nodes", "capture", "dataset", "plan", "train", "report"};
+        // Give lists, galleries and charts a moment to fill and paint.
+        QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
+            window.showStep(pages[step]);
+            QApplication::processEvents();
+            window.grab().save(QStringLiteral("%1/%2-%3.png")
+                                   .arg(shots)
+                                   .arg(step + 1)
+                                   .arg(QLatin1String(names[step])));
+            if (step == 5)
+                QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
+        });
+    };
+}
+
+} // namespace
+
+/** The program; main() is its boundary for errors nothing below handled. */
+static int run(int argc, char **argv)
+{
+    // Decide before Qt starts: without a display, run offscreen.
+    bool headless = false;
+    for (int i = 1; i < argc; ++i)
+        headless |= std::string_view(argv[i]) == "--headless";
+    const bool display = hasDisplay();
+    if (headless || !display)
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    std::unique_ptr<QTemporaryDir> runtime;
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) { // Qt warns without a private one
+        runtime = std::make_unique<QTemporaryDir>();
+        QFile::setPermissions(runtime->path(),
+                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        qputenv("XDG_RUNTIME_DIR", runtime->path().toLocal8Bit());
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("EdgeTrain"));
+    QApplication::setApplicationName(QStringLiteral("EdgeTrain"));
+    QApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/edgetrain.svg")));
+    // Desktops match the window to the installed desktop entry (and its icon) by this id.
+    QApplication::setDesktopFileName(QStringLiteral(EDGETRAIN_APP_ID));
+
+    QCommandLineParser parser;
+    addOptions(parser);
     parser.process(app);
 
     const bool demo = parser.isSet(QStringLiteral("demo"));
@@ -137,26 +192,8 @@ static int run(int argc, char **argv)
             return 1;
         }
     }
-    // Ctrl-C and SIGTERM close the window (or end the headless run) like the user would: the
-    // handler only sets a flag (all a signal handler may safely do); a timer acts on it.
-    static std::atomic<bool> interrupted{false};
-    for (int sig : {SIGINT, SIGTERM})
-        std::signal(sig, [](int) { interrupted.store(true); });
     QTimer interruptPoll;
-    QObject::connect(&interruptPoll, &QTimer::timeout, &app, [] {
-        if (!interrupted.exchange(false))
-            return;
-        const auto windows = QApplication::topLevelWidgets();
-        bool any = false;
-        for (QWidget *w : windows)
-            if (w->isVisible()) {
-                w->close(); // stops a running job first
-                any = true;
-            }
-        if (!any)
-            QApplication::exit(130);
-    });
-    interruptPoll.start(200);
+    closeOnInterrupt(interruptPoll);
 
     if (demo && (headless || !display)) {
         if (!display && !headless)
@@ -196,27 +233,7 @@ static int run(int argc, char **argv)
         const QString shots = parser.value(QStringLiteral("screenshots"));
         if (!shots.isEmpty())
             QDir().mkpath(shots);
-        autorun->setStepHook([&window, shots](int step, bool done) {
-            using Window = edgetrain::ui::MainWindow;
-            // The demo's steps by number; the window has Verify between Dataset and Plan.
-            static const Window::Step pages[] = {Window::Nodes, Window::Capture, Window::Dataset,
-                                                 Window::Plan,  Window::Train,   Window::Report};
-            window.showStep(pages[step]);
-            if (!done || shots.isEmpty())
-                return;
-            static const char *names[] = {"nodes", "capture", "dataset", "plan", "train", "report"};
-            // Give lists, galleries and charts a moment to fill and paint.
-            QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
-                window.showStep(pages[step]);
-                QApplication::processEvents();
-                window.grab().save(QStringLiteral("%1/%2-%3.png")
-                                       .arg(shots)
-                                       .arg(step + 1)
-                                       .arg(QLatin1String(names[step])));
-                if (step == 5)
-                    QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
-            });
-        });
+        autorun->setStepHook(showAndShoot(window, shots));
         QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app,
                          [](int status) {
                              if (status != 0)
