@@ -58,6 +58,7 @@ core::Json nodeJson(const net::LabNode &n)
     j.set("cpu_cores", n.cpu_cores).set("cpu_quota_cores", n.cpu_quota_cores);
     j.set("measured_cores", n.measured_cores).set("memory_limit_bytes", n.memory_limit_bytes);
     j.set("link_bits_per_second", n.link_bits_per_second);
+    j.set("kernels", n.kernels.isEmpty() ? std::string("default") : n.kernels.toStdString());
     return j;
 }
 

@@ -48,6 +48,7 @@ core::Json nodeJson(const LabNode &n)
     j.set("cpu_cgroup", n.cpu_cgroup.toStdString());
     j.set("memory_cgroup", n.memory_cgroup.toStdString());
     j.set("log", n.log.toStdString());
+    j.set("kernels", n.kernels.toStdString());
     return j;
 }
 
@@ -265,9 +266,17 @@ LabState LabState::fromJson(const core::Json &j, const std::string &source)
             if (!g.isEmpty() && !group.match(g).hasMatch())
                 refuse("cpu_cgroup/memory_cgroup", g);
         n.log = str(e, "log");
+        n.kernels = str(e, "kernels");
         s.nodes.push_back(std::move(n));
     }
     return s;
+}
+
+QStringList EdgeLab::boardKernels(const core::DeviceProfile &profile)
+{
+    if (profile.arch == "x86_64" || profile.arch == "amd64")
+        return {};
+    return {QStringLiteral("EDGETRAIN_GEMM=eigen"), QStringLiteral("EDGETRAIN_CONV=im2col")};
 }
 
 double EdgeLab::calibrate()

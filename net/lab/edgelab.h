@@ -62,6 +62,9 @@ struct LabNode
     std::int64_t link_bits_per_second = 0; // shaped rate (0: not shaped)
     QString cpu_cgroup, memory_cgroup;     // the cgroup folders (empty: none)
     QString log;                           // its stderr
+    /** The GEMM and convolution kernels it trains on where they are not this machine's
+     *  default: "eigen, im2col" for a board oneDNN is not built for (EdgeLab::boardKernels). */
+    QString kernels;
 };
 
 /** A lab as `lab up` left it: everything `lab down` must remove, in DIR/lab.json. */
@@ -103,7 +106,8 @@ struct LabNodeStatus
  * with tc netem (rate, delay, loss, both directions), its CPU limited by a cgroup quota to the
  * device's speed relative to this machine (measured: EdgeLab::calibrate times the engine's GEMM
  * here; the profile gives the device's), its memory limited by a cgroup to the device's RAM
- * less what its OS keeps, and its name and reported device facts those of the profile.
+ * less what its OS keeps, its GEMM and convolution kernels those the board runs
+ * (boardKernels), and its name and reported device facts those of the profile.
  *
  * Needs root, iproute2 (ip, tc) and cgroups (v1 cpu + memory, or v2); what is missing is said
  * in LabState::not_emulated and the lab falls back to plain local nodes on 127.0.0.1.
@@ -141,6 +145,13 @@ public:
     /** Where a lab lives unless told: /run/edgetrain-lab for root (not a folder every user may
      *  write to), $XDG_RUNTIME_DIR/edgetrain-lab or /tmp/edgetrain-lab-UID otherwise. */
     static QString defaultFolder();
+    /** The environment that makes a device's edgetrain-node train on the kernels the board
+     *  itself runs (EDGETRAIN_GEMM, EDGETRAIN_CONV; core/gemm.h, core/conv2d.h). oneDNN is
+     *  built for x86-64 alone (Debian ships libdnnl for amd64 only), so a board of any other
+     *  arch trains on the portable path, Eigen's GEMM and im2col convolutions, and an emulated
+     *  one on oneDNN would be faster than the board. Empty for an x86-64 profile: this
+     *  machine's default kernels. */
+    static QStringList boardKernels(const core::DeviceProfile &profile);
     /** "100mbit", "1gbit", "94.4mbit", "500kbit", "2000000" -> bits per second (1 kbit/s to
      *  1000 Gbit/s, locale-free). Throws core::SpecError naming the text. */
     static std::int64_t parseRate(const QString &text);

@@ -77,7 +77,8 @@ private:
     void makeNetwork(LabNode &n);
     void makeCgroups(LabNode &n, const core::DeviceProfile &profile, QStringList &procs);
     void checkQuota(LabNode &n, int threads, const QStringList &procs);
-    void startNode(LabNode &n, const QStringList &args, const QStringList &procs);
+    void startNode(LabNode &n, const QStringList &args, const QStringList &procs,
+                   const QStringList &environment);
     void writeQuota(const LabNode &n, double cores) const;
 
     const LabOptions &m_o;
@@ -299,12 +300,13 @@ void LabBuilder::checkQuota(LabNode &n, int threads, const QStringList &procs)
             .arg(n.measured_cores, 0, 'f', 4));
 }
 
-void LabBuilder::startNode(LabNode &n, const QStringList &args, const QStringList &procs)
+void LabBuilder::startNode(LabNode &n, const QStringList &args, const QStringList &procs,
+                           const QStringList &environment)
 {
     checkStop();
     const QString portFile =
         m_lab.dir + QStringLiteral("/logs/") + n.name + QStringLiteral(".port");
-    n.pid = spawn(m_o.node_program, args, n.netns, procs, n.log, portFile);
+    n.pid = spawn(m_o.node_program, args, n.netns, procs, n.log, portFile, environment);
     n.start_time = startTime(n.pid);
     m_lab.nodes.back() = n;
     m_lab.save();
@@ -391,7 +393,17 @@ void LabBuilder::makeNode(const core::DeviceProfile &profile, int number)
              << QStringLiteral("--no-multicast");
         m_lab.nodes.back() = n;
     }
-    startNode(n, args, procs);
+    // The quota check above ran on this machine's default kernels, as its unlimited reference
+    // did; the node trains on the board's.
+    const QStringList kernels = EdgeLab::boardKernels(profile);
+    if (!kernels.isEmpty()) {
+        n.kernels = QStringLiteral("eigen, im2col");
+        say(QStringLiteral("%1: %2 profile — trains on the portable kernels (Eigen GEMM, im2col) "
+                           "as the board would")
+                .arg(n.name, profile.arch == "aarch64" ? QStringLiteral("arm64")
+                                                       : QString::fromStdString(profile.arch)));
+    }
+    startNode(n, args, procs, kernels);
 }
 
 LabState LabBuilder::build()

@@ -163,7 +163,8 @@ bool isOurNode(qint64 pid, qint64 start)
 }
 
 qint64 spawn(const QString &program, const QStringList &args, const QString &netns,
-             const QStringList &procsFiles, const QString &logPath, const QString &outPath)
+             const QStringList &procsFiles, const QString &logPath, const QString &outPath,
+             const QStringList &environment)
 {
     // Everything the child needs is made here: between fork and exec only async-signal-safe
     // calls (open, write, setns, dup2, sigprocmask, execve).
@@ -174,14 +175,22 @@ qint64 spawn(const QString &program, const QStringList &args, const QString &net
     for (QByteArray &a : argBytes)
         argv.push_back(a.data());
     argv.push_back(nullptr);
+    // OpenMP threads that spin while they wait would burn a CPU quota doing nothing.
+    const QStringList set =
+        QStringList{QStringLiteral("OMP_WAIT_POLICY=PASSIVE"), QStringLiteral("GOMP_SPINCOUNT=0")} +
+        environment;
+    auto isSet = [&](const QString &entry) {
+        return std::any_of(set.begin(), set.end(), [&](const QString &s) {
+            const qsizetype eq = s.indexOf(QLatin1Char('='));
+            return eq > 0 && entry.startsWith(s.left(eq + 1));
+        });
+    };
     std::vector<QByteArray> envBytes;
     for (const QString &e : QProcess::systemEnvironment())
-        if (!e.startsWith(QLatin1String("OMP_WAIT_POLICY=")) &&
-            !e.startsWith(QLatin1String("GOMP_SPINCOUNT=")))
+        if (!isSet(e))
             envBytes.push_back(e.toLocal8Bit());
-    // OpenMP threads that spin while they wait would burn a CPU quota doing nothing.
-    envBytes.emplace_back("OMP_WAIT_POLICY=PASSIVE");
-    envBytes.emplace_back("GOMP_SPINCOUNT=0");
+    for (const QString &e : set)
+        envBytes.push_back(e.toLocal8Bit());
     std::vector<char *> envp;
     for (QByteArray &e : envBytes)
         envp.push_back(e.data());

@@ -49,11 +49,13 @@ bool isOurNode(qint64 pid, qint64 start);
  * Starts `program` detached (its own session: it outlives the caller) in the network namespace
  * `netns` (empty: this one) and the cgroups whose `cgroup.procs` files are given, stdin from
  * /dev/null, stdout to `outPath`, stderr appended to `logPath`, with an empty signal mask and
- * no other descriptor of the caller. Returns its pid; throws with the step that failed and the
+ * no other descriptor of the caller, and this process's environment with `environment`'s
+ * NAME=value entries set over it. Returns its pid; throws with the step that failed and the
  * system's reason. The child is reaped when it ends.
  */
 qint64 spawn(const QString &program, const QStringList &args, const QString &netns,
-             const QStringList &procsFiles, const QString &logPath, const QString &outPath);
+             const QStringList &procsFiles, const QString &logPath, const QString &outPath,
+             const QStringList &environment = {});
 
 /** tc arguments for a link: netem with rate, delay, loss and a queue of ~100 ms at the rate. */
 QStringList netemArgs(std::int64_t bitsPerSecond, double delayMs, double lossPercent);

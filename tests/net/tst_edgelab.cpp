@@ -3,8 +3,11 @@
 // local nodes; and lab down leaving nothing behind. The speed of the emulation (step time and
 // link rate against the profile) is measured in tests/benchmarks/lab_check.sh, not here.
 
+#include "core/conv2d.h"
 #include "core/error.h"
+#include "core/gemm.h"
 #include "net/lab/edgelab.h"
+#include "net/lab/labsystem.h"
 #include "net/planner/deviceprofiles.h"
 #include "net/protocol/controlclient.h"
 #include "net/protocol/keyfile.h"
@@ -49,6 +52,23 @@ bool alive(qint64 pid)
     return !stat.isEmpty() && !(close > 0 && stat.at(close + 2) == 'Z');
 }
 
+/** The environment a process was started with (NAME=value entries). */
+QList<QByteArray> environmentOf(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/environ").arg(pid));
+    return f.open(QIODevice::ReadOnly) ? f.readAll().split('\0') : QList<QByteArray>();
+}
+
+/** Whether a node trains on the board's portable kernels: the lab says so and its process was
+ *  started with them. */
+bool onPortableKernels(const LabNode &n)
+{
+    const QList<QByteArray> env = environmentOf(n.pid);
+    return n.kernels == QLatin1String("eigen, im2col") &&
+           env.contains(QByteArrayLiteral("EDGETRAIN_GEMM=eigen")) &&
+           env.contains(QByteArrayLiteral("EDGETRAIN_CONV=im2col"));
+}
+
 /** Everything on this machine whose name carries the lab's id. */
 QStringList leftovers(const QString &id)
 {
@@ -76,6 +96,8 @@ class TestEdgeLab : public QObject
 private Q_SLOTS:
     void profilesByIdAliasAndFile();
     void devicesListParsed();
+    void boardKernelsByArch();
+    void spawnSetsTheEnvironment();
     void emulatedDevicesUpAndDown();
     void timeScaleFitsTheLabIntoThisMachine();
     void secondLabInTheSameFolderRefused();
@@ -165,6 +187,43 @@ void TestEdgeLab::devicesListParsed()
         QVERIFY_THROWS_EXCEPTION(core::SpecError, EdgeLab::parseDevices(QLatin1String(bad)));
 }
 
+void TestEdgeLab::boardKernelsByArch()
+{
+    // An arm64 board has no oneDNN (Debian builds it for amd64 alone): its node is told to
+    // train on the portable kernels, in words core reads as Eigen's GEMM and im2col.
+    const QStringList arm = EdgeLab::boardKernels(DeviceProfiles::find(QStringLiteral("pi4")));
+    QCOMPARE(arm, (QStringList{QStringLiteral("EDGETRAIN_GEMM=eigen"),
+                               QStringLiteral("EDGETRAIN_CONV=im2col")}));
+    QCOMPARE(core::parseGemmBackend(arm[0].section(QLatin1Char('='), 1).toStdString()),
+             core::GemmBackend::Eigen);
+    QCOMPARE(core::parseConvBackend(arm[1].section(QLatin1Char('='), 1).toStdString()),
+             core::ConvBackend::Im2col);
+    for (const char *id : {"pi3b", "pi5-8gb", "jetson-nano"})
+        QCOMPARE(EdgeLab::boardKernels(DeviceProfiles::find(QLatin1String(id))), arm);
+    // An x86-64 device keeps this machine's default (oneDNN where it is built in).
+    QCOMPARE(EdgeLab::boardKernels(DeviceProfiles::find(QStringLiteral("laptop"))), QStringList());
+}
+
+void TestEdgeLab::spawnSetsTheEnvironment()
+{
+    // What the lab asks for wins over what this process has (a user's EDGETRAIN_GEMM=dnnl
+    // would otherwise reach an arm64 node), and each name is there once.
+    qputenv("EDGETRAIN_GEMM", "dnnl");
+    const QString out = m_dir.filePath(QStringLiteral("env.out"));
+    const qint64 pid = LabSystem::spawn(
+        QStringLiteral("/usr/bin/env"), {}, QString(), {},
+        m_dir.filePath(QStringLiteral("env.log")), out,
+        {QStringLiteral("EDGETRAIN_GEMM=eigen"), QStringLiteral("EDGETRAIN_CONV=im2col")});
+    qunsetenv("EDGETRAIN_GEMM");
+    QTRY_VERIFY_WITH_TIMEOUT(LabSystem::startTime(pid) == 0, 5000);
+    const QList<QByteArray> lines = readAll(out).split('\n');
+    QCOMPARE(lines.count(QByteArrayLiteral("EDGETRAIN_GEMM=eigen")), 1);
+    QCOMPARE(lines.count(QByteArrayLiteral("EDGETRAIN_CONV=im2col")), 1);
+    QVERIFY(!lines.contains(QByteArrayLiteral("EDGETRAIN_GEMM=dnnl")));
+    QCOMPARE(lines.count(QByteArrayLiteral("OMP_WAIT_POLICY=PASSIVE")), 1);
+    QVERIFY(lines.contains(QByteArray("PATH=") + qgetenv("PATH"))); // the rest is inherited
+}
+
 void TestEdgeLab::emulatedDevicesUpAndDown()
 {
     requireRoot();
@@ -252,6 +311,7 @@ void TestEdgeLab::emulatedDevicesUpAndDown()
     for (const LabNode &node : lab.nodes) {
         const LabNodeStatus s = EdgeLab::status(node);
         QVERIFY(s.running && s.answering);
+        QVERIFY2(onPortableKernels(node), qPrintable(node.name));
     }
     const QStringList removed = EdgeLab::down(dir);
     QVERIFY2(removed.size() >= 5, qPrintable(removed.join(QLatin1Char('\n'))));
@@ -384,13 +444,25 @@ void TestEdgeLab::labStateRefusesForeignNames()
 void TestEdgeLab::withoutEmulationPlainLocalNodes()
 {
     const QString dir = m_dir.filePath(QStringLiteral("plain"));
-    LabOptions o = options(dir, QStringLiteral("pi3:2"));
+    LabOptions o = options(dir, QStringLiteral("pi3:2,laptop:1"));
     o.emulate = false;
-    const LabState lab = EdgeLab::up(o);
+    QStringList said;
+    const LabState lab = EdgeLab::up(o, [&](const QString &line) { said << line; });
     QVERIFY(lab.not_emulated.join(QLatin1Char(' ')).contains(QLatin1String("plain local nodes")));
-    QCOMPARE(int(lab.nodes.size()), 2);
+    QCOMPARE(int(lab.nodes.size()), 3);
     QVERIFY(lab.bridge.isEmpty());
     QVERIFY(lab.nodes[0].port != lab.nodes[1].port);
+    // The Pis train on the board's kernels, and lab up says so; the laptop on this machine's.
+    for (const char *pi : {"pi3b-1", "pi3b-2"})
+        QVERIFY2(said.contains(QLatin1String(pi) +
+                               QStringLiteral(": arm64 profile — trains on the portable kernels "
+                                              "(Eigen GEMM, im2col) as the board would")),
+                 qPrintable(said.join(QLatin1Char('\n'))));
+    QVERIFY(onPortableKernels(lab.nodes[0]) && onPortableKernels(lab.nodes[1]));
+    QCOMPARE(lab.nodes[2].name, QStringLiteral("laptop-i5-8250u-1"));
+    QVERIFY(lab.nodes[2].kernels.isEmpty());
+    QVERIFY(!environmentOf(lab.nodes[2].pid).contains(QByteArrayLiteral("EDGETRAIN_GEMM=eigen")));
+    QCOMPARE(EdgeLab::read(dir).nodes[1].kernels, lab.nodes[1].kernels); // kept in lab.json
     QByteArray key;
     QString error;
     QVERIFY(readKeyFile(lab.key_file, &key, &error));
@@ -402,7 +474,7 @@ void TestEdgeLab::withoutEmulationPlainLocalNodes()
         client.connectToNode();
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 10000);
         QCOMPARE(client.node().name, n.name);
-        QCOMPARE(client.node().device_profile, QStringLiteral("pi3b"));
+        QCOMPARE(client.node().device_profile, n.profile_id);
         client.close();
     }
     EdgeLab::down(dir);
