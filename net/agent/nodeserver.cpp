@@ -1,8 +1,9 @@
 #include "net/agent/nodeserver.h"
 
 #include "core/parallel.h"
-#include "net/protocol/cborfield.h"
 #include "net/protocol/keyfile.h"
+#include "net/protocol/messages/handshake.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 #include "net/training/shipment.h"
 
@@ -205,7 +206,7 @@ void NodeServer::drop(Session *s)
 
 void NodeServer::refuse(Session *s, const QString &reason)
 {
-    s->channel->send(Message::Refused, QCborMap{{QStringLiteral("reason"), reason}});
+    s->channel->send(Message::Refused, Refused{reason}.toCbor());
     s->channel->close(reason);
 }
 
@@ -228,23 +229,22 @@ void NodeServer::onFrame(Session *s, const Frame &frame)
 
 void NodeServer::handleHello(Session *s, const Frame &frame)
 {
-    const QByteArray nonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
+    const QByteArray nonce = Hello::fromCbor(frame.body).nonce;
     if (nonce.size() != Handshake::kNonceBytes)
         return refuse(s,
                       QStringLiteral("hello without a %1-byte nonce").arg(Handshake::kNonceBytes));
     s->clientNonce = nonce;
     s->serverNonce = randomBytes(Handshake::kNonceBytes);
-    QCborMap body;
-    body.insert(QStringLiteral("nonce"), s->serverNonce);
-    body.insert(QStringLiteral("proof"),
-                Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce));
-    s->channel->send(Message::Challenge, body);
+    const Challenge challenge{
+        s->serverNonce,
+        Handshake::serverProof(m_options.cluster_key, s->clientNonce, s->serverNonce)};
+    s->channel->send(Message::Challenge, challenge.toCbor());
     s->state = Session::State::AwaitAuth;
 }
 
 void NodeServer::handleAuth(Session *s, const Frame &frame)
 {
-    const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
+    const QByteArray proof = Auth::fromCbor(frame.body).proof;
     if (!constantTimeEquals(
             proof, Handshake::clientProof(m_options.cluster_key, s->clientNonce, s->serverNonce)))
         return refuse(s, QStringLiteral("the peer did not prove the cluster key"));
@@ -253,9 +253,9 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
     s->state = Session::State::Ready;
     s->handshakeTimer.stop();
     qCInfo(lcNode).noquote() << "session" << s->channel->peer() << "authenticated";
-    QCborMap body = m_info.withCapabilities();
-    body.insert(QStringLiteral("load"), m_sampler.sample().load1);
-    s->channel->send(Message::Welcome, body);
+    NodeInfo welcome = m_info;
+    welcome.load = m_sampler.sample().load1;
+    s->channel->send(Message::Welcome, welcome.withCapabilities());
 }
 
 void NodeServer::handleRequest(Session *s, const Frame &frame)
@@ -283,22 +283,21 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
         qCWarning(lcNode).noquote() << "session" << s->channel->peer()
                                     << "sent unknown message type" << frame.type.left(32);
         s->channel->send(
-            QStringLiteral("error"),
-            QCborMap{{QStringLiteral("message"),
-                      QStringLiteral("unknown message type '%1'").arg(frame.type.left(32))}});
+            Message::Error,
+            Failure{QStringLiteral("unknown message type '%1'").arg(frame.type.left(32))}.toCbor());
     }
 }
 
 void NodeServer::handleDataChunk(Session *s, const Frame &frame)
 {
-    if (cborInteger(frame.body.value(QStringLiteral("index")), -1) == 0)
+    if (ShipmentChunk::fromCbor(frame.body).index == 0)
         s->shipment = std::make_unique<ShipmentAssembler>();
     QString error;
     if (!s->shipment || !s->shipment->add(frame.body, &error)) {
         if (error.isEmpty())
             error = QStringLiteral("data chunk without a shipment header");
         qCWarning(lcNode).noquote() << "session" << s->channel->peer() << "-" << error;
-        s->channel->send(Message::DataRefused, QCborMap{{QStringLiteral("message"), error}});
+        s->channel->send(Message::DataRefused, Failure{error}.toCbor());
         s->shipment.reset();
         return;
     }
@@ -316,10 +315,9 @@ void NodeServer::handleDataChunk(Session *s, const Frame &frame)
         while (m_shipments.size() >= kKeptShipments)
             m_shipments.erase(m_shipments.begin());
         m_shipments.emplace_back(id, std::move(data));
-        s->channel->send(Message::DataReceived, QCborMap{{QStringLiteral("id"), id}});
+        s->channel->send(Message::DataReceived, Receipt{id}.toCbor());
     } catch (const std::exception &e) {
-        s->channel->send(Message::DataRefused,
-                         QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+        s->channel->send(Message::DataRefused, Failure{QString::fromUtf8(e.what())}.toCbor());
     }
     s->shipment.reset();
 }
@@ -337,11 +335,11 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     reapJob();
     auto refuseJob = [&](const QString &message) {
         qCWarning(lcNode).noquote() << "job from" << s->channel->peer() << "refused:" << message;
-        s->channel->send(Message::JobRefused, QCborMap{{QStringLiteral("message"), message}});
+        s->channel->send(Message::JobRefused, Failure{message}.toCbor());
     };
     if (m_job.worker) {
         const QString running = m_job.worker->status().job;
-        const QString id = frame.body.value(QStringLiteral("id")).toString();
+        const QString id = JobSpec::idOf(frame.body);
         if (m_job.owner != nullptr && (m_job.owner == s || id != running))
             return refuseJob(QStringLiteral("busy with job '%1'").arg(running));
         // Its coordinator is gone, or came back with the same job on a new session (it lost
@@ -351,8 +349,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
         m_job.owner = nullptr;
         if (m_pendingJob && m_pendingJob->session != s)
             m_pendingJob->session->channel->send(
-                Message::JobRefused,
-                QCborMap{{QStringLiteral("message"), QStringLiteral("replaced by a newer job")}});
+                Message::JobRefused, Failure{QStringLiteral("replaced by a newer job")}.toCbor());
         m_pendingJob = PendingJob{s, frame, {}};
         m_pendingJob->waiting.start();
         m_pendingJobTimer.start();
@@ -412,7 +409,7 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
     m_job.thread = std::thread([worker = m_job.worker.get()] { worker->run(); });
     qCInfo(lcNode).noquote() << "job" << job->id << "accepted from" << s->channel->peer() << "("
                              << modeName(job->mode) << ")";
-    s->channel->send(Message::JobAccepted, QCborMap{{QStringLiteral("id"), job->id}});
+    s->channel->send(Message::JobAccepted, Receipt{job->id}.toCbor());
 }
 
 void NodeServer::startPendingJob()
@@ -430,9 +427,9 @@ void NodeServer::startPendingJob()
         m_pendingJobTimer.stop();
         m_pendingJob->session->channel->send(
             Message::JobRefused,
-            QCborMap{{QStringLiteral("message"),
-                      QStringLiteral("busy with job '%1', which did not end within 60 s")
-                          .arg(m_job.worker->status().job)}});
+            Failure{QStringLiteral("busy with job '%1', which did not end within 60 s")
+                        .arg(m_job.worker->status().job)}
+                .toCbor());
         m_pendingJob.reset();
         return;
     }
@@ -444,13 +441,13 @@ void NodeServer::startPendingJob()
 
 void NodeServer::sendMetrics()
 {
-    const SystemSample sample = m_sampler.sample();
+    SystemSample sample = m_sampler.sample();
     if (!m_job.worker)
         m_lastSample = sample; // the device idle, for the planner's power figures
     m_info.load = sample.load1;
-    QCborMap body = sample.toCbor();
     if (m_job.worker)
-        body.insert(QStringLiteral("training"), m_job.worker->status().toCbor());
+        sample.training = m_job.worker->status().toCbor();
+    const QCborMap body = sample.toCbor();
     for (const auto &s : m_sessions)
         if (s->state == Session::State::Ready && s->subscribed &&
             s->channel->unsentBytes() <= m_options.max_unsent_metrics_bytes)
@@ -474,7 +471,7 @@ void NodeServer::onDatagrams()
         if (parseError.error != QCborError::NoError)
             continue;
         const QCborMap m = datagram.toMap();
-        if (m.value(QStringLiteral("kind")).toString() != QLatin1String("edgetrain-probe"))
+        if (!ProbeDatagram::isProbe(m))
             continue; // beacons of other nodes, or noise
         // Not an amplifier: an unpaired address gets no more bytes than it sent (probes are
         // padded to kProbeBytes), and no address more answers than the rate limits allow.

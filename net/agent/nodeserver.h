@@ -4,7 +4,7 @@
 #include "net/agent/systemsampler.h"
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/discovery.h"
-#include "net/protocol/nodeinfo.h"
+#include "net/protocol/messages/nodeinfo.h"
 #include "net/protocol/sourcelimiter.h"
 #include "net/training/joblink.h"
 #include "net/training/shipment.h"

@@ -1,5 +1,6 @@
 #include "net/protocol/controlclient.h"
 
+#include "net/protocol/messages/handshake.h"
 #include "net/protocol/nodeid.h"
 #include "net/protocol/protocol.h"
 
@@ -58,8 +59,7 @@ void ControlClient::connectToNode(std::chrono::milliseconds timeout)
     });
     connect(socket, &QTcpSocket::connected, this, [this] {
         m_nonce = randomBytes(Handshake::kNonceBytes);
-        m_channel->send(Message::Hello, QCborMap{{QStringLiteral("nonce"), m_nonce},
-                                                 {QStringLiteral("protocol"), Frame::kVersion}});
+        m_channel->send(Message::Hello, Hello{m_nonce, Frame::kVersion}.toCbor());
     });
     m_timeout.start(timeout);
     socket->connectToHost(m_host, m_port);
@@ -71,19 +71,18 @@ void ControlClient::onFrame(const Frame &frame)
         m_silence.start(); // alive
     if (frame.type == Message::Refused)
         return fail(QStringLiteral("%1 refused the connection: %2")
-                        .arg(address(), frame.body.value(QStringLiteral("reason")).toString()));
+                        .arg(address(), Refused::fromCbor(frame.body).reason));
     if (!m_ready && frame.type == Message::Challenge && !frame.authenticated &&
         !m_channel->hasSessionKey()) {
-        const QByteArray nodeNonce = frame.body.value(QStringLiteral("nonce")).toByteArray();
-        const QByteArray proof = frame.body.value(QStringLiteral("proof")).toByteArray();
+        const Challenge challenge = Challenge::fromCbor(frame.body);
+        const QByteArray &nodeNonce = challenge.nonce;
         if (nodeNonce.size() != Handshake::kNonceBytes ||
-            !constantTimeEquals(proof, Handshake::serverProof(m_key, m_nonce, nodeNonce)))
+            !constantTimeEquals(challenge.proof, Handshake::serverProof(m_key, m_nonce, nodeNonce)))
             return fail(
                 QStringLiteral("%1 does not hold the cluster key (wrong key file on one side?)")
                     .arg(address()));
-        m_channel->send(
-            Message::Auth,
-            QCborMap{{QStringLiteral("proof"), Handshake::clientProof(m_key, m_nonce, nodeNonce)}});
+        m_channel->send(Message::Auth,
+                        Auth{Handshake::clientProof(m_key, m_nonce, nodeNonce)}.toCbor());
         m_channel->setSessionKey(Handshake::sessionKey(m_key, m_nonce, nodeNonce));
         return;
     }
@@ -192,10 +191,7 @@ void NodeBrowser::probeNow()
     if (!m_socket)
         return;
     static const QByteArray probe =
-        QCborValue(QCborMap{{QStringLiteral("kind"), QStringLiteral("edgetrain-probe")},
-                            {QStringLiteral("protocol"), Frame::kVersion},
-                            {QStringLiteral("pad"), QByteArray(kProbeBytes, '\0')}})
-            .toCbor();
+        QCborValue(ProbeDatagram{Frame::kVersion}.toCbor(kProbeBytes)).toCbor();
     for (const Target &t : std::as_const(m_targets))
         m_socket->writeDatagram(probe, t.address, t.port);
 }

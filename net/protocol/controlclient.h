@@ -3,7 +3,7 @@
 #include "net/agent/systemsampler.h"
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/discovery.h"
-#include "net/protocol/nodeinfo.h"
+#include "net/protocol/messages/nodeinfo.h"
 
 #include <QObject>
 #include <QTimer>

@@ -8,27 +8,32 @@ namespace edgetrain::net {
  * The control protocol's vocabulary: every message type a frame (frame.h) carries, and the
  * actions the coordinator answers a worker's requests with. Both ends name them from here, so a
  * reader sees the whole protocol in one place and a typo is a compile error, not a message that
- * nobody handles. The bodies' fields are written and read where each message's content is
- * (JobSpec, NodeInfo, TrainingStatus, GroupSpec, SystemSample, and the coordinator's and
- * worker's epoch exchange).
+ * nobody handles. Each body is a struct in net/protocol/messages/ with its own CBOR read and
+ * write (named beside each type below); nothing else spells a field's name.
  */
 namespace Message {
-// Handshake (controlclient.cpp ↔ nodeserver.cpp): the client's nonce, the node's challenge, the
-// client's proof of the cluster key, the node's facts once the key is proven; a stranger's
-// frames are answered with `refused`.
+// Handshake (controlclient.cpp ↔ nodeserver.cpp): the client's nonce (Hello), the node's
+// challenge (Challenge), the client's proof of the cluster key (Auth), the node's facts once the
+// key is proven (NodeInfo::withCapabilities); a stranger's frames are answered with `refused`
+// (Refused). messages/handshake.h, messages/nodeinfo.h.
 inline constexpr QLatin1String Hello{"hello"};
 inline constexpr QLatin1String Challenge{"challenge"};
 inline constexpr QLatin1String Auth{"auth"};
 inline constexpr QLatin1String Welcome{"welcome"};
 inline constexpr QLatin1String Refused{"refused"};
-// Session upkeep: liveness, and the node's once-a-second readings (SystemSample).
+// Session upkeep: liveness (a pong echoes its ping's body), and the node's once-a-second
+// readings (SystemSample, messages/systemsample.h); `error` answers a type the node does not know
+// (Failure).
 inline constexpr QLatin1String Ping{"ping"};
 inline constexpr QLatin1String Pong{"pong"};
 inline constexpr QLatin1String Subscribe{"subscribe"};
 inline constexpr QLatin1String Unsubscribe{"unsubscribe"};
 inline constexpr QLatin1String Metrics{"metrics"};
-// A job (coordinator → node): shipped data first, then the JobSpec; the node accepts or refuses
-// each; `stop` ends the job; `reply` answers a worker's request (JobLink).
+inline constexpr QLatin1String Error{"error"};
+// A job (coordinator → node): shipped data first (ShipmentChunk), then the JobSpec; the node
+// accepts (Receipt) or refuses (Failure) each; `stop` (no body) ends the job; `reply` answers a
+// worker's request (JobLink; TrainingReply, WeightsReply, StoreReply, ExchangeProbeReply, each
+// with its RequestId). messages/jobspec.h, shipmentchunk.h, coordinatorreplies.h.
 inline constexpr QLatin1String DataChunk{"data_chunk"};
 inline constexpr QLatin1String DataReceived{"data_received"};
 inline constexpr QLatin1String DataRefused{"data_refused"};
@@ -37,9 +42,11 @@ inline constexpr QLatin1String JobAccepted{"job_accepted"};
 inline constexpr QLatin1String JobRefused{"job_refused"};
 inline constexpr QLatin1String Stop{"stop"};
 inline constexpr QLatin1String Reply{"reply"};
-// The worker (node → coordinator, through JobLink): ready to join, progress, the end of each
-// epoch and its validation, the parameter server's pull and push, the collectives' key-value
-// store, the model (the last epoch's and the best one's), the end of the job.
+// The worker (node → coordinator, through JobLink): ready to join (JobReady), progress
+// (TrainingStatus), the end of each epoch and its validation (EpochDone, EpochEval), the
+// parameter server's pull (no body) and push (GradientPush), the collectives' key-value store
+// (StoreRequest), the model, the last epoch's and the best one's (WeightsChunk), the end of the
+// job (JobDone, Failure). messages/workermessages.h, trainingstatus.h, storerequest.h.
 inline constexpr QLatin1String JobReady{"job_ready"};
 inline constexpr QLatin1String Progress{"progress"};
 inline constexpr QLatin1String EpochDone{"epoch_done"};
@@ -50,8 +57,8 @@ inline constexpr QLatin1String StoreSet{"store_set"};
 inline constexpr QLatin1String StoreGet{"store_get"};
 inline constexpr QLatin1String StoreWait{"store_wait"};
 // A profile asks the coordinator to host the other rank of a two-rank allreduce it times over
-// its link (the job's exchange_probe): {"prefix", "floats"}; the reply comes at once: {} (the
-// rank is queued) or {"error"} (refused). How the rank fared the coordinator logs.
+// its link (the job's exchange_probe; ExchangeProbeRequest); the reply comes at once
+// (ExchangeProbeReply: the rank is queued, or why not). How the rank fared the coordinator logs.
 inline constexpr QLatin1String ExchangeProbe{"exchange_probe"};
 inline constexpr QLatin1String CollectiveFailed{"collective_failed"};
 inline constexpr QLatin1String Weights{"weights"};
@@ -60,7 +67,8 @@ inline constexpr QLatin1String JobDone{"job_done"};
 inline constexpr QLatin1String JobFailed{"job_failed"};
 } // namespace Message
 
-/** The `action` field of the coordinator's replies: what the worker does next. */
+/** The `action` field of the coordinator's replies: what the worker does next. Superseded by
+ *  ReplyAction (messages/coordinatorreplies.h); goes once nothing reads replies by hand. */
 namespace Action {
 inline constexpr QLatin1String Field{"action"};
 inline constexpr QLatin1String Start{"start"};       // the group is formed: train

@@ -1,6 +1,6 @@
 #include "net/training/joblink.h"
 
-#include "net/protocol/cborfield.h"
+#include "net/protocol/messages/requestid.h"
 
 namespace edgetrain::net {
 
@@ -16,7 +16,7 @@ qint64 JobLink::send(const QString &type, QCborMap body)
         throw LinkError(m_closed.toStdString());
     const qint64 id = m_nextId++;
     m_waiting[id];
-    body.insert(QStringLiteral("request"), id);
+    RequestId::set(body, id);
     lock.unlock();
     m_sender(type, body);
     return id;
@@ -54,7 +54,7 @@ void JobLink::post(const QString &type, const QCborMap &body)
 
 bool JobLink::deliver(const QCborMap &reply)
 {
-    const qint64 id = cborInteger(reply.value(QStringLiteral("reply_to")), -1);
+    const qint64 id = RequestId::replyTo(reply);
     {
         std::lock_guard lock(m_mutex);
         const auto it = m_waiting.find(id);

@@ -26,8 +26,8 @@ public:
 /**
  * The thread-safe line between a node's training worker (its own thread, blocking calls) and the
  * coordinator's session (the event loop's thread). The worker makes requests and waits for the
- * matching reply; the session delivers replies as frames arrive. Requests carry an id
- * ("request") and replies name it ("reply_to"), so any number can be outstanding.
+ * matching reply; the session delivers replies as frames arrive. Requests carry an id and
+ * replies name it (RequestId), so any number can be outstanding.
  */
 class JobLink
 {

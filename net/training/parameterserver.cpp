@@ -10,27 +10,32 @@
 
 namespace edgetrain::net {
 
-bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
+bool readPush(const GradientPush &push, std::size_t gradientFloats, std::size_t bufferFloats,
               std::vector<float> &out)
 {
     out.resize(gradientFloats + bufferFloats);
-    if (body.contains(QLatin1String("gradient_bf16"))) {
-        const QByteArray buffers = body.value(QLatin1String("buffers")).toByteArray();
-        if (std::size_t(buffers.size()) != bufferFloats * sizeof(float) ||
-            !CompressedExchange::decode(body.value(QLatin1String("gradient_bf16")).toByteArray(),
-                                        out.data(), gradientFloats))
+    if (push.compressed) {
+        if (std::size_t(push.buffers.size()) != bufferFloats * sizeof(float) ||
+            !CompressedExchange::decode(push.gradient_bf16, out.data(), gradientFloats))
             return false;
         if (bufferFloats > 0)
-            std::memcpy(out.data() + gradientFloats, buffers.constData(),
-                        std::size_t(buffers.size()));
+            std::memcpy(out.data() + gradientFloats, push.buffers.constData(),
+                        std::size_t(push.buffers.size()));
         return true;
     }
-    const QByteArray all = body.value(QLatin1String("gradient")).toByteArray();
-    if (std::size_t(all.size()) != out.size() * sizeof(float))
+    if (std::size_t(push.gradient.size()) != out.size() * sizeof(float))
         return false;
     if (!out.empty())
-        std::memcpy(out.data(), all.constData(), std::size_t(all.size()));
+        std::memcpy(out.data(), push.gradient.constData(), std::size_t(push.gradient.size()));
     return true;
+}
+
+bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
+              std::vector<float> &out)
+{
+    QString error;
+    const auto push = GradientPush::fromCbor(body, &error);
+    return push && readPush(*push, gradientFloats, bufferFloats, out);
 }
 
 ParameterServer::ParameterServer(const core::ModelSpec &spec, std::uint64_t seed,

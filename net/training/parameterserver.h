@@ -3,6 +3,7 @@
 #include "core/model.h"
 #include "core/sgd.h"
 #include "core/weightaverage.h"
+#include "net/protocol/messages/workermessages.h"
 
 #include <QByteArray>
 #include <QCborMap>
@@ -20,6 +21,15 @@ class FlatState;
 
 namespace edgetrain::net {
 
+/** A gradient push as the parameter server takes it (GradientPush: bfloat16 gradients and
+ *  float32 buffers, or float32 both). Fills `out` with gradientFloats + bufferFloats values;
+ *  false if the push does not hold exactly that many. */
+bool readPush(const GradientPush &push, std::size_t gradientFloats, std::size_t bufferFloats,
+              std::vector<float> &out);
+/** readPush() of a "ps_push" body; false also if the body is not a GradientPush. */
+bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
+              std::vector<float> &out);
+
 /**
  * The async mode's parameter server, hosted by the coordinator: the canonical weights and the
  * optimizer. Workers pull the weights, push gradients computed on them, and get fresh weights
@@ -34,13 +44,6 @@ namespace edgetrain::net {
  *    round collapsed runs), divided by the push's staleness tau (the pushes applied since its
  *    worker pulled): a gradient of weights tau versions old moves them 1/tau as far.
  */
-/** A gradient push's body as the parameter server takes it: bfloat16 gradients and float32
- *  buffers ("gradient_bf16", "buffers") from a node that read the job's exchange, float32 both
- *  ("gradient") from an older one. Fills `out` with gradientFloats + bufferFloats values; false
- *  if the body does not hold exactly that many. */
-bool readPush(const QCborMap &body, std::size_t gradientFloats, std::size_t bufferFloats,
-              std::vector<float> &out);
-
 class ParameterServer
 {
 public:

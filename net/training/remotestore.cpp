@@ -1,25 +1,19 @@
 #include "net/training/remotestore.h"
 
-#include "net/protocol/protocol.h"
-
-#include <QCborArray>
 #include <gloo/common/error.h>
 
 namespace edgetrain::net {
 
-QCborMap RemoteStore::call(const QString &type, const QCborMap &body,
-                           std::chrono::milliseconds timeout)
+StoreReply RemoteStore::call(StoreRequest request, std::chrono::milliseconds timeout)
 {
     try {
         // The coordinator answers a get or wait when the keys exist, or with an error when its
         // own deadline passes; ours is a little later so its message is the one that arrives.
-        QCborMap withDeadline = body;
-        withDeadline.insert(QStringLiteral("timeout_ms"), qint64(timeout.count()));
-        const QCborMap reply =
-            m_link.request(type, withDeadline, timeout + std::chrono::seconds(2));
-        const QString error = reply.value(QStringLiteral("error")).toString();
-        if (!error.isEmpty())
-            throw gloo::IoException("rendezvous: " + error.toStdString());
+        request.timeout_ms = qint64(timeout.count());
+        const StoreReply reply = StoreReply::fromCbor(m_link.request(
+            request.messageType(), request.toCbor(), timeout + std::chrono::seconds(2)));
+        if (!reply.error.isEmpty())
+            throw gloo::IoException("rendezvous: " + reply.error.toStdString());
         return reply;
     } catch (const LinkError &e) {
         throw gloo::IoException(std::string("rendezvous: ") + e.what());
@@ -28,28 +22,30 @@ QCborMap RemoteStore::call(const QString &type, const QCborMap &body,
 
 void RemoteStore::set(const std::string &key, const std::vector<char> &data)
 {
-    call(Message::StoreSet,
-         QCborMap{{QStringLiteral("key"), QString::fromStdString(key)},
-                  {QStringLiteral("value"), QByteArray(data.data(), qsizetype(data.size()))}},
-         m_timeout);
+    StoreRequest r;
+    r.kind = StoreRequest::Kind::Set;
+    r.keys = QStringList{QString::fromStdString(key)};
+    r.value = QByteArray(data.data(), qsizetype(data.size()));
+    call(r, m_timeout);
 }
 
 std::vector<char> RemoteStore::get(const std::string &key)
 {
-    const QCborMap reply =
-        call(Message::StoreGet, QCborMap{{QStringLiteral("key"), QString::fromStdString(key)}},
-             m_timeout);
-    const QByteArray value = reply.value(QStringLiteral("value")).toByteArray();
+    StoreRequest r;
+    r.kind = StoreRequest::Kind::Get;
+    r.keys = QStringList{QString::fromStdString(key)};
+    const QByteArray value = call(r, m_timeout).value.value_or(QByteArray());
     return std::vector<char>(value.begin(), value.end());
 }
 
 void RemoteStore::wait(const std::vector<std::string> &keys,
                        const std::chrono::milliseconds &timeout)
 {
-    QCborArray list;
+    StoreRequest r;
+    r.kind = StoreRequest::Kind::Wait;
     for (const auto &k : keys)
-        list.append(QString::fromStdString(k));
-    call(Message::StoreWait, QCborMap{{QStringLiteral("keys"), list}}, timeout);
+        r.keys << QString::fromStdString(k);
+    call(r, timeout);
 }
 
 } // namespace edgetrain::net

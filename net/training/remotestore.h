@@ -1,5 +1,6 @@
 #pragma once
 
+#include "net/protocol/messages/storerequest.h"
 #include "net/training/joblink.h"
 
 #include <gloo/rendezvous/store.h>
@@ -25,7 +26,8 @@ public:
               const std::chrono::milliseconds &timeout) override;
 
 private:
-    QCborMap call(const QString &type, const QCborMap &body, std::chrono::milliseconds timeout);
+    /** Sends `request` with `timeout` as its deadline; its reply, or gloo::IoException. */
+    StoreReply call(StoreRequest request, std::chrono::milliseconds timeout);
 
     JobLink &m_link;
     std::chrono::milliseconds m_timeout;

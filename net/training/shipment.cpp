@@ -1,7 +1,6 @@
 #include "net/training/shipment.h"
 
 #include "core/error.h"
-#include "net/protocol/cborfield.h"
 
 #include <QCborArray>
 #include <QCryptographicHash>
@@ -63,48 +62,41 @@ QList<QCborMap> Shipment::chunks(const core::TensorDataset &data, const QString 
     std::memcpy(bytes.data(), paletted ? static_cast<const void *>(indices.data()) : images.data(),
                 imageBytes);
     std::memcpy(bytes.data() + imageBytes, labels.data(), labels.size() * sizeof(std::int32_t));
-    QCborArray shape;
+    ShipmentHeader header;
+    header.description = QString::fromStdString(data.description());
     const core::Shape sampleShape = data.sampleShape();
-    for (std::int64_t d : sampleShape.dims())
-        shape.append(qint64(d));
+    header.shape.assign(sampleShape.dims().begin(), sampleShape.dims().end());
+    header.classes = data.classCount();
+    header.label_width = data.labelWidth();
+    header.samples = data.size();
+    header.bytes = bytes.size();
+    if (paletted) {
+        header.encoding = QString::fromLatin1(kPalette8);
+        header.palette = QByteArray(reinterpret_cast<const char *>(distinct.data()),
+                                    qsizetype(distinct.size() * sizeof(float)));
+    }
     const int total = int((bytes.size() + chunkBytes - 1) / chunkBytes);
     QList<QCborMap> out;
     for (int i = 0; i < std::max(total, 1); ++i) {
-        const QByteArray piece = bytes.mid(qsizetype(i) * chunkBytes, chunkBytes);
-        QCborMap c{
-            {QStringLiteral("id"), id},
-            {QStringLiteral("index"), i},
-            {QStringLiteral("total"), std::max(total, 1)},
-            {QStringLiteral("sha256"), QCryptographicHash::hash(piece, QCryptographicHash::Sha256)},
-            {QStringLiteral("data"), piece}};
-        if (i == 0) {
-            QCborMap header{
-                {QStringLiteral("description"), QString::fromStdString(data.description())},
-                {QStringLiteral("shape"), shape},
-                {QStringLiteral("classes"), data.classCount()},
-                {QStringLiteral("label_width"), data.labelWidth()},
-                {QStringLiteral("samples"), qint64(data.size())},
-                {QStringLiteral("bytes"), qint64(bytes.size())}};
-            if (paletted) {
-                header.insert(QStringLiteral("encoding"), QString::fromLatin1(kPalette8));
-                header.insert(QStringLiteral("palette"),
-                              QByteArray(reinterpret_cast<const char *>(distinct.data()),
-                                         qsizetype(distinct.size() * sizeof(float))));
-            }
-            c.insert(QStringLiteral("header"), header);
-        }
-        out.append(c);
+        ShipmentChunk c;
+        c.id = id;
+        c.index = i;
+        c.total = std::max(total, 1);
+        c.data = bytes.mid(qsizetype(i) * chunkBytes, chunkBytes);
+        c.sha256 = QCryptographicHash::hash(c.data, QCryptographicHash::Sha256);
+        if (i == 0)
+            c.header = header;
+        out.append(c.toCbor());
     }
     return out;
 }
 
-bool ShipmentAssembler::add(const QCborMap &chunk, QString *error)
+bool ShipmentAssembler::add(const QCborMap &body, QString *error)
 {
-    const QString id = chunk.value(QStringLiteral("id")).toString();
-    const qint64 index = cborInteger(chunk.value(QStringLiteral("index")), -1);
-    const qint64 total = cborInteger(chunk.value(QStringLiteral("total")), -1);
-    const QByteArray data = chunk.value(QStringLiteral("data")).toByteArray();
-    const QByteArray sum = chunk.value(QStringLiteral("sha256")).toByteArray();
+    const ShipmentChunk chunk = ShipmentChunk::fromCbor(body);
+    const QString &id = chunk.id;
+    const qint64 index = chunk.index;
+    const qint64 total = chunk.total;
     auto refuse = [&](const QString &why) {
         *error = QStringLiteral("shipment '%1' chunk %2: %3").arg(id.left(64)).arg(index).arg(why);
         m_total = 0; // dead: nothing more is accepted
@@ -112,8 +104,8 @@ bool ShipmentAssembler::add(const QCborMap &chunk, QString *error)
         return false;
     };
     if (index == 0 && m_next == 0) {
-        const QCborMap header = chunk.value(QStringLiteral("header")).toMap();
-        m_expected = cborInteger(header.value(QStringLiteral("bytes")), -1);
+        const ShipmentHeader header = chunk.header.value_or(ShipmentHeader());
+        m_expected = header.bytes;
         if (id.isEmpty() || total < 1 || total > 1 << 20 || m_expected < 0 ||
             m_expected > Shipment::kMaxBytes)
             return refuse(QStringLiteral("malformed header"));
@@ -131,11 +123,11 @@ bool ShipmentAssembler::add(const QCborMap &chunk, QString *error)
             QStringLiteral("out of order or from another shipment (expected chunk %1 of '%2')")
                 .arg(m_next)
                 .arg(m_id));
-    if (QCryptographicHash::hash(data, QCryptographicHash::Sha256) != sum)
+    if (QCryptographicHash::hash(chunk.data, QCryptographicHash::Sha256) != chunk.sha256)
         return refuse(QStringLiteral("checksum mismatch"));
-    if (m_bytes.size() + data.size() > m_expected)
+    if (m_bytes.size() + chunk.data.size() > m_expected)
         return refuse(QStringLiteral("more data than the header announced"));
-    m_bytes.append(data);
+    m_bytes.append(chunk.data);
     ++m_next;
     return true;
 }
@@ -151,28 +143,27 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
         throw core::FormatError("shipment '" + m_id.toStdString() + "' is incomplete");
     std::vector<std::int64_t> dims;
     std::int64_t sampleValues = 1; // checked: 65536^4 values would overflow
-    for (const QCborValue &v : m_header.value(QStringLiteral("shape")).toArray()) {
-        if (cborInteger(v) < 1 || cborInteger(v) > 65536 || dims.size() > 4 ||
-            __builtin_mul_overflow(sampleValues, cborInteger(v), &sampleValues) ||
+    for (const std::int64_t d : m_header.shape) {
+        if (d < 1 || d > 65536 || dims.size() > 4 ||
+            __builtin_mul_overflow(sampleValues, d, &sampleValues) ||
             sampleValues > Shipment::kMaxBytes)
             throw core::FormatError("shipment '" + m_id.toStdString() + "': absurd sample shape");
-        dims.push_back(cborInteger(v));
+        dims.push_back(d);
     }
     const core::Shape shape(dims);
-    const std::int64_t samples = cborInteger(m_header.value(QStringLiteral("samples")), -1);
-    const int classes = int(cborInteger(m_header.value(QStringLiteral("classes")), 0));
-    // Shipments from before detection training carry no label width: one class per sample.
-    const std::int64_t labelWidth = cborInteger(m_header.value(QStringLiteral("label_width")), 1);
+    const std::int64_t samples = m_header.samples;
+    const int classes = int(m_header.classes);
+    const std::int64_t labelWidth = m_header.label_width;
     auto bad = [&](const std::string &why) {
         return core::FormatError("shipment '" + m_id.toStdString() + "': " + why);
     };
-    const QString encoding = m_header.value(QStringLiteral("encoding")).toString();
+    const QString &encoding = m_header.encoding;
     const bool paletted = encoding == QLatin1String(Shipment::kPalette8);
     if (!encoding.isEmpty() && !paletted)
         throw bad("unknown sample encoding '" + encoding.left(32).toStdString() + "'");
     std::vector<float> palette;
     if (paletted) {
-        const QByteArray p = m_header.value(QStringLiteral("palette")).toByteArray();
+        const QByteArray &p = m_header.palette;
         if (p.isEmpty() || p.size() % qsizetype(sizeof(float)) != 0 ||
             p.size() > qsizetype(256 * sizeof(float)))
             throw bad("its palette is not 1 to 256 floats");
@@ -209,9 +200,9 @@ std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
     std::memcpy(labels.data(), m_bytes.constData() + imageBytes,
                 labels.size() * sizeof(std::int32_t));
     m_bytes.clear();
-    return std::make_shared<core::TensorDataset>(
-        m_header.value(QStringLiteral("description")).toString().toStdString() + " (shipped)",
-        shape, classes, std::move(images), std::move(labels), int(labelWidth));
+    return std::make_shared<core::TensorDataset>(m_header.description.toStdString() + " (shipped)",
+                                                 shape, classes, std::move(images),
+                                                 std::move(labels), int(labelWidth));
 }
 
 } // namespace edgetrain::net

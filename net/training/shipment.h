@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/tensordataset.h"
+#include "net/protocol/messages/shipmentchunk.h"
 
 #include <QCborMap>
 #include <QList>
@@ -25,8 +26,8 @@ constexpr std::int64_t kMaxBytes = std::int64_t(4) << 30; // on the wire, and de
 /** The one-byte-per-value encoding's name in headers and in NodeInfo::shipment_encodings. */
 constexpr const char *kPalette8 = "palette8";
 
-/** The frames' bodies ("data_chunk"), in order; samples as palette8 where `palette8` is allowed
- *  (every receiving node decodes it) and the values fit, else as float32. */
+/** The frames' bodies ("data_chunk", ShipmentChunk), in order; samples as palette8 where `palette8`
+ * is allowed (every receiving node decodes it) and the values fit, else as float32. */
 QList<QCborMap> chunks(const core::TensorDataset &data, const QString &id,
                        int chunkBytes = kDefaultChunkBytes, bool palette8 = true);
 
@@ -44,7 +45,8 @@ bool palette(const std::vector<float> &values, std::vector<float> *distinct,
 class ShipmentAssembler
 {
 public:
-    /** Takes one chunk; false with a message if it is refused (the shipment is then dead). */
+    /** Takes one chunk (a ShipmentChunk's body); false with a message if it is refused (the
+     *  shipment is then dead). */
     bool add(const QCborMap &chunk, QString *error);
     bool complete() const;
     const QString &id() const { return m_id; }
@@ -53,7 +55,7 @@ public:
 
 private:
     QString m_id;
-    QCborMap m_header;
+    ShipmentHeader m_header;
     QByteArray m_bytes;
     int m_next = 0;
     int m_total = -1;

@@ -70,6 +70,11 @@ QCborMap JobSpec::toCbor() const
     return m;
 }
 
+QString JobSpec::idOf(const QCborMap &map)
+{
+    return map.value(QStringLiteral("id")).toString();
+}
+
 JobSpec JobSpec::forNodes() const
 {
     JobSpec j = *this;

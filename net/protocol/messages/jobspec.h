@@ -93,6 +93,9 @@ struct JobSpec
     /** The job as the nodes get it: in async mode without the weight average (the parameter
      *  server keeps it; a node's own would be the wrong model to evaluate). */
     JobSpec forNodes() const;
+    /** The id a job's body names, however the rest reads (a node busy with a job compares it
+     *  before it reads the new one). */
+    static QString idOf(const QCborMap &map);
     /** Validates; nothing with a message naming the field otherwise. */
     static std::optional<JobSpec> fromCbor(const QCborMap &map, QString *error);
 };

@@ -1,6 +1,7 @@
-#include "net/training/storerequest.h"
+#include "net/protocol/messages/storerequest.h"
 
 #include "net/protocol/cborfield.h"
+#include "net/protocol/messages/requestid.h"
 #include "net/protocol/protocol.h"
 
 #include <QCborArray>
@@ -34,7 +35,7 @@ std::optional<StoreRequest> StoreRequest::fromCbor(const QString &type, const QC
                                                    QString *error, qint64 *requestId)
 {
     StoreRequest r;
-    r.request = cborInteger(body.value(QStringLiteral("request")), -1);
+    r.request = RequestId::of(body);
     if (requestId)
         *requestId = r.request;
     if (type == Message::StoreSet)
@@ -89,6 +90,51 @@ std::optional<StoreRequest> StoreRequest::fromCbor(const QString &type, const QC
         r.timeout_ms = std::clamp<qint64>(
             cborInteger(body.value(QStringLiteral("timeout_ms")), 10000), 100, 600000);
     }
+    return r;
+}
+
+QLatin1String StoreRequest::messageType() const
+{
+    switch (kind) {
+    case Kind::Set:
+        return Message::StoreSet;
+    case Kind::Get:
+        return Message::StoreGet;
+    case Kind::Wait:
+        return Message::StoreWait;
+    }
+    return Message::StoreGet;
+}
+
+QCborMap StoreRequest::toCbor() const
+{
+    QCborMap m;
+    if (kind == Kind::Wait)
+        m.insert(QStringLiteral("keys"), QCborArray::fromStringList(keys));
+    else
+        m.insert(QStringLiteral("key"), keys.value(0));
+    if (kind == Kind::Set)
+        m.insert(QStringLiteral("value"), value);
+    m.insert(QStringLiteral("timeout_ms"), timeout_ms);
+    return m;
+}
+
+QCborMap StoreReply::toCbor() const
+{
+    QCborMap m;
+    if (!error.isEmpty())
+        m.insert(QStringLiteral("error"), error);
+    if (value)
+        m.insert(QStringLiteral("value"), *value);
+    return m;
+}
+
+StoreReply StoreReply::fromCbor(const QCborMap &map)
+{
+    StoreReply r;
+    r.error = map.value(QStringLiteral("error")).toString();
+    if (map.contains(QStringLiteral("value")))
+        r.value = map.value(QStringLiteral("value")).toByteArray();
     return r;
 }
 

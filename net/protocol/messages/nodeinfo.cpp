@@ -1,4 +1,4 @@
-#include "net/protocol/nodeinfo.h"
+#include "net/protocol/messages/nodeinfo.h"
 
 #include "net/protocol/cborfield.h"
 
