@@ -18,9 +18,16 @@
 
 namespace edgetrain::net {
 
-class ExchangeProbeHost;
+class AsyncShardBook;
+class BestWeightsKeeper;
+class EvaluationSplitter;
+class GroupFormer;
+class JobSender;
 class LinkProbeServer;
-class ParameterServer;
+class MemberLink;
+class ParameterServerEndpoint;
+class RendezvousHost;
+struct Member;
 
 Q_DECLARE_LOGGING_CATEGORY(lcCoordinator)
 
@@ -119,6 +126,11 @@ void saveClusterWeights(const core::ModelSpec &spec, std::uint64_t seed,
  * run going when nodes are lost: a node that stops answering is dropped, the survivors get a new
  * group and continue from the last synchronised state, and a node that comes back is sent the job
  * again and joins at the next epoch. Runs on the thread that owns it; nothing blocks.
+ *
+ * It wires the parts in coordinator/ (the job sender, the group former, the rendezvous host, the
+ * parameter server's endpoint, the async shard book, the evaluation splitter, the best-weights
+ * keeper), each reaching the nodes through their MemberLinks, and dispatches each node message to
+ * one handler by its type; the members' states and the epoch's barriers are its own.
  */
 class TrainingCoordinator : public QObject
 {
@@ -159,6 +171,8 @@ public:
     void setLinkRates(bool rates) { m_job.link_rates = rates; }
     /** Takes over connected, authenticated clients and starts the job on them. */
     void start(const QList<ControlClient *> &clients);
+    /** The same over any links to the nodes (tests: links that record what is sent). */
+    void start(std::vector<std::unique_ptr<MemberLink>> links);
     /** Asks every node to stop after its current step; finished() follows. */
     void stop();
     const ClusterResult &result() const { return m_result; }
@@ -176,110 +190,89 @@ Q_SIGNALS:
     void finished();
 
 private:
-    struct Member;
-    struct Waiter;
-    /** What evaluating parts of the test set gave, summed. */
-    struct TestSums
-    {
-        double loss = 0.0; // summed over the samples
-        std::int64_t correct = 0, count = 0;
-    };
     enum class Phase { Starting, Training, Finished };
+    /** A node message's handler (one per message type). */
+    using Handler = void (*)(TrainingCoordinator &, Member &, const Frame &);
+    static Handler handlerFor(const QString &type);
+    template <void (TrainingCoordinator::*handler)(Member &, const Frame &)>
+    static void call(TrainingCoordinator &c, Member &m, const Frame &frame)
+    {
+        (c.*handler)(m, frame);
+    }
 
-    void attach(Member *m, ControlClient *client);
-    void sendJob(Member *m);
-    void onMessage(Member *m, const Frame &frame);
-    void onLost(Member *m, const QString &reason);
-    void reply(Member *m, qint64 request, QCborMap body);
-    void note(Member *m, ClusterEventKind kind, const QString &message);
+    void attach(Member &m, std::unique_ptr<MemberLink> link);
+    void sendJob(Member &m);
+    void startLinkProbe();
+    void onMessage(Member &m, const Frame &frame);
+    void onLost(Member &m, const QString &reason);
+    void note(const Member *m, ClusterEventKind kind, const QString &message);
+
+    // The handlers that do more than pass a message on to a part.
+    void onParameterServer(Member &m, const Frame &frame); // a pull or a push
+    void onJobReady(Member &m, const Frame &frame);
+    void onCollectiveFailed(Member &m, const Frame &frame);
+    void onEpochDone(Member &m, const Frame &frame);
+    void onEpochEval(Member &m, const Frame &frame);
+    void onJobDone(Member &m, const Frame &frame);
 
     std::vector<Member *> participants() const; // alive, in the job, in rank order
-    bool isActive(const Member *m) const;
+    static bool isActive(const Member &m);
     void formGroup(); // a new generation from the active members and the ready joiners
     void maybeStart();
+    /** With a selection: who trains; false when nobody does (the run is over). */
+    bool select();
     void maybeRegroup();
-    /** The participants, when every one of them waits with this request; else none. */
-    std::vector<Member *> atBarrier(qint64 Member::*request);
+    /** The participants, when every one of them waits for this (a Member::Waits); else none. */
+    std::vector<Member *> atBarrier(int waits);
     void maybeEpochDone();
     void maybeEpochEval();
-    /** async: each participant's part of the epoch's sample order, as its worker computes it
-     *  from the group's shares; a new epoch begins. */
+    /** After an epoch's figures: answers the evaluation's barrier with what comes next. */
+    void nextEpoch(const ClusterEpoch &e, const std::vector<Member *> &members, bool sendsBest);
+    /** async: each participant's part of the epoch's sample order; a new epoch begins. */
     void assignShards();
-    /** async: what an active member leaving mid-epoch had not trained goes to m_orphans; what
-     *  its applied pushes had trained still counts in the epoch. */
-    void orphanRest(Member *m);
     /** async, at the epoch's barrier: the orphaned samples to `members` that can take them (by
      *  speed). False if nobody took any (then the epoch goes on without them). */
     bool handOutOrphans(const std::vector<Member *> &members);
-    /** A member leaves the run: the part of the test set it was given and did not report goes
-     *  to m_untested, what the parts it did report summed to stays in the epoch's figures. */
-    void leaveEvaluation(Member *m);
-    /** At the evaluation's barrier: m_untested's parts to `members` that can take them. False
-     *  if nobody took any (then the epoch is reported without them). */
-    bool handOutUntested(const std::vector<Member *> &members);
+    /** A member is out of the run (lost or failed) while it trained. */
+    void leaveRun(Member &m);
     void maybeFinish();
     void releaseHeldPushes();
     /** A member's job failed (or it broke the protocol): out of the run, the others go on. */
-    void memberFailed(Member *m, const QString &message);
-    /** The parameter server's answer to a pull or push: the version and either a bfloat16
-     *  delta against the node's mirror (`compressed`, and the node has one) or full weights. */
-    QCborMap weightsReply(Member *m, bool compressed);
-    void storeRequest(Member *m, const Frame &frame);
-    /** A profile's exchange probe: the coordinator's rank of it (m_exchangeHost). */
-    void exchangeProbe(Member *m, const Frame &frame);
-    void serveWaiters();
+    void memberFailed(Member &m, const QString &message);
+    /** Every barrier a change of members may have completed. */
+    void advance();
     void reconnect();
     void finish(const QString &error);
-    /** The speed-based shares, capped so that each member's part of a step fits its memory
-     *  budget (the excess goes to the others by their shares). */
-    std::vector<double> fitShares(const std::vector<Member *> &members, std::vector<double> shares);
-    /** The largest local batch (<= the job's batch + 1) the model trains in `budget` bytes. */
-    std::int64_t largestBatchWithin(std::int64_t budget);
 
     JobSpec m_job;
     QByteArray m_key;
-    std::shared_ptr<const core::TensorDataset> m_train, m_test;
-    QList<QCborMap> m_chunks; // the shipments' frames, made on first use
     std::map<QString, std::int64_t> m_budgets;
-    std::map<std::int64_t, std::int64_t> m_batchWithin; // largestBatchWithin's answers
     bool m_rejoin = true;
     Phase m_phase = Phase::Starting;
     bool m_stopping = false;
     bool m_groupBroken = false;
-    int m_generation = -1;
     int m_epoch = 1; // the epoch being trained
-    std::vector<double> m_shares;
-    // async: ranges (first, count) of this epoch's sample order that members lost mid-epoch did
-    // not train, and the samples those members' applied pushes did train.
-    std::vector<std::pair<std::int64_t, std::int64_t>> m_orphans;
-    std::int64_t m_lostApplied = 0;
-    // The epoch's evaluation: parts (first, end) of the test set that members lost while
-    // evaluating them left unreported, and what the parts members since lost did report.
-    std::vector<std::pair<std::int64_t, std::int64_t>> m_untested;
-    TestSums m_lostTested;
     std::vector<std::unique_ptr<Member>> m_members;
-    std::map<QString, QByteArray> m_store;
-    std::vector<std::unique_ptr<Waiter>> m_waiters;
-    QTimer m_waiterTimer;
     QTimer m_reconnectTimer;
     QElapsedTimer m_clock;
-    std::unique_ptr<ParameterServer> m_ps;
     Selection m_selection;
     bool m_linkProbe = false;
     std::unique_ptr<LinkProbeServer> m_probeServer;
-    // Joins its thread when destroyed: before QObject's destructor, so what it posts here
-    // arrives or is dropped with the object.
-    std::unique_ptr<ExchangeProbeHost> m_exchangeHost;
     bool m_selected = false;
     bool m_keepBest = false;
     int m_patience = 0;
     bool m_endingEarly = false;
-    double m_bestLoss = 0.0;
-    int m_bestEpoch = 0;         // the best epoch so far (0: none), whose weights were asked for
-    QByteArray m_bestWeights;    // that epoch's weights, as they arrive in chunks
-    bool m_bestComplete = false; // every chunk of them arrived
-    QString m_firstFailure;      // a node's own words, for a run that ends with nobody left
+    QString m_firstFailure; // a node's own words, for a run that ends with nobody left
     ClusterResult m_result;
+    // The parts. The rendezvous host joins its exchange probes' thread when destroyed: before
+    // QObject's destructor, so what that thread posts arrives or is dropped with the object.
+    std::unique_ptr<RendezvousHost> m_rendezvous;
+    std::unique_ptr<ParameterServerEndpoint> m_ps; // async only
+    std::unique_ptr<AsyncShardBook> m_shards;
+    std::unique_ptr<EvaluationSplitter> m_evaluation;
+    std::unique_ptr<BestWeightsKeeper> m_best;
+    std::unique_ptr<JobSender> m_sender;
+    std::unique_ptr<GroupFormer> m_groups; // from start()
 };
 
 } // namespace edgetrain::net
