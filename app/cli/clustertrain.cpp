@@ -61,7 +61,7 @@ QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
 
 } // namespace
 
-void addClusterOptions(CliContext &cli)
+void addNodeOptions(CliContext &cli, const QString &collectiveTimeout)
 {
     cli.addOption("nodes", "Train across these nodes (edgetrain-node) instead of locally.",
                   "HOST:PORT,...");
@@ -80,6 +80,15 @@ void addClusterOptions(CliContext &cli)
     cli.addOption("staleness",
                   "async: how many pushes the fastest node may run ahead of the slowest.", "S",
                   "4");
+    cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
+    cli.addOption("collective-timeout",
+                  "How long a collective may wait for a peer before the peer counts as lost.",
+                  "DURATION", collectiveTimeout);
+}
+
+void addClusterOptions(CliContext &cli)
+{
+    addNodeOptions(cli, QStringLiteral("10s"));
     cli.addOption("exchange",
                   "async: bf16 (gradients and weight deltas in bfloat16, rounding carried over: "
                   "half the bytes) or float32 (full gradients and weights each push).",
@@ -89,12 +98,40 @@ void addClusterOptions(CliContext &cli)
                   "gradients are one version staler, and a run learns less per epoch) or off (it "
                   "waits for each reply).",
                   "on|off", "off");
-    cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
     cli.addOption("ship-data", "Send the dataset to the nodes instead of using their own copies.");
-    cli.addOption("collective-timeout",
-                  "How long a collective may wait for a peer before the peer counts as lost.",
-                  "DURATION", "10s");
     cli.addOption("no-rejoin", "Do not call lost nodes back.");
+}
+
+net::TrainingMode parseModeOption(const CliContext &cli)
+{
+    const auto mode = net::parseMode(QString::fromStdString(cli.text("mode")));
+    if (!mode)
+        throw UsageError("--mode must be sync, async or local-sgd, not '" + cli.text("mode") + "'");
+    return *mode;
+}
+
+ClusterOptions clusterOptions(CliContext &cli)
+{
+    ClusterOptions o;
+    o.mode = parseModeOption(cli);
+    o.staleness = int(cli.integer("staleness", 0, net::JobSpec::kMaxStaleness));
+    o.localSteps = int(cli.integer("local-steps", 1, net::JobSpec::kMaxLocalSteps));
+    o.collectiveTimeout_ms =
+        int(parseDuration(cli.text("collective-timeout"), "collective-timeout").count());
+    if (o.collectiveTimeout_ms < 500)
+        throw UsageError("--collective-timeout must be at least 500ms");
+    if (cli.isSet("nodes")) { // a malformed list is a usage error before the key is read
+        QString error;
+        if (!net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &o.nodes, &error))
+            throw UsageError("--nodes: " + error.toStdString());
+    }
+    if (!cli.isSet("key-file"))
+        throw UsageError("--key-file is required to train across nodes");
+    QString error;
+    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &o.key, &error))
+        throw core::IoError(error.toStdString());
+    o.nodes = resolveNodes(cli);
+    return o;
 }
 
 bool wantsCluster(const CliContext &cli)
@@ -104,9 +141,7 @@ bool wantsCluster(const CliContext &cli)
 
 int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
 {
-    const auto mode = net::parseMode(QString::fromStdString(cli.text("mode")));
-    if (!mode)
-        throw UsageError("--mode must be sync, async or local-sgd, not '" + cli.text("mode") + "'");
+    const auto mode = std::optional(parseModeOption(cli));
     // Every option is checked before anything is read or connected.
     if (cli.isSet("nodes")) {
         QList<QPair<QString, quint16>> nodes;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/session/clustertraining.h"
 #include "clicontext.h"
 #include "core/trainer.h"
 
@@ -20,7 +21,16 @@ struct ClusterTrainSettings
     bool plan_only = false; // `plan`: profile and predict, train nothing
 };
 
-/** Adds train's cluster options (--nodes, --discover, --key-file, --mode, ...). */
+/** Where and how to train across nodes: --nodes, --discover (with --probe, --discovery-port,
+ *  --timeout), --key-file, --mode, --staleness, --local-steps, --collective-timeout (its
+ *  default: `collectiveTimeout`). Shared by every command that trains on nodes. */
+void addNodeOptions(CliContext &cli, const QString &collectiveTimeout);
+/** addNodeOptions' flags as the session's ClusterOptions: the key read, the nodes resolved
+ *  (--discover listens now). Throws UsageError for a bad flag, core::IoError for a key that
+ *  cannot be read or nodes that do not answer. */
+ClusterOptions clusterOptions(CliContext &cli);
+/** Adds train's cluster options: addNodeOptions, and --exchange, --pipeline, --ship-data,
+ *  --no-rejoin. */
 void addClusterOptions(CliContext &cli);
 bool wantsCluster(const CliContext &cli);
 /** `train` across nodes: connects, sends the job, prints per-node metrics and the epochs,

@@ -82,8 +82,8 @@ cv::Size parseSize(const std::string &text)
     return {w, h};
 }
 
-vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::Teacher &teacher,
-                          const vision::LabelOptions &o, const std::string &out)
+void announceLabelling(const CliContext &cli, vision::FrameSource &source,
+                       const vision::Teacher &teacher, const vision::LabelOptions &o)
 {
     cli.message("labelling " + source.description() + " (" +
                 std::to_string(source.frameSize().width) + "x" +
@@ -92,6 +92,12 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
                                          : std::string("live")) +
                 ") with teacher " + teacher.name() + " every " + std::to_string(o.every) +
                 " frames, tracker " + o.tracker);
+}
+
+vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::Teacher &teacher,
+                          const vision::LabelOptions &o, const std::string &out)
+{
+    announceLabelling(cli, source, teacher, o);
     CliContext::installStopHandler();
     const auto start = std::chrono::steady_clock::now();
     auto r = vision::Labeler::run(
@@ -111,6 +117,12 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
     } catch (const std::exception &e) { // said with the run's own reason, not instead of it
         r.stopped += (r.stopped.empty() ? "" : "; ") + std::string(e.what());
     }
+    reportLabelling(cli, r, out);
+    return r;
+}
+
+void reportLabelling(const CliContext &cli, const vision::LabelResult &r, const std::string &out)
+{
     char line[240];
     std::snprintf(line, sizeof line,
                   "%d frames in %.1f s (%.1f fps): %d tracks (%d rejected), %d teacher boxes, %d "
@@ -131,7 +143,6 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
     if (r.endedEarly())
         cli.message("the source ended after " + std::to_string(r.stats.frames) + " of the " +
                     std::to_string(r.announced_frames) + " frames it announced");
-    return r;
 }
 
 void requireWhole(const vision::LabelResult &labels, const std::string &out)

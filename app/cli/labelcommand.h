@@ -37,6 +37,12 @@ cv::Size parseSize(const std::string &text);
  *  why a run stopped are said; the caller decides what a stopped run means for its exit. */
 vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::Teacher &teacher,
                           const vision::LabelOptions &o, const std::string &out);
+/** label()'s first line (what is labelled, with what) and its last ones (what it found, what
+ *  was dropped, what failed), for a caller that labels through the session's pipeline. */
+void announceLabelling(const CliContext &cli, vision::FrameSource &source,
+                       const vision::Teacher &teacher, const vision::LabelOptions &o);
+void reportLabelling(const CliContext &cli, const vision::LabelResult &labels,
+                     const std::string &out);
 /** Throws for labels that did not cover what was asked: cancelled, or stopped by an error. */
 void requireWhole(const vision::LabelResult &labels, const std::string &out);
 /** The labelling's --json fields. */

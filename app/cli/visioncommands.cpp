@@ -1,30 +1,26 @@
 #include "visioncommands.h"
 
+#include "app/session/verifiedframes.h"
+#include "app/session/viewpointpipeline.h"
 #include "clicontext.h"
+#include "clustertrain.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
 #include "labelcommand.h"
 #include "vision/cropdataset.h"
-#include "vision/detectionmetrics.h"
-#include "vision/detectionrun.h"
-#include "vision/framedataset.h"
-#include "vision/framestudenttrainer.h"
 #include "vision/groundtruth.h"
 #include "vision/labeling.h"
-#include "vision/operatingpoint.h"
 #include "vision/studentdetector.h"
-#include "vision/studentteacher.h"
 #include "vision/tracking.h"
 #include "vision/viewpoint.h"
 
+#include <QLoggingCategory>
+
 #include <chrono>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 
 namespace edgetrain::app {
 
@@ -82,371 +78,117 @@ void writeAtomically(const std::string &path, const std::string &text)
     std::filesystem::rename(tmp, path);
 }
 
-/** --truth (MOT gt.txt) with --truth-frames (the verified frames, one index a line, frames
- *  without boxes included), or the session's truth.json. Empty when there is neither. */
+/** --truth (MOT gt.txt) with --truth-frames, or the session's truth.json. Empty when there is
+ *  neither. */
 vision::GroundTruth loadTruth(const CliContext &cli, const std::string &session,
-                              vision::FrameSource &source)
+                              const std::string &sourceSpec)
 {
     if (!cli.isSet("truth")) {
         if (vision::GroundTruth::exists(session))
             return vision::GroundTruth::load(session).doneOnly();
         return {};
     }
-    vision::GroundTruth truth = vision::GroundTruth::importFile(
-        cli.text("truth"), vision::AnnotationFormat::Mot, source.frameSize(), source.frameCount());
-    if (cli.isSet("truth-frames")) {
-        const std::string path = cli.text("truth-frames");
-        std::ifstream in(path);
-        if (!in)
-            throw core::IoError("cannot read '" + path + "'");
-        std::set<int> listed;
-        std::string line;
-        for (int n = 1; std::getline(in, line); ++n) {
-            if (line.find_first_not_of(" \t\r") == std::string::npos)
-                continue;
-            char *end = nullptr;
-            const long f = std::strtol(line.c_str(), &end, 10);
-            if (end == line.c_str() || f < 0 ||
-                (source.frameCount() > 0 && f >= source.frameCount()))
-                throw core::FormatError(path + ":" + std::to_string(n) + ": '" + line +
-                                        "' is not a frame index of the source");
-            listed.insert(int(f));
-        }
-        for (vision::TruthFrame &f : truth.frames)
-            f.done = listed.count(f.index) > 0;
-        for (int f : listed)
-            truth.ensureFrame(f).done = true;
-    }
-    return truth.doneOnly();
+    auto source = vision::FrameSource::open(sourceSpec);
+    return readVerifiedTruth(cli.text("truth"),
+                             cli.isSet("truth-frames") ? cli.text("truth-frames") : std::string(),
+                             *source)
+        .doneOnly();
 }
 
-core::Json scoreJson(const vision::DetectorScore &s)
+/** The viewpoint's full-frame student through the session's pipeline: flags in, lines and
+ *  the report out. */
+ViewpointPipelineOptions frameViewpointOptions(CliContext &cli, const std::string &sourceSpec,
+                                               const std::string &out,
+                                               const vision::LabelOptions &labelOptions)
 {
-    core::Json j;
-    j.set("recall", s.recall).set("precision", s.precision).set("f1", s.f1);
-    j.set("ap50", s.ap50).set("ap50_95", s.ap50_95);
-    j.set("truths", s.truths).set("detections", s.detections).set("threshold", double(s.threshold));
-    return j;
-}
-
-std::string scoreLine(const vision::DetectorScore &s)
-{
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "  %-10s recall %.3f  precision %.3f  F1 %.3f  AP50 %.3f  AP50:95 %.3f  (%d/%d)",
-                  s.name.c_str(), s.recall, s.precision, s.f1, s.ap50, s.ap50_95, s.true_positives,
-                  s.truths);
-    return line;
-}
-
-int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out,
-                      vision::LabelOptions labelOptions)
-{
+    ViewpointPipelineOptions o;
+    o.source = sourceSpec;
+    o.sessionDir = out;
+    o.label = labelOptions;
     const int epochs = cli.isSet("epochs") ? int(cli.integer("epochs", 1, 1000)) : 40;
-    const int rounds = int(cli.integer("rounds", 1, 5));
-    const bool autoThreshold = cli.text("student-threshold") == "auto";
-    float studentThreshold =
-        autoThreshold ? 0.3f : float(cli.number("student-threshold", 0.01, 0.99));
+    o.rounds = int(cli.integer("rounds", 1, 5));
+    if (cli.text("student-threshold") != "auto")
+        o.studentThreshold = float(cli.number("student-threshold", 0.01, 0.99));
     const std::string evalSpan = cli.text("eval");
     if (evalSpan != "all" && evalSpan != "seen")
         throw UsageError("--eval must be all or seen, not '" + evalSpan + "'");
+    o.seenOnly = evalSpan == "seen";
+    o.matchIou = cli.number("match-iou", 0.1, 0.95);
+    o.selfThreshold = float(cli.number("self-threshold", 0.05, 0.99));
     const std::uint64_t seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
-    vision::FrameDatasetOptions d;
-    d.width = int(cli.integer("width", 64, 1024));
-    d.every = int(cli.integer("sample-every", 0, 10000));
-    d.max_frame = labelOptions.max_frames;
-    d.augmented = int(cli.integer("augment", 0, 10));
-    d.seed = seed;
-    vision::FrameTrainOptions t;
-    t.epochs = epochs;
-    t.lr = cli.number("lr", 1e-5, 1.0);
-    t.batch = cli.integer("batch", 2, 256);
-    t.seed = seed;
+    o.dataset.width = int(cli.integer("width", 64, 1024));
+    o.dataset.every = int(cli.integer("sample-every", 0, 10000));
+    o.dataset.max_frame = labelOptions.max_frames;
+    o.dataset.augmented = int(cli.integer("augment", 0, 10));
+    o.dataset.seed = seed;
+    o.train.epochs = epochs;
+    o.train.lr = cli.number("lr", 1e-5, 1.0);
+    o.train.batch = cli.integer("batch", 2, 256);
+    o.train.seed = seed;
     const std::string keep = cli.text("keep");
     if (keep != "best" && keep != "last")
         throw UsageError("--keep must be best or last, not '" + keep + "'");
-    t.keep_best = keep == "best";
-    t.average_decay = cli.number("average", 0.0, 0.9999);
-    t.patience = int(cli.integer("patience", 0, 100000));
-    auto teacher = makeTeacher(cli);
-    auto source = vision::FrameSource::open(sourceSpec);
-    const auto t0 = std::chrono::steady_clock::now();
-
-    vision::LabelResult labels;
+    o.train.keep_best = keep == "best";
+    o.train.average_decay = cli.number("average", 0.0, 0.9999);
+    o.train.patience = int(cli.integer("patience", 0, 100000));
+    const auto teacher = makeTeacher(cli); // a teacher it does not know is a usage error
+    o.teacher = cli.text("teacher");
+    o.teacherThreshold = teacher->threshold;
     if (cli.isSet("labels")) {
         // Experiments on one labelling: the teacher's tracks of an earlier session, as they were.
-        labels = vision::LabelResult::load(cli.text("labels"));
-        if (labelOptions.max_frames > 0 && labels.stats.frames > labelOptions.max_frames)
+        o.labels = vision::LabelResult::load(cli.text("labels"));
+        if (labelOptions.max_frames > 0 && o.labels->stats.frames > labelOptions.max_frames)
             throw UsageError("--labels " + cli.text("labels") + " labelled " +
-                             std::to_string(labels.stats.frames) +
+                             std::to_string(o.labels->stats.frames) +
                              " frames, more than --max-frames " +
                              std::to_string(labelOptions.max_frames));
-        labels.options.max_frames = labelOptions.max_frames; // self-training stays within
-        cli.message("labels of " + cli.text("labels") + ": " + std::to_string(labels.stats.tracks) +
-                    " tracks, " + std::to_string(labels.stats.teacher_boxes) + " teacher boxes");
-    } else {
-        labels = label(cli, *source, *teacher, labelOptions, out);
     }
-    labels.save(out);
-    requireWhole(labels, out);
-    core::Json j = labelJson(labels);
-    j.set("command", "viewpoint").set("session", out).set("student", "frames");
-    core::Json roundsJson = core::Json::array();
-    std::shared_ptr<core::Model> model;
-    std::vector<std::string> roundWeights;
-    for (int round = 1; round <= rounds; ++round) {
-        core::Json rj;
-        rj.set("round", round);
-        if (round > 1) {
-            vision::SelfTrainOptions st;
-            st.threshold = float(cli.number("self-threshold", 0.05, 0.99));
-            st.label = labelOptions;
-            const auto added = vision::FrameStudentTrainer::relabel(
-                labels, *source, *model, st,
-                [&](int f, int n, const vision::LabelStats &) {
-                    cli.progress("self-training: frame " + std::to_string(f) + "/" +
-                                 std::to_string(n));
-                },
-                CliContext::stopFlag());
-            cli.progressDone();
-            labels.round = round;
-            labels.save(out);
-            char line[200];
-            std::snprintf(line, sizeof line,
-                          "self-training: the student's run found %d tracks; %d new, %d student "
-                          "boxes and %d tracker boxes join the labels (%.1f s)",
-                          added.tracks, added.new_tracks, added.student_boxes, added.tracker_boxes,
-                          added.seconds);
-            cli.message(line);
-            rj.set("student_boxes_added", added.student_boxes)
-                .set("tracker_boxes_added", added.tracker_boxes)
-                .set("tracks_added", added.new_tracks);
-        }
-        const auto stats = vision::FrameDataset::build(
-            out, labels, *source, d,
-            [&](int f, int n) {
-                cli.progress("frame dataset: frame " + std::to_string(f) + "/" + std::to_string(n));
-            },
-            CliContext::stopFlag());
-        cli.progressDone();
-        char line[300];
-        std::snprintf(line, sizeof line,
-                      "frame dataset %dx%d, every %d frames: train %d frames (%d samples, %d "
-                      "objects, %d ignore), validation %d frames (%d objects), %d backgrounds, "
-                      "%.1f s",
-                      stats.input.width, stats.input.height, stats.every, stats.frames[0],
-                      stats.samples[0], stats.objects[0], stats.ignores[0], stats.frames[1],
-                      stats.objects[1], stats.backgrounds, stats.seconds);
-        cli.message(line);
-        if (stats.same_object > 0) {
-            std::snprintf(line, sizeof line,
-                          "%d label boxes became ignore regions: the second box of an object "
-                          "boxed twice (the teacher at two scales, two tracks on one object), "
-                          "or boxes of very different sizes disagreeing on one spot",
-                          stats.same_object);
-            cli.message(line);
-        }
-        const vision::GroundPlane &g = stats.ground;
-        if (g.usable)
-            std::snprintf(line, sizeof line,
-                          "pasted %d objects (%d cut out) onto training copies at the ground "
-                          "plane's sizes: height %.3f x bottom row %+.1f px (R^2 %.2f), from %d "
-                          "boxes",
-                          stats.pasted, stats.cutouts, g.slope, g.offset, g.r2, g.boxes);
-        else if (!labels.cuts.empty())
-            std::snprintf(line, sizeof line,
-                          "no objects pasted: the video has %d scene cuts (no one fixed view)",
-                          int(labels.cuts.size()));
-        else
-            std::snprintf(line, sizeof line,
-                          "no objects pasted: the labels show no ground plane (%d boxes, slope "
-                          "%.3f, R^2 %.2f)",
-                          g.boxes, g.slope, g.r2);
-        cli.message(line);
-        core::Json dj;
-        dj.set("width", stats.input.width).set("height", stats.input.height);
-        dj.set("pasted_objects", stats.pasted).set("cutouts", stats.cutouts);
-        dj.set("same_object_ignored", stats.same_object);
-        dj.set("ground_plane_usable", g.usable).set("ground_plane_slope", g.slope);
-        dj.set("ground_plane_offset", g.offset).set("ground_plane_r2", g.r2);
-        dj.set("every", stats.every).set("train_frames", stats.frames[0]);
-        dj.set("train_samples", stats.samples[0]).set("train_objects", stats.objects[0]);
-        dj.set("val_frames", stats.frames[1]).set("val_objects", stats.objects[1]);
-        rj.set("dataset", std::move(dj));
-        if (!model)
-            model =
-                std::make_shared<core::Model>(vision::FrameStudentTrainer::spec(stats.input), seed);
-        const int roundEpochs = round == 1 ? epochs : std::max(1, epochs / 2);
-        vision::FrameTrainOptions rt = t;
-        rt.epochs = roundEpochs;
-        if (round > 1)
-            rt.lr = t.lr / 2; // from the first round's weights
-        cli.message("round " + std::to_string(round) + ": training the detector (" +
-                    std::to_string(model->parameterCount()) + " parameters) for " +
-                    std::to_string(roundEpochs) + " epochs");
-        core::Trainer::Callbacks callbacks;
-        callbacks.onEpoch = [&](const core::EpochStats &e) {
-            char l[200];
-            std::snprintf(l, sizeof l,
-                          "round %d epoch %d/%d: loss %.4f, centre recall %.1f%%, validation "
-                          "loss %.4f, centre recall %s (%.1f s)",
-                          round, e.epoch, roundEpochs, e.train_loss, 100 * e.train_accuracy,
-                          e.test_loss,
-                          e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
-                          e.train_seconds);
-            cli.message(l);
-        };
-        const auto trained =
-            vision::FrameStudentTrainer::train(*model, out, rt, callbacks, CliContext::stopFlag());
-        if (trained.cancelled)
-            throw core::Error("cancelled while training the detector");
-        const std::string weights =
-            out + "/detector-round" + std::to_string(round) + ".safetensors";
-        core::Safetensors::saveModel(*model, weights);
-        roundWeights.push_back(weights);
-        if (!trained.epochs.empty()) {
-            rj.set("train_loss", trained.epochs.back().train_loss)
-                .set("train_centre_recall", trained.epochs.back().train_accuracy)
-                .set("validation_centre_recall", trained.epochs.back().test_accuracy);
-        }
-        const int best = vision::FrameStudentTrainer::bestEpoch(trained);
-        const int ran = int(trained.epochs.size());
-        if (best > 0)
-            cli.message("round " + std::to_string(round) + ": kept the weights of epoch " +
-                        std::to_string(best) + " (lowest validation loss)" +
-                        (t.average_decay > 0 ? ", their moving average" : "") +
-                        (ran < rt.epochs ? "; ended after epoch " + std::to_string(ran) + " of " +
-                                               std::to_string(rt.epochs) + ": none lower in " +
-                                               std::to_string(t.patience)
-                                         : std::string()));
-        rj.set("best_epoch", best).set("average_decay", t.average_decay);
-        rj.set("epochs_trained", ran).set("patience", t.patience);
-        rj.set("epochs", roundEpochs).set("train_seconds", trained.train_seconds);
-        roundsJson.push(std::move(rj));
-    }
-    if (autoThreshold) {
-        // The operating point: the best F1 against the session's labels on the frames it
-        // trained on (never the held-out ones, never the verified ones).
-        vision::StudentTeacher student(model);
-        vision::OperatingPointCalibration::Options o;
-        o.iou = cli.number("match-iou", 0.1, 0.95);
-        if (const auto built = vision::FrameDataset::stats(out))
-            o.plane = built->ground;
-        const vision::OperatingPoint p = vision::OperatingPointCalibration::calibrate(
-            *source, student, labels, o,
-            [&](int done, int total) {
-                cli.progress("operating point: frame " + std::to_string(done) + "/" +
-                             std::to_string(total));
-            },
-            CliContext::stopFlag());
-        cli.progressDone();
-        studentThreshold = p.threshold;
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
-                      "against the session's labels on %d training frames (%d boxes)",
-                      double(p.threshold), p.f1, p.recall, p.precision, p.frames, p.boxes);
-        cli.message(line);
-        core::Json pj;
-        pj.set("threshold", double(p.threshold)).set("f1", p.f1).set("recall", p.recall);
-        pj.set("precision", p.precision).set("frames", p.frames).set("boxes", p.boxes);
-        pj.set("against", "labels");
-        j.set("operating_point", std::move(pj));
-    }
-    j.set("student_threshold", double(studentThreshold));
-    vision::FrameStudent::saveModel(*model, vision::StudentTeacher::weightsPath(out),
-                                    studentThreshold);
-    j.set("rounds", roundsJson);
-    j.set("student_weights", vision::StudentTeacher::weightsPath(out));
+    if (wantsCluster(cli))
+        o.cluster = clusterOptions(cli);
+    o.truth = loadTruth(cli, out, sourceSpec);
+    return o;
+}
 
-    // Verified frames: teacher, motion and every round's student, on the same frames.
-    vision::GroundTruth truth = loadTruth(cli, out, *source);
-    if (evalSpan == "seen" && labelOptions.max_frames > 0) {
-        // Tuning: the frames >= max-frames are neither run nor scored.
-        std::vector<vision::TruthFrame> seen;
-        for (const vision::TruthFrame &f : truth.frames)
-            if (f.index < labelOptions.max_frames)
-                seen.push_back(f);
-        truth.frames = std::move(seen);
-    }
-    if (!truth.frames.empty()) {
-        std::set<int> frames;
-        for (const vision::TruthFrame &f : truth.frames)
-            frames.insert(f.index);
-        auto evalTeacher = vision::Teacher::create(cli.text("teacher"));
-        evalTeacher->threshold = teacher->threshold;
-        auto motion = vision::Teacher::create("motion");
-        std::vector<std::unique_ptr<vision::StudentTeacher>> students;
-        std::vector<vision::Teacher *> detectors{evalTeacher.get(), motion.get()};
-        for (const std::string &w : roundWeights) {
-            students.push_back(std::make_unique<vision::StudentTeacher>(
-                std::shared_ptr<core::Model>(vision::FrameStudent::loadModel(w))));
-            students.back()->threshold = 0.05f; // the whole curve; scored at studentThreshold
-            detectors.push_back(students.back().get());
-        }
-        cli.message("evaluating teacher, motion and student on " + std::to_string(frames.size()) +
-                    " verified frames");
-        const auto run = vision::DetectionRun::run(
-            *source, detectors, frames,
-            [&](int done, int total) {
-                cli.progress("verified frame " + std::to_string(done) + "/" +
-                             std::to_string(total));
-            },
-            CliContext::stopFlag());
+int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out,
+                      const vision::LabelOptions &labelOptions)
+{
+    const ViewpointPipelineOptions o = frameViewpointOptions(cli, sourceSpec, out, labelOptions);
+    if (o.labels)
+        cli.message("labels of " + cli.text("labels") + ": " +
+                    std::to_string(o.labels->stats.tracks) + " tracks, " +
+                    std::to_string(o.labels->stats.teacher_boxes) + " teacher boxes");
+    else
+        announceLabelling(cli, *vision::FrameSource::open(sourceSpec), *makeTeacher(cli),
+                          labelOptions);
+    ViewpointCallbacks callbacks;
+    callbacks.message = [&](const std::string &line) {
         cli.progressDone();
-        const int split = labelOptions.max_frames;
-        auto scoreAll = [&](int first, int last, const char *what) {
-            vision::MetricsOptions m;
-            m.iou = cli.number("match-iou", 0.1, 0.95);
-            m.first_frame = first;
-            m.last_frame = last;
-            core::Json v;
-            int n = 0;
-            for (const vision::TruthFrame &f : truth.frames)
-                n += f.index >= first && f.index <= last;
-            v.set("frames", n).set("iou", m.iou);
-            if (n == 0)
-                return v;
-            cli.message(std::string("verified frames ") + what + " (" + std::to_string(n) +
-                        " frames, IoU " + std::to_string(m.iou).substr(0, 4) + "):");
-            const auto teacherScore =
-                vision::DetectionMetrics::evaluate("teacher", run.detections[0], truth, m);
-            const auto motionScore =
-                vision::DetectionMetrics::evaluate("motion", run.detections[1], truth, m);
-            cli.message(scoreLine(teacherScore));
-            cli.message(scoreLine(motionScore));
-            v.set("teacher", scoreJson(teacherScore)).set("motion", scoreJson(motionScore));
-            m.threshold = studentThreshold;
-            core::Json perRound = core::Json::array();
-            for (std::size_t r = 0; r < students.size(); ++r) {
-                const auto s = vision::DetectionMetrics::evaluate(
-                    "student r" + std::to_string(r + 1), run.detections[2 + r], truth, m);
-                cli.message(scoreLine(s));
-                perRound.push(scoreJson(s).set("round", int(r + 1)));
-                if (r + 1 == students.size())
-                    v.set("student", scoreJson(s));
-            }
-            v.set("rounds", std::move(perRound));
-            return v;
-        };
-        core::Json verified = split <= 0 ? scoreAll(0, INT_MAX, "(all)")
-                              : evalSpan == "seen"
-                                  ? core::Json::object()
-                                  : scoreAll(split, INT_MAX, ">= max-frames (held out)");
-        if (split > 0)
-            verified.set("seen", scoreAll(0, split - 1, "< max-frames (seen in training)"));
-        core::Json fps;
-        const char *names[] = {"teacher", "motion"};
-        for (std::size_t i = 0; i < run.detect_seconds.size(); ++i)
-            fps.set(i < 2 ? names[i] : "student_r" + std::to_string(i - 1),
-                    run.detect_seconds[i] > 0 ? run.frames / run.detect_seconds[i] : 0.0);
-        verified.set("detect_fps", std::move(fps));
-        j.set("verified", std::move(verified));
-    } else {
-        cli.message("no verified frames (--truth, or truth.json in the session): the student is "
-                    "not evaluated against ground truth");
-    }
-    j.set("seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        cli.message(line);
+    };
+    callbacks.progress = [&](int, int, const QString &text) { cli.progress(text.toStdString()); };
+    const auto start = std::chrono::steady_clock::now();
+    callbacks.labelProgress = [&](int f, int n, const vision::LabelStats &s) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char line[200];
+        std::snprintf(line, sizeof line, "frame %d/%d  teacher detections %d  %.1f fps", f, n,
+                      s.teacher_detections, seconds > 0 ? s.frames / seconds : 0.0);
+        cli.progress(line);
+    };
+    callbacks.labelled = [&](const vision::LabelResult &labels) {
+        cli.progressDone();
+        reportLabelling(cli, labels, out);
+    };
+    if (o.cluster) // the coordinator's log says what the printed lines say already
+        QLoggingCategory::setFilterRules(
+            QStringLiteral("edgetrain.coordinator.info=false\nedgetrain.coordinator.debug=false"));
+    CliContext::installStopHandler();
+    const ViewpointResult result = runViewpointPipeline(o, callbacks, CliContext::stopFlag());
+    cli.progressDone();
+    core::Json j = labelJson(result.labels);
+    j.set("command", "viewpoint").set("session", out);
+    for (const auto &[key, value] : result.report.toObject())
+        j.set(key, value);
     writeAtomically(out + "/report.json", j.dump(1) + "\n");
     cli.message("report written to " + out + "/report.json");
     if (cli.json())
@@ -454,42 +196,9 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     return ExitSuccess;
 }
 
-} // namespace
-
-int DatasetCommand::run(const QStringList &arguments)
+/** viewpoint's options: label's, the student's, the verified frames', the nodes'. */
+void addViewpointOptions(CliContext &cli)
 {
-    CliContext cli(
-        QStringLiteral("dataset"),
-        QStringLiteral("Cut the student's training crops from a labelled session: positives from "
-                       "accepted tracks, background negatives, split by track."),
-        arguments);
-    cli.addOption("session", "Session folder (from `label`).", "DIR");
-    cli.addOption("size", "Crop size WxH (the student's input).", "WxH", "24x48");
-    cli.addOption("seed", "Seed of the split and the negatives.", "N", "1");
-    if (!cli.parse())
-        return ExitSuccess;
-    const std::string session = required(cli, "session");
-    vision::CropOptions o;
-    o.size = parseSize(cli.text("size"));
-    o.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
-    const auto labels = vision::LabelResult::load(session);
-    auto source = vision::FrameSource::open(labels.source);
-    CliContext::installStopHandler();
-    const auto stats = buildDataset(cli, session, labels, *source, o);
-    if (cli.json())
-        cli.printJson(datasetJson(stats, o.size).set("command", "dataset").set("session", session));
-    return ExitSuccess;
-}
-
-int ViewpointCommand::run(const QStringList &arguments)
-{
-    CliContext cli(
-        QStringLiteral("viewpoint"),
-        QStringLiteral(
-            "The whole viewpoint adaptation: label the video, cut the dataset, train the "
-            "student here, and compare student and teacher on held-out tracks, "
-            "separately for boxes the teacher found and boxes only the tracker found."),
-        arguments);
     addLabelOptions(cli);
     cli.addOption("size", "Crop size WxH (the student's input).", "WxH", "24x48");
     cli.addOption("student",
@@ -544,14 +253,64 @@ int ViewpointCommand::run(const QStringList &arguments)
                   "The verified frames (one index a line; default: the frames "
                   "in --truth).",
                   "FILE");
-    cli.addOption("match-iou", "IoU for a detection to match a verified box.", "X", "0.5");
+    cli.addOption("match-iou",
+                  "IoU for a detection to match a verified box (the student's operating "
+                  "threshold is calibrated at 0.5 whatever this is).",
+                  "X", "0.5");
+    // frames: the detector trains on nodes as the window's Train step trains it.
+    addNodeOptions(cli, QStringLiteral("5s"));
+}
+
+/** viewpoint --student crops: label, crops, the crop student trained here, held-out tracks. */
+int runCropViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out);
+
+} // namespace
+
+int DatasetCommand::run(const QStringList &arguments)
+{
+    CliContext cli(
+        QStringLiteral("dataset"),
+        QStringLiteral("Cut the student's training crops from a labelled session: positives from "
+                       "accepted tracks, background negatives, split by track."),
+        arguments);
+    cli.addOption("session", "Session folder (from `label`).", "DIR");
+    cli.addOption("size", "Crop size WxH (the student's input).", "WxH", "24x48");
+    cli.addOption("seed", "Seed of the split and the negatives.", "N", "1");
+    if (!cli.parse())
+        return ExitSuccess;
+    const std::string session = required(cli, "session");
+    vision::CropOptions o;
+    o.size = parseSize(cli.text("size"));
+    o.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
+    const auto labels = vision::LabelResult::load(session);
+    auto source = vision::FrameSource::open(labels.source);
+    CliContext::installStopHandler();
+    const auto stats = buildDataset(cli, session, labels, *source, o);
+    if (cli.json())
+        cli.printJson(datasetJson(stats, o.size).set("command", "dataset").set("session", session));
+    return ExitSuccess;
+}
+
+int ViewpointCommand::run(const QStringList &arguments)
+{
+    CliContext cli(
+        QStringLiteral("viewpoint"),
+        QStringLiteral(
+            "The whole viewpoint adaptation: label the video, cut the dataset, train the "
+            "student here or on nodes (--nodes, --discover), and score student and teacher: "
+            "the full-frame student against verified frames, the crop student on held-out "
+            "tracks, separately for boxes the teacher found and boxes only the tracker found."),
+        arguments);
+    addViewpointOptions(cli);
     if (!cli.parse())
         return ExitSuccess;
     const std::string sourceSpec = required(cli, "source");
-    const std::string out = sessionFolder(cli);
     const std::string kind = cli.text("student");
     if (kind != "frames" && kind != "crops")
         throw UsageError("--student must be frames or crops, not '" + kind + "'");
+    if (kind == "crops" && wantsCluster(cli))
+        throw UsageError("--nodes and --discover train the full-frame student (--student frames)");
+    const std::string out = sessionFolder(cli);
     if (kind == "frames") {
         auto lo = labelOptions(cli);
         // The full-frame student learns every person its labels miss as background: the teacher
@@ -566,6 +325,13 @@ int ViewpointCommand::run(const QStringList &arguments)
         }
         return runFrameViewpoint(cli, sourceSpec, out, lo);
     }
+    return runCropViewpoint(cli, sourceSpec, out);
+}
+
+namespace {
+
+int runCropViewpoint(CliContext &cli, const std::string &sourceSpec, const std::string &out)
+{
     vision::ViewpointOptions o;
     o.label = labelOptions(cli);
     o.crops.size = parseSize(cli.text("size"));
@@ -648,5 +414,7 @@ int ViewpointCommand::run(const QStringList &arguments)
         cli.printJson(j);
     return ExitSuccess;
 }
+
+} // namespace
 
 } // namespace edgetrain::app

@@ -1,6 +1,7 @@
 #include "demo.h"
 
 #include "app/session/evaluationtask.h"
+#include "app/session/verifiedframes.h"
 #include "net/protocol/keyfile.h"
 #include "ui/gallery.h"
 #include "ui/reportwriter.h"
@@ -25,34 +26,12 @@ namespace {
 bool importDemoTruth(const QString &video, const QString &truthFile, const QString &sessionDir,
                      QString *error)
 {
+    const QString listPath = QFileInfo(truthFile).dir().filePath(QStringLiteral("frames.txt"));
     try {
         auto source = vision::FrameSource::open(video.toStdString());
-        vision::GroundTruth truth =
-            vision::GroundTruth::importFile(truthFile.toStdString(), vision::AnnotationFormat::Mot,
-                                            source->frameSize(), source->frameCount());
-        const QString listPath = QFileInfo(truthFile).dir().filePath(QStringLiteral("frames.txt"));
-        QFile list(listPath);
-        if (!list.open(QIODevice::ReadOnly)) {
-            *error = QStringLiteral("cannot read '%1' (the verified frames' list)").arg(listPath);
-            return false;
-        }
-        for (vision::TruthFrame &f : truth.frames)
-            f.done = false; // only the listed frames were checked whole
-        for (int line = 1; !list.atEnd(); ++line) {
-            const QByteArray text = list.readLine().trimmed();
-            if (text.isEmpty())
-                continue;
-            bool ok = false;
-            const int frame = text.toInt(&ok);
-            if (!ok || frame < 0 || frame >= source->frameCount()) {
-                *error = QStringLiteral("%1:%2: '%3' is not a frame of %4")
-                             .arg(listPath)
-                             .arg(line)
-                             .arg(QString::fromUtf8(text), video);
-                return false;
-            }
-            truth.ensureFrame(frame).done = true;
-        }
+        // Only the listed frames were checked whole (the same reading as viewpoint --truth).
+        vision::GroundTruth truth = app::readVerifiedTruth(truthFile.toStdString(),
+                                                           listPath.toStdString(), *source);
         truth.source = video.toStdString();
         truth.note = "imported by the demo from " + truthFile.toStdString() +
                      " (boxes made by hand, see tests/data/README.md)";

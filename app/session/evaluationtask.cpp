@@ -3,6 +3,8 @@
 #include "core/parallel.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
+#include "detectorsteps.h"
+#include "verifiedframes.h"
 #include "vision/cropdataset.h"
 #include "vision/detectionmetrics.h"
 #include "vision/detectionrun.h"
@@ -26,14 +28,12 @@ EvaluationTask::EvaluationTask(const Session &session,
 
 std::string EvaluationTask::detectorPart(const QString &teacher)
 {
-    const QString suffix = QStringLiteral("+motion");
-    return (teacher.endsWith(suffix) ? teacher.left(teacher.size() - suffix.size()) : teacher)
-        .toStdString();
+    return app::detectorPart(teacher);
 }
 
 bool EvaluationTask::fixedCamera(const QString &source)
 {
-    return QFileInfo(source).isFile() && !source.startsWith(QLatin1String("/dev/"));
+    return app::fixedCamera(source);
 }
 
 int EvaluationTask::heldOutFrom(const vision::LabelResult &labels, int sourceFrames)
@@ -125,23 +125,13 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     auto teacher = vision::Teacher::create(detectorPart(s.capture.teacher));
     auto source = vision::FrameSource::open(m_labels->source);
 
-    // 0. The operating point, on the frames the student trained on; kept with its weights so
-    //    every later user of the student (detect, the live preview) runs it there.
-    vision::OperatingPointCalibration::Options calibration;
-    if (s.frameStats) // the targets it trained on: nested boxes settled by the same plane
-        calibration.plane = s.frameStats->ground;
-    const vision::OperatingPoint point = vision::OperatingPointCalibration::calibrate(
-        *source, student, *m_labels, calibration,
-        [&](int d, int n) {
-            report(
-                d, n,
-                QStringLiteral("operating point against the labels: frame %1 of %2").arg(d).arg(n));
-        },
-        stop);
+    // 0. The operating point, on the frames the student trained on (kept with its weights).
+    const vision::OperatingPoint point = calibrateStudent(
+        *source, model, *m_labels,
+        s.frameStats ? std::optional(s.frameStats->ground) : std::nullopt, weights, report, stop);
     if (stop && stop->load())
         return out;
     out.operating_point = point;
-    vision::FrameStudent::saveModel(*model, weights, point.threshold);
     const float studentThreshold = point.threshold;
     student.threshold = studentThreshold;
 
@@ -159,53 +149,23 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
 
     // 2. Against the verified frames the student never saw.
     const int first = heldOutFrom(*m_labels, source->frameCount());
-    std::set<int> frames;
-    for (const vision::TruthFrame &f : m_truth.frames)
-        if (f.index >= first)
-            frames.insert(f.index);
-    if (frames.empty())
-        return out;
-    auto verifiedTeacher = vision::Teacher::create(detectorPart(s.capture.teacher));
-    std::unique_ptr<vision::Teacher> motion;
-    if (fixedCamera(QString::fromStdString(m_labels->source)))
-        motion = vision::Teacher::create("motion");
-    student.threshold =
-        std::min(kCurveScore, studentThreshold); // the whole curve; scored at studentThreshold
-    std::vector<vision::Teacher *> detectors{verifiedTeacher.get()};
-    if (motion)
-        detectors.push_back(motion.get());
-    detectors.push_back(&student);
-    const auto run = vision::DetectionRun::run(
-        *source, detectors, frames,
-        [&](int d, int n) {
-            report(d, n, QStringLiteral("verified frames: %1 of %2").arg(d).arg(n));
-        },
-        stop);
-    if (stop && stop->load())
+    const BaselineDetectors baselines(s.capture.teacher, QString::fromStdString(m_labels->source));
+    std::vector<VerifiedDetector> detectors = baselines.list();
+    // The whole curve; scored at the operating threshold.
+    detectors.push_back(
+        {"student", &student, studentThreshold, std::min(kCurveScore, studentThreshold)});
+    const VerifiedRun run(*source, m_truth, detectors, first, INT_MAX, report, stop);
+    if ((stop && stop->load()) || run.frames(first) == 0)
         return out;
 
     VerifiedRound v;
     v.round = s.round;
     v.first_frame = first;
-    vision::MetricsOptions m;
-    m.first_frame = first;
-    auto fps = [&](std::size_t i) {
-        return run.detect_seconds[i] > 0 ? double(run.frames) / run.detect_seconds[i] : 0.0;
-    };
-    m.threshold = verifiedTeacher->threshold;
-    v.scores.push_back(
-        vision::DetectionMetrics::evaluate("teacher", run.detections[0], m_truth, m));
-    out.teacher_fps = fps(0);
-    if (motion) {
-        m.threshold = motion->threshold;
-        v.scores.push_back(
-            vision::DetectionMetrics::evaluate("motion", run.detections[1], m_truth, m));
-        out.motion_fps = fps(1);
-    }
-    m.threshold = studentThreshold;
-    v.scores.push_back(
-        vision::DetectionMetrics::evaluate("student", run.detections.back(), m_truth, m));
-    out.student_fps = fps(detectors.size() - 1);
+    v.scores = run.score(first, INT_MAX, vision::MetricsOptions().iou);
+    out.teacher_fps = run.fps(0);
+    if (baselines.motion)
+        out.motion_fps = run.fps(1);
+    out.student_fps = run.fps(detectors.size() - 1);
     v.frames = v.scores.front().frames;
     out.verified = v;
     return out;

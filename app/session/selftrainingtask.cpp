@@ -2,6 +2,7 @@
 
 #include "core/parallel.h"
 #include "datasettask.h"
+#include "detectorsteps.h"
 #include "vision/framesource.h"
 #include "vision/framestudent.h"
 
@@ -28,31 +29,15 @@ SelfTrainingOutcome SelfTrainingTask::run(const TaskRunner::Report &report,
         auto labels = std::make_shared<vision::LabelResult>(*m_labels);
         labels->round = s.round + 1; // in the dataset's index and labels.json: see reconcile()
         auto source = vision::FrameSource::open(labels->source);
-        vision::SelfTrainOptions o;
-        o.label = labels->options; // the same frames, tracker and teacher rhythm
-        out.added = vision::FrameStudentTrainer::relabel(
-            *labels, *source, *student, o,
-            [&](int f, int n, const vision::LabelStats &) {
-                report(f, n, QStringLiteral("the student relabels frame %1 of %2").arg(f).arg(n));
-            },
-            stop);
-        if (stop && stop->load()) {
+        const auto step = selfTrain(*labels, *source, *student,
+                                    vision::SelfTrainOptions().threshold, s.dir.toStdString(),
+                                    DatasetTask::frameOptions(s.dataset, *labels), report, stop);
+        if (!step) {
             out.error = QStringLiteral("cancelled (the labels are unchanged)");
             return out;
         }
-        const auto stats = vision::FrameDataset::build(
-            s.dir.toStdString(), *labels, *source, DatasetTask::frameOptions(s.dataset, *labels),
-            [&](int f, int n) {
-                report(f, n,
-                       QStringLiteral("rebuilding the dataset: frame %1 of %2").arg(f).arg(n));
-            },
-            stop);
-        if (stop && stop->load()) {
-            out.error = QStringLiteral("cancelled (the labels are unchanged)");
-            return out;
-        }
-        labels->save(s.dir.toStdString()); // only once the dataset matches them: the commit
-        out.frameStats = stats;
+        out.added = step->added;
+        out.frameStats = step->dataset;
         out.labels = labels;
     } catch (const std::exception &e) {
         out.error = QString::fromStdString(e.what());

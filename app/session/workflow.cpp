@@ -1,5 +1,6 @@
 #include "workflow.h"
 
+#include "clustertraining.h"
 #include "core/zoo.h"
 #include "datasettask.h"
 #include "evaluationtask.h"
@@ -269,63 +270,55 @@ bool Workflow::buildTrainingSetup(TrainingSetup &s, QStringList &names, QString 
     const auto mode = net::parseMode(m_session.plan.mode);
     if (!mode)
         return refuse(QStringLiteral("unknown mode '%1'").arg(m_session.plan.mode));
+    ClusterOptions cluster;
+    cluster.key = m_nodes.key();
+    cluster.mode = *mode;
+    cluster.staleness = m_session.plan.staleness;
+    cluster.localSteps = m_session.plan.localSteps;
     for (const auto &[key, n] : m_nodes.all())
         if (n.state == NodeView::State::Paired &&
             (m_session.plan.nodes.isEmpty() || m_session.plan.nodes.contains(n.info.name))) {
-            s.nodes.append({n.host, n.port});
+            cluster.nodes.append({n.host, n.port});
             names.append(n.info.name);
             const std::int64_t budget = m_session.plan.budgetBytesFor(n.info.name);
             if (budget >= 0)
-                s.budgetBytes[n.info.name] = budget;
+                cluster.budgetBytes[n.info.name] = budget;
         }
-    if (s.nodes.isEmpty())
+    if (cluster.nodes.isEmpty())
         return refuse(QStringLiteral("no paired node takes part: pair nodes in step 1 and choose "
                                      "them in step 4"));
+    if (!m_session.plan.clusterObjective.isEmpty()) {
+        QString wrong;
+        cluster.objective = net::PlanObjective::parse(m_session.plan.clusterObjective, &wrong);
+        if (!cluster.objective)
+            return refuse(wrong);
+    }
+    ClusterJob job;
     try {
-        s.spec = planRequestFor(-1).spec();
+        job.spec = planRequestFor(-1).spec();
     } catch (const std::exception &e) {
         return refuse(QString::fromStdString(e.what()));
     }
-    net::JobSpec &job = s.job;
-    job.id = QStringLiteral("session-%1")
-                 .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
-    job.mode = *mode;
-    job.model = s.spec.toJson();
+    job.frames = frames;
     job.seed = std::uint64_t(m_session.dataset.seed);
     job.epochs = m_session.plan.epochs;
     job.batch = m_session.plan.batch;
     job.lr = m_session.plan.lr;
-    job.staleness = m_session.plan.staleness;
-    job.local_steps = m_session.plan.localSteps;
-    job.collective_timeout_ms = 5000;
-    if (frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
-        job.schedule = QStringLiteral("cosine");
-        job.weight_decay = vision::FrameTrainOptions().weight_decay;
-        job.average_decay = vision::FrameTrainOptions().average_decay; // async: the server's
+    if (frames) {
+        // The detector's training as the CLI's viewpoint trains it by default (FrameTrainOptions):
+        // the epoch with the lowest validation loss of the frame dataset (time blocks it does not
+        // train on) is kept, and the run ends once `patience` epochs have not lowered it. The
+        // crop and Fashion-MNIST models keep their last: their validation set is the test set.
+        const vision::FrameTrainOptions defaults;
+        job.averageDecay = defaults.average_decay;
+        job.keepBest = defaults.keep_best;
+        job.patience = defaults.patience;
     }
-    job.dataset = QStringLiteral("shipped");
-    s.key = m_nodes.key();
-    s.sessionDir = m_session.dir;
-    s.frames = frames;
-    s.maxObjects = s.spec.loss().centernet.max_objects;
-    // The detector overfits a few hundred frames within tens of epochs: keep its best epoch by
-    // the frame dataset's validation loss (time blocks it does not train on). The crop and
-    // Fashion-MNIST models keep their last: their validation set is the test set.
-    s.keepBest = frames;
-    // ... and end its run once 10 epochs in a row have not lowered that loss: the kept weights
-    // are then very unlikely to change (on vtest the loss bottoms out at epochs 8-15 of 40 and
-    // climbs from there), and on a cluster of Raspberry Pis every epoch is minutes.
-    s.patience = frames ? 10 : 0;
-    if (!m_session.plan.clusterObjective.isEmpty()) {
-        QString wrong;
-        s.objective = net::PlanObjective::parse(m_session.plan.clusterObjective, &wrong);
-        if (!s.objective)
-            return refuse(wrong);
-    }
-    s.weightsPath = frames ? QString::fromStdString(
-                                 vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
-                           : m_session.path(QStringLiteral("student.safetensors"));
-
+    job.sessionDir = m_session.dir;
+    job.weightsPath = frames ? QString::fromStdString(
+                                   vision::StudentTeacher::weightsPath(m_session.dir.toStdString()))
+                             : m_session.path(QStringLiteral("student.safetensors"));
+    s = clusterSetup(job, cluster);
     return true;
 }
 

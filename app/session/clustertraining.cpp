@@ -1,0 +1,81 @@
+#include "clustertraining.h"
+
+#include "vision/framestudenttrainer.h"
+
+#include <QDateTime>
+#include <QEventLoop>
+#include <QTimer>
+
+namespace edgetrain::app {
+
+TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)
+{
+    TrainingSetup s;
+    net::JobSpec &job = s.job;
+    job.id = QStringLiteral("%1-%2").arg(
+        j.idPrefix, QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+    job.mode = cluster.mode;
+    job.model = j.spec.toJson();
+    job.seed = j.seed;
+    job.epochs = j.epochs;
+    job.batch = j.batch;
+    job.lr = j.lr;
+    job.staleness = cluster.staleness;
+    job.local_steps = cluster.localSteps;
+    job.collective_timeout_ms = cluster.collectiveTimeout_ms;
+    if (j.frames) { // as FrameStudentTrainer trains it: cosine down from the peak, weight decay
+        job.schedule = QStringLiteral("cosine");
+        job.weight_decay = vision::FrameTrainOptions().weight_decay;
+        job.average_decay = j.averageDecay; // async: the server's
+    }
+    job.dataset = QStringLiteral("shipped");
+    s.key = cluster.key;
+    s.nodes = cluster.nodes;
+    s.budgetBytes = cluster.budgetBytes;
+    s.sessionDir = j.sessionDir;
+    s.frames = j.frames;
+    s.maxObjects = j.spec.loss().centernet.max_objects;
+    s.keepBest = j.keepBest;
+    s.patience = j.patience;
+    s.spec = j.spec;
+    s.objective = cluster.objective;
+    s.weightsPath = j.weightsPath;
+    return s;
+}
+
+TrainingOutcome trainOnCluster(const TrainingSetup &setup, const ClusterCallbacks &callbacks,
+                               const std::atomic<bool> *stop)
+{
+    TrainingRun run;
+    TrainingOutcome outcome;
+    bool ended = false;
+    QEventLoop loop;
+    if (callbacks.status)
+        QObject::connect(&run, &TrainingRun::status, &loop, callbacks.status);
+    if (callbacks.epoch)
+        QObject::connect(&run, &TrainingRun::epoch, &loop, callbacks.epoch);
+    if (callbacks.event)
+        QObject::connect(&run, &TrainingRun::clusterEvent, &loop, callbacks.event);
+    if (callbacks.planned)
+        QObject::connect(&run, &TrainingRun::planned, &loop, callbacks.planned);
+    QObject::connect(&run, &TrainingRun::done, &loop, [&](const TrainingOutcome &o) {
+        outcome = o;
+        ended = true;
+        loop.quit();
+    });
+    QTimer stopPoll;
+    bool stopping = false;
+    QObject::connect(&stopPoll, &QTimer::timeout, &loop, [&] {
+        if (stop && stop->load() && !stopping) {
+            stopping = true;
+            run.stop();
+        }
+    });
+    stopPoll.start(100);
+    run.start(setup); // may end at once (an unreadable dataset)
+    if (!ended)
+        loop.exec();
+    return outcome;
+}
+
+} // namespace edgetrain::app

@@ -1,0 +1,116 @@
+#include "viewpointreport.h"
+
+#include <cstdio>
+
+namespace edgetrain::app::Internal {
+
+core::Json frameDatasetReport(const vision::FrameDatasetStats &stats,
+                              const vision::LabelResult &labels, const Say &say)
+{
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "frame dataset %dx%d, every %d frames: train %d frames (%d samples, %d "
+                  "objects, %d ignore), validation %d frames (%d objects), %d backgrounds, "
+                  "%.1f s",
+                  stats.input.width, stats.input.height, stats.every, stats.frames[0],
+                  stats.samples[0], stats.objects[0], stats.ignores[0], stats.frames[1],
+                  stats.objects[1], stats.backgrounds, stats.seconds);
+    say(line);
+    if (stats.same_object > 0) {
+        std::snprintf(line, sizeof line,
+                      "%d label boxes became ignore regions: the second box of an object "
+                      "boxed twice (the teacher at two scales, two tracks on one object), "
+                      "or boxes of very different sizes disagreeing on one spot",
+                      stats.same_object);
+        say(line);
+    }
+    const vision::GroundPlane &g = stats.ground;
+    if (g.usable)
+        std::snprintf(line, sizeof line,
+                      "pasted %d objects (%d cut out) onto training copies at the ground "
+                      "plane's sizes: height %.3f x bottom row %+.1f px (R^2 %.2f), from %d "
+                      "boxes",
+                      stats.pasted, stats.cutouts, g.slope, g.offset, g.r2, g.boxes);
+    else if (!labels.cuts.empty())
+        std::snprintf(line, sizeof line,
+                      "no objects pasted: the video has %d scene cuts (no one fixed view)",
+                      int(labels.cuts.size()));
+    else
+        std::snprintf(line, sizeof line,
+                      "no objects pasted: the labels show no ground plane (%d boxes, slope "
+                      "%.3f, R^2 %.2f)",
+                      g.boxes, g.slope, g.r2);
+    say(line);
+    core::Json dj;
+    dj.set("width", stats.input.width).set("height", stats.input.height);
+    dj.set("pasted_objects", stats.pasted).set("cutouts", stats.cutouts);
+    dj.set("same_object_ignored", stats.same_object);
+    dj.set("ground_plane_usable", g.usable).set("ground_plane_slope", g.slope);
+    dj.set("ground_plane_offset", g.offset).set("ground_plane_r2", g.r2);
+    dj.set("every", stats.every).set("train_frames", stats.frames[0]);
+    dj.set("train_samples", stats.samples[0]).set("train_objects", stats.objects[0]);
+    dj.set("val_frames", stats.frames[1]).set("val_objects", stats.objects[1]);
+    return dj;
+}
+
+core::Json operatingPointReport(const vision::OperatingPoint &p, const Say &say)
+{
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
+                  "against the session's labels on %d training frames (%d boxes)",
+                  double(p.threshold), p.f1, p.recall, p.precision, p.frames, p.boxes);
+    say(line);
+    core::Json pj;
+    pj.set("threshold", double(p.threshold)).set("f1", p.f1).set("recall", p.recall);
+    pj.set("precision", p.precision).set("frames", p.frames).set("boxes", p.boxes);
+    pj.set("against", "labels");
+    return pj;
+}
+
+core::Json scoreJson(const vision::DetectorScore &s)
+{
+    core::Json j;
+    j.set("recall", s.recall).set("precision", s.precision).set("f1", s.f1);
+    j.set("ap50", s.ap50).set("ap50_95", s.ap50_95);
+    j.set("truths", s.truths).set("detections", s.detections).set("threshold", double(s.threshold));
+    return j;
+}
+
+std::string scoreLine(const vision::DetectorScore &s)
+{
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  %-10s recall %.3f  precision %.3f  F1 %.3f  AP50 %.3f  AP50:95 %.3f  (%d/%d)",
+                  s.name.c_str(), s.recall, s.precision, s.f1, s.ap50, s.ap50_95, s.true_positives,
+                  s.truths);
+    return line;
+}
+
+core::Json verifiedSpanReport(const VerifiedRun &run, int baselines, int first, int last,
+                              double iou, const std::string &what, const Say &say)
+{
+    core::Json v;
+    const int n = run.frames(first, last);
+    v.set("frames", n).set("iou", iou);
+    if (n == 0)
+        return v;
+    say("verified frames " + what + " (" + std::to_string(n) + " frames, IoU " +
+        std::to_string(iou).substr(0, 4) + "):");
+    const std::vector<vision::DetectorScore> scores = run.score(first, last, iou);
+    for (int i = 0; i < baselines; ++i) {
+        say(scoreLine(scores[std::size_t(i)]));
+        v.set(scores[std::size_t(i)].name, scoreJson(scores[std::size_t(i)]));
+    }
+    core::Json perRound = core::Json::array();
+    for (std::size_t r = std::size_t(baselines); r < scores.size(); ++r) {
+        say(scoreLine(scores[r]));
+        perRound.push(scoreJson(scores[r]).set("round", int(r) - baselines + 1));
+        if (r + 1 == scores.size())
+            v.set("student", scoreJson(scores[r]));
+    }
+    v.set("rounds", std::move(perRound));
+    return v;
+}
+
+} // namespace edgetrain::app::Internal
