@@ -100,6 +100,17 @@ void TestCli::usageErrors_data()
         << QStringList{"dataset", "--session", "x", "--size", "4x4"} << "--size must be WxH";
     QTest::newRow("cluster without key")
         << QStringList{"train", "--nodes", "127.0.0.1:1"} << "--key-file is required";
+    QTest::newRow("viewpoint on nodes without key")
+        << QStringList{"viewpoint", "--source", "x.avi", "--out", "x", "--nodes", "127.0.0.1:1"}
+        << "--key-file is required";
+    QTest::newRow("crop student on nodes")
+        << QStringList{"viewpoint", "--source", "x.avi",   "--out",      "x",
+                       "--student", "crops",    "--nodes", "127.0.0.1:1"}
+        << "--nodes and --discover train the full-frame student";
+    QTest::newRow("viewpoint unknown mode")
+        << QStringList{"viewpoint", "--source",    "x.avi",  "--out", "x",
+                       "--nodes",   "127.0.0.1:1", "--mode", "gossip"}
+        << "--mode must be sync, async or local-sgd";
     QTest::newRow("plan without nodes") << QStringList{"plan"} << "plan needs the nodes";
     QTest::newRow("unknown objective")
         << QStringList{"plan", "--nodes", "127.0.0.1:1", "--key-file", "k", "--objective", "speed"}
@@ -770,10 +781,36 @@ void TestCli::viewpointOnVtest()
     const QString video = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
     if (!QFile::exists(video))
         QFAIL("opencv-doc is missing: scripts/install-deps.sh installs it");
+    const QString data = QStringLiteral(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/");
     const QString session = m_dir.path() + QStringLiteral("/vtest");
-    const Run r = cli({"viewpoint", "--source", video, "--out", session, "--max-frames", "250",
-                       "--every", "5", "--epochs", "3", "--eval-frames", "8", "--threads", "2",
-                       "--student", "crops", "--json"});
+    // Labels of frames 0-239, a small detector trained here, scored on the hand-verified frames
+    // of tests/data/vtest the student never saw (20, from 260 to 790).
+    const Run r = cli({"viewpoint",
+                       "--source",
+                       video,
+                       "--teacher",
+                       "hog+motion",
+                       "--every",
+                       "5",
+                       "--max-frames",
+                       "240",
+                       "--out",
+                       session,
+                       "--epochs",
+                       "12",
+                       "--sample-every",
+                       "2",
+                       "--augment",
+                       "2",
+                       "--width",
+                       "128",
+                       "--truth",
+                       data + "gt.txt",
+                       "--truth-frames",
+                       data + "frames.txt",
+                       "--threads",
+                       "2",
+                       "--json"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     // The counts are those of the labels written: accepted tracks, and their boxes by source.
     QFile labelsFile(session + QStringLiteral("/labels.json"));
@@ -793,28 +830,35 @@ void TestCli::viewpointOnVtest()
     QCOMPARE(r.json.value(QLatin1String("tracks")).toInt(-1), accepted);
     QCOMPARE(r.json.value(QLatin1String("teacher_boxes")).toInt(-1), teacherBoxes);
     QCOMPARE(r.json.value(QLatin1String("tracker_only_boxes")).toInt(-1), trackerBoxes);
-    QVERIFY(r.json.value(QLatin1String("label_fps")).toDouble() > 0);
-    // The scores are fractions, and the report file says what the JSON line says.
+    // The report file says what the JSON line says.
     QFile reportFile(session + QStringLiteral("/report.json"));
     QVERIFY(reportFile.open(QIODevice::ReadOnly));
     const QJsonObject report = QJsonDocument::fromJson(reportFile.readAll()).object();
-    for (const char *field :
-         {"teacher_recall_teacher_found", "student_recall_teacher_found",
-          "teacher_recall_tracker_only", "student_recall_tracker_only", "student_precision"}) {
-        const double v = r.json.value(QLatin1String(field)).toDouble(-1);
-        QVERIFY2(v >= 0 && v <= 1, field);
-        QVERIFY2(report.value(QLatin1String(field)).toDouble(-1) == v, field);
-    }
-    // The teacher's own boxes are the labels there: the teacher finds nearly all of them.
-    QVERIFY(r.json.value(QLatin1String("teacher_recall_teacher_found")).toDouble() > 0.9);
-    QVERIFY(r.json.value(QLatin1String("teacher_boxes")).toInt() > 10);
-    QVERIFY(r.json.value(QLatin1String("tracker_only_boxes")).toInt() >
-            r.json.value(QLatin1String("teacher_boxes")).toInt());
-    QVERIFY(QFile::exists(session + QStringLiteral("/labels.json")));
-    QVERIFY(QFile::exists(session + QStringLiteral("/dataset/index.csv")));
-    QVERIFY(QFile::exists(session + QStringLiteral("/student.safetensors")));
-    QVERIFY(QFile::exists(session + QStringLiteral("/report.json")));
-    // the session's labels cut again at another size
+    for (const char *field : {"verified", "rounds", "operating_point", "student_threshold"})
+        QVERIFY2(report.value(QLatin1String(field)) == r.json.value(QLatin1String(field)), field);
+    // On the verified frames it never saw, the student finds people as a trained detector does:
+    // these settings measured F1 0.64 (recall 0.55, precision 0.76); an untrained or
+    // miscalibrated student scores near 0 (3 epochs: F1 0.06), one scored at the wrong frames
+    // or boxes too.
+    const QJsonObject verified = r.json.value(QLatin1String("verified")).toObject();
+    QCOMPARE(verified.value(QLatin1String("frames")).toInt(), 20);
+    const QJsonObject student = verified.value(QLatin1String("student")).toObject();
+    const QString figures =
+        QString::fromUtf8(QJsonDocument(student).toJson(QJsonDocument::Compact));
+    QVERIFY2(student.value(QLatin1String("f1")).toDouble() >= 0.45, qPrintable(figures));
+    QVERIFY2(student.value(QLatin1String("recall")).toDouble() >= 0.35, qPrintable(figures));
+    QVERIFY2(student.value(QLatin1String("precision")).toDouble() >= 0.45, qPrintable(figures));
+    QVERIFY2(student.value(QLatin1String("ap50")).toDouble() >= 0.3, qPrintable(figures));
+    // scored at the operating threshold it was calibrated to
+    QCOMPARE(student.value(QLatin1String("threshold")).toDouble(),
+             r.json.value(QLatin1String("student_threshold")).toDouble());
+    QCOMPARE(r.json.value(QLatin1String("operating_point"))
+                 .toObject()
+                 .value(QLatin1String("threshold"))
+                 .toDouble(),
+             r.json.value(QLatin1String("student_threshold")).toDouble());
+    QVERIFY(QFile::exists(r.json.value(QLatin1String("student_weights")).toString()));
+    // the session's labels cut again as crops
     const Run d = cli({"dataset", "--session", session, "--size", "16x32", "--json"});
     QVERIFY2(d.status == 0, qPrintable(d.err));
     QCOMPARE(d.json.value(QLatin1String("width")).toInt(), 16);
