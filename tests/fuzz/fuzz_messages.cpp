@@ -1,5 +1,6 @@
-// libFuzzer target for what an authenticated peer's messages carry: the CBOR bodies of jobs,
-// groups, node announcements (beacons and probe answers: these come from anyone), metrics,
+// libFuzzer target for what an authenticated peer's messages carry (net/protocol/messages): the
+// CBOR bodies of jobs, groups and everything else a worker and its coordinator exchange, node
+// announcements (beacons and probe answers: these come from anyone), metrics,
 // training status, dataset shipments chunk by chunk (checksummed here, as a peer with the key
 // would), and async gradient pushes as the coordinator's parameter server reads and applies them
 // (bfloat16 or float32, to a tiny model), and the collectives' rendezvous requests (store_set,
@@ -12,15 +13,16 @@
 #include "core/json.h"
 #include "core/modelspec.h"
 #include "core/sgd.h"
-#include "net/agent/systemsampler.h"
-#include "net/protocol/cborfield.h"
-#include "net/protocol/nodeinfo.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/jobspec.h"
+#include "net/protocol/messages/nodeinfo.h"
+#include "net/protocol/messages/storerequest.h"
+#include "net/protocol/messages/systemsample.h"
+#include "net/protocol/messages/trainingstatus.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
-#include "net/training/job.h"
 #include "net/training/parameterserver.h"
 #include "net/training/shipment.h"
-#include "net/training/storerequest.h"
-#include "net/training/trainingworker.h"
 
 #include <QCborArray>
 #include <QCborMap>
@@ -49,8 +51,42 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     case 0:
         (void)JobSpec::fromCbor(value.toMap(), &error);
         break;
-    case 1:
-        (void)GroupSpec::fromCbor(value.toMap(), &error);
+    case 1: // a group, or (the selector's higher bits) another body of the job's exchange
+        switch ((data[0] / 8) % 11) {
+        case 0:
+            (void)GroupSpec::fromCbor(value.toMap(), &error);
+            break;
+        case 1:
+            (void)JobReady::fromCbor(value.toMap(), &error);
+            break;
+        case 2:
+            (void)EpochDone::fromCbor(value.toMap(), &error);
+            break;
+        case 3:
+            (void)EpochEval::fromCbor(value.toMap(), &error);
+            break;
+        case 4:
+            (void)GradientPush::fromCbor(value.toMap(), &error);
+            break;
+        case 5:
+            (void)ExchangeProbeRequest::fromCbor(value.toMap(), &error);
+            break;
+        case 6:
+            (void)WeightsChunk::fromCbor(value.toMap(), &error);
+            break;
+        case 7:
+            (void)CollectiveFailed::fromCbor(value.toMap(), &error);
+            break;
+        case 8:
+            (void)JobDone::fromCbor(value.toMap(), &error);
+            break;
+        case 9:
+            (void)TrainingReply::fromCbor(value.toMap(), &error);
+            break;
+        case 10:
+            (void)WeightsReply::fromCbor(value.toMap(), &error);
+            break;
+        }
         break;
     case 2:
         (void)NodeInfo::fromCbor(value.toMap());
@@ -66,12 +102,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         for (const QCborValue &chunk : value.toArray()) {
             // A peer that has the key can checksum what it sends: the fuzzer's chunks are
             // checksummed too, so that they reach the header and the assembly.
-            QCborMap checksummed = chunk.toMap();
-            checksummed.insert(
-                QStringLiteral("sha256"),
-                QCryptographicHash::hash(checksummed.value(QStringLiteral("data")).toByteArray(),
-                                         QCryptographicHash::Sha256));
-            if (!shipment.add(checksummed, &error))
+            ShipmentChunk checksummed = ShipmentChunk::fromCbor(chunk.toMap());
+            checksummed.sha256 =
+                QCryptographicHash::hash(checksummed.data, QCryptographicHash::Sha256);
+            if (!shipment.add(checksummed.toCbor(), &error))
                 break;
             if (shipment.complete()) {
                 try {
@@ -95,14 +129,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             server.setMaxRate(1.0);
             added = true;
         }
-        const QCborMap body = value.toMap();
+        const auto body = GradientPush::fromCbor(value.toMap(), &error);
         std::vector<float> push;
-        if (readPush(body, server.gradientSize(), server.pushSize() - server.gradientSize(),
-                     push)) {
-            const auto p =
-                server.push(0, std::uint64_t(cborInteger(body.value(QStringLiteral("version")))),
-                            push.data(), push.size(), body.value(QStringLiteral("lr")).toDouble(),
-                            cborInteger(body.value(QStringLiteral("count"))));
+        if (body && readPush(*body, server.gradientSize(),
+                             server.pushSize() - server.gradientSize(), push)) {
+            const auto p = server.push(0, std::uint64_t(body->version), push.data(), push.size(),
+                                       body->lr, body->count);
             (void)p;
             (void)server.delta(0);
         }
