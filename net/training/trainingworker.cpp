@@ -3,6 +3,8 @@
 #include "core/numbertext.h"
 #include "core/parallel.h"
 #include "net/protocol/cborfield.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 #include "net/training/collectives.h"
 #include "net/training/worker/asyncmode.h"
@@ -53,27 +55,26 @@ namespace {
 
 /** What the node tells the coordinator it is ready with: the data's and the model's sizes, its
  *  speed and its profile. */
-QCborMap readyBody(const worker::WorkerState &state, const worker::DeviceReport &profile)
+JobReady readyWith(const worker::WorkerState &state, const ProfileReport &profile)
 {
     const core::FlatState &flat = *state.loaded.flat;
-    return QCborMap{
-        {QStringLiteral("images_per_second"), profile.typicalImagesPerSecond()},
-        {QStringLiteral("train_samples"), qint64(state.loaded.train->size())},
-        {QStringLiteral("test_samples"), qint64(state.loaded.test ? state.loaded.test->size() : 0)},
-        {QStringLiteral("parameters"), qint64(state.loaded.model->parameterCount())},
-        {QStringLiteral("gradient_floats"), qint64(flat.gradientSize())},
-        {QStringLiteral("averaged_floats"), qint64(flat.averagedSize())},
-        {QStringLiteral("buffer_floats"), qint64(flat.bufferSize())},
-        // async: it trains a lost node's rest of an epoch when asked (Action::More)
-        {QStringLiteral("takes_more"), true},
-        // it evaluates a part of the test set a lost node left (Action::Evaluate)
-        {QStringLiteral("evaluates_more"), true},
-        {QStringLiteral("profile"), profile.toCbor()}};
+    JobReady ready;
+    ready.images_per_second = worker::DeviceProfiler::typicalImagesPerSecond(profile);
+    ready.train_samples = state.loaded.train->size();
+    ready.test_samples = state.loaded.test ? state.loaded.test->size() : 0;
+    ready.parameters = state.loaded.model->parameterCount();
+    ready.gradient_floats = std::int64_t(flat.gradientSize());
+    ready.averaged_floats = std::int64_t(flat.averagedSize());
+    ready.buffer_floats = std::int64_t(flat.bufferSize());
+    ready.takes_more = true;     // async: it trains a lost node's rest of an epoch when asked
+    ready.evaluates_more = true; // it evaluates a part of the test set a lost node left
+    ready.profile = profile;
+    return ready;
 }
 
 /** Trains in the job's mode from the coordinator's answer to job_ready; true if cancelled. */
 bool train(const JobSpec &job, worker::WorkerState &state, worker::GroupSession &session,
-           worker::EpochEnd &epochEnd, const QCborMap &ready)
+           worker::EpochEnd &epochEnd, const TrainingReply &ready)
 {
     switch (job.mode) {
     case TrainingMode::Async:
@@ -131,17 +132,18 @@ void TrainingWorker::run()
         state.load();
         state.memory->hold();
         state.setPhase(QStringLiteral("calibrating"));
-        const worker::DeviceReport profile =
+        const ProfileReport profile =
             worker::DeviceProfiler(m_job, m_context, *m_link, state.loaded, *state.memory).run();
         state.memory->check();
         qCInfo(lcWorker).noquote()
             << QStringLiteral("job %1 (%2): %3 training samples, %4 img/s measured")
                    .arg(m_job.id, modeName(m_job.mode))
                    .arg(state.loaded.train->size())
-                   .arg(profile.typicalImagesPerSecond(), 0, 'f', 0);
+                   .arg(worker::DeviceProfiler::typicalImagesPerSecond(profile), 0, 'f', 0);
         if (m_link->stopRequested())
             throw LinkError("stopped before the job started");
-        const QCborMap ready = m_link->request(Message::JobReady, readyBody(state, profile));
+        const TrainingReply ready =
+            state.ask(Message::JobReady, readyWith(state, profile).toCbor());
         const bool cancelled = train(m_job, state, session, epochEnd, ready);
         // The final weights: from every rank of the collective modes (all hold them, and the
         // coordinator keeps rank 0's, or another's if rank 0 is lost before its last chunk);
@@ -152,12 +154,12 @@ void TrainingWorker::run()
         // job at once, and the node must not find this one still running (it joins this
         // thread instead, which only has its teardown left).
         finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));
-        m_link->post(Message::JobDone,
-                     QCborMap{{QStringLiteral("cancelled"), cancelled},
-                              {QStringLiteral("steps"), qint64(state.step)},
-                              {QStringLiteral("rank"), session.group().rank},
-                              {QStringLiteral("fingerprint"),
-                               QString::fromStdString(state.loaded.flat->fingerprint())}});
+        JobDone done;
+        done.cancelled = cancelled;
+        done.steps = state.step;
+        done.rank = session.group().rank;
+        done.fingerprint = QString::fromStdString(state.loaded.flat->fingerprint());
+        m_link->post(Message::JobDone, done.toCbor());
         qCInfo(lcWorker).noquote()
             << "job" << m_job.id << (cancelled ? "stopped" : "finished") << "at step" << state.step;
     } catch (const LinkError &e) {
@@ -166,8 +168,7 @@ void TrainingWorker::run()
     } catch (const std::exception &e) { // a CollectiveError among them
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
         finish(QStringLiteral("failed"));
-        m_link->post(Message::JobFailed,
-                     QCborMap{{QStringLiteral("message"), QString::fromUtf8(e.what())}});
+        m_link->post(Message::JobFailed, Failure{QString::fromUtf8(e.what())}.toCbor());
     }
     if (const JobMemoryLimit *limit = state.memory ? state.memory->limit() : nullptr)
         qCInfo(lcWorker).noquote()

@@ -1,13 +1,10 @@
 #include "net/training/worker/asyncmode.h"
 
 #include "core/error.h"
-#include "net/protocol/cborfield.h"
 #include "net/protocol/protocol.h"
 #include "net/training/worker/epochend.h"
 #include "net/training/worker/groupsession.h"
 #include "net/training/worker/workerstate.h"
-
-#include <QCborArray>
 
 #include <cmath>
 #include <cstring>
@@ -31,11 +28,6 @@ bool readFloats(const QByteArray &bytes, float *out, std::size_t count)
     return true;
 }
 
-bool says(const QCborMap &reply, const QString &action)
-{
-    return reply.value(Action::Field).toString() == action;
-}
-
 } // namespace
 
 AsyncMode::AsyncMode(WorkerState &state, GroupSession &session, EpochEnd &epochEnd)
@@ -47,12 +39,12 @@ AsyncMode::AsyncMode(WorkerState &state, GroupSession &session, EpochEnd &epochE
       m_push(m_gradientFloats + m_bufferFloats)
 {}
 
-bool AsyncMode::run(const QCborMap &ready)
+bool AsyncMode::run(const TrainingReply &ready)
 {
-    if (says(ready, Action::Stop))
+    if (ready.action == ReplyAction::Stop)
         return true;
     m_session.adopt(ready);
-    m_epoch = int(cborInteger(ready.value(QStringLiteral("epoch")), 1));
+    m_epoch = ready.epoch.value_or(1);
     m_state.setPhase(QStringLiteral("training"));
     while (m_epoch <= m_state.job.epochs) {
         const Outcome outcome = trainEpoch();
@@ -77,26 +69,21 @@ AsyncMode::Outcome AsyncMode::trainEpoch()
         std::accumulate(parts.begin(), parts.begin() + group.rank, std::int64_t(0));
     const std::int64_t mine = parts[std::size_t(group.rank)];
     m_localBatch = std::max<std::int64_t>(1, std::llround(double(s.job.batch) * m_session.share()));
-    const QCborMap pulled = s.link.request(Message::PsPull, {});
-    if (says(pulled, Action::Stop))
+    if (!adopt(s.link.request(Message::PsPull, {})))
         return Outcome::Cancelled;
-    m_version = adopt(pulled);
     m_gradients.reset(); // what the last epoch's pushes left belongs to older weights
     if (!trainRange(s.order->indices(0) + offset, mine, false))
         return Outcome::Cancelled;
-    const std::optional<QCborMap> ended = endEpoch();
-    if (!ended)
+    const std::optional<TrainingReply> reply = endEpoch();
+    if (!reply || reply->action == ReplyAction::Stop)
         return Outcome::Cancelled;
-    const QCborMap &reply = *ended;
-    if (says(reply, Action::Stop))
-        return Outcome::Cancelled;
-    if (says(reply, Action::Finish))
+    if (reply->action == ReplyAction::Finish)
         return Outcome::Finished;
-    m_session.adoptNext(reply);
+    m_session.adoptNext(*reply);
     return Outcome::Continue;
 }
 
-std::optional<QCborMap> AsyncMode::endEpoch()
+std::optional<TrainingReply> AsyncMode::endEpoch()
 {
     WorkerState &s = m_state;
     // What this node holds goes with its sums, for the server to check against its mirror.
@@ -105,13 +92,11 @@ std::optional<QCborMap> AsyncMode::endEpoch()
         return m_epochEnd.finish(m_epoch, s.pending, false,
                                  CompressedExchange::fingerprint(m_held.data(), m_held.size()));
     };
-    QCborMap reply = end();
+    TrainingReply reply = end();
     // A node lost mid-epoch left samples of this epoch untrained: this node trains the ranges
     // it is given, then ends the epoch again (its counts include them).
-    while (says(reply, Action::More)) {
-        for (const QCborValue &range : reply.value(QStringLiteral("ranges")).toArray()) {
-            const std::int64_t first = cborInteger(range.toArray().at(0), -1);
-            const std::int64_t count = cborInteger(range.toArray().at(1), -1);
+    while (reply.action == ReplyAction::More) {
+        for (const auto &[first, count] : reply.ranges) {
             const std::int64_t samples = s.loaded.train->size();
             if (first < 0 || count <= 0 || first > samples - count)
                 throw core::FormatError("the coordinator asked for samples " +
@@ -125,18 +110,23 @@ std::optional<QCborMap> AsyncMode::endEpoch()
     return reply;
 }
 
-qint64 AsyncMode::adopt(const QCborMap &reply)
+bool AsyncMode::adopt(const QCborMap &answer)
 {
-    const bool isDelta = reply.contains(QStringLiteral("delta_bf16"));
-    const bool ok = isDelta ? CompressedExchange::addDecoded(
-                                  reply.value(QStringLiteral("delta_bf16")).toByteArray(),
-                                  m_held.data(), m_averagedFloats)
-                            : readFloats(reply.value(QStringLiteral("weights")).toByteArray(),
-                                         m_held.data(), m_averagedFloats);
+    QString error;
+    const std::optional<WeightsReply> reply = WeightsReply::fromCbor(answer, &error);
+    if (!reply)
+        throw core::FormatError("the parameter server's answer does not read: " +
+                                error.toStdString());
+    if (reply->stop)
+        return false;
+    const bool ok = reply->delta ? CompressedExchange::addDecoded(reply->weights, m_held.data(),
+                                                                  m_averagedFloats)
+                                 : readFloats(reply->weights, m_held.data(), m_averagedFloats);
     if (!ok)
         throw core::FormatError("the parameter server's weights have the wrong size");
     m_state.loaded.flat->setAveraged(m_held.data());
-    return cborInteger(reply.value(QStringLiteral("version")));
+    m_version = reply->version;
+    return true;
 }
 
 bool AsyncMode::trainRange(const std::int64_t *from, std::int64_t n, bool makeup)
@@ -154,44 +144,40 @@ bool AsyncMode::trainRange(const std::int64_t *from, std::int64_t n, bool makeup
             std::int64_t(m_epoch - 1) * s.batches +
             (makeup ? s.batches - 1
                     : std::min(s.batches - 1, first * s.batches / std::max<std::int64_t>(n, 1)));
-        if (!push(pushBody(count)))
+        if (!push(pushOf(count)))
             return false;
         s.report(r.loss, double(r.correct) / double(std::max<std::int64_t>(r.count, 1)));
     }
     return landInFlight();
 }
 
-QCborMap AsyncMode::pushBody(std::int64_t count)
+GradientPush AsyncMode::pushOf(std::int64_t count)
 {
     // The gradients carry the version they were computed on (pipelined: one staler).
-    QCborMap body{{QStringLiteral("version"), m_version},
-                  {QStringLiteral("lr"), m_state.rate()},
-                  {QStringLiteral("count"), qint64(count)}};
+    GradientPush p;
+    p.version = m_version;
+    p.lr = m_state.rate();
+    p.count = count;
+    p.compressed = m_compressed;
     if (m_compressed) {
-        body.insert(QStringLiteral("gradient_bf16"),
-                    m_gradients.encodeWithFeedback(m_push.data(), m_gradientFloats));
-        body.insert(QStringLiteral("buffers"),
-                    floatBytes(m_push.data() + m_gradientFloats, m_bufferFloats));
+        p.gradient_bf16 = m_gradients.encodeWithFeedback(m_push.data(), m_gradientFloats);
+        p.buffers = floatBytes(m_push.data() + m_gradientFloats, m_bufferFloats);
     } else {
-        body.insert(QStringLiteral("gradient"), floatBytes(m_push.data(), m_push.size()));
+        p.gradient = floatBytes(m_push.data(), m_push.size());
     }
-    return body;
+    return p;
 }
 
-bool AsyncMode::push(const QCborMap &body)
+bool AsyncMode::push(const GradientPush &gradients)
 {
     if (m_state.job.pipelined) {
         // The previous push's reply is adopted before the next push goes.
         if (!landInFlight())
             return false;
-        m_inFlight = m_state.link.send(Message::PsPush, body);
+        m_inFlight = m_state.link.send(Message::PsPush, gradients.toCbor());
         return true;
     }
-    const QCborMap reply = m_state.link.request(Message::PsPush, body);
-    if (says(reply, Action::Stop))
-        return false;
-    m_version = adopt(reply);
-    return true;
+    return adopt(m_state.link.request(Message::PsPush, gradients.toCbor()));
 }
 
 bool AsyncMode::landInFlight()
@@ -200,10 +186,7 @@ bool AsyncMode::landInFlight()
         return true;
     const QCborMap answer = m_state.link.wait(m_inFlight, JobLink::kForever, Message::PsPush);
     m_inFlight = -1;
-    if (says(answer, Action::Stop))
-        return false;
-    m_version = adopt(answer);
-    return true;
+    return adopt(answer);
 }
 
 } // namespace edgetrain::net::worker

@@ -1,8 +1,8 @@
 #pragma once
 
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/compressedexchange.h"
-
-#include <QCborMap>
 
 #include <cstdint>
 #include <optional>
@@ -27,26 +27,27 @@ public:
     AsyncMode(WorkerState &state, GroupSession &session, EpochEnd &epochEnd);
 
     /** Trains from the coordinator's answer to job_ready to the end; true if cancelled. */
-    bool run(const QCborMap &ready);
+    bool run(const TrainingReply &ready);
 
 private:
     enum class Outcome { Continue, Cancelled, Finished };
     Outcome trainEpoch();
-    /** The parameter server's weights (or a delta to what this node holds) into the model;
-     *  returns their version. Throws core::FormatError if they have the wrong size. */
-    qint64 adopt(const QCborMap &reply);
+    /** Reads the parameter server's answer; false: stop. The weights (or a delta to what this
+     *  node holds) go into the model and their version is kept. Throws core::FormatError if the
+     *  answer does not read or the weights have the wrong size. */
+    bool adopt(const QCborMap &answer);
     /** Trains `n` samples of the epoch's order from `from` on; false: the job was stopped.
      *  `makeup`: a lost node's samples, after this node's own (the epoch's last steps). */
     bool trainRange(const std::int64_t *from, std::int64_t n, bool makeup);
     /** The push of the gradients (and batch-norm buffers) in `m_push` from `count` samples. */
-    QCborMap pushBody(std::int64_t count);
+    GradientPush pushOf(std::int64_t count);
     /** Sends a push and adopts its reply (pipelined: the previous push's); false: stopped. */
-    bool push(const QCborMap &body);
+    bool push(const GradientPush &gradients);
     /** Adopts the reply to the push in flight, if one is; false: stopped. */
     bool landInFlight();
     /** Ends the epoch, training the samples a lost node left first when asked: the
      *  coordinator's last answer, or none if the job was stopped meanwhile. */
-    std::optional<QCborMap> endEpoch();
+    std::optional<TrainingReply> endEpoch();
 
     WorkerState &m_state;
     GroupSession &m_session;
@@ -60,7 +61,7 @@ private:
     CompressedExchange m_gradients;
     int m_epoch = 1;
     std::int64_t m_localBatch = 1;
-    qint64 m_version = 0;
+    std::int64_t m_version = 0;
     qint64 m_inFlight = -1; // the push whose reply is still to come (-1: none)
 };
 

@@ -1,6 +1,5 @@
 #include "net/training/worker/collectivemode.h"
 
-#include "net/protocol/protocol.h"
 #include "net/training/worker/epochend.h"
 #include "net/training/worker/groupsession.h"
 #include "net/training/worker/workerstate.h"
@@ -15,7 +14,7 @@ CollectiveMode::CollectiveMode(WorkerState &state, GroupSession &session, EpochE
 
 CollectiveMode::~CollectiveMode() = default;
 
-bool CollectiveMode::run(const QCborMap &ready)
+bool CollectiveMode::run(const TrainingReply &ready)
 {
     WorkerState &s = m_state;
     s.startEpochCounters();
@@ -55,13 +54,12 @@ bool CollectiveMode::run(const QCborMap &ready)
 CollectiveMode::Barrier CollectiveMode::closeEpoch()
 {
     WorkerState &s = m_state;
-    const QCborMap reply = m_epochEnd.finish(int(s.step / s.batches), s.tally, true);
-    const QString action = reply.value(Action::Field).toString();
-    if (action == Action::Stop)
+    const TrainingReply reply = m_epochEnd.finish(int(s.step / s.batches), s.tally, true);
+    if (reply.action == ReplyAction::Stop)
         return Barrier::Cancelled;
-    if (action == Action::Finish) // the coordinator's patience ran out: the end
+    if (reply.action == ReplyAction::Finish) // the coordinator's patience ran out: the end
         return Barrier::Finished;
-    if (action == Action::Regroup) // someone was lost at the barrier
+    if (reply.action == ReplyAction::Regroup) // someone was lost at the barrier
         return m_session.regroup(reply) ? Barrier::Continue : Barrier::Cancelled;
     s.epochsDone = s.step / s.batches;
     s.startEpochCounters();

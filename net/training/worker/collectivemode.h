@@ -1,6 +1,6 @@
 #pragma once
 
-#include <QCborMap>
+#include "net/protocol/messages/coordinatorreplies.h"
 
 #include <cstdint>
 
@@ -24,7 +24,7 @@ public:
     CollectiveMode &operator=(const CollectiveMode &) = delete;
 
     /** Trains from the coordinator's answer to job_ready to the end; true if cancelled. */
-    bool run(const QCborMap &ready);
+    bool run(const TrainingReply &ready);
 
 protected:
     /** One step on global batch `b` of the current epoch; true when the ranks agreed to stop.

@@ -17,11 +17,35 @@
 
 namespace edgetrain::net::worker {
 
+namespace {
+
+/** Neither timed nor failed. */
+bool notTried(const ExchangeFigures &e)
+{
+    return !e.timed && e.error.isEmpty();
+}
+
+} // namespace
+
 DeviceProfiler::DeviceProfiler(const JobSpec &job, const WorkerContext &context, JobLink &link,
                                const LoadedJob &loaded, MemoryGuard &memory)
     : m_job(job), m_context(context), m_link(link), m_loaded(loaded), m_memory(memory),
       m_windows(windowsFor(context)), m_steps(std::max(1, job.profile_steps))
 {}
+
+double DeviceProfiler::typicalImagesPerSecond(const ProfileReport &report)
+{
+    const std::int64_t small = report.small_batch, large = report.large_batch;
+    const double smallSeconds = report.small_step_seconds, largeSeconds = report.large_step_seconds;
+    const std::int64_t typical = std::min<std::int64_t>(large, 16);
+    double typicalSeconds =
+        largeSeconds * double(typical) / double(std::max<std::int64_t>(large, 1));
+    if (large > small && largeSeconds > smallSeconds) {
+        const double perSample = (largeSeconds - smallSeconds) / double(large - small);
+        typicalSeconds = smallSeconds + perSample * double(typical - small);
+    }
+    return double(typical) / std::max(typicalSeconds, 1e-9);
+}
 
 DeviceProfiler::Windows DeviceProfiler::windowsFor(const WorkerContext &context)
 {
@@ -45,10 +69,10 @@ DeviceProfiler::Windows DeviceProfiler::windowsFor(const WorkerContext &context)
     return w;
 }
 
-DeviceReport DeviceProfiler::run()
+ProfileReport DeviceProfiler::run()
 {
     const auto began = Clock::now();
-    DeviceReport report;
+    ProfileReport report;
     PhaseClock clock(report);
     // What an allreduce of this job's gradients (and a sync step's trailer) costs this device
     // per byte of a ring round. Where the coordinator hosts a rank for it, timed against that
@@ -92,7 +116,7 @@ DeviceReport DeviceProfiler::run()
     clock.lap("steps");
     turn.takeIfFree();
 
-    // Evaluation (forward only) per sample at the large batch.
+    // What a step does besides, then evaluation (forward only) per sample at the large batch.
     report.update_seconds = timeUpdate(probe);
     core::PassContext eval;
     eval.training = false;
@@ -108,9 +132,9 @@ DeviceReport DeviceProfiler::run()
     // The exchange with the coordinator failed (or the link probe did, before it): on the
     // device after all, beside the profiling model's buffers (if the job's memory limit refuses
     // the two ranks', that is the exchange's error: the planner then knows no bound).
-    if (!turn.exchange().isEmpty())
+    if (!notTried(turn.exchange()))
         report.exchange = turn.exchange();
-    if (planned && report.exchange.isEmpty()) {
+    if (planned && notTried(report.exchange)) {
         exchangeOnDevice(report);
         clock.lap("exchange");
     }
@@ -136,7 +160,7 @@ DeviceReport DeviceProfiler::run()
     return report;
 }
 
-void DeviceProfiler::exchangeOnDevice(DeviceReport &report) const
+void DeviceProfiler::exchangeOnDevice(ProfileReport &report) const
 {
     const std::size_t floats = m_loaded.flat->gradientSize() + EpochTally::kTrailerFloats;
     try {
@@ -145,7 +169,7 @@ void DeviceProfiler::exchangeOnDevice(DeviceReport &report) const
         const double cores = m_windows.quota ? m_context.cpu_quota_cores
                                              : double(std::max(1, QThread::idealThreadCount()));
         const ExchangeMeasurement e = measureExchange(floats, cores, m_windows.exchange);
-        report.exchange = exchangeFigures(e, QStringLiteral("loopback"), m_context.busy_cores);
+        report.exchange = exchangeFigures(e, ExchangeFigures::Over::Loopback, m_context.busy_cores);
         qCInfo(lcWorker).noquote()
             << QStringLiteral("exchange timed in %1 s: setup %2 s, %3 allreduces in %4 s")
                    .arg(e.seconds, 0, 'f', 3)

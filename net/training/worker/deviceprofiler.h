@@ -1,9 +1,9 @@
 #pragma once
 
 #include "core/model.h"
+#include "net/protocol/messages/profilereport.h"
 #include "net/training/job.h"
 #include "net/training/joblink.h"
-#include "net/training/worker/devicereport.h"
 #include "net/training/worker/jobloader.h"
 #include "net/training/worker/memoryguard.h"
 
@@ -32,9 +32,13 @@ public:
     DeviceProfiler(const JobSpec &job, const WorkerContext &context, JobLink &link,
                    const LoadedJob &loaded, MemoryGuard &memory);
 
+    /** The speed the coordinator splits the first epoch by (images/s): at a part of 16 (the
+     *  large batch if smaller), read off the line through the report's two points. */
+    static double typicalImagesPerSecond(const ProfileReport &report);
+
     /** Profiles the device (a few seconds). Throws what the model's passes throw; the link's
      *  and the exchange's failures are in the report instead. */
-    DeviceReport run();
+    ProfileReport run();
 
 private:
     /** How long the timings' windows are (seconds), for the device's CPU quota. */
@@ -49,7 +53,7 @@ private:
     };
     static Windows windowsFor(const WorkerContext &context);
 
-    void exchangeOnDevice(DeviceReport &report) const;
+    void exchangeOnDevice(ProfileReport &report) const;
     /** The two batches the compute line goes through, within what the budget takes. */
     std::pair<std::int64_t, std::int64_t> batchesFor(std::int64_t maxBatch) const;
     /** Seconds per gather + forward + backward at batch `b` under its memory plan. */

@@ -1,8 +1,8 @@
 #pragma once
 
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/worker/epochtally.h"
 
-#include <QCborMap>
 #include <QString>
 
 namespace edgetrain::net::worker {
@@ -26,16 +26,17 @@ public:
      *  to check against its mirror). Returns the coordinator's last answer: continue, stop,
      *  finish, a new group, or (async) more samples to train first. Throws core::FormatError if
      *  it sent weights of the wrong size. */
-    QCborMap finish(int epoch, const EpochTally &sums, bool global,
-                    const QString &heldFingerprint = {});
+    TrainingReply finish(int epoch, const EpochTally &sums, bool global,
+                         const QString &heldFingerprint = {});
 
     /** The synchronised model (FlatState's averaged layout) as `type` messages of at most
-     *  4 MiB each: "weights" at the end of a run, "best_weights" of an epoch when asked. */
-    void postWeights(const QString &type, qint64 epoch = 0);
+     *  WeightsChunk::kMaxBytes each: "weights" at the end of a run, "best_weights" of an epoch
+     *  when asked. */
+    void postWeights(const QString &type, std::int64_t epoch = 0);
 
 private:
     /** Evaluates the parts of the test set the coordinator names; its last answer. */
-    QCborMap evaluate(int epoch, QCborMap answer);
+    TrainingReply evaluate(int epoch, TrainingReply answer);
 
     WorkerState &m_state;
 };

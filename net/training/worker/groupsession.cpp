@@ -1,6 +1,7 @@
 #include "net/training/worker/groupsession.h"
 
 #include "core/error.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 #include "net/training/worker/workerstate.h"
 
@@ -25,13 +26,9 @@ GroupSession::GroupSession(WorkerState &state, bool keepsSnapshots)
 
 GroupSession::~GroupSession() = default;
 
-void GroupSession::adoptSpec(const QCborMap &map)
+void GroupSession::adoptSpec(const GroupSpec &group)
 {
-    QString error;
-    const auto g = GroupSpec::fromCbor(map, &error);
-    if (!g)
-        throw core::FormatError("the coordinator sent " + error.toStdString());
-    m_group = *g;
+    m_group = group;
     m_joined = true;
     m_state.setStatus([&](TrainingStatus &s) {
         s.rank = m_group.rank;
@@ -42,22 +39,24 @@ void GroupSession::adoptSpec(const QCborMap &map)
         splitByShares(m_state.job.batch + 1, m_group.shares)[std::size_t(m_group.rank)]);
 }
 
-void GroupSession::adopt(const QCborMap &reply)
+void GroupSession::adopt(const TrainingReply &reply)
 {
-    adoptSpec(reply.value(QStringLiteral("group")).toMap());
+    if (!reply.group)
+        throw core::FormatError("the coordinator sent " + actionName(reply.action).toStdString() +
+                                " without a group");
+    adoptSpec(*reply.group);
 }
 
-void GroupSession::adoptNext(const QCborMap &reply)
+void GroupSession::adoptNext(const TrainingReply &reply)
 {
-    const QCborValue next = reply.value(QStringLiteral("next_group"));
-    if (next.isMap())
-        adoptSpec(next.toMap());
+    if (reply.next_group)
+        adoptSpec(*reply.next_group);
 }
 
-bool GroupSession::regroup(QCborMap reply)
+bool GroupSession::regroup(TrainingReply reply)
 {
     for (;;) {
-        if (reply.value(Action::Field).toString() == Action::Stop)
+        if (reply.action == ReplyAction::Stop)
             return false;
         try {
             adopt(reply);
@@ -70,10 +69,14 @@ bool GroupSession::regroup(QCborMap reply)
     }
 }
 
-bool GroupSession::regroupNext(const QCborMap &reply)
+bool GroupSession::regroupNext(const TrainingReply &reply)
 {
-    const QCborValue next = reply.value(QStringLiteral("next_group"));
-    return !next.isMap() || regroup(QCborMap{{QStringLiteral("group"), next}});
+    if (!reply.next_group)
+        return true;
+    TrainingReply next;
+    next.action = ReplyAction::Regroup;
+    next.group = reply.next_group;
+    return regroup(next);
 }
 
 bool GroupSession::recover(const CollectiveError &error)
@@ -81,12 +84,12 @@ bool GroupSession::recover(const CollectiveError &error)
     return regroup(reportFailure(error));
 }
 
-QCborMap GroupSession::reportFailure(const CollectiveError &error)
+TrainingReply GroupSession::reportFailure(const CollectiveError &error)
 {
-    return m_state.link.request(
-        Message::CollectiveFailed,
-        QCborMap{{QStringLiteral("step"), qint64(m_state.step)},
-                 {QStringLiteral("message"), QString::fromUtf8(error.what())}});
+    CollectiveFailed failed;
+    failed.step = m_state.step;
+    failed.message = QString::fromUtf8(error.what());
+    return m_state.ask(Message::CollectiveFailed, failed.toCbor());
 }
 
 void GroupSession::markSynchronised()

@@ -1,11 +1,10 @@
 #pragma once
 
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/collectives.h"
 #include "net/training/job.h"
 #include "net/training/remotestore.h"
 #include "net/training/worker/localsgdsnapshot.h"
-
-#include <QCborMap>
 
 #include <cstdint>
 #include <memory>
@@ -39,16 +38,16 @@ public:
     double share() const { return m_group.shares[std::size_t(m_group.rank)]; }
 
     /** async: adopts the group the coordinator's answer names (no gloo group), and plans this
-     *  rank's steps. Throws core::FormatError if the answer names none that is valid. */
-    void adopt(const QCborMap &reply);
+     *  rank's steps. Throws core::FormatError if the answer names none. */
+    void adopt(const TrainingReply &reply);
     /** async: adopts the answer's next group, if it names one. */
-    void adoptNext(const QCborMap &reply);
+    void adoptNext(const TrainingReply &reply);
 
     /** sync, local-sgd: adopts the answer's group and forms it; while forming fails, tells the
      *  coordinator and follows its next answer. False when told to stop. */
-    bool regroup(QCborMap reply);
+    bool regroup(TrainingReply reply);
     /** Regroups to the answer's next group, if it names one; false when told to stop. */
-    bool regroupNext(const QCborMap &reply);
+    bool regroupNext(const TrainingReply &reply);
     /** A collective failed at the current step: tells the coordinator and regroups with its
      *  answer; false when told to stop. */
     bool recover(const CollectiveError &error);
@@ -57,10 +56,10 @@ public:
     void markSynchronised();
 
 private:
-    void adoptSpec(const QCborMap &group);
+    void adoptSpec(const GroupSpec &group);
     /** Builds the gloo group and makes every rank's state the most advanced one among them. */
     void form();
-    QCborMap reportFailure(const CollectiveError &error);
+    TrainingReply reportFailure(const CollectiveError &error);
 
     WorkerState &m_state;
     RemoteStore m_store;

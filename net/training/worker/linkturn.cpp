@@ -1,5 +1,7 @@
 #include "net/training/worker/linkturn.h"
 
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 #include "net/training/exchangeprobehost.h"
 #include "net/training/linkprobe.h"
@@ -10,7 +12,8 @@
 
 namespace edgetrain::net::worker {
 
-ExchangeFigures exchangeFigures(const ExchangeMeasurement &e, const QString &over, double busyCores)
+ExchangeFigures exchangeFigures(const ExchangeMeasurement &e, ExchangeFigures::Over over,
+                                double busyCores)
 {
     ExchangeFigures f;
     f.timed = true;
@@ -99,12 +102,13 @@ bool LinkTurn::exchangeWithCoordinator()
                                    .arg(QLatin1String(ExchangeProbeHost::kPrefix))
                                    .arg(QString::fromStdString(m_context.bind_address))
                                    .arg(QRandomGenerator::global()->generate());
-        const QCborMap said =
-            m_jobLink.request(Message::ExchangeProbe,
-                              QCborMap{{QStringLiteral("prefix"), prefix},
-                                       {QStringLiteral("floats"), qint64(m_pairFloats)}},
-                              std::chrono::seconds(5));
-        error = said.value(QStringLiteral("error")).toString();
+        ExchangeProbeRequest asked;
+        asked.prefix = prefix;
+        asked.floats = std::int64_t(m_pairFloats);
+        error =
+            ExchangeProbeReply::fromCbor(
+                m_jobLink.request(Message::ExchangeProbe, asked.toCbor(), std::chrono::seconds(5)))
+                .error;
         if (error.isEmpty()) {
             // Its own store's waits as short as the ranks': the others wait in line.
             const std::chrono::milliseconds timeout(m_job.exchangeProbeTimeoutMs());
@@ -126,7 +130,7 @@ bool LinkTurn::exchangeWithCoordinator()
         m_clock.lap("exchange");
         return true; // timed on the device instead, with the link's rates
     }
-    m_exchange = exchangeFigures(e, QStringLiteral("link"), m_context.busy_cores);
+    m_exchange = exchangeFigures(e, ExchangeFigures::Over::Link, m_context.busy_cores);
     qCInfo(lcWorker).noquote() << QStringLiteral(
                                       "exchange timed with the coordinator in %1 s: setup %2 s, %3 "
                                       "allreduces in %4 s, %5 ns a byte")

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "net/protocol/messages/profilereport.h"
 #include "net/training/exchangeprobe.h"
 #include "net/training/job.h"
 #include "net/training/joblink.h"
-#include "net/training/worker/devicereport.h"
 #include "net/training/worker/phaseclock.h"
 
 #include <cstddef>
@@ -71,9 +71,9 @@ private:
     QString m_exchangeError;
 };
 
-/** Figures of an exchange measurement, timed `over` "link" or "loopback"; its CPU per byte (over
+/** Figures of an exchange measurement, timed `over` the link or loopback; its CPU per byte (over
  *  the link) as a share of `busyCores`, what the device's power figure is for. */
-ExchangeFigures exchangeFigures(const ExchangeMeasurement &e, const QString &over,
+ExchangeFigures exchangeFigures(const ExchangeMeasurement &e, ExchangeFigures::Over over,
                                 double busyCores);
 
 } // namespace edgetrain::net::worker

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "net/training/worker/devicereport.h"
+#include "net/protocol/messages/profilereport.h"
 
 #include <QLatin1String>
 
@@ -20,7 +20,7 @@ inline double secondsSince(Clock::time_point t)
 class PhaseClock
 {
 public:
-    explicit PhaseClock(DeviceReport &profile) : m_profile(profile) {}
+    explicit PhaseClock(ProfileReport &profile) : m_profile(profile) {}
 
     void lap(const char *phase)
     {
@@ -29,7 +29,7 @@ public:
     }
 
 private:
-    DeviceReport &m_profile;
+    ProfileReport &m_profile;
     Clock::time_point m_last = Clock::now();
 };
 

@@ -1,15 +1,17 @@
 #include "net/training/worker/workerstate.h"
 
+#include "core/error.h"
 #include "net/protocol/protocol.h"
 
 #include <algorithm>
 
 namespace edgetrain::net::worker {
 
-WorkerState::WorkerState(const JobSpec &job, JobLink &link, const WorkerContext &context,
-                         StatusUpdate setStatus, std::function<TrainingStatus()> status)
-    : job(job), link(link), context(context), setStatus(std::move(setStatus)),
-      status(std::move(status))
+WorkerState::WorkerState(const JobSpec &jobSpec, JobLink &jobLink,
+                         const WorkerContext &workerContext, StatusUpdate statusUpdate,
+                         std::function<TrainingStatus()> statusRead)
+    : job(jobSpec), link(jobLink), context(workerContext), setStatus(std::move(statusUpdate)),
+      status(std::move(statusRead))
 {}
 
 void WorkerState::load()
@@ -28,6 +30,17 @@ void WorkerState::load()
 void WorkerState::setPhase(const QString &phase)
 {
     setStatus([&](TrainingStatus &s) { s.phase = phase; });
+}
+
+TrainingReply WorkerState::ask(const QString &type, const QCborMap &body)
+{
+    QString error;
+    const std::optional<TrainingReply> reply =
+        TrainingReply::fromCbor(link.request(type, body), &error);
+    if (!reply)
+        throw core::FormatError("the coordinator's answer to " + type.toStdString() +
+                                " does not read: " + error.toStdString());
+    return *reply;
 }
 
 core::StepResult WorkerState::compute(const std::int64_t *indices, std::int64_t count)

@@ -2,6 +2,7 @@
 
 #include "core/model.h"
 #include "core/trainer.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/job.h"
 #include "net/training/joblink.h"
 #include "net/training/trainingworker.h"
@@ -61,6 +62,10 @@ struct WorkerState
     /** Loads the job (JobLoader), sets up the memory guard and the epochs' order. */
     void load();
     void setPhase(const QString &phase);
+
+    /** Sends a request to the coordinator and reads its answer. Throws LinkError as
+     *  JobLink::request does, core::FormatError if the answer is not a TrainingReply. */
+    TrainingReply ask(const QString &type, const QCborMap &body);
 
     /** Forward and backward on `count` samples of the training set; the memory guard checks
      *  after it. */
