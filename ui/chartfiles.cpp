@@ -5,19 +5,28 @@
 #include <QSvgGenerator>
 #include <QWidget>
 
+#include <algorithm>
+
 namespace edgetrain::ui {
 
-bool ChartFiles::write(QWidget *w, const QString &dir, const QString &name, QStringList *written,
-                       QString *error)
+QImage ChartFiles::image(QWidget *w, QSizeF target)
 {
-    const QString png = dir + QLatin1Char('/') + name + QStringLiteral(".png");
-    QImage image(w->size() * 2, QImage::Format_ARGB32_Premultiplied);
-    image.setDevicePixelRatio(2);
+    const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
+    QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(ratio);
     image.fill(Qt::white);
     {
         QPainter p(&image);
         w->render(&p);
     }
+    return image;
+}
+
+bool ChartFiles::write(QWidget *w, const QString &dir, const QString &name, QStringList *written,
+                       QString *error)
+{
+    const QString png = dir + QLatin1Char('/') + name + QStringLiteral(".png");
+    const QImage image = ChartFiles::image(w, w->size());
     if (!image.save(png)) {
         *error = QStringLiteral("cannot write '%1'").arg(png);
         return false;

@@ -1,5 +1,7 @@
 #include "charts.h"
 
+#include "app/report/chart.h"
+
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLocale>
@@ -12,11 +14,6 @@
 namespace edgetrain::ui {
 
 namespace {
-
-const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
-                           QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
-                           QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf),
-                           QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
 
 QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title)
 {
@@ -63,7 +60,7 @@ void styleChart(QChart *chart, const QString &title)
 
 QColor chartColour(int i)
 {
-    return kPalette[((i % 8) + 8) % 8];
+    return app::Chart::colour(i); // the reports' palette: one copy
 }
 
 QString formatBytes(double bytes)
@@ -109,7 +106,7 @@ void DeviceChart::restyle(const QString &device)
         const auto it = m_lines.find({device, v});
         if (it == m_lines.end())
             continue;
-        QPen pen(kPalette[(*m_colors)[device] % 8], 1.6);
+        QPen pen(chartColour((*m_colors)[device]), 1.6);
         pen.setStyle(lost ? Qt::DotLine : v == 1 ? Qt::DashLine : Qt::SolidLine);
         it->second.series->setPen(pen);
         QString name = device;

@@ -16,10 +16,10 @@ class QValueAxis;
 
 namespace edgetrain::ui {
 
-/** The charts' look, the report's and the study's too: a bold 9.5 pt title, small margins,
- *  square corners, the legend below in 8 pt, no animation. */
+/** The window's charts' look, the report's drawn charts' too (app/report/chart.h): a bold
+ *  9.5 pt title, small margins, square corners, the legend below in 8 pt, no animation. */
 void styleChart(QChart *chart, const QString &title);
-/** The i-th colour of the charts' palette (eight, repeating). */
+/** The i-th colour of the charts' palette (eight, repeating): app::Chart::colour's. */
 QColor chartColour(int i);
 
 /**

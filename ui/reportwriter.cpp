@@ -1,8 +1,8 @@
 #include "reportwriter.h"
 
+#include "app/report/pdfpage.h"
 #include "chartfiles.h"
 #include "charts.h"
-#include "pdfpage.h"
 #include "reporttext.h"
 
 #include <QApplication>
@@ -14,6 +14,8 @@
 namespace edgetrain::ui {
 
 namespace {
+
+using app::PdfPage;
 
 constexpr int kChartW = 900, kChartH = 480; // the charts' own size when rendered
 
@@ -251,8 +253,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
             cats.append(
                 {QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
             page.table(cats, {0.5, 0.5});
-            page.widget(charts->memory,
-                        QRectF(0, page.y(), area.width(), area.width() * kChartH / kChartW));
+            const QRectF target(0, page.y(), area.width(), area.width() * kChartH / kChartW);
+            page.image(ChartFiles::image(charts->memory, target.size()), target);
         } else {
             page.paragraph(QObject::tr("No memory plan was computed in this session."));
         }
@@ -263,9 +265,10 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         page.heading(QObject::tr("5  Training on the devices"));
         const auto list = charts->training.reportPage();
         const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
-        for (int i = 0; i < int(list.size()); ++i)
-            page.widget(list[std::size_t(i)],
-                        QRectF((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h));
+        for (int i = 0; i < int(list.size()); ++i) {
+            const QRectF target((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h);
+            page.image(ChartFiles::image(list[std::size_t(i)], target.size()), target);
+        }
         page.skip(3 * (h + 14));
         if (s.training.metrics.empty())
             page.paragraph(QObject::tr("No training run was recorded in this session."));
@@ -296,7 +299,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
             page.paragraph(ReportText::verifyInvitation());
         }
         const double h = area.width() * kChartH / kChartW;
-        page.widget(charts->pr, QRectF(0, page.y(), area.width(), h));
+        const QRectF prTarget(0, page.y(), area.width(), h);
+        page.image(ChartFiles::image(charts->pr, prTarget.size()), prTarget);
         page.skip(h + 10);
     }
     // 7. Results against the tracker's labels

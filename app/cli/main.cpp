@@ -17,9 +17,7 @@
 #include "visioncommands.h"
 
 #include <QCoreApplication>
-#ifdef EDGETRAIN_STUDY_REPORT
-#include <QApplication>
-#endif
+#include <QGuiApplication>
 
 #include <cstdio>
 #include <cstring>
@@ -76,13 +74,11 @@ int reportError(const QString &command, const QStringList &args, int status,
 int main(int argc, char **argv)
 {
     std::unique_ptr<QCoreApplication> app;
-#ifdef EDGETRAIN_STUDY_REPORT
     if (argc > 1 && std::strcmp(argv[1], "study") == 0) {
-        // The study draws its charts (Qt Charts widgets) into files: never onto a screen.
+        // The study draws its charts and PDF (text needs Qt Gui's fonts): never onto a screen.
         qputenv("QT_QPA_PLATFORM", "offscreen");
-        app = std::make_unique<QApplication>(argc, argv);
+        app = std::make_unique<QGuiApplication>(argc, argv);
     }
-#endif
     if (!app)
         app = std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("edgetrain-cli"));

@@ -1,5 +1,6 @@
 #include "studycommand.h"
 
+#include "app/report/studyreport.h"
 #include "clicontext.h"
 #include "clusterplan.h"
 #include "core/error.h"
@@ -8,10 +9,6 @@
 #include "net/lab/clusterstudy.h"
 #include "net/lab/edgelab.h"
 #include "net/planner/clusterplanner.h"
-
-#ifdef EDGETRAIN_STUDY_REPORT
-#include "ui/studyreport.h"
-#endif
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -528,22 +525,17 @@ int StudyCommand::run(const QStringList &arguments)
             "; median training-time error " +
             core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) + " %");
     }
-#ifdef EDGETRAIN_STUDY_REPORT
     {
-        ui::StudyReportContent content;
+        StudyReportContent content;
         content.preset = *preset;
         content.lab = lab;
         content.configurations = configurations;
         content.records = records;
         content.runs_planned = total + int(again.size());
         QString error;
-        if (!ui::StudyReport::write(out, content, &written, &error))
+        if (!StudyReport::write(out, content, &written, &error))
             throw core::IoError(error.toStdString());
     }
-#else
-    cli.message("charts and study.pdf: this edgetrain-cli was built without the desktop app's "
-                "libraries (Qt Widgets, Charts); the CSV files have every figure");
-#endif
     for (const QString &f : written)
         cli.message("wrote " + f.toStdString());
     if (cli.json()) {

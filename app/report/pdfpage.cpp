@@ -1,13 +1,11 @@
 #include "pdfpage.h"
 
-#include <QImage>
+#include "chart.h"
+
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QWidget>
 
-#include <algorithm>
-
-namespace edgetrain::ui {
+namespace edgetrain::app {
 
 void PdfPage::setUp(QPdfWriter &writer, const QString &title)
 {
@@ -105,17 +103,9 @@ void PdfPage::table(const QList<QStringList> &rows, const QList<double> &widths,
     body();
 }
 
-void PdfPage::widget(QWidget *w, QRectF target)
+void PdfPage::chart(const Chart &chart, QRectF target)
 {
-    const qreal ratio = 2 * std::max(1.0, target.width() / w->width());
-    QImage image((QSizeF(w->size()) * ratio).toSize(), QImage::Format_ARGB32_Premultiplied);
-    image.setDevicePixelRatio(ratio);
-    image.fill(Qt::white);
-    {
-        QPainter p(&image);
-        w->render(&p);
-    }
-    m_p.drawImage(target, image);
+    chart.paint(m_p, target);
 }
 
 void PdfPage::body()
@@ -127,4 +117,4 @@ void PdfPage::body()
     m_p.setPen(Qt::black);
 }
 
-} // namespace edgetrain::ui
+} // namespace edgetrain::app

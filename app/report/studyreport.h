@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-namespace edgetrain::ui {
+namespace edgetrain::app {
 
 /** What a study's report is made from: the preset, the lab it ran on, its finished runs. */
 struct StudyReportContent
@@ -27,7 +27,8 @@ struct StudyReportContent
  * accuracy by number of devices, sync against async (the paper's Tables 1-2, Figure 3), and each
  * configuration's CPU, memory and network (Table 3, Figures 4-7); cluster-choice — the planner's
  * pick per job and objective against the measured best, its hit rate (Figure 5), predicted
- * against measured training time. Needs a QApplication (the charts are Qt Charts widgets).
+ * against measured training time. The charts are drawn with QPainter (chart.h): needs a
+ * QGuiApplication (fonts), no widgets.
  */
 class StudyReport
 {
@@ -37,4 +38,4 @@ public:
                       QString *error);
 };
 
-} // namespace edgetrain::ui
+} // namespace edgetrain::app

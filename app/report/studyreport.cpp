@@ -1,58 +1,28 @@
 #include "studyreport.h"
 
-#include "chartfiles.h"
-#include "charts.h"
+#include "chart.h"
 #include "pdfpage.h"
 
-#include <QApplication>
-#include <QBarCategoryAxis>
-#include <QBarSet>
-#include <QChart>
-#include <QChartView>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
-#include <QLegendMarker>
-#include <QLineSeries>
-#include <QLogValueAxis>
 #include <QPdfWriter>
-#include <QScatterSeries>
-#include <QStackedBarSeries>
-#include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <memory>
 
-namespace edgetrain::ui {
+namespace edgetrain::app {
 
 namespace {
 
 using net::ClusterStudy;
 
-constexpr int kChartW = 900, kChartH = 480;
+constexpr int kChartW = 900, kChartH = 480; // the chart files' size, and the PDF's proportions
 
 QString fixed(double v, int decimals)
 {
     return QString::number(v, 'f', decimals); // the report's numbers: C locale, like its CSV
-}
-
-QChart *newChart(const QString &title)
-{
-    auto *chart = new QChart;
-    styleChart(chart, title);
-    return chart;
-}
-
-template <typename Axis> Axis *styledAxis(Axis *axis, const QString &title)
-{
-    QFont f = axis->labelsFont();
-    f.setPointSizeF(8);
-    axis->setLabelsFont(f);
-    axis->setTitleFont(f);
-    axis->setTitleText(title);
-    return axis;
 }
 
 struct Line
@@ -64,72 +34,54 @@ struct Line
 };
 
 /** y against the number of devices (integers on x), one line a series. */
-QChartView *lineChart(QWidget *owner, const QString &title, const QString &yTitle,
-                      const std::vector<Line> &lines, int maxDevices)
+Chart lineChart(const QString &title, const QString &yTitle, const std::vector<Line> &lines,
+                int maxDevices)
 {
-    QChart *chart = newChart(title);
-    auto *x = styledAxis(new QValueAxis, QObject::tr("number of devices"));
-    x->setRange(0.8, maxDevices + 0.2);
-    x->setTickType(QValueAxis::TicksDynamic);
-    x->setTickAnchor(1);
-    x->setTickInterval(1);
-    x->setLabelFormat(QStringLiteral("%d"));
-    auto *y = styledAxis(new QValueAxis, yTitle);
-    y->setLabelFormat(QStringLiteral("%.3g"));
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
+    Chart chart;
+    chart.title = title;
+    chart.x.title = QObject::tr("number of devices");
+    chart.x.min = 0.8;
+    chart.x.max = maxDevices + 0.2;
+    chart.x.step = 1;
+    chart.x.anchor = 1;
+    chart.y.title = yTitle;
     double top = 0;
     for (const Line &l : lines) {
-        auto *s = new QLineSeries;
-        s->setName(l.name);
-        QPen pen(chartColour(l.colour), 2.2);
-        if (l.dashed)
-            pen.setStyle(Qt::DashLine);
-        s->setPen(pen);
-        s->setPointsVisible(true);
-        for (const QPointF &p : l.points) {
-            s->append(p);
+        ChartSeries s;
+        s.name = l.name;
+        s.colour = Chart::colour(l.colour);
+        s.dashed = l.dashed;
+        s.points = l.points;
+        for (const QPointF &p : l.points)
             top = std::max(top, p.y());
-        }
-        chart->addSeries(s);
-        s->attachAxis(x);
-        s->attachAxis(y);
+        chart.series.push_back(s);
     }
-    y->setRange(0, top > 0 ? top * 1.1 : 1.0);
-    y->applyNiceNumbers();
-    auto *view = new QChartView(chart, owner);
-    view->setRenderHint(QPainter::Antialiasing);
-    return view;
+    chart.y.min = 0;
+    chart.y.max = top > 0 ? top * 1.1 : 1.0;
+    chart.y.roundOut();
+    return chart;
 }
 
 /** Predicted against measured training time (log-log), a series per model, and y = x. */
-QChartView *predictionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a)
+Chart predictionChart(const ClusterStudy::ChoiceAnalysis &a)
 {
-    QChart *chart = newChart(QObject::tr("Training time: predicted against measured"));
-    auto *x = styledAxis(new QLogValueAxis, QObject::tr("measured (s)"));
-    auto *y = styledAxis(new QLogValueAxis, QObject::tr("predicted (s)"));
-    for (QLogValueAxis *axis : {x, y}) {
-        axis->setBase(10);
-        axis->setLabelFormat(QStringLiteral("%.3g"));
-        axis->setMinorTickCount(8);
-    }
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
+    Chart chart;
+    chart.title = QObject::tr("Training time: predicted against measured");
+    chart.x.title = QObject::tr("measured (s)");
+    chart.y.title = QObject::tr("predicted (s)");
+    chart.x.scale = chart.y.scale = ChartAxis::Scale::Log;
     double lo = 1e9, hi = 0;
-    std::map<QString, QScatterSeries *> byModel;
-    int colour = 0;
+    std::map<QString, ChartSeries> byModel;
     for (const auto &r : a.runs) {
         if (r.measured_seconds <= 0 || r.predicted_seconds <= 0)
             continue;
-        QScatterSeries *&s = byModel[r.model];
-        if (!s) {
-            s = new QScatterSeries;
-            s->setName(r.model);
-            s->setMarkerSize(8);
-            s->setColor(chartColour(colour++));
-            s->setBorderColor(Qt::transparent);
+        ChartSeries &s = byModel[r.model];
+        if (s.name.isEmpty()) {
+            s.name = r.model;
+            s.line = false;
+            s.dot = 8;
         }
-        s->append(r.measured_seconds, r.predicted_seconds);
+        s.points.emplace_back(r.measured_seconds, r.predicted_seconds);
         lo = std::min({lo, r.measured_seconds, r.predicted_seconds});
         hi = std::max({hi, r.measured_seconds, r.predicted_seconds});
     }
@@ -139,37 +91,34 @@ QChartView *predictionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &
     }
     lo = std::pow(10.0, std::floor(std::log10(lo)));
     hi = std::pow(10.0, std::ceil(std::log10(hi)));
-    auto *diagonal = new QLineSeries;
-    diagonal->setName(QObject::tr("predicted = measured"));
-    diagonal->setPen(QPen(QColor(0x88, 0x88, 0x88), 1.2, Qt::DashLine));
-    diagonal->append(lo, lo);
-    diagonal->append(hi, hi);
-    chart->addSeries(diagonal);
-    diagonal->attachAxis(x);
-    diagonal->attachAxis(y);
+    if (hi <= lo)
+        hi = lo * 10;
+    ChartSeries diagonal;
+    diagonal.name = QObject::tr("predicted = measured");
+    diagonal.colour = QColor(0x88, 0x88, 0x88);
+    diagonal.dashed = true;
+    diagonal.width = 1.2;
+    diagonal.dot = 0;
+    diagonal.points = {{lo, lo}, {hi, hi}};
+    chart.series.push_back(diagonal);
+    int colour = 0;
     for (auto &[model, s] : byModel) {
-        chart->addSeries(s);
-        s->attachAxis(x);
-        s->attachAxis(y);
+        s.colour = Chart::colour(colour++);
+        chart.series.push_back(s);
     }
-    x->setRange(lo, hi);
-    y->setRange(lo, hi);
-    auto *view = new QChartView(chart, owner);
-    view->setRenderHint(QPainter::Antialiasing);
-    return view;
+    chart.x.min = chart.y.min = lo;
+    chart.x.max = chart.y.max = hi;
+    return chart;
 }
 
 /** Per objective: how many cases the pick was the measured best, the second, or worse. */
-QChartView *selectionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a)
+Chart selectionChart(const ClusterStudy::ChoiceAnalysis &a)
 {
-    QChart *chart = newChart(QObject::tr("The planner's pick against measurement"));
-    auto *best = new QBarSet(QObject::tr("the best"));
-    auto *second = new QBarSet(QObject::tr("second best"));
-    auto *worse = new QBarSet(QObject::tr("worse"));
-    best->setColor(chartColour(2));
-    second->setColor(chartColour(4));
-    worse->setColor(chartColour(1));
-    QStringList categories;
+    Chart chart;
+    chart.title = QObject::tr("The planner's pick against measurement");
+    ChartBars best{QObject::tr("the best"), Chart::colour(2), {}};
+    ChartBars second{QObject::tr("second best"), Chart::colour(4), {}};
+    ChartBars worse{QObject::tr("worse"), Chart::colour(1), {}};
     double top = 0;
     for (const QString &objective : ClusterStudy::objectives()) {
         int b = 0, s = 0, w = 0;
@@ -178,32 +127,19 @@ QChartView *selectionChart(QWidget *owner, const ClusterStudy::ChoiceAnalysis &a
                 (c.rank == 1 ? b : c.rank == 2 ? s : w)++;
         if (b + s + w == 0)
             continue;
-        categories.append(objective);
-        best->append(b);
-        second->append(s);
-        worse->append(w);
+        chart.x.categories.append(objective);
+        best.values.push_back(b);
+        second.values.push_back(s);
+        worse.values.push_back(w);
         top = std::max(top, double(b + s + w));
     }
-    auto *series = new QStackedBarSeries;
-    series->append(best);
-    series->append(second);
-    series->append(worse);
-    chart->addSeries(series);
-    auto *x = styledAxis(new QBarCategoryAxis, QObject::tr("objective"));
-    x->append(categories);
-    auto *y = styledAxis(new QValueAxis, QObject::tr("cases"));
-    y->setRange(0, std::max(1.0, top));
-    y->setLabelFormat(QStringLiteral("%d"));
-    y->setTickType(QValueAxis::TicksDynamic);
-    y->setTickAnchor(0);
-    y->setTickInterval(std::max(1.0, std::ceil(top / 6)));
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    series->attachAxis(x);
-    series->attachAxis(y);
-    auto *view = new QChartView(chart, owner);
-    view->setRenderHint(QPainter::Antialiasing);
-    return view;
+    chart.bars = {best, second, worse};
+    chart.x.title = QObject::tr("objective");
+    chart.y.title = QObject::tr("cases");
+    chart.y.min = 0;
+    chart.y.step = std::max(1.0, std::ceil(top / 6));
+    chart.y.max = std::max(1.0, std::ceil(top / chart.y.step) * chart.y.step);
+    return chart;
 }
 
 QString labLine(const net::LabState &lab)
@@ -239,29 +175,6 @@ QList<QStringList> labTable(const net::LabState &lab)
                          : QObject::tr("unshaped")});
     return rows;
 }
-
-/** The charts of a study, named as their files are, owned by one hidden widget. */
-struct StudyCharts
-{
-    std::unique_ptr<QWidget> owner = std::make_unique<QWidget>();
-    std::vector<std::pair<QString, QChartView *>> named;
-    QChartView *find(const QString &name) const
-    {
-        for (const auto &[n, v] : named)
-            if (n == name)
-                return v;
-        return nullptr;
-    }
-    void settle()
-    {
-        for (const auto &[name, w] : named) {
-            w->setAttribute(Qt::WA_DontShowOnScreen);
-            w->resize(kChartW, kChartH);
-            w->show();
-        }
-        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    }
-};
 
 /** The pi-cluster study's groups: a model at one batch size, named by the model alone where it
  *  trained at one size ("lenet5"), else with it ("lenet5, batch 64"; files "lenet5-b64-..."). */
@@ -300,9 +213,23 @@ std::vector<net::TrainingMode> modesOf(const std::vector<ClusterStudy::ScalingRo
     return modes;
 }
 
-std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::ScalingRow> &rows)
+/** The charts of a study, named as their files are. */
+struct StudyCharts
 {
-    auto charts = std::make_unique<StudyCharts>();
+    std::vector<std::pair<QString, Chart>> named;
+    const Chart &find(const QString &name) const
+    {
+        for (const auto &[n, c] : named)
+            if (n == name)
+                return c;
+        static const Chart none;
+        return none;
+    }
+};
+
+StudyCharts piClusterCharts(const std::vector<ClusterStudy::ScalingRow> &rows)
+{
+    StudyCharts charts;
     int maxDevices = 1;
     for (const auto &r : rows)
         maxDevices = std::max(maxDevices, r.devices);
@@ -327,11 +254,10 @@ std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::Sca
             return list;
         };
         auto add = [&](const QString &name, const QString &title, const QString &unit,
-                       std::vector<Line> l) {
-            charts->named.emplace_back(group.file + QLatin1Char('-') + name,
-                                       lineChart(charts->owner.get(),
-                                                 group.title + QStringLiteral(": ") + title, unit,
-                                                 l, maxDevices));
+                       const std::vector<Line> &l) {
+            charts.named.emplace_back(
+                group.file + QLatin1Char('-') + name,
+                lineChart(group.title + QStringLiteral(": ") + title, unit, l, maxDevices));
         };
         add(QStringLiteral("time"), QObject::tr("time per epoch"), QObject::tr("seconds"),
             lines([](const auto &r, int) { return r.epoch_seconds; }, false));
@@ -347,17 +273,14 @@ std::unique_ptr<StudyCharts> piClusterCharts(const std::vector<ClusterStudy::Sca
             lines([](const auto &r, int v) { return v == 0 ? r.received_kib : r.sent_kib; }, true,
                   true));
     }
-    charts->settle();
     return charts;
 }
 
-std::unique_ptr<StudyCharts> choiceCharts(const ClusterStudy::ChoiceAnalysis &a)
+StudyCharts choiceCharts(const ClusterStudy::ChoiceAnalysis &a)
 {
-    auto charts = std::make_unique<StudyCharts>();
-    charts->named.emplace_back(QStringLiteral("selection"), selectionChart(charts->owner.get(), a));
-    charts->named.emplace_back(QStringLiteral("predicted-vs-measured"),
-                               predictionChart(charts->owner.get(), a));
-    charts->settle();
+    StudyCharts charts;
+    charts.named.emplace_back(QStringLiteral("selection"), selectionChart(a));
+    charts.named.emplace_back(QStringLiteral("predicted-vs-measured"), predictionChart(a));
     return charts;
 }
 
@@ -380,8 +303,8 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
         *error = QStringLiteral("cannot create '%1'").arg(chartDir);
         return false;
     }
-    for (const auto &[name, view] : charts->named)
-        if (!ChartFiles::write(view, chartDir, name, written, error))
+    for (const auto &[name, chart] : charts.named)
+        if (!chart.writeFiles(chartDir, name, QSize(kChartW, kChartH), written, error))
             return false;
 
     std::vector<const net::StudyRecord *> failed;
@@ -575,10 +498,10 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 widths.append(0.7 / maxDevices);
             page.table(table, widths);
             const double y = page.y();
-            page.widget(charts->find(group.file + QStringLiteral("-time")),
-                        QRectF(0, y, half, chartH));
-            page.widget(charts->find(group.file + QStringLiteral("-accuracy")),
-                        QRectF(half + 12, y, half, chartH));
+            page.chart(charts.find(group.file + QStringLiteral("-time")),
+                       QRectF(0, y, half, chartH));
+            page.chart(charts.find(group.file + QStringLiteral("-accuracy")),
+                       QRectF(half + 12, y, half, chartH));
             page.skip(chartH + 16);
             page.subheading(QObject::tr("Hardware resources per device (mean over the devices)"));
             QList<QStringList> usage{{QObject::tr("mode"), QObject::tr("devices"),
@@ -599,12 +522,19 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 }))
                 page.paragraph(QObject::tr("–: the run's result has no figures of the nodes' use "
                                            "(written by an older edgetrain-cli)."));
-            const double third = area.width() / 3 - 8;
+            // The three charts half a page wide, two a row, where the page has room for two
+            // rows; else a third wide in one row.
+            const bool halves = area.bottom() - page.y() >= 2 * chartH + 16;
+            const double w = halves ? half : area.width() / 3 - 8;
+            const double h = halves ? chartH : w * kChartH / kChartW;
             const double y2 = page.y();
+            const int perRow = halves ? 2 : 3;
             int i = 0;
-            for (const char *name : {"-cpu", "-memory", "-network"})
-                page.widget(charts->find(group.file + QLatin1String(name)),
-                            QRectF(i++ * (third + 12), y2, third, third * kChartH / kChartW));
+            for (const char *name : {"-cpu", "-memory", "-network"}) {
+                page.chart(charts.find(group.file + QLatin1String(name)),
+                           QRectF((i % perRow) * (w + 12), y2 + (i / perRow) * (h + 16), w, h));
+                ++i;
+            }
         }
     } else {
         {
@@ -641,14 +571,14 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
                 page.table(table, {0.08, 0.07, 0.1, 0.26, 0.25, 0.1, 0.14}, 36);
             else
                 page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
-            page.widget(charts->find(QStringLiteral("selection")),
-                        QRectF(area.width() / 4, page.y(), half, chartH));
+            page.chart(charts.find(QStringLiteral("selection")),
+                       QRectF(area.width() / 4, page.y(), half, chartH));
         }
         {
             PdfPage page = newPage();
             page.heading(QObject::tr("Predicted against measured"));
-            page.widget(charts->find(QStringLiteral("predicted-vs-measured")),
-                        QRectF(area.width() / 4, page.y(), half, chartH));
+            page.chart(charts.find(QStringLiteral("predicted-vs-measured")),
+                       QRectF(area.width() / 4, page.y(), half, chartH));
             page.skip(chartH + 16);
             page.subheading(QObject::tr("The largest errors of the predicted training time"));
             std::vector<const ClusterStudy::ChoiceRun *> runs;
@@ -692,4 +622,4 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
     return true;
 }
 
-} // namespace edgetrain::ui
+} // namespace edgetrain::app

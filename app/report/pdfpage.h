@@ -8,9 +8,10 @@
 
 class QImage;
 class QPdfWriter;
-class QWidget;
 
-namespace edgetrain::ui {
+namespace edgetrain::app {
+
+struct Chart;
 
 /** A page of a PDF (the session's report, a study's) being laid out top to bottom, in device
  *  pixels of the PDF (150 dpi): headings, paragraphs, tables and charts in the report's style. */
@@ -33,10 +34,8 @@ public:
     void paragraph(const QString &text, const QColor &colour = Qt::black);
     /** Rows of cells; the first row is the header. Widths are fractions of the page width. */
     void table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows = 40);
-    /** A widget (a chart) drawn into the given rectangle, through an image at twice the
-     *  target's resolution: painted straight into the PDF's scaled painter, a chart's legend
-     *  loses its layout (the entries land on one another, their markers vanish). */
-    void widget(QWidget *w, QRectF target);
+    /** A chart drawn into the given rectangle, as vectors and text of the PDF. */
+    void chart(const Chart &chart, QRectF target);
     void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }
     double y() const { return m_y; }
     void skip(double dy) { m_y += dy; }
@@ -49,4 +48,4 @@ private:
     double m_y;
 };
 
-} // namespace edgetrain::ui
+} // namespace edgetrain::app
