@@ -3,9 +3,10 @@
 // verified frames (named "against the tracker's labels", the Verify step offered), the verified
 // gallery drawn on a small drawn video, and the Capture page's teacher choices and student
 // preview. No nodes. QT_QPA_PLATFORM=offscreen.
-// With EDGETRAIN_SCREENSHOTS=DIR set, look() scores HOG+motion, motion and (with
-// EDGETRAIN_STUDENT=detector.safetensors) a trained student on tests/data/vtest's verified frames
-// from 480 on, and saves the Report page, the PDF's results page and the PR chart as PNGs in DIR.
+// look() scores HOG+motion, motion and (with EDGETRAIN_STUDENT=detector.safetensors) a trained
+// student on vtest.avi against tests/data/vtest's verified frames from 480 on, checks the Report
+// page and the PDF say what was measured, and saves the Report page, PDF pages and the PR chart as
+// PNGs (in DIR with EDGETRAIN_SCREENSHOTS=DIR set, else in a temporary folder).
 #include "../support/walkingvideo.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
@@ -42,6 +43,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
+#include <map>
 #include <set>
 
 using namespace edgetrain;
@@ -536,12 +538,15 @@ void TestReport::energyTable()
 
 void TestReport::look()
 {
-    const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS");
-    if (shots.isEmpty())
-        QSKIP("EDGETRAIN_SCREENSHOTS not set");
     const QString vtest = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    if (!QFile::exists(vtest))
+        QFAIL("opencv-doc is missing: scripts/install-deps.sh installs it");
     const QString dir = m_dir.filePath(QStringLiteral("look"));
+    const QString shots = qEnvironmentVariableIsSet("EDGETRAIN_SCREENSHOTS")
+                              ? qEnvironmentVariable("EDGETRAIN_SCREENSHOTS")
+                              : m_dir.filePath(QStringLiteral("look-shots"));
     QVERIFY(QDir().mkpath(dir));
+    QVERIFY(QDir().mkpath(shots));
     // The verified frames made by hand (tests/data/vtest), scored from frame 480 on.
     vision::GroundTruth truth =
         vision::GroundTruth::importFile(EDGETRAIN_SOURCE_DIR "/tests/data/vtest/gt.txt",
@@ -574,6 +579,7 @@ void TestReport::look()
     for (const vision::TruthFrame &f : truth.frames)
         if (f.done && f.index >= 480)
             frames.insert(f.index);
+    QVERIFY2(frames.size() >= 10, "tests/data/vtest verifies frames from 480 on");
     auto source = vision::FrameSource::open(vtest.toStdString());
     const vision::DetectionRunResult found = vision::DetectionRun::run(*source, run, frames);
 
@@ -620,8 +626,36 @@ void TestReport::look()
     ui::ReportPage *page = window.reportPage();
     QTRY_VERIFY_WITH_TIMEOUT(!page->galleryLoading(), 180000);
     QTest::qWait(200);
-    qInfo().noquote() << page->headline()->text();
-    QVERIFY(window.grab().save(shots + QStringLiteral("/report-page.png")));
+    // The page says what was measured: on these frames, the teacher's and motion's figures.
+    const vision::DetectorScore &hog = s.evaluation.verified.back().scores[0];
+    const vision::DetectorScore &motion = s.evaluation.verified.back().scores[1];
+    const QString head = page->headline()->text();
+    qInfo().noquote() << head;
+    QVERIFY2(head.contains(QStringLiteral("On %1 verified frames").arg(frames.size())),
+             qPrintable(head));
+    QCOMPARE(hog.frames, int(frames.size()));
+    QVERIFY2(hog.truths > 0 && hog.true_positives > 0,
+             "HOG finds people among the verified frames' people");
+    QVERIFY2(motion.true_positives > 0, "so does motion");
+    QTableWidget *table = page->verifiedTable();
+    std::map<QString, int> column; // the table has a Round column only with several rounds
+    for (int c = 0; c < table->columnCount(); ++c)
+        column[table->horizontalHeaderItem(c)->text()] = c;
+    QStringList shown;
+    for (int r = 0; r < table->rowCount(); ++r)
+        shown << table->item(r, column[QStringLiteral("Detector")])->text() + QLatin1Char(' ') +
+                     table->item(r, column[QStringLiteral("Recall")])->text() + QLatin1Char(' ') +
+                     table->item(r, column[QStringLiteral("Precision")])->text();
+    auto figures = [](const QString &name, const vision::DetectorScore &d) {
+        return name + QStringLiteral(" %1 % %2 %")
+                          .arg(QString::number(100 * d.recall, 'f', 1),
+                               QString::number(100 * d.precision, 'f', 1));
+    };
+    QVERIFY2(shown.contains(figures(QStringLiteral("teacher"), hog)), qPrintable(shown.join('|')));
+    QVERIFY2(shown.contains(figures(QStringLiteral("motion"), motion)),
+             qPrintable(shown.join('|')));
+    const QImage pageShot = window.grab().toImage();
+    QVERIFY(pageShot.save(shots + QStringLiteral("/report-page.png")));
 
     const QString out = dir + QStringLiteral("/export");
     QStringList written;
@@ -642,7 +676,17 @@ void TestReport::look()
                    shots + QLatin1Char('/') + QLatin1String(name)});
         QVERIFY(ppm.waitForFinished(60000));
         QCOMPARE(ppm.exitCode(), 0);
+        const QImage rendered(shots + QLatin1Char('/') + QLatin1String(name) +
+                              QStringLiteral(".png"));
+        QVERIFY2(!rendered.isNull(), name);
+        QVERIFY2(pixelsLike(rendered, Qt::white) < rendered.width() * rendered.height(), name);
     }
+    // The PDF's results page and its title page carry the same headline.
+    const QString results = pdfText(out + QStringLiteral("/report.pdf"), 6);
+    QVERIFY2(results.contains(QStringLiteral("On %1 verified frames").arg(frames.size())),
+             qPrintable(results));
+    QVERIFY2(results.contains(QString::number(100 * hog.recall, 'f', 1) + QStringLiteral(" %")),
+             qPrintable(results));
     if (students.isEmpty())
         return;
     // The Capture page's live preview of the student.

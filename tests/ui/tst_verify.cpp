@@ -1,8 +1,9 @@
 // The Verify step driven as a user drives it: the editor gets real mouse and key events, the
 // frames come from a real video through the frame loader, truth.json is read back from disk after
 // every edit. No nodes. QT_QPA_PLATFORM=offscreen.
-// With EDGETRAIN_SCREENSHOTS=DIR set, screenshot() also labels 120 frames of vtest.avi with the
-// HOG teacher and saves the window on the Verify step as DIR/verify-editor.png.
+// screenshot() does it on a real video: 120 frames of vtest.avi labelled by the HOG teacher, frames
+// picked, a frame's proposals accepted with A and one marked ignore with I, the window grabbed
+// (DIR/verify-editor.png with EDGETRAIN_SCREENSHOTS=DIR set, else in a temporary folder).
 #include "../support/walkingvideo.h"
 #include "app/session/framepick.h"
 #include "app/session/workflow.h"
@@ -13,6 +14,8 @@
 #include "vision/teacher.h"
 
 #include <QApplication>
+#include <QFile>
+#include <QImage>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -24,6 +27,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
+#include <algorithm>
 #include <set>
 
 using namespace edgetrain;
@@ -427,16 +431,22 @@ void TestVerify::reopen()
 
 void TestVerify::screenshot()
 {
-    const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS");
-    if (shots.isEmpty())
-        QSKIP("EDGETRAIN_SCREENSHOTS not set");
     const QString vtest = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/vtest.avi");
+    if (!QFile::exists(vtest))
+        QFAIL("opencv-doc is missing: scripts/install-deps.sh installs it");
     QTemporaryDir dir;
+    const QString shots = qEnvironmentVariableIsSet("EDGETRAIN_SCREENSHOTS")
+                              ? qEnvironmentVariable("EDGETRAIN_SCREENSHOTS")
+                              : dir.filePath(QStringLiteral("shots"));
     auto source = vision::FrameSource::open(vtest.toStdString());
     auto teacher = vision::Teacher::create("hog");
     vision::LabelOptions options;
     options.max_frames = 120;
-    vision::Labeler::run(*source, *teacher, options).save(dir.path().toStdString());
+    const vision::LabelResult labels = vision::Labeler::run(*source, *teacher, options);
+    QVERIFY2(labels.stopped.empty(), labels.stopped.c_str());
+    QCOMPARE(labels.stats.frames, 120);
+    QVERIFY(labels.stats.tracks > 0);
+    labels.save(dir.path().toStdString());
     app::Session s;
     s.dir = dir.path();
     s.capture.source = vtest;
@@ -457,24 +467,39 @@ void TestVerify::screenshot()
     QCOMPARE(int(picked.size()), 20);
     // A labelled frame with proposals: accept them all, mark one ignore, select another.
     int frame = -1;
+    std::vector<app::Proposal> proposals;
     for (int f : picked)
-        if (f < 120 && app::Proposal::fromLabels(*workflow.labels(), f).size() >= 3) {
+        if (f < 120 && (proposals = app::Proposal::fromLabels(*workflow.labels(), f)).size() >= 3) {
             frame = f;
             break;
         }
-    QVERIFY(frame >= 0);
+    QVERIFY2(frame >= 0, "the HOG teacher's labels propose 3 boxes on a picked frame");
     page->showFrame(frame);
     QTRY_VERIFY(page->view()->frame() == frame && page->view()->hasImage());
     page->view()->setFocus();
     QTest::keyClick(page->view(), Qt::Key_A);
     const auto &boxes = workflow.verification()->truth().frame(frame)->boxes;
-    QVERIFY(boxes.size() >= 3);
+    QCOMPARE(boxes.size(), proposals.size()); // every proposal a box, none twice
+    for (const app::Proposal &proposal : proposals)
+        QVERIFY(std::any_of(boxes.begin(), boxes.end(), [&](const vision::TruthBox &b) {
+            return (b.box & proposal.box).area() > 0.999 * proposal.box.area() &&
+                   b.box.area() < 1.001 * proposal.box.area();
+        }));
     page->view()->selectBox(int(boxes.size()) - 1);
     QTest::keyClick(page->view(), Qt::Key_I);
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+        QCOMPARE(boxes[i].ignore, i + 1 == boxes.size());
     page->view()->selectBox(0);
+    QCOMPARE(page->view()->selectedBox(), 0);
+    QVERIFY(page->frameList()->currentItem()->text().contains(QStringLiteral("1 ignore")));
+    // What the window shows is what truth.json holds.
+    QVERIFY(workflow.verification()->flush());
+    QCOMPARE(onDisk(dir.path()), workflow.verification()->truth().toJson().dump());
     QTest::qWait(300);
-    QDir().mkpath(shots);
-    QVERIFY(window.grab().save(shots + QStringLiteral("/verify-editor.png")));
+    QVERIFY(QDir().mkpath(shots));
+    const QImage grabbed = window.grab().toImage();
+    QCOMPARE(grabbed.size(), window.size() * grabbed.devicePixelRatio());
+    QVERIFY(grabbed.save(shots + QStringLiteral("/verify-editor.png")));
 }
 
 QTEST_MAIN(TestVerify)
