@@ -7,6 +7,25 @@
 
 namespace edgetrain::net {
 
+/** Where a node's job is (TrainingStatus::phase). */
+enum class TrainingPhase {
+    None, // no job (or a status from before phases)
+    Queued,
+    Loading,
+    Calibrating, // profiling the job on the device
+    Training,
+    Evaluating,
+    Regrouping,
+    Done,
+    Stopped,
+    Abandoned, // the coordinator's session closed
+    Failed,
+};
+/** Its name in messages and logs ("training"); empty for None. */
+QString phaseName(TrainingPhase phase);
+/** The phase a name stands for; None for an unknown one. */
+TrainingPhase parsePhase(const QString &name);
+
 /** What a node is doing, as its metrics report it (read from any thread): the body of
  *  "progress" and the "training" part of a node's metrics. */
 struct TrainingStatus
