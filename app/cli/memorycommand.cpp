@@ -51,135 +51,102 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-} // namespace
-
-int MemoryCommand::run(const QStringList &arguments)
+/** One `memory` command once parsed: the model, its planner and what was asked of them. */
+struct MemoryRun
 {
-    CliContext cli(QStringLiteral("memory"),
-                   QStringLiteral("Plan activation checkpointing for a memory budget: the "
-                                  "schedule, the predicted peak memory by category and the "
-                                  "recompute factor; with --run, measured on real steps."),
-                   arguments);
-    cli.addOption("model", "Zoo model or ModelSpec .json file.", "M", "resnet56");
-    cli.addOption("input", "Sample shape CxHxW (default: the model's own).", "CxHxW");
-    cli.addOption("batch", "Mini-batch size.", "B", "32");
-    cli.addOption("budget",
-                  "Memory for one training step, e.g. 300MiB: picks the cheapest "
-                  "schedule that fits.",
-                  "SIZE");
-    cli.addOption("schedule", "store-all, sequential:K, revolve:C or optimal (needs --budget).",
-                  "S");
-    cli.addOption("run", "Also run real training steps and measure peak memory and time.");
-    cli.addOption("steps", "Steps for --run.", "N", "4");
-    cli.addOption("profile", "Plan with measured stage times instead of FLOP counts.");
-    cli.addOption("sweep", "Print the curve of peak memory against recompute factor.");
-    if (!cli.parse())
-        return ExitSuccess;
-    const std::int64_t batch = cli.integer("batch", 1, 65536);
-    const int steps = int(cli.integer("steps", 1, 1000));
-    const std::int64_t budget = cli.byteSize("budget");
-    // Under a budget the buffer pool keeps freed blocks only while the engine's bytes in use
-    // plus the kept ones stay within it: the process stays near the budget.
-    if (budget >= 0)
-        core::BufferPool::instance().setLimit(budget);
-    const std::string scheduleText = cli.text("schedule");
-    if (scheduleText == "optimal" && budget < 0)
-        throw UsageError("--schedule optimal needs --budget");
-    const bool run = cli.isSet("run"), profile = cli.isSet("profile");
-    const core::ModelSpec spec = cli.modelSpec();
+    CliContext &cli;
+    core::Model *model;
+    core::MemoryPlanner &planner;
+    std::int64_t batch, budget, overhead;
+    int L, steps;
+    std::string scheduleText;
+    bool profile;
+    std::int64_t rssBaseline, fileBaseline;
 
-    const std::int64_t rssBaseline = core::process_memory::residentBytes();
-    const std::int64_t fileBaseline = core::process_memory::fileResidentBytes();
-    // Planning alone needs no weights: build the model with virtual tensors (fast for
-    // ResNet-152), real ones only when steps will run or be timed.
-    std::optional<core::MemorySimulation> virtualWeights;
-    if (!run && !profile)
-        virtualWeights.emplace();
-    auto model = std::make_unique<core::Model>(spec, 0);
-    const int L = int(model->stageCount());
-
-    core::MemoryPlanner planner(*model, batch);
-    if (profile)
-        planner.measureTimes(3);
-    // With real steps the budget is the process's: what a step grows the process by beyond the
-    // engine's tensors is measured on this model and left out of the engine's share.
-    std::int64_t overhead = -1;
-    if (run && budget >= 0) {
-        cli.progress("measuring the process's overhead");
-        overhead = core::fitProcessBudget(*model, batch, budget).measured_overhead_bytes;
-        cli.progressDone();
-        planner.setProcessOverhead(overhead);
-    }
-    core::MemoryPlan plan;
-    if (scheduleText == "optimal") {
-        plan = planner.optimal(budget);
-        if (!plan.fits) {
-            // Say what would fit: the smallest budget, and (if no schedule fits at all) the
-            // largest batch that does.
-            const core::MemoryPlan any = planner.plan(budget);
-            plan.min_budget_bytes = any.fits ? planner.minimumBudget() : any.min_budget_bytes;
-            plan.max_batch = any.fits ? batch : any.max_batch;
-            if (any.fits)
-                cli.message("the dynamic program finds nothing within " +
-                            core::NumberText::bytes(budget) + ", but " + any.schedule.name() +
-                            " fits: use --budget without --schedule");
-        }
-    } else if (!scheduleText.empty()) {
-        core::Schedule schedule;
-        try {
-            schedule = core::Schedule::parse(scheduleText, L);
-        } catch (const core::SpecError &e) {
-            throw UsageError(e.what());
-        }
-        plan = planner.evaluate(schedule, budget);
-        if (!plan.fits)
-            plan.min_budget_bytes = planner.minimumBudget();
-    } else if (budget >= 0) {
-        plan = planner.plan(budget);
-    } else {
-        plan = planner.evaluate(core::Schedule::storeAll(L));
-    }
-
-    char line[256];
-    std::snprintf(line, sizeof line, "%s, batch %lld, %s, %d stages, %d thread(s)",
-                  model->spec().name().c_str(), (long long)batch,
-                  model->sampleShape().toString().c_str(), L, cli.threads());
-    cli.message(line);
-    cli.message("schedule " + plan.schedule.name() + ": " +
-                std::to_string(plan.schedule.forwardCount()) + " stage forwards for " +
-                std::to_string(L) + " stages, predicted recompute factor " +
-                factorText(plan.predicted_recompute_factor) +
-                (profile ? " (measured stage times)" : " (FLOPs)"));
-    std::string mem = "predicted peak " + core::NumberText::bytes(plan.predicted_peak_bytes) + ":";
-    for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
-        mem.append(i ? ", " : " ").append(core::memoryCategoryName(core::MemoryCategory(i)));
-        mem.append(" ").append(core::NumberText::bytes(plan.predicted.peak_bytes[std::size_t(i)]));
-    }
-    cli.message(mem);
-    if (overhead >= 0)
-        cli.message("the process's own growth over a step beyond the engine's tensors (measured "
-                    "on this model): " +
-                    core::NumberText::bytes(overhead) + ", within the budget");
-    else if (budget >= 0)
-        cli.message("the budget is the engine's tensors' here: the process's own overhead is "
-                    "measured with --run");
-    if (budget >= 0) {
-        if (plan.fits) {
-            cli.message("fits the budget of " + core::NumberText::bytes(budget));
+    /** The schedule asked for (--schedule), the cheapest that fits (--budget), or store-all. */
+    core::MemoryPlan choosePlan() const
+    {
+        core::MemoryPlan plan;
+        if (scheduleText == "optimal") {
+            plan = planner.optimal(budget);
+            if (!plan.fits) {
+                // Say what would fit: the smallest budget, and (if no schedule fits at all) the
+                // largest batch that does.
+                const core::MemoryPlan any = planner.plan(budget);
+                plan.min_budget_bytes = any.fits ? planner.minimumBudget() : any.min_budget_bytes;
+                plan.max_batch = any.fits ? batch : any.max_batch;
+                if (any.fits)
+                    cli.message("the dynamic program finds nothing within " +
+                                core::NumberText::bytes(budget) + ", but " + any.schedule.name() +
+                                " fits: use --budget without --schedule");
+            }
+        } else if (!scheduleText.empty()) {
+            core::Schedule schedule;
+            try {
+                schedule = core::Schedule::parse(scheduleText, L);
+            } catch (const core::SpecError &e) {
+                throw UsageError(e.what());
+            }
+            plan = planner.evaluate(schedule, budget);
+            if (!plan.fits)
+                plan.min_budget_bytes = planner.minimumBudget();
+        } else if (budget >= 0) {
+            plan = planner.plan(budget);
         } else {
-            std::string msg = "nothing fits " + core::NumberText::bytes(budget) + " at batch " +
-                              std::to_string(batch) + ": the smallest budget that fits is " +
-                              core::NumberText::bytes(plan.min_budget_bytes);
-            if (plan.max_batch > 0)
-                msg += "; batch " + std::to_string(plan.max_batch) + " fits this budget";
-            else if (scheduleText.empty() || scheduleText == "optimal")
-                msg += "; no batch size fits this budget";
-            cli.message(msg);
+            plan = planner.evaluate(core::Schedule::storeAll(L));
+        }
+        return plan;
+    }
+
+    void printPlan(const core::MemoryPlan &plan) const
+    {
+        char line[256];
+        std::snprintf(line, sizeof line, "%s, batch %lld, %s, %d stages, %d thread(s)",
+                      model->spec().name().c_str(), (long long)batch,
+                      model->sampleShape().toString().c_str(), L, cli.threads());
+        cli.message(line);
+        cli.message("schedule " + plan.schedule.name() + ": " +
+                    std::to_string(plan.schedule.forwardCount()) + " stage forwards for " +
+                    std::to_string(L) + " stages, predicted recompute factor " +
+                    factorText(plan.predicted_recompute_factor) +
+                    (profile ? " (measured stage times)" : " (FLOPs)"));
+        std::string mem =
+            "predicted peak " + core::NumberText::bytes(plan.predicted_peak_bytes) + ":";
+        for (int i = 0; i < core::kMemoryCategoryCount; ++i) {
+            mem.append(i ? ", " : " ").append(core::memoryCategoryName(core::MemoryCategory(i)));
+            mem.append(" ").append(
+                core::NumberText::bytes(plan.predicted.peak_bytes[std::size_t(i)]));
+        }
+        cli.message(mem);
+        if (overhead >= 0)
+            cli.message(
+                "the process's own growth over a step beyond the engine's tensors (measured "
+                "on this model): " +
+                core::NumberText::bytes(overhead) + ", within the budget");
+        else if (budget >= 0)
+            cli.message("the budget is the engine's tensors' here: the process's own overhead is "
+                        "measured with --run");
+        if (budget >= 0) {
+            if (plan.fits) {
+                cli.message("fits the budget of " + core::NumberText::bytes(budget));
+            } else {
+                std::string msg = "nothing fits " + core::NumberText::bytes(budget) + " at batch " +
+                                  std::to_string(batch) + ": the smallest budget that fits is " +
+                                  core::NumberText::bytes(plan.min_budget_bytes);
+                if (plan.max_batch > 0)
+                    msg += "; batch " + std::to_string(plan.max_batch) + " fits this budget";
+                else if (scheduleText.empty() || scheduleText == "optimal")
+                    msg += "; no batch size fits this budget";
+                cli.message(msg);
+            }
         }
     }
 
-    std::vector<core::MemoryPlan> curve;
-    if (cli.isSet("sweep")) {
+    /** --sweep: the curve of peak memory against recompute factor. */
+    std::vector<core::MemoryPlan> printSweep() const
+    {
+        char line[256];
+        std::vector<core::MemoryPlan> curve;
         curve = planner.sweep();
         cli.message("  peak memory      recompute  schedule");
         for (const auto &p : curve) {
@@ -189,10 +156,14 @@ int MemoryCommand::run(const QStringList &arguments)
                           p.schedule.name().c_str());
             cli.message(line);
         }
+        return curve;
     }
 
-    std::optional<Measurement> measured;
-    if (run) {
+    /** --run: real steps on the plan's schedule, timed against store-all where that fits;
+     *  nothing when the user stopped it. */
+    std::optional<Measurement> measure(const core::MemoryPlan &plan) const
+    {
+        char line[256];
         core::process_memory::giveBackFreePages(); // the planner's tables: not a step's memory
         CliContext::installStopHandler();
         core::Tensor x(model->batchShape(batch), core::MemoryCategory::Activations);
@@ -261,10 +232,8 @@ int MemoryCommand::run(const QStringList &arguments)
             m.step_seconds = median(a);
             m.store_all_step_seconds = median(b);
         }
-        if (CliContext::stopFlag()->load()) {
-            cli.message("cancelled");
-            return ExitFailure;
-        }
+        if (CliContext::stopFlag()->load())
+            return std::nullopt;
         std::snprintf(
             line, sizeof line,
             "measured: peak %s (engine), %s (process anonymous RSS growth), step %.1f ms%s",
@@ -275,10 +244,12 @@ int MemoryCommand::run(const QStringList &arguments)
                 ? (", time factor " + factorText(m.step_seconds / m.store_all_step_seconds)).c_str()
                 : " (store-all too large to time here)");
         cli.message(line);
-        measured = m;
+        return m;
     }
 
-    if (cli.json()) {
+    core::Json resultJson(const core::MemoryPlan &plan, const std::optional<Measurement> &measured,
+                          const std::vector<core::MemoryPlan> &curve) const
+    {
         core::Json json;
         json.set("command", "memory").set("model", model->spec().name()).set("batch", batch);
         core::Json input = core::Json::array();
@@ -319,8 +290,85 @@ int MemoryCommand::run(const QStringList &arguments)
                 sweep.push(planJson(p));
             json.set("sweep", std::move(sweep));
         }
-        cli.printJson(json);
+        return json;
     }
+};
+
+} // namespace
+
+int MemoryCommand::run(const QStringList &arguments)
+{
+    CliContext cli(QStringLiteral("memory"),
+                   QStringLiteral("Plan activation checkpointing for a memory budget: the "
+                                  "schedule, the predicted peak memory by category and the "
+                                  "recompute factor; with --run, measured on real steps."),
+                   arguments);
+    cli.addOption("model", "Zoo model or ModelSpec .json file.", "M", "resnet56");
+    cli.addOption("input", "Sample shape CxHxW (default: the model's own).", "CxHxW");
+    cli.addOption("batch", "Mini-batch size.", "B", "32");
+    cli.addOption("budget",
+                  "Memory for one training step, e.g. 300MiB: picks the cheapest "
+                  "schedule that fits.",
+                  "SIZE");
+    cli.addOption("schedule", "store-all, sequential:K, revolve:C or optimal (needs --budget).",
+                  "S");
+    cli.addOption("run", "Also run real training steps and measure peak memory and time.");
+    cli.addOption("steps", "Steps for --run.", "N", "4");
+    cli.addOption("profile", "Plan with measured stage times instead of FLOP counts.");
+    cli.addOption("sweep", "Print the curve of peak memory against recompute factor.");
+    if (!cli.parse())
+        return ExitSuccess;
+    const std::int64_t batch = cli.integer("batch", 1, 65536);
+    const int steps = int(cli.integer("steps", 1, 1000));
+    const std::int64_t budget = cli.byteSize("budget");
+    // Under a budget the buffer pool keeps freed blocks only while the engine's bytes in use
+    // plus the kept ones stay within it: the process stays near the budget.
+    if (budget >= 0)
+        core::BufferPool::instance().setLimit(budget);
+    const std::string scheduleText = cli.text("schedule");
+    if (scheduleText == "optimal" && budget < 0)
+        throw UsageError("--schedule optimal needs --budget");
+    const bool run = cli.isSet("run"), profile = cli.isSet("profile");
+    const core::ModelSpec spec = cli.modelSpec();
+
+    const std::int64_t rssBaseline = core::process_memory::residentBytes();
+    const std::int64_t fileBaseline = core::process_memory::fileResidentBytes();
+    // Planning alone needs no weights: build the model with virtual tensors (fast for
+    // ResNet-152), real ones only when steps will run or be timed.
+    std::optional<core::MemorySimulation> virtualWeights;
+    if (!run && !profile)
+        virtualWeights.emplace();
+    auto model = std::make_unique<core::Model>(spec, 0);
+    const int L = int(model->stageCount());
+
+    core::MemoryPlanner planner(*model, batch);
+    if (profile)
+        planner.measureTimes(3);
+    // With real steps the budget is the process's: what a step grows the process by beyond the
+    // engine's tensors is measured on this model and left out of the engine's share.
+    std::int64_t overhead = -1;
+    if (run && budget >= 0) {
+        cli.progress("measuring the process's overhead");
+        overhead = core::fitProcessBudget(*model, batch, budget).measured_overhead_bytes;
+        cli.progressDone();
+        planner.setProcessOverhead(overhead);
+    }
+    MemoryRun m{cli, model.get(), planner,      batch,   budget,      overhead,
+                L,   steps,       scheduleText, profile, rssBaseline, fileBaseline};
+    const core::MemoryPlan plan = m.choosePlan();
+    m.printPlan(plan);
+    const std::vector<core::MemoryPlan> curve =
+        cli.isSet("sweep") ? m.printSweep() : std::vector<core::MemoryPlan>{};
+    std::optional<Measurement> measured;
+    if (run) {
+        measured = m.measure(plan);
+        if (!measured) {
+            cli.message("cancelled");
+            return ExitFailure;
+        }
+    }
+    if (cli.json())
+        cli.printJson(m.resultJson(plan, measured, curve));
     return plan.fits || budget < 0 ? ExitSuccess : ExitFailure;
 }
 
