@@ -1,5 +1,6 @@
 #include "labelcommand.h"
 
+#include "app/session/labeltask.h"
 #include "clicontext.h"
 #include "core/error.h"
 #include "vision/tracking.h"
@@ -100,8 +101,9 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
     announceLabelling(cli, source, teacher, o);
     CliContext::installStopHandler();
     const auto start = std::chrono::steady_clock::now();
-    auto r = vision::Labeler::run(
-        source, teacher, o,
+    std::string saveError;
+    auto r = app::labelSource(
+        source, teacher, o, out,
         [&](int f, int n, const vision::LabelStats &s) {
             const double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -110,13 +112,10 @@ vision::LabelResult label(CliContext &cli, vision::FrameSource &source, vision::
                           s.teacher_detections, seconds > 0 ? s.frames / seconds : 0.0);
             cli.progress(line);
         },
-        CliContext::stopFlag(), [&](const vision::LabelResult &sofar) { sofar.save(out); });
+        CliContext::stopFlag(), &saveError);
     cli.progressDone();
-    try {
-        r.save(out);
-    } catch (const std::exception &e) { // said with the run's own reason, not instead of it
-        r.stopped += (r.stopped.empty() ? "" : "; ") + std::string(e.what());
-    }
+    if (!saveError.empty()) // said with the run's own reason, not instead of it
+        r.stopped += (r.stopped.empty() ? "" : "; ") + saveError;
     reportLabelling(cli, r, out);
     return r;
 }

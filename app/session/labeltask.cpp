@@ -8,6 +8,23 @@
 
 namespace edgetrain::app {
 
+vision::LabelResult labelSource(vision::FrameSource &source, vision::Teacher &teacher,
+                                const vision::LabelOptions &options, const std::string &sessionDir,
+                                const vision::Labeler::Progress &progress,
+                                const std::atomic<bool> *stop, std::string *saveError)
+{
+    // Checkpoints: a process killed mid-run keeps all but the last seconds.
+    auto r =
+        vision::Labeler::run(source, teacher, options, progress, stop,
+                             [&](const vision::LabelResult &sofar) { sofar.save(sessionDir); });
+    try {
+        r.save(sessionDir);
+    } catch (const std::exception &e) {
+        *saveError = e.what();
+    }
+    return r;
+}
+
 LabelTask::LabelTask(const CaptureSettings &capture, const QString &sessionDir)
     : m_capture(capture), m_sessionDir(sessionDir)
 {}
@@ -23,8 +40,9 @@ LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<
         o.every = m_capture.every;
         o.max_frames = m_capture.maxFrames;
         (void)vision::createTracker(o.tracker); // a bad name fails before the work
-        auto labels = std::make_shared<vision::LabelResult>(vision::Labeler::run(
-            *source, *teacher, o,
+        std::string saveError;
+        auto labels = std::make_shared<vision::LabelResult>(labelSource(
+            *source, *teacher, o, m_sessionDir.toStdString(),
             [&, clock = std::chrono::steady_clock::now()](int frame, int frames,
                                                           const vision::LabelStats &st) {
                 const double seconds =
@@ -36,17 +54,16 @@ LabelOutcome LabelTask::run(const TaskRunner::Report &report, const std::atomic<
                            .arg(st.teacher_detections)
                            .arg(seconds > 0 ? frame / seconds : 0.0, 0, 'f', 1));
             },
-            stop,
-            [dir = m_sessionDir.toStdString()](const vision::LabelResult &sofar) {
-                sofar.save(dir); // a process killed mid-run keeps all but the last seconds
-            }));
+            stop, &saveError));
         // What was labelled is kept, even if cancelled or stopped by an error: in memory for the
         // window, and on disk unless the disk refuses it.
         out.labels = labels;
         if (!labels->stopped.empty())
             out.error = QStringLiteral("labelling stopped at %1 (the tracks so far are kept)")
                             .arg(QString::fromStdString(labels->stopped));
-        labels->save(m_sessionDir.toStdString());
+        if (!saveError.empty())
+            out.error += (out.error.isEmpty() ? QString() : QStringLiteral("; ")) +
+                         QString::fromStdString(saveError);
     } catch (const std::exception &e) {
         if (!out.error.isEmpty())
             out.error += QStringLiteral("; ");

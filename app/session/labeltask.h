@@ -8,8 +8,22 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 namespace edgetrain::app {
+
+/**
+ * Labels `source` into `sessionDir` (the window's Label step and the CLI's viewpoint): the
+ * teacher on every k-th frame and the tracker between (Labeler), labels.json saved as the run
+ * goes (Labeler's checkpoints) and at its end, whatever ended it. What was labelled is returned
+ * also when cancelled or stopped by an error (LabelResult::cancelled, ::stopped); a final save
+ * that fails is `*saveError` (the labels are still returned). Throws what Labeler::run throws
+ * before it starts.
+ */
+vision::LabelResult labelSource(vision::FrameSource &source, vision::Teacher &teacher,
+                                const vision::LabelOptions &options, const std::string &sessionDir,
+                                const vision::Labeler::Progress &progress,
+                                const std::atomic<bool> *stop, std::string *saveError);
 
 /** What labelling gives: the labels (also when cancelled or stopped by an error: what was
  *  labelled), and what went wrong. */

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "detectorsteps.h"
+#include "labeltask.h"
 #include "verifiedframes.h"
 #include "viewpointreport.h"
 #include "vision/framesource.h"
@@ -15,22 +16,6 @@
 #include <cstdio>
 
 namespace edgetrain::app {
-
-vision::LabelResult labelSource(vision::FrameSource &source, vision::Teacher &teacher,
-                                const vision::LabelOptions &options, const std::string &sessionDir,
-                                const vision::Labeler::Progress &progress,
-                                const std::atomic<bool> *stop)
-{
-    auto r =
-        vision::Labeler::run(source, teacher, options, progress, stop,
-                             [&](const vision::LabelResult &sofar) { sofar.save(sessionDir); });
-    try {
-        r.save(sessionDir);
-    } catch (const std::exception &e) { // said with the run's own reason, not instead of it
-        r.stopped += (r.stopped.empty() ? "" : "; ") + std::string(e.what());
-    }
-    return r;
-}
 
 namespace {
 
@@ -110,8 +95,11 @@ void PipelineRun::label()
     } else {
         auto teacher = vision::Teacher::create(m_o.teacher);
         teacher->threshold = m_o.teacherThreshold;
-        m_labels =
-            labelSource(*m_source, *teacher, m_o.label, m_o.sessionDir, m_cb.labelProgress, m_stop);
+        std::string saveError;
+        m_labels = labelSource(*m_source, *teacher, m_o.label, m_o.sessionDir, m_cb.labelProgress,
+                               m_stop, &saveError);
+        if (!saveError.empty()) // said with the run's own reason, not instead of it
+            m_labels.stopped += (m_labels.stopped.empty() ? "" : "; ") + saveError;
         if (m_cb.labelled)
             m_cb.labelled(m_labels);
     }

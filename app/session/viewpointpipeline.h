@@ -73,12 +73,4 @@ ViewpointResult runViewpointPipeline(const ViewpointPipelineOptions &options,
                                      const ViewpointCallbacks &callbacks,
                                      const std::atomic<bool> *stop);
 
-/** Labels `source` into `sessionDir`: labels.json is saved as the run goes (Labeler's
- *  checkpoints) and at its end, whatever ended it; a failed last save is added to `stopped`.
- *  What the CLI's label and viewpoint do. */
-vision::LabelResult labelSource(vision::FrameSource &source, vision::Teacher &teacher,
-                                const vision::LabelOptions &options, const std::string &sessionDir,
-                                const vision::Labeler::Progress &progress,
-                                const std::atomic<bool> *stop);
-
 } // namespace edgetrain::app
