@@ -334,13 +334,23 @@ void TestCluster::linkProbeServesOneNodeAtATime()
     QTRY_VERIFY(done(asked));
     QVERIFY(!asked.get().has_value());
 
-    // One in line (its echo asked) is not answered until the first has gone.
+    // One in line (its echo asked) is not answered until the first has gone. The server runs on
+    // this thread and takes what arrives in turn: two more round trips of the first's, asked
+    // after the one in line's request was sent, come back after the server has read that request
+    // and after anything it answered reached us.
     QTcpSocket inLine;
     inLine.connectToHost(QHostAddress::LocalHost, port);
     QVERIFY(inLine.waitForConnected(5000));
     inLine.write(token);
     inLine.write(QByteArray("E\0\0\0\0\0\0\0\0", 9));
-    QTest::qWait(300);
+    QVERIFY(inLine.flush());
+    for (int trip = 0; trip < 2; ++trip) {
+        first.write(QByteArray("E\0\0\0\0\0\0\0\0", 9));
+        QVERIFY(first.flush());
+        QTRY_VERIFY(first.bytesAvailable() >= 1);
+        QCOMPARE(first.read(1), QByteArray("e"));
+    }
+    QVERIFY(!inLine.waitForReadyRead(0));
     QCOMPARE(inLine.bytesAvailable(), qint64(0));
     first.disconnectFromHost();
     QTRY_VERIFY(inLine.bytesAvailable() >= 1);

@@ -8,12 +8,16 @@
 #include "core/processmemory.h"
 #include "net/agent/jobmemorylimit.h"
 
+#include <QDir>
 #include <QFile>
+#include <QSet>
 #include <QTest>
 
 #include <cstring>
+#include <memory>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +54,55 @@ private:
 QString memoryCgroup()
 {
     return QString::fromStdString(core::CgroupMembership::ofProcess().v1Path("memory"));
+}
+
+/**
+ * Returns once the watchdog has judged the process's memory as it is now, holding the memory it
+ * touched to find out (two more MiB, twice; the caller keeps them): its samples are taken one
+ * after another, each judged before the next is taken, so a sample that sees the first extra
+ * memory was taken after now, and one that sees the second came after it, its judgement done.
+ * Empty if the watchdog did not sample within its timeout.
+ */
+std::vector<std::unique_ptr<Touched>> judgedByTheWatchdog(const JobMemoryLimit &limit)
+{
+    std::vector<std::unique_ptr<Touched>> extra;
+    for (int i = 0; i < 2; ++i) {
+        const std::int64_t seen = limit.peakGrowthBytes();
+        extra.push_back(std::make_unique<Touched>(2 * MiB));
+        if (!QTest::qWaitFor([&] { return limit.peakGrowthBytes() >= seen + MiB; }, 5000))
+            return {};
+    }
+    return extra;
+}
+
+/** This process's threads. */
+QSet<QString> threads()
+{
+    const QStringList list =
+        QDir(QStringLiteral("/proc/self/task")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    return QSet<QString>(list.begin(), list.end());
+}
+
+/** Whether thread `tid` of this process sleeps in poll() (the cgroup watcher between events). */
+bool asleepInPoll(const QString &tid)
+{
+    QFile stat(QStringLiteral("/proc/self/task/%1/stat").arg(tid));
+    QFile syscall(QStringLiteral("/proc/self/task/%1/syscall").arg(tid));
+    if (!stat.open(QIODevice::ReadOnly) || !syscall.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray s = stat.readAll();
+    const qsizetype afterName = s.lastIndexOf(')'); // the name may hold spaces
+    const bool sleeping = afterName >= 0 && s.mid(afterName + 2, 1) == "S";
+    bool number = false;
+    const long call = syscall.readAll().split(' ').value(0).trimmed().toLong(&number);
+    bool polls = false;
+#ifdef SYS_poll
+    polls = polls || call == SYS_poll;
+#endif
+#ifdef SYS_ppoll
+    polls = polls || call == SYS_ppoll;
+#endif
+    return sleeping && number && polls; // "running" while it runs: not a number
 }
 
 } // namespace
@@ -114,7 +167,8 @@ void TestJobMemoryLimit::watchdogSeesGrowthPastTheLimit()
     JobMemoryLimit limit(24 * MiB, JobMemoryLimit::Enforcement::Watchdog);
     QCOMPARE(limit.enforcement(), JobMemoryLimit::Enforcement::Watchdog);
     const Touched within(12 * MiB);
-    QTest::qWait(100);
+    const auto judged = judgedByTheWatchdog(limit); // 16 MiB in all
+    QVERIFY(!judged.empty());
     QVERIFY(!limit.exceeded());
     const Touched past(24 * MiB);
     QTRY_VERIFY_WITH_TIMEOUT(limit.exceeded(), 2000);
@@ -129,12 +183,16 @@ void TestJobMemoryLimit::watchdogIgnoresGrowthWithin()
 {
     JobMemoryLimit limit(48 * MiB, JobMemoryLimit::Enforcement::Watchdog);
     {
-        const Touched a(20 * MiB);
-        QTRY_VERIFY_WITH_TIMEOUT(limit.peakGrowthBytes() >= 15 * MiB, 2000); // sampled
+        const Touched a(30 * MiB);
+        QTRY_VERIFY_WITH_TIMEOUT(limit.peakGrowthBytes() >= 28 * MiB, 2000); // sampled
     }
-    const Touched b(20 * MiB); // freed and taken again: the growth is not the sum
-    QTest::qWait(200);
+    // Freed and taken again: the growth (34 MiB with the watchdog's check) is not the sum (60).
+    const Touched b(30 * MiB);
+    const auto judged = judgedByTheWatchdog(limit);
+    QVERIFY(!judged.empty());
     QVERIFY(!limit.exceeded());
+    QVERIFY2(limit.peakGrowthBytes() < 48 * MiB,
+             qPrintable(QString::number(limit.peakGrowthBytes())));
 }
 
 void TestJobMemoryLimit::cgroupSeesTheOverrunAndLetsTheJobGoOn()
@@ -184,11 +242,17 @@ void TestJobMemoryLimit::cgroupLiftsItsLimitRatherThanKill()
 
 void TestJobMemoryLimit::cgroupGrowthWithinTheLimitIsNoOverrun()
 {
+    const QSet<QString> before = threads();
     JobMemoryLimit limit(64 * MiB);
     if (limit.enforcement() != JobMemoryLimit::Enforcement::Cgroup)
         QSKIP("no writable cgroup v1 memory controller here");
+    const QSet<QString> watcher = threads() - before;
+    QCOMPARE(watcher.size(), qsizetype(1));
     const Touched a(40 * MiB);
-    QTest::qWait(200); // a notification, had there been one, has arrived
+    // The kernel signals a usage threshold while it charges the pages, so any notification
+    // these 40 MiB caused is pending now; once the watcher sleeps in poll() again it has
+    // handled it.
+    QTRY_VERIFY_WITH_TIMEOUT(asleepInPoll(*watcher.begin()), 5000);
     QVERIFY(!limit.exceeded());
     QVERIFY2(limit.peakGrowthBytes() >= 40 * MiB,
              qPrintable(QString::number(limit.peakGrowthBytes())));
