@@ -13,8 +13,8 @@ constexpr TrainingPhase kPhases[] = {TrainingPhase::Queued,      TrainingPhase::
 QString phaseName(TrainingPhase phase)
 {
     switch (phase) {
-    case TrainingPhase::None:
-        return {};
+    case TrainingPhase::Idle:
+        return QStringLiteral("idle");
     case TrainingPhase::Queued:
         return QStringLiteral("queued");
     case TrainingPhase::Loading:
@@ -44,7 +44,7 @@ TrainingPhase parsePhase(const QString &name)
     for (TrainingPhase p : kPhases)
         if (name == phaseName(p))
             return p;
-    return TrainingPhase::None;
+    return TrainingPhase::Idle;
 }
 
 } // namespace edgetrain::net

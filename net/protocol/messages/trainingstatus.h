@@ -9,7 +9,7 @@ namespace edgetrain::net {
 
 /** Where a node's job is (TrainingStatus::phase). */
 enum class TrainingPhase {
-    None, // no job (or a status from before phases)
+    Idle, // no job
     Queued,
     Loading,
     Calibrating, // profiling the job on the device
@@ -21,9 +21,9 @@ enum class TrainingPhase {
     Abandoned, // the coordinator's session closed
     Failed,
 };
-/** Its name in messages and logs ("training"); empty for None. */
+/** Its name in messages, logs and the session's records ("training", "idle"). */
 QString phaseName(TrainingPhase phase);
-/** The phase a name stands for; None for an unknown one. */
+/** The phase a name stands for; Idle for an unknown one (or none). */
 TrainingPhase parsePhase(const QString &name);
 
 /** What a node is doing, as its metrics report it (read from any thread): the body of
