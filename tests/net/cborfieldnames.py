@@ -20,6 +20,13 @@ SUBSCRIPT = re.compile(r'\[\s*(?:' + LITERAL + '|' + RAW + r')\s*\]')
 # A {key, value} pair whose value is not another word (a list of words is not a map).
 PAIR = re.compile(r'\{\s*' + LITERAL + r'\s*,(?!\s*(?:QStringLiteral|QLatin1String|u?"))')
 ACTION_FIELD = re.compile(r'\bAction::Field\b')
+# Files that still spell field names, each with what is to change; an entry whose file no longer
+# does fails the check too, so the list only shrinks.
+PENDING = {
+    'net/planner/clusterplanner.cpp':
+        'measurementFromReady reads job_ready bodies by name; it is to take a JobReady '
+        '(messages/workermessages.h) and its ProfileReport',
+}
 
 
 def field_names(messages):
@@ -47,6 +54,15 @@ def main():
                 if name in names or name == 'Action::Field':
                     number = code.count('\n', 0, match.start()) + 1
                     found.append(f'{path.relative_to(net.parent)}:{number}: "{name}"')
+    pending = {}
+    for line in found:
+        pending.setdefault(line.split(':', 1)[0], []).append(line)
+    for path, why in PENDING.items():
+        if path not in pending:
+            print(f'{path} no longer spells a field name: take it off the PENDING list')
+            return 1
+        print(f'pending: {path} ({len(pending[path])} names): {why}')
+        found = [line for line in found if not line.startswith(path + ':')]
     for line in found:
         print(line)
     if found:
