@@ -112,9 +112,7 @@ bool ShipmentAssembler::add(const QCborMap &body, QString *error)
         m_id = id;
         m_header = header;
         m_total = int(total);
-        // The announced size is not trusted with memory: the bytes grow as chunks arrive.
-        m_bytes.reserve(
-            qsizetype(std::min<std::int64_t>(m_expected, Shipment::kDefaultChunkBytes)));
+        m_layout = layoutOf(header, id);
     } else if (m_total < 0) {
         return refuse(QStringLiteral("arrived before the header chunk"));
     }
@@ -125,84 +123,130 @@ bool ShipmentAssembler::add(const QCborMap &body, QString *error)
                 .arg(m_id));
     if (QCryptographicHash::hash(chunk.data, QCryptographicHash::Sha256) != chunk.sha256)
         return refuse(QStringLiteral("checksum mismatch"));
-    if (m_bytes.size() + chunk.data.size() > m_expected)
+    if (m_received + chunk.data.size() > m_expected)
         return refuse(QStringLiteral("more data than the header announced"));
-    m_bytes.append(chunk.data);
+    if (m_layout.error.empty() && m_decodeError.empty())
+        decode(chunk.data);
+    m_received += chunk.data.size();
     ++m_next;
     return true;
 }
 
 bool ShipmentAssembler::complete() const
 {
-    return m_total > 0 && m_next == m_total && m_bytes.size() == m_expected;
+    return m_total > 0 && m_next == m_total && m_received == m_expected;
+}
+
+ShipmentAssembler::Layout ShipmentAssembler::layoutOf(const ShipmentHeader &header,
+                                                      const QString &id)
+{
+    Layout l;
+    auto bad = [&](const std::string &why) {
+        l.error = "shipment '" + id.toStdString() + "': " + why;
+        return l;
+    };
+    std::int64_t sampleValues = 1; // checked: 65536^4 values would overflow
+    for (const std::int64_t d : header.shape) {
+        if (d < 1 || d > 65536 || l.dims.size() > 4 ||
+            __builtin_mul_overflow(sampleValues, d, &sampleValues) ||
+            sampleValues > Shipment::kMaxBytes)
+            return bad("absurd sample shape");
+        l.dims.push_back(d);
+    }
+    l.samples = header.samples;
+    l.classes = int(header.classes);
+    l.labelWidth = header.label_width;
+    const QString &encoding = header.encoding;
+    const bool paletted = encoding == QLatin1String(Shipment::kPalette8);
+    if (!encoding.isEmpty() && !paletted)
+        return bad("unknown sample encoding '" + encoding.left(32).toStdString() + "'");
+    if (paletted) {
+        const QByteArray &p = header.palette;
+        if (p.isEmpty() || p.size() % qsizetype(sizeof(float)) != 0 ||
+            p.size() > qsizetype(256 * sizeof(float)))
+            return bad("its palette is not 1 to 256 floats");
+        l.palette.resize(std::size_t(p.size()) / sizeof(float));
+        std::memcpy(l.palette.data(), p.constData(), std::size_t(p.size()));
+    }
+    // Decoded, a palette shipment is four times its bytes on the wire: the same bound applies.
+    std::int64_t decoded = 0;
+    if (l.samples >= 0 && l.labelWidth >= 1 && l.labelWidth <= (1 << 20) &&
+        (__builtin_mul_overflow(l.samples, sampleValues * 4 + 4 * l.labelWidth, &decoded) ||
+         decoded > Shipment::kMaxBytes))
+        return bad("its samples would take more than " + std::to_string(Shipment::kMaxBytes >> 20) +
+                   " MiB decoded");
+    const std::int64_t valueBytes = paletted ? 1 : 4;
+    std::int64_t bytes = 0;
+    if (l.dims.empty() || l.samples < 0 || l.classes < 1 || l.labelWidth < 1 ||
+        l.labelWidth > (1 << 20) ||
+        __builtin_mul_overflow(l.samples, sampleValues * valueBytes + 4 * l.labelWidth, &bytes) ||
+        bytes != header.bytes)
+        return bad("its header does not describe its data");
+    l.imageBytes = l.samples * sampleValues * valueBytes;
+    return l;
+}
+
+void ShipmentAssembler::makeRoom(std::size_t values)
+{
+    if (values <= m_images.capacity())
+        return;
+    // The announced size is trusted with memory only once an eighth of it has arrived (a header
+    // alone buys nothing); from then on the values go straight into their final place.
+    const std::size_t all =
+        std::size_t(m_layout.palette.empty() ? m_layout.imageBytes / 4 : m_layout.imageBytes);
+    m_images.reserve(m_received * 8 >= m_expected ? std::max(all, values)
+                                                  : std::max(values, 2 * m_images.capacity()));
+}
+
+void ShipmentAssembler::decode(const QByteArray &bytes)
+{
+    // The part of these bytes that is sample values, then the part that is labels.
+    const std::int64_t start = m_received, end = m_received + bytes.size();
+    const std::int64_t imageEnd = std::min(end, m_layout.imageBytes);
+    const char *data = bytes.constData();
+    if (start < imageEnd)
+        makeRoom(std::size_t(m_layout.palette.empty() ? (imageEnd + 3) / 4 : imageEnd));
+    if (start < imageEnd) {
+        const std::int64_t n = imageEnd - start;
+        if (!m_layout.palette.empty()) {
+            const auto *index = reinterpret_cast<const std::uint8_t *>(data);
+            const std::size_t first = m_images.size();
+            m_images.resize(first + std::size_t(n));
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (index[i] >= m_layout.palette.size()) {
+                    m_decodeError = "shipment '" + m_id.toStdString() + "': value " +
+                                    std::to_string(start + i) + " indexes past its palette of " +
+                                    std::to_string(m_layout.palette.size());
+                    return;
+                }
+                m_images[first + std::size_t(i)] = m_layout.palette[index[i]];
+            }
+        } else {
+            // float32 values may straddle two chunks: copy bytes at their offset.
+            m_images.resize(std::size_t((imageEnd + 3) / 4));
+            std::memcpy(reinterpret_cast<char *>(m_images.data()) + start, data, std::size_t(n));
+        }
+    }
+    if (end > m_layout.imageBytes) {
+        const std::int64_t from = std::max(start, m_layout.imageBytes) - start;
+        m_labels.append(data + from, qsizetype(bytes.size() - from));
+    }
 }
 
 std::shared_ptr<core::TensorDataset> ShipmentAssembler::take()
 {
     if (!complete())
         throw core::FormatError("shipment '" + m_id.toStdString() + "' is incomplete");
-    std::vector<std::int64_t> dims;
-    std::int64_t sampleValues = 1; // checked: 65536^4 values would overflow
-    for (const std::int64_t d : m_header.shape) {
-        if (d < 1 || d > 65536 || dims.size() > 4 ||
-            __builtin_mul_overflow(sampleValues, d, &sampleValues) ||
-            sampleValues > Shipment::kMaxBytes)
-            throw core::FormatError("shipment '" + m_id.toStdString() + "': absurd sample shape");
-        dims.push_back(d);
-    }
-    const core::Shape shape(dims);
-    const std::int64_t samples = m_header.samples;
-    const int classes = int(m_header.classes);
-    const std::int64_t labelWidth = m_header.label_width;
-    auto bad = [&](const std::string &why) {
-        return core::FormatError("shipment '" + m_id.toStdString() + "': " + why);
-    };
-    const QString &encoding = m_header.encoding;
-    const bool paletted = encoding == QLatin1String(Shipment::kPalette8);
-    if (!encoding.isEmpty() && !paletted)
-        throw bad("unknown sample encoding '" + encoding.left(32).toStdString() + "'");
-    std::vector<float> palette;
-    if (paletted) {
-        const QByteArray &p = m_header.palette;
-        if (p.isEmpty() || p.size() % qsizetype(sizeof(float)) != 0 ||
-            p.size() > qsizetype(256 * sizeof(float)))
-            throw bad("its palette is not 1 to 256 floats");
-        palette.resize(std::size_t(p.size()) / sizeof(float));
-        std::memcpy(palette.data(), p.constData(), std::size_t(p.size()));
-    }
-    // Decoded, a palette shipment is four times its bytes on the wire: the same bound applies.
-    std::int64_t decoded = 0;
-    if (samples >= 0 && labelWidth >= 1 && labelWidth <= (1 << 20) &&
-        (__builtin_mul_overflow(samples, sampleValues * 4 + 4 * labelWidth, &decoded) ||
-         decoded > Shipment::kMaxBytes))
-        throw bad("its samples would take more than " + std::to_string(Shipment::kMaxBytes >> 20) +
-                  " MiB decoded");
-    const std::int64_t valueBytes = paletted ? 1 : 4;
-    std::int64_t bytes = 0;
-    if (dims.empty() || samples < 0 || classes < 1 || labelWidth < 1 || labelWidth > (1 << 20) ||
-        __builtin_mul_overflow(samples, sampleValues * valueBytes + 4 * labelWidth, &bytes) ||
-        bytes != m_bytes.size())
-        throw bad("its header does not describe its data");
-    std::vector<float> images(static_cast<std::size_t>(samples * shape.numel()));
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(samples * labelWidth));
-    const std::size_t imageBytes = images.size() * std::size_t(valueBytes);
-    if (paletted) {
-        const auto *index = reinterpret_cast<const std::uint8_t *>(m_bytes.constData());
-        for (std::size_t i = 0; i < images.size(); ++i) {
-            if (index[i] >= palette.size())
-                throw bad("value " + std::to_string(i) + " indexes past its palette of " +
-                          std::to_string(palette.size()));
-            images[i] = palette[index[i]];
-        }
-    } else {
-        std::memcpy(images.data(), m_bytes.constData(), imageBytes);
-    }
-    std::memcpy(labels.data(), m_bytes.constData() + imageBytes,
-                labels.size() * sizeof(std::int32_t));
-    m_bytes.clear();
-    return std::make_shared<core::TensorDataset>(m_header.description.toStdString() + " (shipped)",
-                                                 shape, classes, std::move(images),
-                                                 std::move(labels), int(labelWidth));
+    if (!m_layout.error.empty())
+        throw core::FormatError(m_layout.error);
+    if (!m_decodeError.empty())
+        throw core::FormatError(m_decodeError);
+    std::vector<std::int32_t> labels(std::size_t(m_labels.size()) / sizeof(std::int32_t));
+    std::memcpy(labels.data(), m_labels.constData(), labels.size() * sizeof(std::int32_t));
+    m_labels.clear();
+    return std::make_shared<core::TensorDataset>(
+        m_header.description.toStdString() + " (shipped)", core::Shape(m_layout.dims),
+        m_layout.classes, std::move(m_images), std::move(labels), int(m_layout.labelWidth));
 }
 
 } // namespace edgetrain::net

@@ -8,6 +8,8 @@
 #include <QString>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace edgetrain::net {
 
@@ -40,7 +42,8 @@ bool palette(const std::vector<float> &values, std::vector<float> *distinct,
 /**
  * Reassembles one shipment on the node. Refuses (with the chunk index and reason) a chunk whose
  * checksum does not match, that does not belong, comes out of order or would exceed the size
- * announced in the header.
+ * announced in the header. Each chunk is decoded as it arrives: a board decoding a whole
+ * frame dataset at the end stalled its agent for seconds, long enough to be taken for lost.
  */
 class ShipmentAssembler
 {
@@ -54,9 +57,26 @@ public:
     std::shared_ptr<core::TensorDataset> take();
 
 private:
+    /** What the header says the bytes are, checked; `error` set if it does not describe them. */
+    struct Layout
+    {
+        std::vector<std::int64_t> dims;
+        std::int64_t samples = 0, labelWidth = 1, imageBytes = 0;
+        int classes = 0;
+        std::vector<float> palette; // empty: float32 values
+        std::string error;
+    };
+    static Layout layoutOf(const ShipmentHeader &header, const QString &id);
+    void makeRoom(std::size_t values);
+    void decode(const QByteArray &bytes);
+
     QString m_id;
     ShipmentHeader m_header;
-    QByteArray m_bytes;
+    Layout m_layout;
+    std::vector<float> m_images; // decoded so far
+    QByteArray m_labels;         // int32 little-endian, as they came
+    std::string m_decodeError;   // the first value that could not be decoded
+    std::int64_t m_received = 0;
     int m_next = 0;
     int m_total = -1;
     std::int64_t m_expected = 0;
