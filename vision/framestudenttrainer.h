@@ -21,17 +21,14 @@ struct FrameTrainOptions
      *  validation loss are restored at the end (without a validation split: the last epoch's). */
     bool keep_best = true;
     /** With keep_best and a validation split: training ends once this many epochs in a row have
-     *  not lowered the validation loss (0: every epoch). In 28 of 28 recorded 40-epoch runs
-     *  (vtest.avi and Megamind.avi, docs/evidence/issue-19/cli-runs) 10 keeps the same epoch;
-     *  vtest's runs end after 19-26 epochs. */
+     *  not lowered the validation loss (0: every epoch); 10 kept the same epoch as running all
+     *  40 in every recorded run on vtest.avi and Megamind.avi
+     *  (docs/evidence/issue-19 in the git history). */
     int patience = 10;
     /** A moving average of the weights over the steps (core::WeightAverage), 0 for none: the
-     *  validation loss and the weights kept are then the average's. Off by default: measured
-     *  against verified frames it helped on one video and not on the other (0.99 on vtest.avi,
-     *  three seeds, one labelling: held-out F1 0.826 / 0.839 / 0.839 -> 0.874 / 0.889 / 0.821;
-     *  three demo runs on the cluster 0.813 / 0.851 / 0.818 against 0.82-0.92 without;
-     *  Megamind.avi 0.583 / 0.917 / 0.667 against 0.750 / 0.917 / 0.750, see
-     *  docs/evidence/issue-19). */
+     *  validation loss and the weights kept are then the average's. Off by default: against
+     *  verified frames it helped on one video and not on the other (docs/evidence/issue-19 in the
+     *  git history). */
     double average_decay = 0.0;
     int max_objects = 32;
     std::uint64_t seed = 1;
