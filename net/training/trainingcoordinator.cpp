@@ -1,6 +1,8 @@
 #include "net/training/trainingcoordinator.h"
 
-#include "net/protocol/cborfield.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/requestid.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 #include "net/training/coordinator/asyncshardbook.h"
 #include "net/training/coordinator/bestweightskeeper.h"
@@ -11,7 +13,9 @@
 #include "net/training/coordinator/member.h"
 #include "net/training/coordinator/memberlink.h"
 #include "net/training/coordinator/parameterserverendpoint.h"
+#include "net/training/coordinator/rejoiner.h"
 #include "net/training/coordinator/rendezvoushost.h"
+#include "net/training/coordinator/roster.h"
 #include "net/training/linkprobe.h"
 #include "net/training/parameterserver.h"
 
@@ -23,14 +27,6 @@ namespace edgetrain::net {
 
 Q_LOGGING_CATEGORY(lcCoordinator, "edgetrain.coordinator")
 
-namespace {
-/** The id a worker's request carries and its answer names (-1: none). */
-qint64 requestId(const Frame &frame)
-{
-    return cborInteger(frame.body.value(QStringLiteral("request")), -1);
-}
-} // namespace
-
 TrainingCoordinator::TrainingCoordinator(JobSpec job, QByteArray clusterKey, QObject *parent)
     : QObject(parent), m_job(std::move(job)), m_key(std::move(clusterKey)),
       m_rendezvous(std::make_unique<RendezvousHost>()),
@@ -41,8 +37,24 @@ TrainingCoordinator::TrainingCoordinator(JobSpec job, QByteArray clusterKey, QOb
     qRegisterMetaType<ClusterEpoch>();
     qRegisterMetaType<ClusterEvent>();
     qRegisterMetaType<TrainingStatus>();
-    m_reconnectTimer.setInterval(1000);
-    connect(&m_reconnectTimer, &QTimer::timeout, this, &TrainingCoordinator::reconnect);
+    // Lost nodes are called back while the run trains; one that answers joins at the next epoch.
+    auto lost = [this] {
+        const bool takesBack = m_rejoin && !m_stopping && m_phase == Phase::Training;
+        return takesBack ? m_members.inState(Member::State::Lost) : std::vector<Member *>{};
+    };
+    auto answered = [this](Member &m, ControlClient *client) {
+        if (m_phase != Phase::Training || m_stopping) {
+            client->deleteLater();
+            return;
+        }
+        note(&m, ClusterEventKind::Rejoined,
+             QStringLiteral("answering again: sent the job, joins at the next epoch"));
+        m.node.name = client->node().name;
+        m.link = std::make_unique<ClientLink>(client);
+        listen(m);
+        sendJob(m);
+    };
+    m_rejoiner = new Rejoiner(m_key, lost, answered, this);
 }
 
 TrainingCoordinator::~TrainingCoordinator() = default;
@@ -78,12 +90,8 @@ void TrainingCoordinator::start(std::vector<std::unique_ptr<MemberLink>> links)
     if (m_job.mode == TrainingMode::Async)
         m_ps = std::make_unique<ParameterServerEndpoint>(m_job);
     for (auto &link : links) {
-        auto m = std::make_unique<Member>();
-        m->id = int(m_members.size());
-        m->node = link->node();
-        Member &member = *m;
-        m_members.push_back(std::move(m));
-        attach(member, std::move(link));
+        Member &member = m_members.add(std::move(link));
+        listen(member);
         sendJob(member);
     }
     m_rendezvous->start();
@@ -107,9 +115,8 @@ void TrainingCoordinator::startLinkProbe()
     m_job.exchange_probe = true;
 }
 
-void TrainingCoordinator::attach(Member &m, std::unique_ptr<MemberLink> link)
+void TrainingCoordinator::listen(Member &m)
 {
-    m.link = std::move(link);
     Member *member = &m; // members live as long as the coordinator
     m.link->listen(
         {[this, member](const Frame &f) { onMessage(*member, f); },
@@ -121,11 +128,7 @@ void TrainingCoordinator::sendJob(Member &m)
 {
     m.state = Member::State::Starting;
     m.forgetRequest();
-    std::vector<MemberLink *> connected;
-    for (const auto &member : m_members)
-        if (member->link)
-            connected.push_back(member->link.get());
-    m_sender->send(*m.link, m_job, connected);
+    m_sender->send(*m.link, m_job, m_members.links());
 }
 
 void TrainingCoordinator::note(const Member *m, ClusterEventKind kind, const QString &message)
@@ -145,17 +148,6 @@ bool TrainingCoordinator::isActive(const Member &m)
     return m.state == Member::State::Training;
 }
 
-std::vector<Member *> TrainingCoordinator::participants() const
-{
-    std::vector<Member *> out;
-    for (const auto &m : m_members)
-        if (isActive(*m))
-            out.push_back(m.get());
-    std::sort(out.begin(), out.end(),
-              [](const Member *a, const Member *b) { return a->rank < b->rank; });
-    return out;
-}
-
 // ---- the message handlers
 
 TrainingCoordinator::Handler TrainingCoordinator::handlerFor(const QString &type)
@@ -166,7 +158,7 @@ TrainingCoordinator::Handler TrainingCoordinator::handlerFor(const QString &type
         c.m_rendezvous->request(m.id, *m.link, f);
     };
     const Handler failed = [](C &c, Member &m, const Frame &f) {
-        c.memberFailed(m, f.body.value(QStringLiteral("message")).toString());
+        c.memberFailed(m, Failure::fromCbor(f.body).message);
     };
     const Handler acknowledged = [](C &, Member &m, const Frame &f) {
         qCDebug(lcCoordinator).noquote() << m.label() << f.type;
@@ -189,8 +181,8 @@ TrainingCoordinator::Handler TrainingCoordinator::handlerFor(const QString &type
         {Message::CollectiveFailed, &C::call<&C::onCollectiveFailed>},
         {Message::EpochDone, &C::call<&C::onEpochDone>},
         {Message::EpochEval, &C::call<&C::onEpochEval>},
-        {Message::Weights, [](C &, Member &m, const Frame &f) { m.weights.add(f.body); }},
-        {Message::BestWeights, [](C &c, Member &, const Frame &f) { c.m_best->received(f.body); }},
+        {Message::Weights, &C::call<&C::onWeights>},
+        {Message::BestWeights, &C::call<&C::onWeights>},
         {Message::JobDone, &C::call<&C::onJobDone>},
         {Message::JobFailed, failed},
         {Message::JobRefused, failed},
@@ -221,23 +213,44 @@ void TrainingCoordinator::onMessage(Member &m, const Frame &frame)
 void TrainingCoordinator::onParameterServer(Member &m, const Frame &frame)
 {
     if (!m_ps || m_stopping || !isActive(m))
-        return m.link->reply(requestId(frame), stopReply());
+        return m.link->reply(RequestId::of(frame.body), stopReply());
     if (frame.type == Message::PsPull) {
-        m_ps->pull(m, requestId(frame), frame.body);
+        m_ps->pull(m, RequestId::of(frame.body));
     } else {
-        const auto outcome = m_ps->push(m, requestId(frame), frame.body);
-        if (outcome.malformed)
+        QString error;
+        const auto push = GradientPush::fromCbor(frame.body, &error);
+        const auto outcome = push ? m_ps->push(m, RequestId::of(frame.body), *push)
+                                  : ParameterServerEndpoint::PushOutcome{true, 0};
+        if (outcome.malformed) {
+            if (!push) // refused before it reached the server: stopped here
+                m.link->reply(RequestId::of(frame.body), stopReply());
             return memberFailed(m, QStringLiteral("sent a malformed gradient push"));
+        }
         m_shards->applied(m.id, outcome.samples);
     }
     releaseHeldPushes();
 }
 
+bool TrainingCoordinator::refused(Member &m, const Frame &frame, const QString &error)
+{
+    if (error.isEmpty())
+        return false;
+    // It broke the protocol: out of the run, its job told to stop.
+    m.link->reply(RequestId::of(frame.body), stopReply());
+    memberFailed(m, QStringLiteral("sent a malformed %1: %2").arg(frame.type, error));
+    return true;
+}
+
 void TrainingCoordinator::onJobReady(Member &m, const Frame &frame)
 {
-    m.ready = ReadyReport::fromCbor(frame.body);
+    QString error;
+    const auto ready = JobReady::fromCbor(frame.body, &error);
+    if (refused(m, frame, error))
+        return;
+    m.ready = *ready;
+    m.readyBody = frame.body;
     m.speed = m.ready.images_per_second;
-    m.wait(Member::Waits::Start, requestId(frame));
+    m.wait(Member::Waits::Start, RequestId::of(frame.body));
     m.state = Member::State::Ready;
     if (m_phase == Phase::Training && m_stopping)
         m.answer(Member::Waits::Start, stopReply());
@@ -246,20 +259,25 @@ void TrainingCoordinator::onJobReady(Member &m, const Frame &frame)
 
 void TrainingCoordinator::onCollectiveFailed(Member &m, const Frame &frame)
 {
+    QString error;
+    const auto failed = CollectiveFailed::fromCbor(frame.body, &error);
     if (!m_groupBroken)
-        note(&m, ClusterEventKind::CollectiveFailed,
-             frame.body.value(QStringLiteral("message")).toString());
+        note(&m, ClusterEventKind::CollectiveFailed, failed ? failed->message : error);
     m_groupBroken = true;
-    m.wait(Member::Waits::Regroup, requestId(frame));
+    m.wait(Member::Waits::Regroup, RequestId::of(frame.body));
     maybeRegroup();
 }
 
 void TrainingCoordinator::onEpochDone(Member &m, const Frame &frame)
 {
-    m.wait(Member::Waits::EpochEnd, requestId(frame));
-    m.epoch = EpochReport::fromCbor(frame.body);
+    QString error;
+    const auto done = EpochDone::fromCbor(frame.body, &error);
+    if (refused(m, frame, error))
+        return;
+    m.wait(Member::Waits::EpochEnd, RequestId::of(frame.body));
+    m.epoch = *done;
     if (m_ps) {
-        m_ps->epochDone(m, frame.body);
+        m_ps->epochDone(m, *done);
         releaseHeldPushes();
     }
     maybeEpochDone();
@@ -268,9 +286,28 @@ void TrainingCoordinator::onEpochDone(Member &m, const Frame &frame)
 
 void TrainingCoordinator::onEpochEval(Member &m, const Frame &frame)
 {
-    m.wait(Member::Waits::Evaluation, requestId(frame));
-    m_evaluation->reported(m.id, frame.body);
+    QString error;
+    const auto evaluated = EpochEval::fromCbor(frame.body, &error);
+    if (refused(m, frame, error))
+        return;
+    m.wait(Member::Waits::Evaluation, RequestId::of(frame.body));
+    m_evaluation->reported(m.id, *evaluated);
     maybeEpochEval();
+}
+
+void TrainingCoordinator::onWeights(Member &m, const Frame &frame)
+{
+    QString error;
+    const auto chunk = WeightsChunk::fromCbor(frame.body, &error);
+    if (!chunk) { // the model does not come whole from it: another rank's, or none
+        qCWarning(lcCoordinator).noquote()
+            << m.label() << "sent a malformed" << frame.type << error;
+        return;
+    }
+    if (frame.type == Message::BestWeights)
+        m_best->received(*chunk);
+    else
+        m.weights.add(*chunk);
 }
 
 void TrainingCoordinator::onJobDone(Member &m, const Frame &frame)
@@ -282,9 +319,13 @@ void TrainingCoordinator::onJobDone(Member &m, const Frame &frame)
         m_ps->leave(m.id);
         releaseHeldPushes();
     }
-    m_result.fingerprints[m.label()] = frame.body.value(QStringLiteral("fingerprint")).toString();
-    m_result.cancelled =
-        m_result.cancelled || frame.body.value(QStringLiteral("cancelled")).toBool();
+    QString error;
+    const JobDone done = JobDone::fromCbor(frame.body, &error).value_or(JobDone{});
+    if (!error.isEmpty())
+        qCWarning(lcCoordinator).noquote()
+            << m.label() << "sent a malformed" << frame.type << error;
+    m_result.fingerprints[m.label()] = done.fingerprint;
+    m_result.cancelled = m_result.cancelled || done.cancelled;
     maybeFinish();
 }
 
@@ -292,10 +333,9 @@ void TrainingCoordinator::onJobDone(Member &m, const Frame &frame)
 
 void TrainingCoordinator::formGroup()
 {
-    std::vector<Member *> members = participants();
-    for (const auto &m : m_members)
-        if (m->state == Member::State::Ready)
-            members.push_back(m.get());
+    std::vector<Member *> members = m_members.participants();
+    for (Member *joiner : m_members.inState(Member::State::Ready))
+        members.push_back(joiner);
     ++m_result.generations;
     const QString names = m_groups->form(members);
     const int generation = m_groups->generation();
@@ -324,18 +364,14 @@ void TrainingCoordinator::maybeStart()
 {
     if (m_phase != Phase::Starting)
         return;
-    int ready = 0;
-    for (const auto &m : m_members) {
-        if (m->state == Member::State::Starting)
-            return; // still loading or calibrating
-        ready += m->state == Member::State::Ready;
-    }
-    if (ready == 0)
+    if (m_members.any(Member::State::Starting))
+        return; // still loading or calibrating
+    const std::vector<Member *> ready = m_members.inState(Member::State::Ready);
+    if (ready.empty())
         return finish(QStringLiteral("no node could start the job"));
     if (m_stopping) {
-        for (const auto &m : m_members)
-            if (m->state == Member::State::Ready)
-                m->answer(Member::Waits::Start, stopReply());
+        for (Member *m : ready)
+            m->answer(Member::Waits::Start, stopReply());
         return finish(QString());
     }
     if (m_selection && !m_selected && !select())
@@ -343,20 +379,17 @@ void TrainingCoordinator::maybeStart()
     m_phase = Phase::Training;
     formGroup();
     assignShards();
-    m_reconnectTimer.start();
+    m_rejoiner->start();
     Q_EMIT trainingStarted();
 }
 
 bool TrainingCoordinator::select()
 {
     m_selected = true;
-    std::vector<Member *> waiting;
+    const std::vector<Member *> waiting = m_members.inState(Member::State::Ready);
     std::vector<ReadyNode> nodes;
-    for (const auto &m : m_members)
-        if (m->state == Member::State::Ready) {
-            waiting.push_back(m.get());
-            nodes.push_back({m->node, m->ready.body});
-        }
+    for (const Member *m : waiting)
+        nodes.push_back({m->node, m->readyBody});
     const std::vector<int> keep = m_selection(nodes);
     m_probeServer.reset();     // every node has measured its link
     m_job.link_probe_port = 0; // a node that rejoins later does not probe a closed port
@@ -377,7 +410,7 @@ void TrainingCoordinator::maybeRegroup()
 {
     if (m_phase != Phase::Training || m_job.mode == TrainingMode::Async || !m_groupBroken)
         return;
-    const auto members = participants();
+    const auto members = m_members.participants();
     if (members.empty())
         return maybeFinish();
     // Each waits with its collective's failure, or at the epoch's end it reached anyway.
@@ -392,7 +425,7 @@ void TrainingCoordinator::maybeRegroup()
         return;
     }
     formGroup();
-    for (Member *m : participants()) {
+    for (Member *m : m_members.participants()) {
         if (!regrouping(m))
             continue;
         m->answerAny(m_groups->regroupReply(*m));
@@ -404,7 +437,7 @@ std::vector<Member *> TrainingCoordinator::atBarrier(int waits)
 {
     if (m_phase != Phase::Training)
         return {};
-    const auto members = participants();
+    const auto members = m_members.participants();
     if (members.empty()) {
         maybeFinish();
         return {};
@@ -442,7 +475,7 @@ void TrainingCoordinator::maybeEpochEval()
     if (m_evaluation->hasUntested() && !m_stopping &&
         m_evaluation->handOutUntested(members, m_epoch))
         return; // they report again when they have evaluated it
-    std::vector<EpochReport> reports;
+    std::vector<EpochDone> reports;
     std::vector<int> ids;
     for (Member *m : members) {
         reports.push_back(m->epoch);
@@ -473,9 +506,7 @@ void TrainingCoordinator::nextEpoch(const ClusterEpoch &e, const std::vector<Mem
 {
     // The next epoch: a new group if someone was lost or is waiting to join, or if the measured
     // speeds moved a share by more than 10 %.
-    const bool joiners = std::any_of(m_members.begin(), m_members.end(), [](const auto &m) {
-        return m->state == Member::State::Ready;
-    });
+    const bool joiners = m_members.any(Member::State::Ready);
     const bool rebalance = m_groups->wantsRebalance(members);
     // Early stopping: the patience's epochs without a new lowest validation loss end the run here,
     // finished, with the kept epoch's weights.
@@ -501,15 +532,16 @@ void TrainingCoordinator::nextEpoch(const ClusterEpoch &e, const std::vector<Mem
         formGroup();
     }
     const Member *bestSender = sendsBest ? members.front() : nullptr;
-    for (Member *m : participants()) {
-        QCborMap body{{Action::Field, m_stopping      ? Action::Stop
-                                      : m_endingEarly ? Action::Finish
-                                                      : Action::Continue}};
+    for (Member *m : m_members.participants()) {
+        TrainingReply answer;
+        answer.action = m_stopping      ? ReplyAction::Stop
+                        : m_endingEarly ? ReplyAction::Finish
+                                        : ReplyAction::Continue;
         if (m->waits(Member::Waits::Evaluation) && regroup)
-            m_groups->addNextGroup(body, *m);
+            answer.next_group = m_groups->groupOf(*m);
         if (m == bestSender)
-            m_best->askForWeights(body);
-        m->answer(Member::Waits::Evaluation, body);
+            m_best->askForWeights(answer);
+        m->answer(Member::Waits::Evaluation, answer.toCbor());
         m->epoch = {};
     }
     m_evaluation->endEpoch();
@@ -521,7 +553,7 @@ void TrainingCoordinator::nextEpoch(const ClusterEpoch &e, const std::vector<Mem
 
 void TrainingCoordinator::assignShards()
 {
-    const auto members = participants(); // rank order
+    const auto members = m_members.participants(); // rank order
     if (!m_ps || members.empty() || members.size() != m_groups->shares().size())
         return m_shards->clear();
     std::vector<int> ids;
@@ -532,36 +564,19 @@ void TrainingCoordinator::assignShards()
 
 bool TrainingCoordinator::handOutOrphans(const std::vector<Member *> &members)
 {
-    const std::int64_t total = m_shards->orphaned();
-    const AsyncShardBook::Handed handed = m_shards->handOut(members);
-    if (handed.takers.empty()) {
-        if (total > 0)
-            qCWarning(lcCoordinator).noquote()
-                << QStringLiteral("%1 samples of epoch %2 go untrained: no node left can take a "
-                                  "lost node's part")
-                       .arg(total)
-                       .arg(m_epoch);
+    const AsyncShardBook::Handed handed = m_shards->handOut(members, m_epoch);
+    if (handed.takers.empty())
         return false;
-    }
     for (const Member *m : handed.takers)
         m_ps->setRunning(m->id, true); // back from the barrier: its clock counts again
-    note(nullptr, ClusterEventKind::Reassigned,
-         QStringLiteral("%1 samples of epoch %2 that a lost node had not trained: %3")
-             .arg(total)
-             .arg(m_epoch)
-             .arg(handed.summary));
+    note(nullptr, ClusterEventKind::Reassigned, handed.summary);
     return true;
 }
 
 void TrainingCoordinator::releaseHeldPushes()
 {
-    if (!m_ps)
-        return;
-    std::vector<Member *> active; // in the order they joined the run
-    for (const auto &m : m_members)
-        if (isActive(*m))
-            active.push_back(m.get());
-    m_ps->releaseHeld(active);
+    if (m_ps)
+        m_ps->releaseHeld(m_members.inState(Member::State::Training)); // in the order they joined
 }
 
 // ---- the end, and members leaving
@@ -572,15 +587,13 @@ void TrainingCoordinator::maybeFinish()
         return;
     if (m_phase == Phase::Starting)
         return maybeStart();
-    for (const auto &m : m_members)
-        if (m->state == Member::State::Training)
-            return;
-    for (const auto &m : m_members)
-        if (m->state == Member::State::Ready)
-            m->answer(Member::Waits::Start, stopReply());
+    if (m_members.any(Member::State::Training))
+        return;
+    for (Member *m : m_members.inState(Member::State::Ready))
+        m->answer(Member::Waits::Start, stopReply());
     bool anyDone = false; // a node that trained to the end (a released one never trained)
-    for (const auto &m : m_members)
-        anyDone = anyDone || (m->state == Member::State::Done && !m->released);
+    for (const Member *m : m_members.inState(Member::State::Done))
+        anyDone = anyDone || !m->released;
     finish(anyDone ? QString() : QStringLiteral("every node was lost or failed"));
 }
 
@@ -589,7 +602,7 @@ void TrainingCoordinator::finish(const QString &error)
     if (m_phase == Phase::Finished)
         return;
     m_phase = Phase::Finished;
-    m_reconnectTimer.stop();
+    m_rejoiner->stop();
     m_rendezvous->stop();
     m_result.finished = error.isEmpty();
     m_result.error = error.isEmpty() || m_firstFailure.isEmpty()
@@ -597,21 +610,14 @@ void TrainingCoordinator::finish(const QString &error)
                          : error + QStringLiteral(" - ") + m_firstFailure;
     m_result.cancelled = m_result.cancelled || m_stopping;
     m_result.seconds = double(m_clock.elapsed()) / 1000.0;
-    if (m_ps) {
-        ParameterServer &ps = m_ps->server();
-        m_result.weights = ps.resultWeights();
-        m_result.max_staleness = ps.maxStaleness();
-        m_result.pushes = ps.pushes();
-        m_result.held_pushes = ps.held();
-        m_result.mirror_checks = m_ps->mirrorChecks();
-        m_result.mirror_mismatches = m_ps->mirrorMismatches();
-    } else {
-        m_result.weights = lastGroupWeights(m_members);
-    }
+    if (m_ps)
+        m_ps->report(m_result);
+    else
+        m_result.weights = lastGroupWeights(m_members.all());
     // The best epoch's model instead of the last, when it arrived whole and has the same size.
     if (const int best = m_best->apply(m_result.weights))
         m_result.best_epoch = best;
-    for (const auto &m : m_members)
+    for (const auto &m : m_members.all())
         if (m->link && (m->state == Member::State::Training || m->state == Member::State::Starting))
             m->link->send(Message::Stop); // a joiner still loading need not finish
     qCInfo(lcCoordinator).noquote()
@@ -624,7 +630,7 @@ void TrainingCoordinator::stop()
     if (m_phase == Phase::Finished || m_stopping)
         return;
     m_stopping = true;
-    for (const auto &m : m_members) {
+    for (const auto &m : m_members.all()) {
         if (m->link && (m->state == Member::State::Training || m->state == Member::State::Starting))
             m->link->send(Message::Stop);
         if (m->state == Member::State::Ready && m_phase == Phase::Training) {
@@ -684,37 +690,6 @@ void TrainingCoordinator::memberFailed(Member &m, const QString &message)
     if (m_firstFailure.isEmpty())
         m_firstFailure = QStringLiteral("%1: %2").arg(m.label(), message);
     advance();
-}
-
-void TrainingCoordinator::reconnect()
-{
-    if (!m_rejoin || m_stopping || m_phase != Phase::Training)
-        return;
-    for (const auto &owned : m_members) {
-        Member *m = owned.get();
-        if (m->state != Member::State::Lost || m->connecting)
-            continue;
-        m->connecting = true;
-        auto *client = new ControlClient(m->node.host, m->node.port, m_key, this);
-        connect(client, &ControlClient::ready, this, [this, m, client] {
-            client->disconnect(this);
-            m->connecting = false;
-            if (m_phase != Phase::Training || m_stopping) {
-                client->deleteLater();
-                return;
-            }
-            note(m, ClusterEventKind::Rejoined,
-                 QStringLiteral("answering again: sent the job, joins at the next epoch"));
-            m->node.name = client->node().name;
-            attach(*m, std::make_unique<ClientLink>(client));
-            sendJob(*m);
-        });
-        connect(client, &ControlClient::failed, this, [m, client] {
-            m->connecting = false;
-            client->deleteLater();
-        });
-        client->connectToNode(std::chrono::milliseconds(1500));
-    }
 }
 
 } // namespace edgetrain::net

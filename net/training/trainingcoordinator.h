@@ -3,6 +3,7 @@
 #include "core/tensordataset.h"
 #include "net/protocol/controlclient.h"
 #include "net/protocol/nodeid.h"
+#include "net/training/coordinator/roster.h"
 #include "net/training/job.h"
 #include "net/training/trainingworker.h"
 
@@ -26,6 +27,7 @@ class JobSender;
 class LinkProbeServer;
 class MemberLink;
 class ParameterServerEndpoint;
+class Rejoiner;
 class RendezvousHost;
 struct Member;
 
@@ -127,10 +129,11 @@ void saveClusterWeights(const core::ModelSpec &spec, std::uint64_t seed,
  * group and continue from the last synchronised state, and a node that comes back is sent the job
  * again and joins at the next epoch. Runs on the thread that owns it; nothing blocks.
  *
- * It wires the parts in coordinator/ (the job sender, the group former, the rendezvous host, the
- * parameter server's endpoint, the async shard book, the evaluation splitter, the best-weights
- * keeper), each reaching the nodes through their MemberLinks, and dispatches each node message to
- * one handler by its type; the members' states and the epoch's barriers are its own.
+ * It wires the parts in coordinator/ (the roster of members, the job sender, the group former,
+ * the rendezvous host, the parameter server's endpoint, the async shard book, the evaluation
+ * splitter, the best-weights keeper, the rejoiner), each reaching the nodes through their
+ * MemberLinks, and dispatches each node message, read as its type (net/protocol/messages), to one
+ * handler; the run's phases and the epoch's barriers are its own.
  */
 class TrainingCoordinator : public QObject
 {
@@ -200,7 +203,8 @@ private:
         (c.*handler)(m, frame);
     }
 
-    void attach(Member &m, std::unique_ptr<MemberLink> link);
+    /** From now on the member's messages, loss and metrics come here (through its link). */
+    void listen(Member &m);
     void sendJob(Member &m);
     void startLinkProbe();
     void onMessage(Member &m, const Frame &frame);
@@ -213,9 +217,12 @@ private:
     void onCollectiveFailed(Member &m, const Frame &frame);
     void onEpochDone(Member &m, const Frame &frame);
     void onEpochEval(Member &m, const Frame &frame);
+    void onWeights(Member &m, const Frame &frame); // the final model's, or the best epoch's
+    /** Whether a message it waits on an answer to was malformed (`error` not empty): then the
+     *  member is out of the run and its job told to stop. */
+    bool refused(Member &m, const Frame &frame, const QString &error);
     void onJobDone(Member &m, const Frame &frame);
 
-    std::vector<Member *> participants() const; // alive, in the job, in rank order
     static bool isActive(const Member &m);
     void formGroup(); // a new generation from the active members and the ready joiners
     void maybeStart();
@@ -241,7 +248,6 @@ private:
     void memberFailed(Member &m, const QString &message);
     /** Every barrier a change of members may have completed. */
     void advance();
-    void reconnect();
     void finish(const QString &error);
 
     JobSpec m_job;
@@ -252,8 +258,8 @@ private:
     bool m_stopping = false;
     bool m_groupBroken = false;
     int m_epoch = 1; // the epoch being trained
-    std::vector<std::unique_ptr<Member>> m_members;
-    QTimer m_reconnectTimer;
+    Roster m_members;
+    Rejoiner *m_rejoiner; // a child
     QElapsedTimer m_clock;
     Selection m_selection;
     bool m_linkProbe = false;

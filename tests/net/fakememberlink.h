@@ -4,7 +4,8 @@
 // the node: receive() delivers a message from it, lose() its loss. For tests without a process or
 // a socket; used on the test's thread (onSend may hand replies to other threads).
 
-#include "net/protocol/cborfield.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/requestid.h"
 #include "net/protocol/protocol.h"
 #include "net/training/coordinator/memberlink.h"
 
@@ -46,7 +47,7 @@ public:
     void receive(const QString &type, QCborMap body = {}, qint64 request = -1)
     {
         if (request >= 0)
-            body.insert(QStringLiteral("request"), request);
+            edgetrain::net::RequestId::set(body, request);
         m_handlers.message(edgetrain::net::Frame{0, type, body, true});
     }
     /** The connection fails (the coordinator then destroys this link). */
@@ -57,16 +58,28 @@ public:
     {
         for (const Sent &s : sent)
             if (s.type == edgetrain::net::Message::Reply &&
-                edgetrain::net::cborInteger(s.body.value(QStringLiteral("reply_to")), -1) ==
-                    request)
+                edgetrain::net::RequestId::replyTo(s.body) == request)
                 return s.body;
         return std::nullopt;
     }
-    /** The answer's action ("start", "stop", ...), "" when none was sent. */
+    /** The answer to request `request` read as what it must be. */
+    template <typename Reply> std::optional<Reply> replyTo(qint64 request) const
+    {
+        const auto body = replyTo(request);
+        if (!body)
+            return std::nullopt;
+        if constexpr (requires(const QCborMap &m, QString *e) { Reply::fromCbor(m, e); }) {
+            QString error;
+            return Reply::fromCbor(*body, &error);
+        } else {
+            return Reply::fromCbor(*body);
+        }
+    }
+    /** The training answer's action ("start", "stop", ...), "" when none was sent. */
     QString actionTo(qint64 request) const
     {
-        const auto r = replyTo(request);
-        return r ? r->value(edgetrain::net::Action::Field).toString() : QString();
+        const auto r = replyTo<edgetrain::net::TrainingReply>(request);
+        return r ? edgetrain::net::actionName(r->action) : QString();
     }
     int count(const QString &type) const
     {

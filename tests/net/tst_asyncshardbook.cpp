@@ -3,10 +3,10 @@
 // every sample once.
 
 #include "coordinatortestmembers.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/coordinator/asyncshardbook.h"
 #include "net/training/job.h"
 
-#include <QCborArray>
 #include <QTest>
 
 #include <algorithm>
@@ -151,15 +151,17 @@ void TestAsyncShardBook::takersAreAnsweredWithTheirRanges()
     AsyncShardBook book;
     book.assign({0, 1, 2, 3}, 400, {0.25, 0.25, 0.25, 0.25});
     book.orphanRest(3); // 300..399
-    const auto handed = book.handOut({members[0].get(), members[1].get(), members[2].get()});
+    const auto handed = book.handOut({members[0].get(), members[1].get(), members[2].get()}, 4);
     QCOMPARE(handed.takers, (std::vector<Member *>{members[0].get(), members[2].get()}));
-    QCOMPARE(handed.summary, QStringLiteral("node-0 50, node-2 50"));
-    const auto reply = linkOf(*members[0]).replyTo(40);
+    QCOMPARE(handed.summary,
+             QStringLiteral("100 samples of epoch 4 that a lost node had not trained: node-0 50, "
+                            "node-2 50"));
+    const auto reply = linkOf(*members[0]).replyTo<net::TrainingReply>(40);
     QVERIFY(reply.has_value());
-    QCOMPARE(reply->value(net::Action::Field).toString(), QString(net::Action::More));
-    QCOMPARE(reply->value(QStringLiteral("ranges")).toArray(), (QCborArray{QCborArray{300, 50}}));
-    QCOMPARE(linkOf(*members[2]).replyTo(42)->value(QStringLiteral("ranges")).toArray(),
-             (QCborArray{QCborArray{350, 50}}));
+    QVERIFY(reply->action == net::ReplyAction::More);
+    QCOMPARE(reply->ranges, (std::vector<Range>{{300, 50}}));
+    QCOMPARE(linkOf(*members[2]).replyTo<net::TrainingReply>(42)->ranges,
+             (std::vector<Range>{{350, 50}}));
     QVERIFY(linkOf(*members[1]).sent.empty()); // stays at the barrier
     QVERIFY(members[1]->waits(Member::Waits::EpochEnd));
     QVERIFY(!members[0]->waits(Member::Waits::EpochEnd));

@@ -2,6 +2,7 @@
 // kept, its model put together from a node's chunks (or the parameter server's, at once) and put
 // in place of the last epoch's; the patience's epochs without a new best end the run.
 
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/coordinator/bestweightskeeper.h"
 
 #include <QTest>
@@ -19,12 +20,14 @@ QByteArray bytesOf(const std::vector<float> &values)
                       qsizetype(values.size() * sizeof(float)));
 }
 
-QCborMap chunk(int epoch, int index, int total, const QByteArray &data)
+net::WeightsChunk chunk(int epoch, int index, int total, const QByteArray &data)
 {
-    return QCborMap{{QStringLiteral("epoch"), epoch},
-                    {QStringLiteral("index"), index},
-                    {QStringLiteral("total"), total},
-                    {QStringLiteral("data"), data}};
+    net::WeightsChunk c;
+    c.epoch = epoch;
+    c.index = index;
+    c.total = total;
+    c.data = data;
+    return c;
 }
 
 } // namespace
@@ -75,9 +78,9 @@ void TestBestWeightsKeeper::aNodesChunksMakeTheModel()
     BestWeightsKeeper keeper;
     keeper.setKeep(true);
     keeper.keep(2, 0.4); // a node holds it: ask one
-    QCborMap answer;
+    net::TrainingReply answer;
     keeper.askForWeights(answer);
-    QCOMPARE(answer.value(QStringLiteral("send_weights")).toInteger(), qint64(2));
+    QVERIFY(answer.send_weights == std::int64_t(2));
     const QByteArray model = bytesOf({0.5f, 1.5f, 2.5f, 3.5f});
     std::vector<float> last(4, 9.0f);
     keeper.received(chunk(2, 0, 2, model.left(8)));

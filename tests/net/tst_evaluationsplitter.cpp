@@ -3,6 +3,8 @@
 // others, so the epoch's figures are of the whole test set.
 
 #include "coordinatortestmembers.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/coordinator/evaluationsplitter.h"
 #include "net/training/job.h"
 
@@ -27,17 +29,19 @@ std::vector<std::unique_ptr<Member>> atEpochEnd(const std::vector<double> &speed
     return members;
 }
 
-QCborMap evaluated(double loss, std::int64_t correct, std::int64_t count)
+net::EpochEval evaluated(double loss, std::int64_t correct, std::int64_t count)
 {
-    return QCborMap{{QStringLiteral("loss_sum"), loss},
-                    {QStringLiteral("correct"), qint64(correct)},
-                    {QStringLiteral("count"), qint64(count)}};
+    net::EpochEval e;
+    e.loss_sum = loss;
+    e.correct = correct;
+    e.count = count;
+    return e;
 }
 
-EvaluationSplitter::Part partIn(const QCborMap &answer)
+/** The training answer to request `request` on the member's link. */
+std::optional<net::TrainingReply> answerTo(const Member &m, qint64 request)
 {
-    return {answer.value(QStringLiteral("test_begin")).toInteger(),
-            answer.value(QStringLiteral("test_end")).toInteger()};
+    return linkOf(m).replyTo<net::TrainingReply>(request);
 }
 
 } // namespace
@@ -63,11 +67,11 @@ void TestEvaluationSplitter::theTestSetIsSplitBySpeed()
     const auto parts = net::splitByShares(800, net::sharesFromSpeeds({100, 100, 200}));
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
-        const auto answer = linkOf(*members[i]).replyTo(10);
+        const auto answer = answerTo(*members[i], 10);
         QVERIFY(answer.has_value());
-        QCOMPARE(answer->value(net::Action::Field).toString(), QString(net::Action::Evaluate));
-        QCOMPARE(partIn(*answer), EvaluationSplitter::Part(begin, begin + parts[i]));
-        QCOMPARE(answer->value(QStringLiteral("weights")).toByteArray(), QByteArray("weights"));
+        QVERIFY(answer->action == net::ReplyAction::Evaluate);
+        QVERIFY(answer->test_part == EvaluationSplitter::Part(begin, begin + parts[i]));
+        QVERIFY(answer->weights == QByteArray("weights"));
         QCOMPARE(split.outstanding(int(i)), EvaluationSplitter::Part(begin, begin + parts[i]));
         QVERIFY(!members[i]->waits(Member::Waits::EpochEnd));
         begin += parts[i];
@@ -76,7 +80,7 @@ void TestEvaluationSplitter::theTestSetIsSplitBySpeed()
     // No weights to send (the collective modes: every node holds the model).
     auto again = atEpochEnd({100});
     split.split(pointers(again), false, {});
-    QVERIFY(!linkOf(*again[0]).replyTo(10)->contains(QStringLiteral("weights")));
+    QVERIFY(!answerTo(*again[0], 10)->weights.has_value());
 }
 
 void TestEvaluationSplitter::aStopIsNoEvaluation()
@@ -85,7 +89,7 @@ void TestEvaluationSplitter::aStopIsNoEvaluation()
     EvaluationSplitter split;
     split.split(pointers(members), true, {});
     for (const auto &m : members) {
-        QCOMPARE(linkOf(*m).actionTo(10), QString(net::Action::Stop));
+        QVERIFY(answerTo(*m, 10)->action == net::ReplyAction::Stop);
         QCOMPARE(split.outstanding(m->id), EvaluationSplitter::Part(0, 0));
     }
     split.leave(0);
@@ -131,10 +135,10 @@ void TestEvaluationSplitter::aLeavingMembersPartGoesToTheOthers()
     QVERIFY(split.handOutUntested({members[0].get(), taker.get()}, 4));
     QVERIFY(!split.hasUntested());
     QVERIFY(!linkOf(*members[0]).replyTo(20).has_value()); // it waits at the barrier
-    const auto answer = linkOf(*taker).replyTo(20);
+    const auto answer = answerTo(*taker, 20);
     QVERIFY(answer.has_value());
-    QCOMPARE(answer->value(net::Action::Field).toString(), QString(net::Action::Evaluate));
-    QCOMPARE(partIn(*answer), lostPart);
+    QVERIFY(answer->action == net::ReplyAction::Evaluate);
+    QVERIFY(answer->test_part == lostPart);
     split.reported(3, evaluated(5.0, 250, 300));
     const auto total = split.total({0, 3});
     QCOMPARE(total.count, std::int64_t(900)); // the whole test set

@@ -5,10 +5,10 @@
 #include "coordinatortestmembers.h"
 #include "core/zoo.h"
 #include "net/planner/clusterplanner.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/coordinator/groupformer.h"
 #include "net/training/job.h"
 
-#include <QCborArray>
 #include <QTest>
 
 #include <numeric>
@@ -27,15 +27,24 @@ net::JobSpec job()
     return j;
 }
 
-/** A job_ready body whose profile timed steps at two batch sizes. */
-QCborMap timedReady(double perSampleSeconds, double fixedSeconds)
+/** What a node whose profile timed steps at two batch sizes says when ready. */
+net::JobReady timedReady(double perSampleSeconds, double fixedSeconds)
 {
-    const QCborMap profile{
-        {QStringLiteral("batches"), QCborArray{8, 32}},
-        {QStringLiteral("step_seconds"),
-         QCborArray{fixedSeconds + 8 * perSampleSeconds, fixedSeconds + 32 * perSampleSeconds}}};
-    return QCborMap{{QStringLiteral("images_per_second"), 1.0 / perSampleSeconds},
-                    {QStringLiteral("profile"), profile}};
+    net::JobReady ready;
+    ready.images_per_second = 1.0 / perSampleSeconds;
+    ready.profile.small_batch = 8;
+    ready.profile.large_batch = 32;
+    ready.profile.small_step_seconds = fixedSeconds + 8 * perSampleSeconds;
+    ready.profile.large_step_seconds = fixedSeconds + 32 * perSampleSeconds;
+    return ready;
+}
+
+/** The group a training answer carries. */
+net::GroupSpec groupIn(const QCborMap &answer)
+{
+    QString error;
+    const auto reply = net::TrainingReply::fromCbor(answer, &error);
+    return reply && reply->group ? *reply->group : net::GroupSpec{};
 }
 
 double sum(const std::vector<double> &v)
@@ -82,15 +91,15 @@ void TestGroupFormer::theFirstGroupSettlesFromTheProfiles()
     std::vector<std::unique_ptr<Member>> members;
     for (int i = 0; i < 2; ++i) {
         members.push_back(testMember(i));
-        members.back()->ready =
-            net::ReadyReport::fromCbor(i == 0 ? timedReady(0.001, 0.05) : timedReady(0.004, 0.0));
+        members.back()->ready = i == 0 ? timedReady(0.001, 0.05) : timedReady(0.004, 0.0);
+        members.back()->readyBody = members.back()->ready.toCbor();
         members.back()->speed = members.back()->ready.images_per_second;
     }
     GroupFormer groups(job(), {});
     groups.form(pointers(members));
     std::vector<net::DeviceMeasurement> d{
-        net::measurementFromReady(QStringLiteral("node-0"), members[0]->ready.body),
-        net::measurementFromReady(QStringLiteral("node-1"), members[1]->ready.body)};
+        net::measurementFromReady(QStringLiteral("node-0"), members[0]->readyBody),
+        net::measurementFromReady(QStringLiteral("node-1"), members[1]->readyBody)};
     const auto settled = net::settledShares({&d[0], &d[1]}, 64);
     QCOMPARE(groups.shares().size(), std::size_t(2));
     for (std::size_t i = 0; i < 2; ++i)
@@ -108,7 +117,7 @@ void TestGroupFormer::sharesAreCappedByMemory()
     for (int i = 0; i < 3; ++i)
         members.push_back(testMember(i, 100));
     // node-0: a budget nothing fits in; node-1: its profile found a local batch of 12 to fit.
-    members[1]->ready.max_local_batch = 12;
+    members[1]->ready.profile.max_local_batch = 12;
     GroupFormer groups(job(), {{QStringLiteral("node-0"), 1}});
     groups.form(pointers(members));
     const auto &shares = groups.shares();
@@ -126,24 +135,19 @@ void TestGroupFormer::membersAreToldTheirGroup()
     members.push_back(testMember(1, 300));
     GroupFormer groups(job(), {});
     groups.form(pointers(members));
-    const QCborMap start = groups.startReply(*members[1], 3);
-    QCOMPARE(start.value(net::Action::Field).toString(), QString(net::Action::Start));
-    QCOMPARE(start.value(QStringLiteral("epoch")).toInteger(), qint64(3));
     QString error;
-    const auto g = net::GroupSpec::fromCbor(start.value(QStringLiteral("group")).toMap(), &error);
-    QVERIFY2(g.has_value(), qPrintable(error));
-    QVERIFY(*g == (net::GroupSpec{0, 1, 2, groups.shares()}));
+    const auto start = net::TrainingReply::fromCbor(groups.startReply(*members[1], 3), &error);
+    QVERIFY2(start.has_value(), qPrintable(error));
+    QVERIFY(start->action == net::ReplyAction::Start);
+    QCOMPARE(start->epoch, std::optional<int>(3));
+    QVERIFY(start->group == (net::GroupSpec{0, 1, 2, groups.shares()}));
+    QVERIFY(groups.groupOf(*members[1]) == *start->group);
     groups.form(pointers(members));
-    const QCborMap regroup = groups.regroupReply(*members[0]);
-    QCOMPARE(regroup.value(net::Action::Field).toString(), QString(net::Action::Regroup));
-    QCOMPARE(net::GroupSpec::fromCbor(regroup.value(QStringLiteral("group")).toMap(), &error)
-                 ->generation,
-             1);
-    QCborMap next{{net::Action::Field, net::Action::Continue}};
-    groups.addNextGroup(next, *members[0]);
-    QCOMPARE(
-        net::GroupSpec::fromCbor(next.value(QStringLiteral("next_group")).toMap(), &error)->rank,
-        0);
+    const auto regroup = net::TrainingReply::fromCbor(groups.regroupReply(*members[0]), &error);
+    QVERIFY2(regroup.has_value(), qPrintable(error));
+    QVERIFY(regroup->action == net::ReplyAction::Regroup);
+    QCOMPARE(groupIn(groups.regroupReply(*members[0])).generation, 1);
+    QCOMPARE(groups.groupOf(*members[0]).rank, 0);
 }
 
 void TestGroupFormer::aSpeedThatMovedRebalances()

@@ -5,6 +5,8 @@
 
 #include "core/zoo.h"
 #include "fakememberlink.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/compressedexchange.h"
 #include "net/training/coordinator/member.h"
 #include "net/training/coordinator/parameterserverendpoint.h"
@@ -48,15 +50,22 @@ FakeMemberLink &linkOf(const Member &m)
 }
 
 /** A float32 push of `floats` values of 0.01 for weights of `version`. */
-QCborMap push(std::size_t floats, std::uint64_t version, std::int64_t samples = 32)
+net::GradientPush push(std::size_t floats, std::uint64_t version, std::int64_t samples = 32)
 {
     std::vector<float> gradient(floats, 0.01f);
-    return QCborMap{
-        {QStringLiteral("gradient"), QByteArray(reinterpret_cast<const char *>(gradient.data()),
-                                                qsizetype(floats * sizeof(float)))},
-        {QStringLiteral("version"), qint64(version)},
-        {QStringLiteral("lr"), 0.1},
-        {QStringLiteral("count"), qint64(samples)}};
+    net::GradientPush p;
+    p.gradient = QByteArray(reinterpret_cast<const char *>(gradient.data()),
+                            qsizetype(floats * sizeof(float)));
+    p.version = std::int64_t(version);
+    p.lr = 0.1;
+    p.count = samples;
+    return p;
+}
+
+/** The weights answer to request `request` on the member's link. */
+std::optional<net::WeightsReply> answer(const Member &m, qint64 request)
+{
+    return linkOf(m).replyTo<net::WeightsReply>(request);
 }
 
 std::vector<float> floatsOf(const QByteArray &bytes)
@@ -87,12 +96,12 @@ void TestParameterServerEndpoint::pullAnswersTheWeights()
     net::ParameterServerEndpoint ps(asyncJob(4));
     auto m = member(0);
     ps.join(0);
-    ps.pull(*m, 1, {});
-    const auto reply = linkOf(*m).replyTo(1);
+    ps.pull(*m, 1);
+    const auto reply = answer(*m, 1);
     QVERIFY(reply.has_value());
-    QCOMPARE(reply->value(QStringLiteral("version")).toInteger(), qint64(0));
-    QCOMPARE(floatsOf(reply->value(QStringLiteral("weights")).toByteArray()),
-             ps.server().weights());
+    QCOMPARE(reply->version, std::int64_t(0));
+    QVERIFY(!reply->delta);
+    QCOMPARE(floatsOf(reply->weights), ps.server().weights());
     QCOMPARE(ps.resultBytes().size(), qsizetype(ps.server().weights().size() * sizeof(float)));
 }
 
@@ -101,16 +110,15 @@ void TestParameterServerEndpoint::pushIsAppliedAndAnswered()
     net::ParameterServerEndpoint ps(asyncJob(4));
     auto m = member(0);
     ps.join(0);
-    ps.pull(*m, 1, {});
+    ps.pull(*m, 1);
     const std::vector<float> before = ps.server().weights();
     const auto outcome = ps.push(*m, 2, push(ps.server().pushSize(), 0, 24));
     QVERIFY(!outcome.malformed);
     QCOMPARE(outcome.samples, std::int64_t(24));
-    const auto reply = linkOf(*m).replyTo(2);
+    const auto reply = answer(*m, 2);
     QVERIFY(reply.has_value());
-    QCOMPARE(reply->value(QStringLiteral("version")).toInteger(), qint64(1));
-    const std::vector<float> after =
-        floatsOf(reply->value(QStringLiteral("weights")).toByteArray());
+    QCOMPARE(reply->version, std::int64_t(1));
+    const std::vector<float> after = floatsOf(reply->weights);
     QCOMPARE(after, ps.server().weights());
     QVERIFY(after != before);
     QCOMPARE(ps.server().pushes(), std::int64_t(1));
@@ -135,8 +143,7 @@ void TestParameterServerEndpoint::aPushPastTheBoundIsHeldUntilTheSlowestCatchesU
     ps.releaseHeld({fast.get(), slow.get()});
     QVERIFY(linkOf(*fast).replyTo(2).has_value());
     QVERIFY(!fast->waits(Member::Waits::Push));
-    QCOMPARE(linkOf(*fast).replyTo(2)->value(QStringLiteral("version")).toInteger(),
-             qint64(ps.server().version()));
+    QCOMPARE(answer(*fast, 2)->version, std::int64_t(ps.server().version()));
 }
 
 void TestParameterServerEndpoint::aLeavingWorkerHoldsNobodyBack()
@@ -157,7 +164,7 @@ void TestParameterServerEndpoint::aLeavingWorkerHoldsNobodyBack()
     // At the epoch's barrier a worker holds nobody back either.
     ps.push(*fast, 3, push(floats, ps.server().version())); // two ahead of `slow` again
     QVERIFY(!linkOf(*fast).replyTo(3).has_value());
-    ps.epochDone(*slow, {});
+    ps.epochDone(*slow, net::EpochDone{});
     ps.releaseHeld({fast.get(), slow.get()});
     QVERIFY(linkOf(*fast).replyTo(3).has_value());
 }
@@ -169,10 +176,10 @@ void TestParameterServerEndpoint::malformedPushIsRefusedWithAStop()
     ps.join(0);
     const auto shortPush = ps.push(*m, 1, push(ps.server().pushSize() - 1, 0));
     QVERIFY(shortPush.malformed);
-    QCOMPARE(linkOf(*m).actionTo(1), QString(net::Action::Stop));
+    QVERIFY(answer(*m, 1)->stop);
     const auto future = ps.push(*m, 2, push(ps.server().pushSize(), 99)); // a version to come
     QVERIFY(future.malformed);
-    QCOMPARE(linkOf(*m).actionTo(2), QString(net::Action::Stop));
+    QVERIFY(answer(*m, 2)->stop);
     QCOMPARE(ps.server().version(), std::uint64_t(0));
 }
 
@@ -181,28 +188,26 @@ void TestParameterServerEndpoint::compressedPushGetsADelta()
     net::ParameterServerEndpoint ps(asyncJob(4));
     auto m = member(0);
     ps.join(0);
-    ps.pull(*m, 1, {}); // the worker's mirror: what it holds
+    ps.pull(*m, 1); // the worker's mirror: what it holds
     const std::size_t gradients = ps.server().gradientSize();
     const std::size_t buffers = ps.server().pushSize() - gradients;
     std::vector<float> gradient(gradients, 0.01f), buffer(buffers, 0.0f);
-    const QCborMap body{
-        {QStringLiteral("gradient_bf16"),
-         net::CompressedExchange::encode(gradient.data(), gradients)},
-        {QStringLiteral("buffers"), QByteArray(reinterpret_cast<const char *>(buffer.data()),
-                                               qsizetype(buffers * sizeof(float)))},
-        {QStringLiteral("version"), 0},
-        {QStringLiteral("lr"), 0.1},
-        {QStringLiteral("count"), 32}};
-    QVERIFY(!ps.push(*m, 2, body).malformed);
-    const auto reply = linkOf(*m).replyTo(2);
+    net::GradientPush compressed = push(0, 0);
+    compressed.compressed = true;
+    compressed.gradient = {};
+    compressed.gradient_bf16 = net::CompressedExchange::encode(gradient.data(), gradients);
+    compressed.buffers = QByteArray(reinterpret_cast<const char *>(buffer.data()),
+                                    qsizetype(buffers * sizeof(float)));
+    QVERIFY(!ps.push(*m, 2, compressed).malformed);
+    const auto reply = answer(*m, 2);
     QVERIFY(reply.has_value());
-    QVERIFY(reply->contains(QStringLiteral("delta_bf16")));
-    QVERIFY(!reply->contains(QStringLiteral("weights")));
+    QVERIFY(reply->delta);
     // A worker that never pulled has no mirror: the full weights.
     auto fresh = member(1);
     ps.join(1);
-    QVERIFY(!ps.push(*fresh, 1, body).malformed);
-    QVERIFY(linkOf(*fresh).replyTo(1)->contains(QStringLiteral("weights")));
+    QVERIFY(!ps.push(*fresh, 1, compressed).malformed);
+    QVERIFY(!answer(*fresh, 1)->delta);
+    QCOMPARE(answer(*fresh, 1)->weights.size(), qsizetype(ps.server().weights().size() * 4));
 }
 
 void TestParameterServerEndpoint::epochEndChecksTheMirror()
@@ -210,15 +215,17 @@ void TestParameterServerEndpoint::epochEndChecksTheMirror()
     net::ParameterServerEndpoint ps(asyncJob(4));
     auto m = member(0);
     ps.join(0);
-    ps.pull(*m, 1, {});
-    const QString held = ps.server().mirrorFingerprint(0);
-    QVERIFY(!held.isEmpty());
-    ps.epochDone(*m, {}); // an older node says nothing
+    ps.pull(*m, 1);
+    net::EpochDone done;
+    QVERIFY(!ps.server().mirrorFingerprint(0).isEmpty());
+    ps.epochDone(*m, done); // an older node says nothing
     QCOMPARE(ps.mirrorChecks(), std::int64_t(0));
-    ps.epochDone(*m, QCborMap{{QStringLiteral("held_fingerprint"), held}});
+    done.held_fingerprint = ps.server().mirrorFingerprint(0);
+    ps.epochDone(*m, done);
     QCOMPARE(ps.mirrorChecks(), std::int64_t(1));
     QCOMPARE(ps.mirrorMismatches(), std::int64_t(0));
-    ps.epochDone(*m, QCborMap{{QStringLiteral("held_fingerprint"), QStringLiteral("00ff")}});
+    done.held_fingerprint = QStringLiteral("00ff");
+    ps.epochDone(*m, done);
     QCOMPARE(ps.mirrorChecks(), std::int64_t(2));
     QCOMPARE(ps.mirrorMismatches(), std::int64_t(1));
 }

@@ -4,12 +4,14 @@
 
 #include "fakememberlink.h"
 #include "net/protocol/frame.h"
+#include "net/protocol/messages/requestid.h"
+#include "net/protocol/messages/storerequest.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/collectives.h"
 #include "net/training/coordinator/rendezvoushost.h"
 #include "net/training/joblink.h"
 #include "net/training/remotestore.h"
 
-#include <QCborArray>
 #include <QTest>
 
 #include <future>
@@ -21,32 +23,52 @@ namespace {
 
 net::Frame frame(const QString &type, QCborMap body, qint64 request)
 {
-    body.insert(QStringLiteral("request"), request);
+    net::RequestId::set(body, request);
     return net::Frame{0, type, body, true};
+}
+
+net::Frame frame(const net::StoreRequest &r, qint64 request)
+{
+    return frame(r.messageType(), r.toCbor(), request);
 }
 
 net::Frame set(const QString &key, const QByteArray &value, qint64 request)
 {
-    return frame(net::Message::StoreSet,
-                 QCborMap{{QStringLiteral("key"), key}, {QStringLiteral("value"), value}}, request);
+    net::StoreRequest r;
+    r.kind = net::StoreRequest::Kind::Set;
+    r.keys = {key};
+    r.value = value;
+    return frame(r, request);
 }
 
 net::Frame get(const QString &key, qint64 request, qint64 timeout_ms = 10000)
 {
-    return frame(net::Message::StoreGet,
-                 QCborMap{{QStringLiteral("key"), key}, {QStringLiteral("timeout_ms"), timeout_ms}},
-                 request);
+    net::StoreRequest r;
+    r.kind = net::StoreRequest::Kind::Get;
+    r.keys = {key};
+    r.timeout_ms = timeout_ms;
+    return frame(r, request);
 }
 
 net::Frame wait(const QStringList &keys, qint64 request, qint64 timeout_ms)
 {
-    QCborArray list;
-    for (const QString &k : keys)
-        list.append(k);
-    return frame(
-        net::Message::StoreWait,
-        QCborMap{{QStringLiteral("keys"), list}, {QStringLiteral("timeout_ms"), timeout_ms}},
-        request);
+    net::StoreRequest r;
+    r.kind = net::StoreRequest::Kind::Wait;
+    r.keys = keys;
+    r.timeout_ms = timeout_ms;
+    return frame(r, request);
+}
+
+net::Frame exchangeProbe(const QString &prefix, qint64 request)
+{
+    return frame(net::Message::ExchangeProbe, net::ExchangeProbeRequest{prefix, 1024}.toCbor(),
+                 request);
+}
+
+/** The store's answer to request `request` on `link`. */
+std::optional<net::StoreReply> answer(const FakeMemberLink &link, qint64 request)
+{
+    return link.replyTo<net::StoreReply>(request);
 }
 
 } // namespace
@@ -72,13 +94,12 @@ void TestRendezvousHost::setIsStoredAndAnswered()
     net::RendezvousHost host;
     FakeMemberLink a(QStringLiteral("a")), b(QStringLiteral("b"));
     host.request(0, a, set(QStringLiteral("gen-0/x"), "address of a", 1));
-    QVERIFY(a.replyTo(1).has_value());
-    QVERIFY(!a.replyTo(1)->contains(QStringLiteral("error")));
+    QVERIFY(answer(a, 1).has_value());
+    QVERIFY(answer(a, 1)->error.isEmpty());
     QVERIFY(host.contains(QStringLiteral("gen-0/x")));
     host.request(1, b, get(QStringLiteral("gen-0/x"), 7));
-    QVERIFY(b.replyTo(7).has_value());
-    QCOMPARE(b.replyTo(7)->value(QStringLiteral("value")).toByteArray(),
-             QByteArray("address of a"));
+    QVERIFY(answer(b, 7).has_value());
+    QCOMPARE(answer(b, 7)->value, std::optional<QByteArray>("address of a"));
     QCOMPARE(host.waiting(), std::size_t(0));
 }
 
@@ -92,12 +113,12 @@ void TestRendezvousHost::getWaitsForItsKey()
     QVERIFY(b.sent.empty());
     QCOMPARE(host.waiting(), std::size_t(2));
     host.request(0, a, set(QStringLiteral("k"), "v", 1));
-    QCOMPARE(b.replyTo(3)->value(QStringLiteral("value")).toByteArray(), QByteArray("v"));
+    QCOMPARE(answer(b, 3)->value, std::optional<QByteArray>("v"));
     QVERIFY(!b.replyTo(4).has_value()); // "l" still missing
     host.request(0, a, set(QStringLiteral("l"), "w", 2));
-    QVERIFY(b.replyTo(4).has_value());
-    QVERIFY(!b.replyTo(4)->contains(QStringLiteral("error")));
-    QVERIFY(!b.replyTo(4)->contains(QStringLiteral("value"))); // a wait answers no value
+    QVERIFY(answer(b, 4).has_value());
+    QVERIFY(answer(b, 4)->error.isEmpty());
+    QVERIFY(!answer(b, 4)->value.has_value()); // a wait answers no value
     QCOMPARE(host.waiting(), std::size_t(0));
 }
 
@@ -109,7 +130,7 @@ void TestRendezvousHost::waitFailsAtItsDeadline()
     host.request(1, b, wait({QStringLiteral("never")}, 5, 100));
     QVERIFY(!b.replyTo(5).has_value());
     QTRY_VERIFY_WITH_TIMEOUT(b.replyTo(5).has_value(), 5000); // the host's own timer
-    const QString error = b.replyTo(5)->value(QStringLiteral("error")).toString();
+    const QString error = answer(b, 5)->error;
     QVERIFY2(error.contains(QLatin1String("'never' not set in time")), qPrintable(error));
     QCOMPARE(host.waiting(), std::size_t(0));
 }
@@ -120,18 +141,11 @@ void TestRendezvousHost::malformedRequestsAreRefused()
     FakeMemberLink a;
     host.request(0, a, frame(net::Message::StoreGet, {}, 1)); // no key
     host.request(0, a, frame(QStringLiteral("store_list"), {}, 2));
-    host.request(0, a,
-                 frame(net::Message::StoreSet,
-                       QCborMap{{QStringLiteral("key"), QStringLiteral("k")},
-                                {QStringLiteral("value"), QStringLiteral("text, not bytes")}},
-                       3));
+    host.request(0, a, set(QString(net::StoreRequest::kMaxKeyChars + 1, QLatin1Char('k')), "v", 3));
     for (const qint64 r : {1, 2, 3}) {
-        QVERIFY(a.replyTo(r).has_value());
-        QVERIFY2(a.replyTo(r)
-                     ->value(QStringLiteral("error"))
-                     .toString()
-                     .startsWith(QLatin1String("store request:")),
-                 qPrintable(QString::number(r)));
+        QVERIFY(answer(a, r).has_value());
+        QVERIFY2(answer(a, r)->error.startsWith(QLatin1String("store request:")),
+                 qPrintable(answer(a, r)->error));
     }
     QCOMPARE(host.size(), std::size_t(0));
 }
@@ -147,7 +161,7 @@ void TestRendezvousHost::aForgottenMemberIsNotAnswered()
     b.reset(); // its link is gone: the host must not touch it
     QCOMPARE(host.waiting(), std::size_t(1));
     host.request(0, a, set(QStringLiteral("k"), "v", 2));
-    QCOMPARE(a.replyTo(9)->value(QStringLiteral("value")).toByteArray(), QByteArray("v"));
+    QCOMPARE(answer(a, 9)->value, std::optional<QByteArray>("v"));
     QCOMPARE(host.waiting(), std::size_t(0));
 }
 
@@ -168,17 +182,16 @@ void TestRendezvousHost::exchangeProbesNeedAHost()
 {
     net::RendezvousHost host;
     FakeMemberLink a;
-    const QCborMap probe{{QStringLiteral("prefix"), QStringLiteral("pair-exchange-a")},
-                         {QStringLiteral("floats"), 1024}};
-    host.exchangeProbe(0, a, frame(net::Message::ExchangeProbe, probe, 1), QStringLiteral("a"));
-    QCOMPARE(a.replyTo(1)->value(QStringLiteral("error")).toString(),
+    host.exchangeProbe(0, a, exchangeProbe(QStringLiteral("pair-exchange-a"), 1),
+                       QStringLiteral("a"));
+    QCOMPARE(a.replyTo<net::ExchangeProbeReply>(1)->error,
              QStringLiteral("this coordinator hosts no exchange probe"));
     host.hostExchangeProbes(std::chrono::milliseconds(500));
     QVERIFY(host.hostsExchangeProbes());
-    const QCborMap bad{{QStringLiteral("prefix"), QStringLiteral("not-a-probe")},
-                       {QStringLiteral("floats"), 1024}};
-    host.exchangeProbe(0, a, frame(net::Message::ExchangeProbe, bad, 2), QStringLiteral("a"));
-    QVERIFY(a.replyTo(2)->contains(QStringLiteral("error"))); // refused: not its prefix
+    host.exchangeProbe(0, a, exchangeProbe(QStringLiteral("not-a-probe"), 2), QStringLiteral("a"));
+    QVERIFY(!a.replyTo<net::ExchangeProbeReply>(2)->error.isEmpty()); // not a probe's prefix
+    host.exchangeProbe(0, a, frame(net::Message::ExchangeProbe, {}, 3), QStringLiteral("a"));
+    QVERIFY(!a.replyTo<net::ExchangeProbeReply>(3)->error.isEmpty()); // malformed
 }
 
 void TestRendezvousHost::ranksFormAGroupThroughIt_data()

@@ -5,11 +5,13 @@
 
 #include "core/zoo.h"
 #include "fakememberlink.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/storerequest.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/coordinator/memberlink.h"
 #include "net/training/job.h"
 #include "net/training/trainingcoordinator.h"
 
-#include <QCborArray>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -34,25 +36,51 @@ net::JobSpec job(net::TrainingMode mode, int epochs)
 
 QCborMap ready(double imagesPerSecond)
 {
-    return QCborMap{{QStringLiteral("images_per_second"), imagesPerSecond},
-                    {QStringLiteral("train_samples"), 1000},
-                    {QStringLiteral("test_samples"), 100}};
+    net::JobReady r;
+    r.images_per_second = imagesPerSecond;
+    r.train_samples = 1000;
+    r.test_samples = 100;
+    return r.toCbor();
 }
 
 /** A collective mode's epoch_done: the group's sums. */
 QCborMap epochDone(int epoch)
 {
-    return QCborMap{{QStringLiteral("epoch"), epoch},   {QStringLiteral("seconds"), 2.0},
-                    {QStringLiteral("global"), true},   {QStringLiteral("loss_sum"), 50.0},
-                    {QStringLiteral("correct"), 600.0}, {QStringLiteral("seen"), 1000.0},
-                    {QStringLiteral("targets"), 1000.0}};
+    net::EpochDone d;
+    d.epoch = epoch;
+    d.seconds = 2.0;
+    d.global = true;
+    d.loss_sum = 50.0;
+    d.correct = 600.0;
+    d.seen = 1000.0;
+    d.targets = 1000.0;
+    return d.toCbor();
 }
 
-QCborMap evaluated(double loss, std::int64_t correct, std::int64_t count)
+QCborMap evaluated(int epoch, double loss, std::int64_t correct, std::int64_t count)
 {
-    return QCborMap{{QStringLiteral("loss_sum"), loss},
-                    {QStringLiteral("correct"), qint64(correct)},
-                    {QStringLiteral("count"), qint64(count)}};
+    net::EpochEval e;
+    e.epoch = epoch;
+    e.loss_sum = loss;
+    e.correct = correct;
+    e.count = count;
+    return e.toCbor();
+}
+
+QCborMap collectiveFailed(const QString &message)
+{
+    net::CollectiveFailed f;
+    f.step = 3;
+    f.message = message;
+    return f.toCbor();
+}
+
+QCborMap jobDone(const QString &fingerprint, bool cancelled = false)
+{
+    net::JobDone d;
+    d.fingerprint = fingerprint;
+    d.cancelled = cancelled;
+    return d.toCbor();
 }
 
 /** The coordinator and the links it was started on (owned by it; lost ones are destroyed). */
@@ -79,10 +107,10 @@ struct Run
     }
 };
 
-net::GroupSpec groupIn(const QCborMap &answer, const QString &field = QStringLiteral("group"))
+/** The training answer to request `request` on `node`. */
+std::optional<net::TrainingReply> answer(const FakeMemberLink *node, qint64 request)
 {
-    QString error;
-    return net::GroupSpec::fromCbor(answer.value(field).toMap(), &error).value_or(net::GroupSpec{});
+    return node->replyTo<net::TrainingReply>(request);
 }
 
 } // namespace
@@ -116,9 +144,9 @@ void TestTrainingCoordinator::aSyncRunGoesThroughItsBarriers()
     run.nodes[1]->receive(net::Message::JobReady, ready(300), 1);
     QCOMPARE(started.count(), 1);
     for (int i = 0; i < 2; ++i) {
-        const auto start = run.nodes[std::size_t(i)]->replyTo(1);
-        QCOMPARE(start->value(net::Action::Field).toString(), QString(net::Action::Start));
-        const net::GroupSpec g = groupIn(*start);
+        const auto start = answer(run.nodes[std::size_t(i)], 1);
+        QVERIFY(start && start->action == net::ReplyAction::Start && start->group);
+        const net::GroupSpec g = *start->group;
         QCOMPARE(g.generation, 0);
         QCOMPARE(g.rank, i);
         QCOMPARE(g.size, 2);
@@ -131,14 +159,14 @@ void TestTrainingCoordinator::aSyncRunGoesThroughItsBarriers()
         run.nodes[1]->receive(net::Message::EpochDone, epochDone(epoch), request);
         // The test set split by speed (a quarter and three quarters of its 100 samples).
         const auto parts = net::splitByShares(100, net::sharesFromSpeeds({100, 300}));
-        QCOMPARE(run.nodes[0]->actionTo(request), QString(net::Action::Evaluate));
-        QCOMPARE(run.nodes[0]->replyTo(request)->value(QStringLiteral("test_end")).toInteger(),
-                 qint64(parts[0]));
-        QCOMPARE(run.nodes[1]->replyTo(request)->value(QStringLiteral("test_begin")).toInteger(),
-                 qint64(parts[0]));
-        run.nodes[0]->receive(net::Message::EpochEval, evaluated(10.0, 20, parts[0]), request + 1);
+        QVERIFY(answer(run.nodes[0], request)->action == net::ReplyAction::Evaluate);
+        QCOMPARE(answer(run.nodes[0], request)->test_part->second, parts[0]);
+        QCOMPARE(answer(run.nodes[1], request)->test_part->first, parts[0]);
+        run.nodes[0]->receive(net::Message::EpochEval, evaluated(epoch, 10.0, 20, parts[0]),
+                              request + 1);
         QCOMPARE(epochs.count(), epoch - 1);
-        run.nodes[1]->receive(net::Message::EpochEval, evaluated(30.0, 60, parts[1]), request + 1);
+        run.nodes[1]->receive(net::Message::EpochEval, evaluated(epoch, 30.0, 60, parts[1]),
+                              request + 1);
         QCOMPARE(epochs.count(), epoch);
         const auto e = epochs.last().at(0).value<net::ClusterEpoch>();
         QCOMPARE(e.epoch, epoch);
@@ -151,20 +179,18 @@ void TestTrainingCoordinator::aSyncRunGoesThroughItsBarriers()
         QCOMPARE(e.images_per_second, 500.0);
         QCOMPARE(e.nodes, 2);
         for (FakeMemberLink *n : run.nodes)
-            QCOMPARE(n->actionTo(request + 1), QString(net::Action::Continue));
+            QVERIFY(answer(n, request + 1)->action == net::ReplyAction::Continue);
     }
     // The final weights: every rank sends them, rank 0's are the result.
     const std::vector<float> model{1.0f, 2.0f, 3.0f};
     const QByteArray bytes(reinterpret_cast<const char *>(model.data()), 12);
+    net::WeightsChunk chunk;
+    chunk.data = bytes;
     for (FakeMemberLink *n : run.nodes)
-        n->receive(net::Message::Weights, QCborMap{{QStringLiteral("index"), 0},
-                                                   {QStringLiteral("total"), 1},
-                                                   {QStringLiteral("data"), bytes}});
-    run.nodes[0]->receive(net::Message::JobDone,
-                          {{QStringLiteral("fingerprint"), QStringLiteral("f0")}});
+        n->receive(net::Message::Weights, chunk.toCbor());
+    run.nodes[0]->receive(net::Message::JobDone, jobDone(QStringLiteral("f0")));
     QCOMPARE(finished.count(), 0);
-    run.nodes[1]->receive(net::Message::JobDone,
-                          {{QStringLiteral("fingerprint"), QStringLiteral("f1")}});
+    run.nodes[1]->receive(net::Message::JobDone, jobDone(QStringLiteral("f1")));
     QCOMPARE(finished.count(), 1);
     const net::ClusterResult &r = run.coordinator->result();
     QVERIFY(r.finished);
@@ -184,9 +210,11 @@ void TestTrainingCoordinator::aNodeLostMidEpochLeavesAGroupOfTheOthers()
     for (FakeMemberLink *n : run.nodes)
         n->receive(net::Message::JobReady, ready(100), 1);
     // A store wait of node-2 is pending when it goes: nobody answers a link that is gone.
-    run.nodes[2]->receive(net::Message::StoreWait,
-                          QCborMap{{QStringLiteral("keys"), QCborArray{QStringLiteral("gen-0/x")}}},
-                          5);
+    net::StoreRequest wait;
+    wait.kind = net::StoreRequest::Kind::Wait;
+    wait.keys = {QStringLiteral("gen-0/x")};
+    wait.timeout_ms = 10000;
+    run.nodes[2]->receive(wait.messageType(), wait.toCbor(), 5);
     FakeMemberLink *survivor0 = run.nodes[0], *survivor1 = run.nodes[1];
     run.nodes[2]->lose(QStringLiteral("stopped answering")); // destroyed by the coordinator
     QCOMPARE(events.count(), 1);
@@ -196,12 +224,12 @@ void TestTrainingCoordinator::aNodeLostMidEpochLeavesAGroupOfTheOthers()
     QCOMPARE(lost.message, QStringLiteral("stopped answering"));
     // The others' collective fails (or one reaches its epoch's end first): a new group of two.
     survivor0->receive(net::Message::CollectiveFailed,
-                       QCborMap{{QStringLiteral("message"), QStringLiteral("peer gone")}}, 2);
+                       collectiveFailed(QStringLiteral("peer gone")), 2);
     QVERIFY(!survivor0->replyTo(2).has_value());
     survivor1->receive(net::Message::EpochDone, epochDone(1), 2);
     for (FakeMemberLink *n : {survivor0, survivor1}) {
-        QCOMPARE(n->actionTo(2), QString(net::Action::Regroup));
-        const net::GroupSpec g = groupIn(*n->replyTo(2));
+        QVERIFY(answer(n, 2)->action == net::ReplyAction::Regroup);
+        const net::GroupSpec g = *answer(n, 2)->group;
         QCOMPARE(g.generation, 1);
         QCOMPARE(g.size, 2);
     }
@@ -219,12 +247,11 @@ void TestTrainingCoordinator::aFailedCollectiveRegroupsEveryone()
     for (FakeMemberLink *n : run.nodes)
         n->receive(net::Message::JobReady, ready(100), 1);
     for (FakeMemberLink *n : run.nodes)
-        n->receive(net::Message::CollectiveFailed,
-                   QCborMap{{QStringLiteral("message"), QStringLiteral("timeout")}}, 2);
+        n->receive(net::Message::CollectiveFailed, collectiveFailed(QStringLiteral("timeout")), 2);
     for (FakeMemberLink *n : run.nodes) {
-        QCOMPARE(n->actionTo(2), QString(net::Action::Regroup));
-        QCOMPARE(groupIn(*n->replyTo(2)).generation, 1);
-        QCOMPARE(groupIn(*n->replyTo(2)).size, 2);
+        QVERIFY(answer(n, 2)->action == net::ReplyAction::Regroup);
+        QCOMPARE(answer(n, 2)->group->generation, 1);
+        QCOMPARE(answer(n, 2)->group->size, 2);
     }
     const auto &events = run.coordinator->result().events;
     QCOMPARE(events.size(), std::size_t(2)); // noted once for the group, then its new group
@@ -247,9 +274,9 @@ void TestTrainingCoordinator::stopEndsTheRunCancelled()
         QCOMPARE(n->count(net::Message::Stop), 1);
     run.nodes[1]->receive(net::Message::EpochDone, epochDone(1), 2);
     for (FakeMemberLink *n : run.nodes)
-        QCOMPARE(n->actionTo(2), QString(net::Action::Stop)); // no evaluation when stopping
+        QVERIFY(answer(n, 2)->action == net::ReplyAction::Stop); // no evaluation when stopping
     for (FakeMemberLink *n : run.nodes)
-        n->receive(net::Message::JobDone, {{QStringLiteral("cancelled"), true}});
+        n->receive(net::Message::JobDone, jobDone(QStringLiteral("f"), true));
     QCOMPARE(finished.count(), 1);
     QVERIFY(run.coordinator->result().cancelled);
     QVERIFY(run.coordinator->result().epochs.empty());
@@ -262,21 +289,20 @@ void TestTrainingCoordinator::aMalformedPushPutsANodeOutOfTheRun()
     for (FakeMemberLink *n : run.nodes)
         n->receive(net::Message::JobReady, ready(100), 1);
     run.nodes[0]->receive(net::Message::PsPull, {}, 2);
-    QVERIFY(run.nodes[0]->replyTo(2)->contains(QStringLiteral("weights")));
-    run.nodes[1]->receive(net::Message::PsPush,
-                          QCborMap{{QStringLiteral("gradient"), QByteArray(12, '\0')},
-                                   {QStringLiteral("version"), 0},
-                                   {QStringLiteral("lr"), 0.1},
-                                   {QStringLiteral("count"), 32}},
-                          2);
-    QCOMPARE(run.nodes[1]->actionTo(2), QString(net::Action::Stop));
+    QVERIFY(!run.nodes[0]->replyTo<net::WeightsReply>(2)->weights.isEmpty());
+    net::GradientPush tooShort; // three floats: not the model's gradients
+    tooShort.gradient = QByteArray(12, '\0');
+    tooShort.lr = 0.1;
+    tooShort.count = 32;
+    run.nodes[1]->receive(net::Message::PsPush, tooShort.toCbor(), 2);
+    QVERIFY(run.nodes[1]->replyTo<net::WeightsReply>(2)->stop);
     const auto &events = run.coordinator->result().events;
     QCOMPARE(events.size(), std::size_t(1));
     QCOMPARE(events.front().kind, net::ClusterEventKind::Failed);
     QCOMPARE(events.front().message, QStringLiteral("sent a malformed gradient push"));
     // Out of the run: its next pull is answered with a stop.
     run.nodes[1]->receive(net::Message::PsPull, {}, 3);
-    QCOMPARE(run.nodes[1]->actionTo(3), QString(net::Action::Stop));
+    QVERIFY(run.nodes[1]->replyTo<net::WeightsReply>(3)->stop);
 }
 
 void TestTrainingCoordinator::messagesAreDispatchedByType()
@@ -285,23 +311,25 @@ void TestTrainingCoordinator::messagesAreDispatchedByType()
     QSignalSpy progress(run.coordinator.get(), &net::TrainingCoordinator::nodeProgress);
     run.start(1);
     // The rendezvous host's: a set, and a store request of a kind it does not know.
-    run.nodes[0]->receive(net::Message::StoreSet,
-                          QCborMap{{QStringLiteral("key"), QStringLiteral("gen-0/a")},
-                                   {QStringLiteral("value"), QByteArray("v")}},
-                          1);
-    QVERIFY(run.nodes[0]->replyTo(1).has_value());
-    QVERIFY(!run.nodes[0]->replyTo(1)->contains(QStringLiteral("error")));
+    net::StoreRequest set;
+    set.kind = net::StoreRequest::Kind::Set;
+    set.keys = {QStringLiteral("gen-0/a")};
+    set.value = "v";
+    run.nodes[0]->receive(set.messageType(), set.toCbor(), 1);
+    QVERIFY(run.nodes[0]->replyTo<net::StoreReply>(1).has_value());
+    QVERIFY(run.nodes[0]->replyTo<net::StoreReply>(1)->error.isEmpty());
     run.nodes[0]->receive(QStringLiteral("store_list"), {}, 2);
-    QVERIFY(run.nodes[0]
-                ->replyTo(2)
-                ->value(QStringLiteral("error"))
-                .toString()
-                .contains(QLatin1String("unknown type")));
-    run.nodes[0]->receive(net::Message::ExchangeProbe, {}, 3);
-    QCOMPARE(run.nodes[0]->replyTo(3)->value(QStringLiteral("error")).toString(),
+    QVERIFY(
+        run.nodes[0]->replyTo<net::StoreReply>(2)->error.contains(QLatin1String("unknown type")));
+    run.nodes[0]->receive(net::Message::ExchangeProbe,
+                          net::ExchangeProbeRequest{QStringLiteral("p"), 8}.toCbor(), 3);
+    QCOMPARE(run.nodes[0]->replyTo<net::ExchangeProbeReply>(3)->error,
              QStringLiteral("this coordinator hosts no exchange probe"));
-    run.nodes[0]->receive(net::Message::Progress, {{QStringLiteral("epoch"), 1}});
+    net::TrainingStatus status;
+    status.epoch = 1;
+    run.nodes[0]->receive(net::Message::Progress, status.toCbor());
     QCOMPARE(progress.count(), 1);
+    QCOMPARE(progress.last().at(1).value<net::TrainingStatus>().epoch, 1);
     const std::size_t sent = run.nodes[0]->sent.size();
     run.nodes[0]->receive(net::Message::JobAccepted);
     run.nodes[0]->receive(QStringLiteral("no_such_message"), {}, 4);
@@ -309,7 +337,7 @@ void TestTrainingCoordinator::messagesAreDispatchedByType()
     QVERIFY(run.coordinator->result().events.empty());
     // A refusal is the node's failure; with nobody left the run ends with its words.
     run.nodes[0]->receive(net::Message::JobRefused,
-                          {{QStringLiteral("message"), QStringLiteral("no such dataset")}});
+                          net::Failure{QStringLiteral("no such dataset")}.toCbor());
     const net::ClusterResult &r = run.coordinator->result();
     QVERIFY(!r.finished);
     QVERIFY2(r.error.contains(QLatin1String("no such dataset")), qPrintable(r.error));

@@ -1,10 +1,10 @@
 #include "net/training/coordinator/asyncshardbook.h"
 
-#include "net/protocol/protocol.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/coordinator/member.h"
 #include "net/training/job.h"
+#include "net/training/trainingcoordinator.h"
 
-#include <QCborArray>
 #include <QStringList>
 
 #include <algorithm>
@@ -98,8 +98,9 @@ AsyncShardBook::handOut(const std::vector<Taker> &takers)
     return out;
 }
 
-AsyncShardBook::Handed AsyncShardBook::handOut(const std::vector<Member *> &members)
+AsyncShardBook::Handed AsyncShardBook::handOut(const std::vector<Member *> &members, int epoch)
 {
+    const std::int64_t total = orphaned();
     std::vector<Member *> takers; // nodes of this version (older ones end their epoch as it is)
     std::vector<Taker> speeds;
     for (Member *m : members)
@@ -107,6 +108,12 @@ AsyncShardBook::Handed AsyncShardBook::handOut(const std::vector<Member *> &memb
             takers.push_back(m);
             speeds.push_back({m->id, m->speed});
         }
+    if (speeds.empty() && total > 0)
+        qCWarning(lcCoordinator).noquote()
+            << QStringLiteral("%1 samples of epoch %2 go untrained: no node left can take a lost "
+                              "node's part")
+                   .arg(total)
+                   .arg(epoch);
     const auto given = handOut(speeds);
     Handed handed;
     QStringList names;
@@ -120,16 +127,19 @@ AsyncShardBook::Handed AsyncShardBook::handOut(const std::vector<Member *> &memb
         handed.takers.push_back(takers[i]);
         names << QStringLiteral("%1 %2").arg(takers[i]->node.name).arg(samples);
     }
-    handed.summary = names.join(QStringLiteral(", "));
+    handed.summary = QStringLiteral("%1 samples of epoch %2 that a lost node had not trained: %3")
+                         .arg(total)
+                         .arg(epoch)
+                         .arg(names.join(QStringLiteral(", ")));
     return handed;
 }
 
 QCborMap AsyncShardBook::moreReply(const std::vector<Range> &ranges)
 {
-    QCborArray list;
-    for (const auto &[first, count] : ranges)
-        list.append(QCborArray{qint64(first), qint64(count)});
-    return QCborMap{{Action::Field, Action::More}, {QStringLiteral("ranges"), list}};
+    TrainingReply more;
+    more.action = ReplyAction::More;
+    more.ranges = ranges;
+    return more.toCbor();
 }
 
 } // namespace edgetrain::net

@@ -60,12 +60,13 @@ public:
     struct Handed
     {
         std::vector<Member *> takers; // those answered with more ranges
-        QString summary;              // "name samples, ..." for the run's events
+        QString summary;              // how many samples went to whom, for the run's events
     };
-    /** At the epoch's barrier: every orphan to those of `members` (each waiting with its epoch's
-     *  end) that take more (ReadyReport::takes_more), by speed; each that gets ranges is answered
-     *  with them (moreReply). No takers: nobody is answered and the orphans are dropped. */
-    Handed handOut(const std::vector<Member *> &members);
+    /** At epoch `epoch`'s barrier: every orphan to those of `members` (each waiting with its
+     *  epoch's end) that take more (JobReady::takes_more), by speed; each that gets ranges is
+     *  answered with them (moreReply). No takers: nobody is answered, the orphans are dropped
+     *  (and the loss logged). */
+    Handed handOut(const std::vector<Member *> &members, int epoch);
 
     /** The answer that gives a node more ranges to train in this epoch (Action::More). */
     static QCborMap moreReply(const std::vector<Range> &ranges);

@@ -1,7 +1,5 @@
 #include "net/training/coordinator/bestweightskeeper.h"
 
-#include "net/protocol/cborfield.h"
-
 #include <cstring>
 
 namespace edgetrain::net {
@@ -19,16 +17,16 @@ void BestWeightsKeeper::keep(int epoch, double testLoss, const QByteArray &held)
     m_best.whole = !held.isEmpty();
 }
 
-void BestWeightsKeeper::askForWeights(QCborMap &answer) const
+void BestWeightsKeeper::askForWeights(TrainingReply &answer) const
 {
-    answer.insert(QStringLiteral("send_weights"), m_bestEpoch);
+    answer.send_weights = m_bestEpoch;
 }
 
-void BestWeightsKeeper::received(const QCborMap &body)
+void BestWeightsKeeper::received(const WeightsChunk &chunk)
 {
-    if (cborInteger(body.value(QStringLiteral("epoch"))) != m_bestEpoch)
+    if (chunk.epoch != m_bestEpoch)
         return;
-    m_best.add(body);
+    m_best.add(chunk);
 }
 
 bool BestWeightsKeeper::patienceRanOut(int epoch) const

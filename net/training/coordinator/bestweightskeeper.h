@@ -1,9 +1,9 @@
 #pragma once
 
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/coordinator/member.h"
 
 #include <QByteArray>
-#include <QCborMap>
 
 #include <cstdint>
 #include <vector>
@@ -34,9 +34,9 @@ public:
      *  askForWeights() in its answer). */
     void keep(int epoch, double testLoss, const QByteArray &held = {});
     /** Asks the node this answer goes to for the kept epoch's model. */
-    void askForWeights(QCborMap &answer) const;
+    void askForWeights(TrainingReply &answer) const;
     /** A best_weights chunk; a late chunk of an earlier best is dropped. */
-    void received(const QCborMap &body);
+    void received(const WeightsChunk &chunk);
     /** Whether the patience ran out after `epoch` (keep-best and a patience set). */
     bool patienceRanOut(int epoch) const;
 

@@ -5,7 +5,7 @@
 
 namespace edgetrain::net {
 
-ClusterEpoch epochFigures(int epoch, const std::vector<EpochReport> &reports,
+ClusterEpoch epochFigures(int epoch, const std::vector<EpochDone> &reports,
                           const EvaluationSplitter::Sums &tested, std::int64_t lostApplied)
 {
     ClusterEpoch e;
@@ -13,7 +13,7 @@ ClusterEpoch epochFigures(int epoch, const std::vector<EpochReport> &reports,
     e.nodes = int(reports.size());
     double lossSum = 0, correct = 0, seen = 0, targets = 0;
     bool global = false;
-    for (const EpochReport &r : reports) {
+    for (const EpochDone &r : reports) {
         e.seconds = std::max(e.seconds, r.seconds);
         if (r.global) {
             if (!global) { // the collective modes' sums are the cluster's already

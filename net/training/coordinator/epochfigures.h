@@ -14,7 +14,7 @@ namespace edgetrain::net {
  * epoch had trained (`lostApplied`; 0 otherwise). The loss and accuracy are of the samples whose
  * figures reached the coordinator; the collective modes' reports carry the group's sums already.
  */
-ClusterEpoch epochFigures(int epoch, const std::vector<EpochReport> &reports,
+ClusterEpoch epochFigures(int epoch, const std::vector<EpochDone> &reports,
                           const EvaluationSplitter::Sums &tested, std::int64_t lostApplied);
 
 } // namespace edgetrain::net

@@ -1,7 +1,7 @@
 #include "net/training/coordinator/evaluationsplitter.h"
 
-#include "net/protocol/cborfield.h"
-#include "net/protocol/protocol.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/coordinator/member.h"
 #include "net/training/job.h"
 #include "net/training/trainingcoordinator.h"
@@ -12,11 +12,12 @@
 namespace edgetrain::net {
 
 namespace {
-QCborMap evaluateReply(std::int64_t first, std::int64_t end)
+TrainingReply evaluateReply(std::int64_t first, std::int64_t end)
 {
-    return QCborMap{{Action::Field, Action::Evaluate},
-                    {QStringLiteral("test_begin"), qint64(first)},
-                    {QStringLiteral("test_end"), qint64(end)}};
+    TrainingReply evaluate;
+    evaluate.action = ReplyAction::Evaluate;
+    evaluate.test_part = {first, end};
+    return evaluate;
 }
 } // namespace
 
@@ -34,24 +35,24 @@ void EvaluationSplitter::split(const std::vector<Member *> &members, bool stoppi
     m_lostTested = {};
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
-        QCborMap body = evaluateReply(begin, begin + parts[i]);
+        TrainingReply answer = evaluateReply(begin, begin + parts[i]);
         if (stopping)
-            body.insert(Action::Field, Action::Stop);
+            answer.action = ReplyAction::Stop;
         if (!weights.isEmpty())
-            body.insert(QStringLiteral("weights"), weights);
+            answer.weights = weights;
         if (!stopping)
             m_evaluators[members[i]->id].part = {begin, begin + parts[i]};
         begin += parts[i];
-        members[i]->answer(Member::Waits::EpochEnd, body);
+        members[i]->answer(Member::Waits::EpochEnd, answer.toCbor());
     }
 }
 
-void EvaluationSplitter::reported(int id, const QCborMap &body)
+void EvaluationSplitter::reported(int id, const EpochEval &evaluated)
 {
     Evaluator &e = m_evaluators[id];
-    e.tested.loss += body.value(QStringLiteral("loss_sum")).toDouble();
-    e.tested.correct += cborInteger(body.value(QStringLiteral("correct")));
-    e.tested.count += cborInteger(body.value(QStringLiteral("count")));
+    e.tested.loss += evaluated.loss_sum;
+    e.tested.correct += evaluated.correct;
+    e.tested.count += evaluated.count;
     e.part = {0, 0};
 }
 
@@ -82,7 +83,7 @@ bool EvaluationSplitter::handOutUntested(const std::vector<Member *> &members, i
         const auto [first, end] = m_untested.back();
         m_untested.pop_back();
         m_evaluators[m->id].part = {first, end};
-        m->answer(Member::Waits::Evaluation, evaluateReply(first, end));
+        m->answer(Member::Waits::Evaluation, evaluateReply(first, end).toCbor());
         qCInfo(lcCoordinator).noquote()
             << QStringLiteral("%1 evaluates test samples %2-%3 of epoch %4 that a lost node left")
                    .arg(m->label())

@@ -10,6 +10,7 @@
 
 namespace edgetrain::net {
 
+struct EpochEval;
 struct Member;
 
 /**
@@ -36,8 +37,8 @@ public:
      *  if not empty, `weights` to evaluate (async: the parameter server's). With `stopping` they
      *  are told to stop instead, and nothing is out. Forgets the last epoch's parts. */
     void split(const std::vector<Member *> &members, bool stopping, const QByteArray &weights);
-    /** An epoch_eval body: the member's part is evaluated; adds its sums. */
-    void reported(int id, const QCborMap &body);
+    /** The member's epoch_eval: its part is evaluated; adds its sums. */
+    void reported(int id, const EpochEval &evaluated);
     /** The member leaves the run: its part not reported is untested, its sums stay counted. */
     void leave(int id);
     /** At the evaluation's barrier: one untested part to each of `members` (waiting with their

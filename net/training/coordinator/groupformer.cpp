@@ -1,6 +1,6 @@
 #include "net/training/coordinator/groupformer.h"
 
-#include "net/protocol/protocol.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 #include "net/training/coordinator/member.h"
 
 #include <QStringList>
@@ -39,26 +39,26 @@ bool GroupFormer::wantsRebalance(const std::vector<Member *> &members)
     return rebalance;
 }
 
-QCborMap GroupFormer::groupOf(const Member &m) const
+GroupSpec GroupFormer::groupOf(const Member &m) const
 {
-    return GroupSpec{m_generation, m.rank, int(m_shares.size()), m_shares}.toCbor();
+    return GroupSpec{m_generation, m.rank, int(m_shares.size()), m_shares};
 }
 
 QCborMap GroupFormer::startReply(const Member &m, int epoch) const
 {
-    return QCborMap{{Action::Field, Action::Start},
-                    {QStringLiteral("group"), groupOf(m)},
-                    {QStringLiteral("epoch"), epoch}};
+    TrainingReply start;
+    start.action = ReplyAction::Start;
+    start.group = groupOf(m);
+    start.epoch = epoch;
+    return start.toCbor();
 }
 
 QCborMap GroupFormer::regroupReply(const Member &m) const
 {
-    return QCborMap{{Action::Field, Action::Regroup}, {QStringLiteral("group"), groupOf(m)}};
-}
-
-void GroupFormer::addNextGroup(QCborMap &answer, const Member &m) const
-{
-    answer.insert(QStringLiteral("next_group"), groupOf(m));
+    TrainingReply regroup;
+    regroup.action = ReplyAction::Regroup;
+    regroup.group = groupOf(m);
+    return regroup.toCbor();
 }
 
 } // namespace edgetrain::net

@@ -34,16 +34,14 @@ public:
      *  10 % from the group's. */
     bool wantsRebalance(const std::vector<Member *> &members);
 
+    /** The member's place in the group: its rank, the group's size and shares. */
+    GroupSpec groupOf(const Member &m) const;
     /** The answer that starts a joiner in the group at epoch `epoch`. */
     QCborMap startReply(const Member &m, int epoch) const;
     /** The answer that moves a member to the group (its old one failed). */
     QCborMap regroupReply(const Member &m) const;
-    /** Adds the group a member trains the next epoch in to its answer. */
-    void addNextGroup(QCborMap &answer, const Member &m) const;
 
 private:
-    QCborMap groupOf(const Member &m) const;
-
     ShareFitter m_fitter;
     int m_generation = -1;
     std::vector<double> m_shares;

@@ -1,48 +1,17 @@
 #include "net/training/coordinator/member.h"
 
-#include "net/protocol/cborfield.h"
-#include "net/protocol/protocol.h"
+#include "net/protocol/messages/coordinatorreplies.h"
 
 #include <cstring>
 
 namespace edgetrain::net {
 
-ReadyReport ReadyReport::fromCbor(const QCborMap &body)
+void WeightChunks::add(const WeightsChunk &chunk)
 {
-    ReadyReport r;
-    r.images_per_second = body.value(QStringLiteral("images_per_second")).toDouble();
-    r.train_samples = cborInteger(body.value(QStringLiteral("train_samples")));
-    r.test_samples = cborInteger(body.value(QStringLiteral("test_samples")));
-    const QCborMap profile = body.value(QLatin1String("profile")).toMap();
-    r.max_local_batch = cborInteger(profile.value(QLatin1String("max_local_batch")), -1);
-    r.timed_steps = profile.contains(QLatin1String("step_seconds"));
-    r.takes_more = body.value(QStringLiteral("takes_more")).toBool();
-    r.evaluates_more = body.value(QStringLiteral("evaluates_more")).toBool();
-    r.body = body;
-    return r;
-}
-
-EpochReport EpochReport::fromCbor(const QCborMap &body)
-{
-    EpochReport r;
-    r.seconds = body.value(QStringLiteral("seconds")).toDouble();
-    r.global = body.value(QStringLiteral("global")).toBool();
-    r.loss_sum = body.value(QStringLiteral("loss_sum")).toDouble();
-    r.correct = body.value(QStringLiteral("correct")).toDouble();
-    r.seen = body.value(QStringLiteral("seen")).toDouble();
-    r.targets = body.value(QStringLiteral("targets")).toDouble();
-    r.compute_images_per_second =
-        body.value(QStringLiteral("compute_images_per_second")).toDouble();
-    return r;
-}
-
-void WeightChunks::add(const QCborMap &body)
-{
-    const qint64 index = cborInteger(body.value(QStringLiteral("index")));
-    if (index == 0)
+    if (chunk.index == 0)
         bytes.clear();
-    bytes.append(body.value(QStringLiteral("data")).toByteArray());
-    whole = index + 1 == cborInteger(body.value(QStringLiteral("total")));
+    bytes.append(chunk.data);
+    whole = chunk.index + 1 == chunk.total;
 }
 
 void Member::wait(Waits what, qint64 request)
@@ -75,7 +44,9 @@ void Member::forgetRequest()
 
 QCborMap stopReply()
 {
-    return QCborMap{{Action::Field, Action::Stop}};
+    TrainingReply stop;
+    stop.action = ReplyAction::Stop;
+    return stop.toCbor();
 }
 
 std::vector<float> lastGroupWeights(const std::vector<std::unique_ptr<Member>> &members)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "net/protocol/messages/workermessages.h"
 #include "net/protocol/nodeid.h"
 #include "net/training/coordinator/memberlink.h"
 
@@ -12,35 +13,6 @@
 
 namespace edgetrain::net {
 
-/** What a node said when its job was loaded and profiled (its job_ready message). */
-struct ReadyReport
-{
-    double images_per_second = 0.0; // forward + backward, measured by the node
-    std::int64_t train_samples = 0;
-    std::int64_t test_samples = 0;
-    /** The largest local batch its profile found to fit its memory; -1: not measured. */
-    std::int64_t max_local_batch = -1;
-    /** Its profile timed steps at two batch sizes (the planner's compute line). */
-    bool timed_steps = false;
-    bool takes_more = false;     // async: trains a lost node's samples when asked (Action::More)
-    bool evaluates_more = false; // evaluates a lost node's part of the test set when asked
-    QCborMap body;               // as it came: the selection and the planner read the profile
-
-    static ReadyReport fromCbor(const QCborMap &body);
-};
-
-/** A node's account of the epoch it trained (its epoch_done message). */
-struct EpochReport
-{
-    double seconds = 0.0;
-    /** The sums below are the whole group's already (the collective modes), not the node's. */
-    bool global = false;
-    double loss_sum = 0.0, correct = 0.0, seen = 0.0, targets = 0.0;
-    double compute_images_per_second = 0.0; // 0: not measured
-
-    static EpochReport fromCbor(const QCborMap &body);
-};
-
 /** Chunks of a model a node sends (weights, best_weights), put back together in order. */
 struct WeightChunks
 {
@@ -48,7 +20,7 @@ struct WeightChunks
     bool whole = false; // the last chunk came
 
     /** Adds one message's chunk; the first chunk (index 0) starts over. */
-    void add(const QCborMap &body);
+    void add(const WeightsChunk &chunk);
 };
 
 /**
@@ -70,8 +42,9 @@ struct Member
     State state = State::Starting;
     int rank = -1;
     double speed = 0.0; // images/s, from its profile and then the epochs it trained
-    ReadyReport ready;
-    EpochReport epoch;     // the epoch it ended last, until the epoch's figures are summed
+    JobReady ready;
+    QCborMap readyBody;    // its job_ready as it came: the selection and the planner read it whole
+    EpochDone epoch;       // the epoch it ended last, until the epoch's figures are summed
     bool released = false; // not chosen to train: told to stop before the group formed
     /** sync and local SGD: the final weights as it sent them (every rank of the last group does;
      *  they are the same model). */

@@ -1,6 +1,7 @@
 #include "net/training/coordinator/memberlink.h"
 
 #include "net/protocol/controlclient.h"
+#include "net/protocol/messages/requestid.h"
 #include "net/protocol/protocol.h"
 
 namespace edgetrain::net {
@@ -9,7 +10,7 @@ void MemberLink::reply(qint64 request, QCborMap body)
 {
     if (request < 0)
         return;
-    body.insert(QStringLiteral("reply_to"), request);
+    RequestId::setReplyTo(body, request);
     send(Message::Reply, body);
 }
 

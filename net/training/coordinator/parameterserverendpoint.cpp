@@ -1,7 +1,8 @@
 #include "net/training/coordinator/parameterserverendpoint.h"
 
 #include "core/sgd.h"
-#include "net/protocol/cborfield.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/job.h"
 #include "net/training/parameterserver.h"
 #include "net/training/trainingcoordinator.h"
@@ -30,25 +31,21 @@ ParameterServerEndpoint::ParameterServerEndpoint(const JobSpec &job)
 
 ParameterServerEndpoint::~ParameterServerEndpoint() = default;
 
-void ParameterServerEndpoint::pull(Member &m, qint64 request, const QCborMap &body)
+void ParameterServerEndpoint::pull(Member &m, qint64 request)
 {
     if (m.link)
-        m.link->reply(request, weightsReply(m.id, body.contains(QLatin1String("gradient_bf16"))));
+        m.link->reply(request, weightsReply(m.id, false));
 }
 
 ParameterServerEndpoint::PushOutcome ParameterServerEndpoint::push(Member &m, qint64 request,
-                                                                   const QCborMap &body)
+                                                                   const GradientPush &push)
 {
-    const bool compressed = body.contains(QLatin1String("gradient_bf16"));
-    const std::int64_t samples = cborInteger(body.value(QStringLiteral("count")));
     std::vector<float> data;
     const bool ok =
-        readPush(body, m_ps->gradientSize(), m_ps->pushSize() - m_ps->gradientSize(), data);
-    const auto p =
-        ok ? m_ps->push(m.id, std::uint64_t(cborInteger(body.value(QStringLiteral("version")))),
-                        data.data(), data.size(), body.value(QStringLiteral("lr")).toDouble(),
-                        samples)
-           : ParameterServer::Push{};
+        readPush(push, m_ps->gradientSize(), m_ps->pushSize() - m_ps->gradientSize(), data);
+    const auto p = ok ? m_ps->push(m.id, std::uint64_t(push.version), data.data(), data.size(),
+                                   push.lr, push.count)
+                      : ParameterServer::Push{};
     if (!p.applied) {
         // Out of the run, like a failed node: the parameter server must not wait for its clock,
         // or every other node is held once it is S pushes ahead.
@@ -58,13 +55,13 @@ ParameterServerEndpoint::PushOutcome ParameterServerEndpoint::push(Member &m, qi
     }
     if (!m_ps->mayProceed(m.id)) {
         m.wait(Member::Waits::Push, request); // held until the slowest catches up
-        m_heldCompressed[m.id] = compressed;
+        m_heldCompressed[m.id] = push.compressed;
         m_ps->countHeld();
-        return {false, samples};
+        return {false, push.count};
     }
     if (m.link)
-        m.link->reply(request, weightsReply(m.id, compressed));
-    return {false, samples};
+        m.link->reply(request, weightsReply(m.id, push.compressed));
+    return {false, push.count};
 }
 
 void ParameterServerEndpoint::releaseHeld(const std::vector<Member *> &members)
@@ -99,10 +96,10 @@ void ParameterServerEndpoint::resetClocks()
     m_ps->resetClocks();
 }
 
-void ParameterServerEndpoint::epochDone(const Member &m, const QCborMap &body)
+void ParameterServerEndpoint::epochDone(const Member &m, const EpochDone &done)
 {
     m_ps->setRunning(m.id, false);
-    const QString held = body.value(QStringLiteral("held_fingerprint")).toString();
+    const QString &held = done.held_fingerprint;
     if (held.isEmpty()) // older nodes send none
         return;
     ++m_mirrorChecks;
@@ -115,6 +112,16 @@ void ParameterServerEndpoint::epochDone(const Member &m, const QCborMap &body)
     }
 }
 
+void ParameterServerEndpoint::report(ClusterResult &result)
+{
+    result.weights = m_ps->resultWeights();
+    result.max_staleness = m_ps->maxStaleness();
+    result.pushes = m_ps->pushes();
+    result.held_pushes = m_ps->held();
+    result.mirror_checks = m_mirrorChecks;
+    result.mirror_mismatches = m_mirrorMismatches;
+}
+
 QByteArray ParameterServerEndpoint::resultBytes()
 {
     return floatBytes(m_ps->resultWeights());
@@ -122,16 +129,15 @@ QByteArray ParameterServerEndpoint::resultBytes()
 
 QCborMap ParameterServerEndpoint::weightsReply(int id, bool compressed)
 {
-    QCborMap r{{QStringLiteral("version"), qint64(m_ps->version())}};
+    WeightsReply reply;
+    reply.version = std::int64_t(m_ps->version());
     if (compressed) {
-        const QByteArray delta = m_ps->delta(id);
-        if (!delta.isEmpty()) {
-            r.insert(QStringLiteral("delta_bf16"), delta);
-            return r;
-        }
+        reply.weights = m_ps->delta(id);
+        reply.delta = !reply.weights.isEmpty();
     }
-    r.insert(QStringLiteral("weights"), floatBytes(m_ps->pull(id)));
-    return r;
+    if (!reply.delta)
+        reply.weights = floatBytes(m_ps->pull(id));
+    return reply.toCbor();
 }
 
 } // namespace edgetrain::net

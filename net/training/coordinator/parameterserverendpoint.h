@@ -11,7 +11,9 @@
 
 namespace edgetrain::net {
 
-struct Frame;
+struct ClusterResult;
+struct EpochDone;
+struct GradientPush;
 struct JobSpec;
 class ParameterServer;
 
@@ -41,10 +43,10 @@ public:
         std::int64_t samples = 0; // applied: the samples its gradient was computed on
     };
     /** A ps_pull: answered now with the weights. */
-    void pull(Member &m, qint64 request, const QCborMap &body);
+    void pull(Member &m, qint64 request);
     /** A ps_push: applied and answered now with the new weights, or held (the member waits with
      *  it) until the others catch up, or refused with a stop when malformed. */
-    PushOutcome push(Member &m, qint64 request, const QCborMap &body);
+    PushOutcome push(Member &m, qint64 request, const GradientPush &push);
     /** Answers the held pushes of `members` whose worker may go on now. */
     void releaseHeld(const std::vector<Member *> &members);
 
@@ -57,14 +59,17 @@ public:
     /** A new epoch: every clock from zero. */
     void resetClocks();
 
-    /** The member is at the epoch's barrier (it holds nobody back); its epoch_done body says
-     *  what it holds, checked against the server's mirror of it (a mismatch is logged: the
-     *  deltas would have put them apart, which they never should). */
-    void epochDone(const Member &m, const QCborMap &body);
+    /** The member is at the epoch's barrier (it holds nobody back); its epoch_done says what it
+     *  holds, checked against the server's mirror of it (a mismatch is logged: the deltas would
+     *  have put them apart, which they never should). */
+    void epochDone(const Member &m, const EpochDone &done);
     /** Epoch ends checked against the mirror, and how many of them differed. */
     std::int64_t mirrorChecks() const { return m_mirrorChecks; }
     std::int64_t mirrorMismatches() const { return m_mirrorMismatches; }
 
+    /** The run's end: the server's weights (the result's: its average, if it keeps one) and its
+     *  counts in `result`. */
+    void report(ClusterResult &result);
     /** The weights a run's result, its evaluation and its best epoch use, as message bytes. */
     QByteArray resultBytes();
     ParameterServer &server() { return *m_ps; }

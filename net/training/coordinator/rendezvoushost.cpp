@@ -1,10 +1,13 @@
 #include "net/training/coordinator/rendezvoushost.h"
 
-#include "net/protocol/cborfield.h"
 #include "net/protocol/frame.h"
+#include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/jobspec.h"
+#include "net/protocol/messages/requestid.h"
+#include "net/protocol/messages/storerequest.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/coordinator/memberlink.h"
 #include "net/training/exchangeprobehost.h"
-#include "net/training/storerequest.h"
 #include "net/training/trainingcoordinator.h"
 
 #include <QLoggingCategory>
@@ -37,14 +40,14 @@ void RendezvousHost::request(int owner, MemberLink &link, const Frame &frame)
     qint64 request = -1;
     const auto r = StoreRequest::fromCbor(frame.type, frame.body, &error, &request);
     if (!r) {
-        link.reply(request, QCborMap{{QStringLiteral("error"), error}});
+        link.reply(request, StoreReply{error, std::nullopt}.toCbor());
         return;
     }
     if (r->kind == StoreRequest::Kind::Set) {
         set(r->keys.front(), r->value);
         if (m_exchangeHost)
             m_exchangeHost->keySet(r->keys.front(), r->value);
-        link.reply(r->request, {});
+        link.reply(r->request, StoreReply{}.toCbor());
         serveWaiters();
         return;
     }
@@ -85,22 +88,28 @@ void RendezvousHost::exchangeProbe(int owner, MemberLink &link, const Frame &fra
 {
     // Answered at once (queued, or refused); the probe's result is the node's to time. What
     // our rank met is logged: the node sees the same failure from its side.
-    const qint64 request = cborInteger(frame.body.value(QStringLiteral("request")), -1);
+    const qint64 request = RequestId::of(frame.body);
     if (!m_exchangeHost) {
-        link.reply(request, QCborMap{{QStringLiteral("error"),
-                                      QStringLiteral("this coordinator hosts no exchange probe")}});
+        link.reply(request,
+                   ExchangeProbeReply{QStringLiteral("this coordinator hosts no exchange probe")}
+                       .toCbor());
         return;
     }
-    const qint64 floats = cborInteger(frame.body.value(QStringLiteral("floats")), -1);
-    const QString refused = m_exchangeHost->serve(
-        owner, frame.body.value(QStringLiteral("prefix")).toString(), link.localAddress(),
-        floats > 0 ? std::size_t(floats) : 0, [label](const QString &error) {
-            if (!error.isEmpty())
-                qCWarning(lcCoordinator).noquote()
-                    << label << "- the exchange probe's rank here failed:" << error;
-        });
-    link.reply(request,
-               refused.isEmpty() ? QCborMap{} : QCborMap{{QStringLiteral("error"), refused}});
+    QString error;
+    const auto probe = ExchangeProbeRequest::fromCbor(frame.body, &error);
+    if (!probe) {
+        link.reply(request, ExchangeProbeReply{error}.toCbor());
+        return;
+    }
+    const QString refused =
+        m_exchangeHost->serve(owner, probe->prefix, link.localAddress(), std::size_t(probe->floats),
+                              [label](const QString &failure) {
+                                  if (!failure.isEmpty())
+                                      qCWarning(lcCoordinator).noquote()
+                                          << label
+                                          << "- the exchange probe's rank here failed:" << failure;
+                              });
+    link.reply(request, ExchangeProbeReply{refused}.toCbor());
 }
 
 void RendezvousHost::forget(int owner)
@@ -114,7 +123,9 @@ void RendezvousHost::forget(int owner)
 
 void RendezvousHost::beginGeneration(int generation)
 {
-    const QString prefix = QStringLiteral("gen-%1/").arg(generation);
+    GroupSpec group;
+    group.generation = generation;
+    const QString prefix = group.prefix() + QLatin1Char('/');
     for (auto it = m_store.begin(); it != m_store.end();)
         it = it->first.startsWith(prefix) ? std::next(it) : m_store.erase(it);
 }
@@ -126,15 +137,14 @@ void RendezvousHost::serveWaiters()
         const bool all = std::all_of(w.keys.begin(), w.keys.end(),
                                      [this](const QString &k) { return m_store.count(k) > 0; });
         if (all) {
-            QCborMap body;
+            StoreReply reply;
             if (w.get)
-                body.insert(QStringLiteral("value"), m_store[w.keys.front()]);
-            w.link->reply(w.request, body);
+                reply.value = m_store[w.keys.front()];
+            w.link->reply(w.request, reply.toCbor());
         } else if (w.deadline.hasExpired()) {
-            w.link->reply(w.request,
-                          QCborMap{{QStringLiteral("error"),
-                                    QStringLiteral("'%1' not set in time: a peer did not arrive")
-                                        .arg(w.keys.join(QStringLiteral("', '")))}});
+            const QString error = QStringLiteral("'%1' not set in time: a peer did not arrive")
+                                      .arg(w.keys.join(QStringLiteral("', '")));
+            w.link->reply(w.request, StoreReply{error, std::nullopt}.toCbor());
         } else {
             ++it;
             continue;

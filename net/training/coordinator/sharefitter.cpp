@@ -25,8 +25,8 @@ std::vector<double> ShareFitter::groupShares(const std::vector<Member *> &member
     if (first) {
         std::vector<DeviceMeasurement> profiles;
         for (const Member *m : members)
-            if (m->ready.timed_steps)
-                profiles.push_back(measurementFromReady(m->node.name, m->ready.body));
+            if (m->ready.profile.large_batch > m->ready.profile.small_batch)
+                profiles.push_back(measurementFromReady(m->node.name, m->readyBody));
         if (profiles.size() == members.size()) {
             std::vector<const DeviceMeasurement *> d;
             for (const auto &p : profiles)
@@ -66,7 +66,7 @@ std::vector<double> ShareFitter::fit(const std::vector<Member *> &members,
                                                        : members[i]->node.name);
         if (b == m_budgets.end() || b->second < 0) {
             // The node's own limit, as its profile measured it (the largest local batch).
-            const std::int64_t fit = members[i]->ready.max_local_batch;
+            const std::int64_t fit = members[i]->ready.profile.max_local_batch;
             if (fit >= 0) {
                 cap[i] = std::max(1e-3, double(fit - 2) / std::max(1.0, total - n));
                 any = true;
