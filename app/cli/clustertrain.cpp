@@ -1,6 +1,5 @@
 #include "clustertrain.h"
 
-#include "app/session/trainingrun.h"
 #include "clusterplan.h"
 #include "core/energytrace.h"
 #include "core/error.h"
@@ -140,19 +139,17 @@ bool wantsCluster(const CliContext &cli)
     return cli.isSet("nodes") || cli.isSet("discover");
 }
 
-namespace {
-
-/** train's job from its options; every option is checked before anything is read or
- *  connected (UsageError). */
-net::JobSpec trainJob(const CliContext &cli, const ClusterTrainSettings &s)
+int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
 {
     const auto mode = std::optional(parseModeOption(cli));
+    // Every option is checked before anything is read or connected.
     if (cli.isSet("nodes")) {
         QList<QPair<QString, quint16>> nodes;
         QString error;
         if (!net::parseHostPorts(QString::fromStdString(cli.text("nodes")), &nodes, &error))
             throw UsageError("--nodes: " + error.toStdString());
     }
+
     net::JobSpec job;
     job.id = QStringLiteral("train-%1")
                  .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
@@ -188,41 +185,96 @@ net::JobSpec trainJob(const CliContext &cli, const ClusterTrainSettings &s)
         if (!net::JobSpec::fromCbor(job.forNodes().toCbor(), &check))
             throw UsageError(check.toStdString());
     }
-    return job;
-}
+    std::optional<ClusterPlan> plan = ClusterPlan::fromOptions(cli, s.plan_only, job);
+    if (!cli.isSet("key-file"))
+        throw UsageError("--key-file is required to train across nodes");
+    QByteArray key;
+    QString error;
+    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &key, &error))
+        throw core::IoError(error.toStdString());
 
-/** What train measures of a run while it goes, on its own clock: each node's energy and
- *  usage, when training began and each epoch ended. */
-struct RunMeter
-{
-    struct Usage
-    {
-        double at, cpu, agent_cpu, rx, tx; // rates over the time since the previous sample
-        std::int64_t rss;
-    };
+    // The coordinator's log says what the printed lines say already.
+    QLoggingCategory::setFilterRules(
+        QStringLiteral("edgetrain.coordinator.info=false\nedgetrain.coordinator.debug=false"));
+    const auto addresses = resolveNodes(cli);
+    net::TrainingCoordinator coordinator(job, key);
+    coordinator.setRejoin(!cli.isSet("no-rejoin"));
+    if (cli.isSet("ship-data")) {
+        cli.message("loading " + s.dataset + " to ship it to the nodes");
+        coordinator.setData(
+            std::make_shared<core::TensorDataset>(loadNamedDataset(
+                s.dataset, s.data_dir, core::FashionMnist::Split::Train, s.train_limit)),
+            std::make_shared<core::TensorDataset>(loadNamedDataset(
+                s.dataset, s.data_dir, core::FashionMnist::Split::Test, s.test_limit)));
+    }
+
+    // Connect to every node first: a wrong key or a dead address is reported before any work.
+    QList<net::ControlClient *> clients;
+    int pending = int(addresses.size());
+    QString connectError;
+    QEventLoop connecting;
+    for (const auto &[host, port] : addresses) {
+        auto *c = new net::ControlClient(host, port, key, &coordinator);
+        QObject::connect(c, &net::ControlClient::ready, &connecting,
+                         [&, c](const net::NodeInfo &n) {
+                             cli.message("connected to '" + n.name.toStdString() + "' at " +
+                                         c->address().toStdString() + " (" + n.arch.toStdString() +
+                                         ", " + std::to_string(n.cores) + " cores, " +
+                                         core::NumberText::bytes(n.ram_bytes) + ")");
+                             if (--pending == 0)
+                                 connecting.quit();
+                         });
+        QObject::connect(c, &net::ControlClient::failed, &connecting, [&](const QString &reason) {
+            if (connectError.isEmpty())
+                connectError = reason;
+            connecting.quit();
+        });
+        c->connectToNode();
+        clients.append(c);
+    }
+    connecting.exec();
+    if (!connectError.isEmpty())
+        throw core::IoError(connectError.toStdString());
+    for (auto *c : clients)
+        c->disconnect(&connecting);
+
+    if (plan) {
+        coordinator.setLinkProbe(true);
+        coordinator.setLinkRates(plan->needsLinkRates());
+        coordinator.setSelection(plan->selection(cli));
+    }
+    cli.message(
+        std::string(s.plan_only ? "profiling "
+                    : plan      ? "profiling, planning and training "
+                                : "training ") +
+        s.spec.name() + " on " + std::to_string(clients.size()) + " node(s), mode " +
+        net::modeName(job.mode).toStdString() + ", global batch " + std::to_string(job.batch) +
+        (job.mode == net::TrainingMode::Async ? ", staleness bound " + std::to_string(job.staleness)
+                                              : "") +
+        (job.mode == net::TrainingMode::LocalSgd
+             ? ", averaging every " + std::to_string(job.local_steps) + " steps"
+             : ""));
+
+    // Energy per node: the running totals the nodes report, on this clock; the epochs' ends.
     QElapsedTimer clock;
+    clock.start();
+    if (plan)
+        plan->setStarted();
     std::map<QString, core::EnergyTrace> energy;
     std::map<QString, QString> powerSource;
     std::map<int, double> epochEnds; // epoch -> when it ended, on this clock
     double trainingStart = -1.0;     // when the first group formed, on this clock
-    // What each node used while the job trained (the Raspberry-Pi-cluster paper's figures):
-    // each node's samples, kept; at the end each one counts by how much of the time it covers
-    // (since the node's previous sample) lies between the first group and the last epoch's end.
-    std::map<QString, std::vector<Usage>> usage;
-    std::function<const net::ClusterResult &()> result;
-
+    QObject::connect(&coordinator, &net::TrainingCoordinator::trainingStarted, &coordinator,
+                     [&] { trainingStart = double(clock.elapsed()) / 1000.0; });
     // Nodes the planner released did not train: their (idle) energy is not the run's.
-    bool released(const QString &label) const
-    {
-        const auto &r = result().released;
+    auto released = [&](const QString &label) {
+        const auto &r = coordinator.result().released;
         return std::any_of(r.begin(), r.end(),
                            [&](const net::NodeId &id) { return id.label() == label; });
-    }
+    };
     // An epoch's energy: over its training time (ending when it was reported), the sum over the
     // nodes and each node's.
-    std::pair<double, std::vector<std::pair<QString, double>>> epochEnergy(int epoch,
-                                                                           double seconds)
-    {
+    auto epochEnergy = [&](int epoch, double seconds) {
         std::vector<std::pair<QString, double>> byNode;
         double total = 0.0;
         const double end = epochEnds[epoch];
@@ -233,23 +285,19 @@ struct RunMeter
             byNode.emplace_back(node, j);
             total += j;
         }
-        return {total, byNode};
-    }
-};
-
-/** The lines train prints while the run goes: each node's metrics, the epochs with their
- *  energy, the cluster's events. */
-void printProgress(CliContext &cli, TrainingRun &run, RunMeter &meter, const net::JobSpec &job)
-{
-    auto &clock = meter.clock;
-    auto &energy = meter.energy;
-    auto &powerSource = meter.powerSource;
-    auto &epochEnds = meter.epochEnds;
-    auto &usage = meter.usage;
-    const double &trainingStart = meter.trainingStart;
-    auto epochEnergy = [&](int epoch, double seconds) { return meter.epochEnergy(epoch, seconds); };
+        return std::pair{total, byNode};
+    };
+    // What each node used while the job trained (the Raspberry-Pi-cluster paper's figures):
+    // each node's samples, kept; at the end each one counts by how much of the time it covers
+    // (since the node's previous sample) lies between the first group and the last epoch's end.
+    struct Usage
+    {
+        double at, cpu, agent_cpu, rx, tx; // rates over the time since the previous sample
+        std::int64_t rss;
+    };
+    std::map<QString, std::vector<Usage>> usage;
     QObject::connect(
-        &run, &TrainingRun::metrics, &run,
+        &coordinator, &net::TrainingCoordinator::nodeMetrics, &coordinator,
         [&](const net::NodeId &node, const net::SystemSample &m) {
             if (trainingStart >= 0)
                 usage[node.label()].push_back({double(clock.elapsed()) / 1000.0, m.cpu_percent,
@@ -274,49 +322,55 @@ void printProgress(CliContext &cli, TrainingRun &run, RunMeter &meter, const net
                 core::NumberText::bytes(std::int64_t(m.agent_tx_bytes_per_second)).c_str());
             cli.message(line);
         });
-    QObject::connect(&run, &TrainingRun::epoch, &run, [&](const net::ClusterEpoch &e) {
-        char line[240];
-        std::snprintf(line, sizeof line,
-                      "epoch %d/%d on %d node(s): train loss %.4f, train accuracy %s, test "
-                      "accuracy %s, %s img/s, %.1f s",
-                      e.epoch, job.epochs, e.nodes, e.train_loss,
-                      formatPercent(e.train_accuracy).c_str(),
-                      e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
-                      groupDigits(e.images_per_second).c_str(), e.seconds);
-        cli.message(line);
-        epochEnds[e.epoch] = double(clock.elapsed()) / 1000.0;
-        if (!energy.empty()) {
-            const auto [joules, byNode] = epochEnergy(e.epoch, e.seconds);
-            std::string each;
-            for (const auto &[node, j] : byNode)
-                each += (each.empty() ? "" : ", ") + node.toStdString() + " " +
-                        core::NumberText::format(std::round(j * 10) / 10) + " J";
-            cli.message(
-                "  energy of the epoch: " + core::NumberText::format(std::round(joules * 10) / 10) +
-                " J (" + each + ")");
+    QObject::connect(&coordinator, &net::TrainingCoordinator::epochFinished, &coordinator,
+                     [&](const net::ClusterEpoch &e) {
+                         char line[240];
+                         std::snprintf(
+                             line, sizeof line,
+                             "epoch %d/%d on %d node(s): train loss %.4f, train accuracy %s, test "
+                             "accuracy %s, %s img/s, %.1f s",
+                             e.epoch, job.epochs, e.nodes, e.train_loss,
+                             formatPercent(e.train_accuracy).c_str(),
+                             e.test_accuracy < 0 ? "n/a" : formatPercent(e.test_accuracy).c_str(),
+                             groupDigits(e.images_per_second).c_str(), e.seconds);
+                         cli.message(line);
+                         epochEnds[e.epoch] = double(clock.elapsed()) / 1000.0;
+                         if (!energy.empty()) {
+                             const auto [joules, byNode] = epochEnergy(e.epoch, e.seconds);
+                             std::string each;
+                             for (const auto &[node, j] : byNode)
+                                 each += (each.empty() ? "" : ", ") + node.toStdString() + " " +
+                                         core::NumberText::format(std::round(j * 10) / 10) + " J";
+                             cli.message("  energy of the epoch: " +
+                                         core::NumberText::format(std::round(joules * 10) / 10) +
+                                         " J (" + each + ")");
+                         }
+                     });
+    QObject::connect(
+        &coordinator, &net::TrainingCoordinator::clusterEvent, &coordinator,
+        [&](const net::ClusterEvent &e) {
+            cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() + " s: " +
+                        (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
+                        net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
+        });
+    QEventLoop running;
+    QObject::connect(&coordinator, &net::TrainingCoordinator::finished, &running,
+                     &QEventLoop::quit);
+    CliContext::installStopHandler();
+    QTimer stopPoll;
+    QObject::connect(&stopPoll, &QTimer::timeout, &coordinator, [&] {
+        if (CliContext::stopFlag()->load()) {
+            cli.message("stopping: the nodes finish their current step");
+            coordinator.stop();
+            stopPoll.stop();
         }
     });
-    QObject::connect(&run, &TrainingRun::clusterEvent, &run, [&](const net::ClusterEvent &e) {
-        cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() + " s: " +
-                    (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
-                    net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
-    });
-}
+    stopPoll.start(100);
+    coordinator.start(clients);
+    if (!coordinator.result().finished && coordinator.result().error.isEmpty())
+        running.exec();
+    const net::ClusterResult &r = coordinator.result();
 
-/** train's result from the finished run: what it prints, its JSON, its exit status. */
-int reportClusterTraining(CliContext &cli, const ClusterTrainSettings &s, const net::JobSpec &job,
-                          std::optional<ClusterPlan> &plan, const net::ClusterResult &r,
-                          RunMeter &meter)
-{
-    auto &clock = meter.clock;
-    auto &energy = meter.energy;
-    auto &powerSource = meter.powerSource;
-    auto &epochEnds = meter.epochEnds;
-    auto &usage = meter.usage;
-    const double trainingStart = meter.trainingStart;
-    auto released = [&](const QString &label) { return meter.released(label); };
-    auto epochEnergy = [&](int epoch, double seconds) { return meter.epochEnergy(epoch, seconds); };
-    using Usage = RunMeter::Usage;
     if (s.plan_only) {
         core::Json json = plan->json();
         json.set("command", "plan").set("model", s.spec.name()).set("dataset", s.dataset);
@@ -514,88 +568,6 @@ int reportClusterTraining(CliContext &cli, const ClusterTrainSettings &s, const 
         return ExitFailure;
     }
     return unsaved ? ExitFailure : ExitSuccess;
-}
-
-} // namespace
-
-int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
-{
-    const net::JobSpec job = trainJob(cli, s);
-    std::optional<ClusterPlan> plan = ClusterPlan::fromOptions(cli, s.plan_only, job);
-    if (!cli.isSet("key-file"))
-        throw UsageError("--key-file is required to train across nodes");
-    TrainingSetup setup;
-    QString error;
-    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &setup.key, &error))
-        throw core::IoError(error.toStdString());
-
-    // The coordinator's log says what the printed lines say already.
-    QLoggingCategory::setFilterRules(
-        QStringLiteral("edgetrain.coordinator.info=false\nedgetrain.coordinator.debug=false"));
-    setup.nodes = resolveNodes(cli);
-    setup.job = job;
-    setup.spec = s.spec;
-    setup.rejoin = !cli.isSet("no-rejoin");
-    setup.shipData = cli.isSet("ship-data");
-    if (setup.shipData) {
-        cli.message("loading " + s.dataset + " to ship it to the nodes");
-        setup.trainData = std::make_shared<core::TensorDataset>(loadNamedDataset(
-            s.dataset, s.data_dir, core::FashionMnist::Split::Train, s.train_limit));
-        setup.validationData = std::make_shared<core::TensorDataset>(
-            loadNamedDataset(s.dataset, s.data_dir, core::FashionMnist::Split::Test, s.test_limit));
-    }
-    // The weights are saved below, with train's own messages (weightsPath stays empty).
-    if (plan) {
-        setup.selection = plan->selection(cli);
-        setup.linkRates = plan->needsLinkRates();
-    }
-    cli.message(
-        std::string(s.plan_only ? "profiling "
-                    : plan      ? "profiling, planning and training "
-                                : "training ") +
-        s.spec.name() + " on " + std::to_string(setup.nodes.size()) + " node(s), mode " +
-        net::modeName(job.mode).toStdString() + ", global batch " + std::to_string(job.batch) +
-        (job.mode == net::TrainingMode::Async ? ", staleness bound " + std::to_string(job.staleness)
-                                              : "") +
-        (job.mode == net::TrainingMode::LocalSgd
-             ? ", averaging every " + std::to_string(job.local_steps) + " steps"
-             : ""));
-
-    RunMeter meter;
-    meter.clock.start();
-    bool jobStarted = false;
-    net::ClusterResult result;
-    ClusterCallbacks callbacks;
-    callbacks.stopping = [&] { cli.message("stopping: the nodes finish their current step"); };
-    CliContext::installStopHandler();
-    const TrainingOutcome outcome = trainOnCluster(
-        setup, callbacks, CliContext::stopFlag(),
-        [&](TrainingRun &run) {
-            meter.result = [&run]() -> const net::ClusterResult & { return run.result(); };
-            QObject::connect(&run, &TrainingRun::connected, &run,
-                             [&](const net::NodeInfo &n, const QString &address) {
-                                 cli.message("connected to '" + n.name.toStdString() + "' at " +
-                                             address.toStdString() + " (" + n.arch.toStdString() +
-                                             ", " + std::to_string(n.cores) + " cores, " +
-                                             core::NumberText::bytes(n.ram_bytes) + ")");
-                             });
-            // Energy per node: the running totals the nodes report, on this clock.
-            QObject::connect(&run, &TrainingRun::jobStarted, &run, [&] {
-                jobStarted = true;
-                meter.clock.start();
-                if (plan)
-                    plan->setStarted();
-            });
-            QObject::connect(&run, &TrainingRun::trainingStarted, &run,
-                             [&] { meter.trainingStart = double(meter.clock.elapsed()) / 1000.0; });
-            printProgress(cli, run, meter, job);
-        },
-        &result);
-    // A node that cannot be reached or refuses the key: said before any work, as an I/O error.
-    if (!jobStarted && !outcome.ok)
-        throw core::IoError(outcome.error.toStdString());
-    meter.result = [&result]() -> const net::ClusterResult & { return result; };
-    return reportClusterTraining(cli, s, job, plan, result, meter);
 }
 
 } // namespace edgetrain::app

@@ -44,9 +44,7 @@ TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)
 }
 
 TrainingOutcome trainOnCluster(const TrainingSetup &setup, const ClusterCallbacks &callbacks,
-                               const std::atomic<bool> *stop,
-                               const std::function<void(TrainingRun &run)> &wire,
-                               net::ClusterResult *result)
+                               const std::atomic<bool> *stop)
 {
     TrainingRun run;
     TrainingOutcome outcome;
@@ -70,19 +68,13 @@ TrainingOutcome trainOnCluster(const TrainingSetup &setup, const ClusterCallback
     QObject::connect(&stopPoll, &QTimer::timeout, &loop, [&] {
         if (stop && stop->load() && !stopping) {
             stopping = true;
-            if (callbacks.stopping)
-                callbacks.stopping();
             run.stop();
         }
     });
     stopPoll.start(100);
-    if (wire)
-        wire(run);
     run.start(setup); // may end at once (an unreadable dataset)
     if (!ended)
         loop.exec();
-    if (result)
-        *result = run.result();
     return outcome;
 }
 

@@ -65,20 +65,15 @@ struct ClusterCallbacks
     std::function<void(const net::ClusterEpoch &epoch)> epoch;
     std::function<void(const net::ClusterEvent &event)> event;
     std::function<void(const net::ClusterPlanResult &plan)> planned;
-    std::function<void()> stopping; // the stop token was raised: the nodes finish their step
 };
 
 /**
  * Runs `setup` through TrainingRun (what the window's training step runs on its thread) on the
  * calling thread, in a local event loop, and returns how it ended. `stop` (may be null) is
- * polled every 100 ms: the nodes finish their step and the outcome says cancelled. `wire`
- * (optional) connects more of the run's signals before it starts; `result` (optional) receives
- * the coordinator's final result. Never throws: an unreadable dataset or an unreachable node is
- * the outcome's error.
+ * polled every 100 ms: the nodes finish their step and the outcome says cancelled. Never
+ * throws: an unreadable dataset or an unreachable node is the outcome's error.
  */
 TrainingOutcome trainOnCluster(const TrainingSetup &setup, const ClusterCallbacks &callbacks,
-                               const std::atomic<bool> *stop,
-                               const std::function<void(TrainingRun &run)> &wire = {},
-                               net::ClusterResult *result = nullptr);
+                               const std::atomic<bool> *stop);
 
 } // namespace edgetrain::app

@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 
 namespace edgetrain::app {
 
@@ -39,20 +38,9 @@ struct TrainingSetup
     // With an objective: profile and rank only (the Plan step's comparison); every node is
     // released once the planner has ranked them, nothing trains and no weights are written.
     bool planOnly = false;
-    // The data the coordinator ships: sessionDir's built dataset, unless `trainData` is set
-    // (then it and `validationData`, which may be null); with shipData false none, and the
-    // nodes read their own copies of job.dataset.
-    bool shipData = true;
-    std::shared_ptr<core::TensorDataset> trainData, validationData;
-    bool rejoin = true; // lost nodes are called back
-    // Set: chooses the nodes that train once every node has profiled the job, instead of the
-    // objective's planner (the CLI's plan); linkRates: the nodes measure their links for it.
-    net::TrainingCoordinator::Selection selection;
-    bool linkRates = false;
 };
 
-/** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath (an
- *  empty path: not saved; TrainingRun::result() holds them). */
+/** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath. */
 struct TrainingOutcome
 {
     bool ok = false;
@@ -83,11 +71,6 @@ public:
     /** Stops the run: the nodes finish their step; done() reports it as cancelled. */
     void stop();
     QString weightsPath() const { return m_setup.weightsPath; }
-    /** The coordinator's result: as it grows during the run, the final one after done(). */
-    const net::ClusterResult &result() const
-    {
-        return m_coordinator ? m_coordinator->result() : m_result;
-    }
     const TrainingSetup &setup() const { return m_setup; }
 
 Q_SIGNALS:
@@ -98,12 +81,6 @@ Q_SIGNALS:
     void epoch(const edgetrain::net::ClusterEpoch &epoch);
     void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void done(const edgetrain::app::TrainingOutcome &outcome);
-    /** A node answered with the cluster key (before the job starts). */
-    void connected(const edgetrain::net::NodeInfo &node, const QString &address);
-    /** Every node answered: the data and the job are being shipped. */
-    void jobStarted();
-    /** The first group formed: training proper begins. */
-    void trainingStarted();
     /** With an objective: the plan, once every node has profiled the job (before training). */
     void planned(const edgetrain::net::ClusterPlanResult &plan);
 
@@ -124,7 +101,6 @@ private:
     QString m_planError;                                  // why the planner chose nothing
     bool m_planned = false;                               // the planner ranked the nodes
     std::map<QString, core::EnergyTrace> m_energy;        // by node name
-    net::ClusterResult m_result;                          // kept once the coordinator is gone
 };
 
 } // namespace edgetrain::app
