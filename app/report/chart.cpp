@@ -144,6 +144,42 @@ void drawMarker(QPainter &p, const LegendEntry &e, const QRectF &m, double u)
     p.setBrush(Qt::NoBrush);
 }
 
+/** Draws the legend at the foot of `r`, as many entries a row as fit, each row centred;
+ *  returns the height it took. */
+double drawLegend(QPainter &p, const std::vector<LegendEntry> &entries, const QRectF &r,
+                  const QFontMetricsF &lm, double u)
+{
+    const double markerW = 20 * u, gap = 5 * u, spacing = 14 * u, lineH = lm.height();
+    std::vector<std::vector<std::size_t>> rows;
+    std::vector<double> rowWidths;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const double w = markerW + gap + lm.horizontalAdvance(entries[i].name);
+        if (rows.empty() || rowWidths.back() + spacing + w > r.width()) {
+            rows.emplace_back();
+            rowWidths.push_back(-spacing);
+        }
+        rows.back().push_back(i);
+        rowWidths.back() += spacing + w;
+    }
+    if (rows.empty())
+        return 0;
+    const double height = rows.size() * lineH + 4 * u;
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+        double left = r.center().x() - std::min(rowWidths[row], r.width()) / 2;
+        const double top = r.bottom() - height + 4 * u + row * lineH;
+        for (std::size_t i : rows[row]) {
+            drawMarker(p, entries[i], QRectF(left, top, markerW, lineH), u);
+            left += markerW + gap;
+            const double w = lm.horizontalAdvance(entries[i].name);
+            p.setPen(kText);
+            p.drawText(QRectF(left, top, w + 2 * u, lineH), Qt::AlignLeft | Qt::AlignVCenter,
+                       entries[i].name);
+            left += w + spacing;
+        }
+    }
+    return height;
+}
+
 } // namespace
 
 void ChartAxis::roundOut(int ticks)
@@ -197,7 +233,7 @@ void Chart::paint(QPainter &p, const QRectF &box) const
         r.setTop(std::min(used.bottom(), room.bottom()) + 4 * u);
     }
 
-    // The legend: as many entries a row as fit, the rows centred at the foot.
+    // The legend at the foot.
     std::vector<LegendEntry> entries;
     for (const ChartBars &b : bars)
         if (!b.name.isEmpty())
@@ -205,35 +241,8 @@ void Chart::paint(QPainter &p, const QRectF &box) const
     for (const ChartSeries &s : series)
         if (!s.name.isEmpty())
             entries.push_back({s.name, s.colour, s.line, s.dashed, false, s.width, s.dot});
-    const double markerW = 20 * u, gap = 5 * u, spacing = 14 * u;
-    std::vector<std::vector<std::size_t>> rows;
-    std::vector<double> rowWidths;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const double w = markerW + gap + lm.horizontalAdvance(entries[i].name);
-        if (rows.empty() || rowWidths.back() + spacing + w > r.width()) {
-            rows.emplace_back();
-            rowWidths.push_back(-spacing);
-        }
-        rows.back().push_back(i);
-        rowWidths.back() += spacing + w;
-    }
     p.setFont(labelFont);
-    if (!rows.empty()) {
-        r.setBottom(r.bottom() - rows.size() * lineH - 4 * u);
-        for (std::size_t row = 0; row < rows.size(); ++row) {
-            double left = r.center().x() - std::min(rowWidths[row], r.width()) / 2;
-            const double top = r.bottom() + 4 * u + row * lineH;
-            for (std::size_t i : rows[row]) {
-                drawMarker(p, entries[i], QRectF(left, top, markerW, lineH), u);
-                left += markerW + gap;
-                const double w = lm.horizontalAdvance(entries[i].name);
-                p.setPen(kText);
-                p.drawText(QRectF(left, top, w + 2 * u, lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                           entries[i].name);
-                left += w + spacing;
-            }
-        }
-    }
+    r.setBottom(r.bottom() - drawLegend(p, entries, r, lm, u));
 
     // The plot area: what the axes' titles and tick labels leave; no more ticks than fit.
     double bottom = r.bottom() - lineH - 4 * u; // the x tick labels

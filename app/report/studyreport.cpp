@@ -289,6 +289,321 @@ QString percentOf(int n, std::size_t of)
     return of ? fixed(100.0 * n / double(of), 1) + QStringLiteral(" %") : QStringLiteral("–");
 }
 
+/** The study's PDF as it is written: its pages share the painter, the figures and the charts. */
+struct StudyPdf
+{
+    const StudyReportContent &c;
+    bool pi;
+    const std::vector<ClusterStudy::ScalingRow> &rows;
+    const ClusterStudy::ChoiceAnalysis &analysis;
+    const StudyCharts &charts;
+    const std::vector<const net::StudyRecord *> &failed;
+    QPdfWriter &writer;
+    QPainter &painter;
+    QString footer;
+    int pages = 0;
+    QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
+    QRectF area = PdfPage::bodyArea(full);
+    double half = area.width() / 2 - 6;
+    double chartH = half * kChartH / kChartW;
+    int pageNumber = 0;
+
+    PdfPage newPage()
+    {
+        if (pageNumber > 0)
+            writer.newPage();
+        ++pageNumber;
+        PdfPage::footer(painter, full, footer, pageNumber, pages);
+        return PdfPage(painter, area);
+    }
+    void overview(const QString &title);
+    /** pi-cluster: per model and mode, the fastest number of devices, its speed-up over one
+     *  device, and the accuracy on the most devices. */
+    QString piResult() const;
+    /** cluster-choice: how often the pick was the best, the prediction's error. */
+    QString choiceResult() const;
+    void groupPage(const Group &group);
+    void choicePages();
+    void failedPage();
+};
+
+void StudyPdf::overview(const QString &title)
+{
+    PdfPage page = newPage();
+    page.heading(title);
+    int failedCount = int(failed.size());
+    page.paragraph(
+        QObject::tr("Study “%1”, written %2: %3 of %4 planned runs finished, %5 of them "
+                    "failed.")
+            .arg(ClusterStudy::presetName(c.preset),
+                 QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
+            .arg(c.records.size())
+            .arg(std::max<int>(c.runs_planned, int(c.records.size())))
+            .arg(failedCount));
+    page.paragraph(
+        pi ? QObject::tr(
+                 "After Distributed Training on a Raspberry Pi cluster (Tables 1-4, Figures "
+                 "3-7): each model trained data-parallel on the first 1, 2, … of the lab's "
+                 "devices, synchronously (an allreduce every step) and asynchronously (a "
+                 "parameter server). Time per epoch is training only; test accuracy after the "
+                 "last epoch; CPU is the devices' use while training, memory the node agent's "
+                 "peak RSS, traffic the agent's own, each the mean over the devices of a run.")
+           : QObject::tr(
+                 "After the heterogeneous-cluster paper (its Figure 5: the best configuration "
+                 "chosen in 76.67 % of cases, best or second in 95.83 %): per job the planner "
+                 "profiles every device once and predicts time, power, energy and EDP for "
+                 "every subset; then every subset trains the same job (sync) and is measured. "
+                 "A case is a job and an objective; the pick is the planner's best predicted "
+                 "subset, its rank its place among the measured ones."));
+    page.subheading(QObject::tr("The lab"));
+    page.paragraph(labLine(c.lab));
+    if (!c.lab.nodes.empty())
+        page.table(labTable(c.lab), {0.2, 0.2, 0.24, 0.18, 0.18});
+    if (pi && !rows.empty()) {
+        page.subheading(QObject::tr("Result"));
+        page.paragraph(piResult());
+    }
+    if (!pi) {
+        page.subheading(QObject::tr("Result"));
+        page.paragraph(choiceResult());
+    }
+}
+
+QString StudyPdf::piResult() const
+{
+    QStringList lines;
+    for (const Group &g : groupsOf(rows))
+        for (net::TrainingMode mode : modesOf(rows)) {
+            const ClusterStudy::ScalingRow *fastest = nullptr, *one = nullptr, *most = nullptr;
+            for (const auto &r : rows) {
+                if (!g.has(r) || r.mode != mode || !r.error.isEmpty() || r.epoch_seconds <= 0)
+                    continue;
+                if (!fastest || r.epoch_seconds < fastest->epoch_seconds)
+                    fastest = &r;
+                if (r.devices == 1)
+                    one = &r;
+                if (!most || r.devices > most->devices)
+                    most = &r;
+            }
+            if (!fastest)
+                continue;
+            QString line = QObject::tr("%1, %2: fastest on %n device(s), %3 s an epoch", nullptr,
+                                       fastest->devices)
+                               .arg(g.title, net::modeName(mode),
+                                    QString::number(fastest->epoch_seconds, 'g', 3));
+            if (one && fastest != one)
+                line += QObject::tr(" (%1x one device's speed)")
+                            .arg(fixed(one->epoch_seconds / fastest->epoch_seconds, 2));
+            if (most->test_accuracy >= 0 && one && one->test_accuracy >= 0)
+                line += QObject::tr("; test accuracy %1 on one device, %2 on %n", nullptr,
+                                    most->devices)
+                            .arg(fixed(one->test_accuracy, 3), fixed(most->test_accuracy, 3));
+            lines.append(line + QLatin1Char('.'));
+        }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString StudyPdf::choiceResult() const
+{
+    QString text = QObject::tr("The planner picked the measured best in %1 of %2 cases "
+                               "(%3), the best or the second in %4 (%5). Predicted "
+                               "training time against measured, over %6 runs: median "
+                               "error %7 %, 90th percentile %8 %. Profiling: median %9 % "
+                               "of profiling plus the best cluster's training.")
+                       .arg(analysis.best)
+                       .arg(analysis.cases.size())
+                       .arg(percentOf(analysis.best, analysis.cases.size()))
+                       .arg(analysis.best_or_second)
+                       .arg(percentOf(analysis.best_or_second, analysis.cases.size()))
+                       .arg(analysis.runs.size())
+                       .arg(fixed(100 * analysis.median_time_error, 1),
+                            fixed(100 * analysis.p90_time_error, 1),
+                            fixed(100 * analysis.median_profiling_share, 1));
+    if (analysis.by_configuration)
+        text +=
+            QObject::tr(" Alike devices (one profile, emulated alike) taken as one: "
+                        "a subset of them is one configuration, its runs repeated "
+                        "measurements, ranked by their mean — which of two identical "
+                        "boards measured better is treated as the lab's noise. So "
+                        "counted, the pick was the best "
+                        "configuration in %1 of %2 cases (%3), the best or the second "
+                        "in %4 (%5).")
+                .arg(analysis.best_by_configuration)
+                .arg(analysis.cases.size())
+                .arg(percentOf(analysis.best_by_configuration, analysis.cases.size()))
+                .arg(analysis.best_or_second_by_configuration)
+                .arg(percentOf(analysis.best_or_second_by_configuration, analysis.cases.size()));
+    if (analysis.repeated > 0)
+        text += QObject::tr(" Each case's pick and its closest contender (the measured "
+                            "best, or the second where the pick was the best) were "
+                            "measured up to %1 times in all, every other subset once: on "
+                            "the means of their runs the pick was the best in %2 of %3 "
+                            "cases (%4); where it was not, the range of its runs "
+                            "overlapped the best mean's (the runs did not separate them) "
+                            "in %5 more, %6 in all (%7).")
+                    .arg(analysis.measurements)
+                    .arg(analysis.best_on_repeats)
+                    .arg(analysis.cases.size())
+                    .arg(percentOf(analysis.best_on_repeats, analysis.cases.size()))
+                    .arg(analysis.best_within_spread - analysis.best_on_repeats)
+                    .arg(analysis.best_within_spread)
+                    .arg(percentOf(analysis.best_within_spread, analysis.cases.size()));
+    if (!analysis.skipped.isEmpty())
+        text += QObject::tr(" Left out (the nodes reported no power figures): %1.")
+                    .arg(analysis.skipped.join(QStringLiteral(", ")));
+    return text;
+}
+
+void StudyPdf::groupPage(const Group &group)
+{
+    const auto modes = modesOf(rows);
+    PdfPage page = newPage();
+    page.heading(QObject::tr("%1: time and accuracy by number of devices").arg(group.title));
+    int maxDevices = 0;
+    for (const auto &r : rows)
+        if (group.has(r))
+            maxDevices = std::max(maxDevices, r.devices);
+    QList<QStringList> table;
+    QStringList header{QObject::tr("# of devices")};
+    for (int d = 1; d <= maxDevices; ++d)
+        header.append(QString::number(d));
+    table.append(header);
+    for (net::TrainingMode mode : modes) {
+        QStringList time{net::modeName(mode) + QObject::tr(": time per epoch (s)")};
+        QStringList accuracy{net::modeName(mode) + QObject::tr(": test accuracy")};
+        for (int d = 1; d <= maxDevices; ++d) {
+            const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &r) {
+                return group.has(r) && r.mode == mode && r.devices == d;
+            });
+            const bool ok = it != rows.end() && it->error.isEmpty();
+            time.append(ok ? QString::number(it->epoch_seconds, 'g', 3) : QStringLiteral("–"));
+            accuracy.append(ok && it->test_accuracy >= 0 ? fixed(it->test_accuracy, 3)
+                                                         : QStringLiteral("–"));
+        }
+        table.append(time);
+        table.append(accuracy);
+    }
+    QList<double> widths{0.3};
+    for (int d = 1; d <= maxDevices; ++d)
+        widths.append(0.7 / maxDevices);
+    page.table(table, widths);
+    const double y = page.y();
+    page.chart(charts.find(group.file + QStringLiteral("-time")), QRectF(0, y, half, chartH));
+    page.chart(charts.find(group.file + QStringLiteral("-accuracy")),
+               QRectF(half + 12, y, half, chartH));
+    page.skip(chartH + 16);
+    page.subheading(QObject::tr("Hardware resources per device (mean over the devices)"));
+    QList<QStringList> usage{{QObject::tr("mode"), QObject::tr("devices"), QObject::tr("CPU %"),
+                              QObject::tr("memory (MiB)"), QObject::tr("received (KiB/epoch)"),
+                              QObject::tr("sent (KiB/epoch)")}};
+    const QString none = QStringLiteral("–");
+    for (const auto &r : rows)
+        if (group.has(r) && r.error.isEmpty())
+            usage.append({net::modeName(r.mode), QString::number(r.devices),
+                          r.resources ? fixed(r.cpu_percent, 1) : none,
+                          r.resources ? fixed(r.rss_mib, 1) : none,
+                          r.resources ? fixed(r.received_kib, 1) : none,
+                          r.resources ? fixed(r.sent_kib, 1) : none});
+    page.table(usage, {0.12, 0.1, 0.12, 0.16, 0.25, 0.25}, 24);
+    if (std::any_of(rows.begin(), rows.end(), [&](const auto &r) {
+            return group.has(r) && r.error.isEmpty() && !r.resources;
+        }))
+        page.paragraph(QObject::tr("–: the run's result has no figures of the nodes' use "
+                                   "(written by an older edgetrain-cli)."));
+    // The three charts half a page wide, two a row, where the page has room for two
+    // rows; else a third wide in one row.
+    const bool halves = area.bottom() - page.y() >= 2 * chartH + 16;
+    const double w = halves ? half : area.width() / 3 - 8;
+    const double h = halves ? chartH : w * kChartH / kChartW;
+    const double y2 = page.y();
+    const int perRow = halves ? 2 : 3;
+    int i = 0;
+    for (const char *name : {"-cpu", "-memory", "-network"}) {
+        page.chart(charts.find(group.file + QLatin1String(name)),
+                   QRectF((i % perRow) * (w + 12), y2 + (i / perRow) * (h + 16), w, h));
+        ++i;
+    }
+}
+
+void StudyPdf::choicePages()
+{
+    {
+        PdfPage page = newPage();
+        page.heading(QObject::tr("The planner's pick per job and objective"));
+        QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
+                                  QObject::tr("objective"), QObject::tr("picked"),
+                                  QObject::tr("measured best"), QObject::tr("rank")}};
+        if (analysis.by_configuration)
+            table[0].append(QObject::tr("alike as one"));
+        if (analysis.repeated > 0)
+            table[0].append(QObject::tr("repeated"));
+        for (const auto &k : analysis.cases) {
+            table.append({k.model, QString::number(k.batch), k.objective,
+                          k.picked.join(QLatin1Char('+')), k.measured_best.join(QLatin1Char('+')),
+                          k.rank > 0 ? QStringLiteral("%1 of %2").arg(k.rank).arg(k.measured)
+                                     : QObject::tr("not measured")});
+            if (analysis.by_configuration)
+                table.back().append(
+                    k.configuration_rank > 0
+                        ? QStringLiteral("%1 of %2").arg(k.configuration_rank).arg(k.configurations)
+                        : QObject::tr("not measured"));
+            if (analysis.repeated > 0)
+                table.back().append(k.best_on_repeats ? QObject::tr("best")
+                                    : k.within_spread ? QObject::tr("within spread")
+                                                      : QObject::tr("worse"));
+        }
+        if (analysis.by_configuration && analysis.repeated > 0)
+            page.table(table, {0.08, 0.08, 0.1, 0.19, 0.19, 0.08, 0.13, 0.15}, 36);
+        else if (analysis.repeated > 0)
+            page.table(table, {0.1, 0.07, 0.1, 0.26, 0.26, 0.09, 0.12}, 36);
+        else if (analysis.by_configuration)
+            page.table(table, {0.08, 0.07, 0.1, 0.26, 0.25, 0.1, 0.14}, 36);
+        else
+            page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
+        page.chart(charts.find(QStringLiteral("selection")),
+                   QRectF(area.width() / 4, page.y(), half, chartH));
+    }
+    {
+        PdfPage page = newPage();
+        page.heading(QObject::tr("Predicted against measured"));
+        page.chart(charts.find(QStringLiteral("predicted-vs-measured")),
+                   QRectF(area.width() / 4, page.y(), half, chartH));
+        page.skip(chartH + 16);
+        page.subheading(QObject::tr("The largest errors of the predicted training time"));
+        std::vector<const ClusterStudy::ChoiceRun *> runs;
+        for (const auto &r : analysis.runs)
+            if (r.measured_seconds > 0)
+                runs.push_back(&r);
+        auto err = [](const ClusterStudy::ChoiceRun *r) {
+            return (r->predicted_seconds - r->measured_seconds) / r->measured_seconds;
+        };
+        std::sort(runs.begin(), runs.end(),
+                  [&](auto *a, auto *b) { return std::abs(err(a)) > std::abs(err(b)); });
+        QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"), QObject::tr("nodes"),
+                                  QObject::tr("pred. s"), QObject::tr("meas. s"),
+                                  QObject::tr("error"), QObject::tr("pred. W"),
+                                  QObject::tr("meas. W")}};
+        for (std::size_t i = 0; i < runs.size() && i < 30; ++i)
+            table.append({runs[i]->model, QString::number(runs[i]->batch),
+                          runs[i]->nodes.join(QLatin1Char('+')),
+                          fixed(runs[i]->predicted_seconds, 2), fixed(runs[i]->measured_seconds, 2),
+                          fixed(100 * err(runs[i]), 1) + QStringLiteral(" %"),
+                          fixed(runs[i]->predicted_watts, 2), fixed(runs[i]->measured_watts, 2)});
+        page.table(table, {0.1, 0.07, 0.37, 0.09, 0.09, 0.1, 0.09, 0.09});
+    }
+}
+
+void StudyPdf::failedPage()
+{
+    PdfPage page = newPage();
+    page.heading(QObject::tr("Runs that failed"));
+    page.paragraph(QObject::tr("Each run's log is in logs/ of the study's folder."));
+    QList<QStringList> table{{QObject::tr("run"), QObject::tr("why")}};
+    for (const net::StudyRecord *r : failed)
+        table.append({r->run.key(), r->error});
+    page.table(table, {0.5, 0.5});
+}
+
 } // namespace
 
 bool StudyReport::write(const QString &dir, const StudyReportContent &c, QStringList *written,
@@ -324,296 +639,26 @@ bool StudyReport::write(const QString &dir, const StudyReportContent &c, QString
         *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
         return false;
     }
-    const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
-    const QRectF area = PdfPage::bodyArea(full);
-    int pageNumber = 0;
-    auto newPage = [&] {
-        if (pageNumber > 0)
-            writer.newPage();
-        ++pageNumber;
-        PdfPage::footer(painter, full,
-                        QStringLiteral("EdgeTrain · study %1 · %2")
-                            .arg(ClusterStudy::presetName(c.preset), QFileInfo(dir).fileName()),
-                        pageNumber, pages);
-        return PdfPage(painter, area);
-    };
-    const double half = area.width() / 2 - 6;
-    const double chartH = half * kChartH / kChartW;
 
-    // 1. What was run, on what
-    {
-        PdfPage page = newPage();
-        page.heading(title);
-        int failedCount = int(failed.size());
-        page.paragraph(
-            QObject::tr("Study “%1”, written %2: %3 of %4 planned runs finished, %5 of them "
-                        "failed.")
-                .arg(ClusterStudy::presetName(c.preset),
-                     QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
-                .arg(c.records.size())
-                .arg(std::max<int>(c.runs_planned, int(c.records.size())))
-                .arg(failedCount));
-        page.paragraph(
-            pi ? QObject::tr(
-                     "After Distributed Training on a Raspberry Pi cluster (Tables 1-4, Figures "
-                     "3-7): each model trained data-parallel on the first 1, 2, … of the lab's "
-                     "devices, synchronously (an allreduce every step) and asynchronously (a "
-                     "parameter server). Time per epoch is training only; test accuracy after the "
-                     "last epoch; CPU is the devices' use while training, memory the node agent's "
-                     "peak RSS, traffic the agent's own, each the mean over the devices of a run.")
-               : QObject::tr(
-                     "After the heterogeneous-cluster paper (its Figure 5: the best configuration "
-                     "chosen in 76.67 % of cases, best or second in 95.83 %): per job the planner "
-                     "profiles every device once and predicts time, power, energy and EDP for "
-                     "every subset; then every subset trains the same job (sync) and is measured. "
-                     "A case is a job and an objective; the pick is the planner's best predicted "
-                     "subset, its rank its place among the measured ones."));
-        page.subheading(QObject::tr("The lab"));
-        page.paragraph(labLine(c.lab));
-        if (!c.lab.nodes.empty())
-            page.table(labTable(c.lab), {0.2, 0.2, 0.24, 0.18, 0.18});
-        if (pi && !rows.empty()) {
-            // per model and mode: the fastest number of devices, its speed-up over one device,
-            // and the accuracy on the most devices
-            page.subheading(QObject::tr("Result"));
-            QStringList lines;
-            for (const Group &g : groupsOf(rows))
-                for (net::TrainingMode mode : modesOf(rows)) {
-                    const ClusterStudy::ScalingRow *fastest = nullptr, *one = nullptr,
-                                                   *most = nullptr;
-                    for (const auto &r : rows) {
-                        if (!g.has(r) || r.mode != mode || !r.error.isEmpty() ||
-                            r.epoch_seconds <= 0)
-                            continue;
-                        if (!fastest || r.epoch_seconds < fastest->epoch_seconds)
-                            fastest = &r;
-                        if (r.devices == 1)
-                            one = &r;
-                        if (!most || r.devices > most->devices)
-                            most = &r;
-                    }
-                    if (!fastest)
-                        continue;
-                    QString line = QObject::tr("%1, %2: fastest on %n device(s), %3 s an epoch",
-                                               nullptr, fastest->devices)
-                                       .arg(g.title, net::modeName(mode),
-                                            QString::number(fastest->epoch_seconds, 'g', 3));
-                    if (one && fastest != one)
-                        line += QObject::tr(" (%1x one device's speed)")
-                                    .arg(fixed(one->epoch_seconds / fastest->epoch_seconds, 2));
-                    if (most->test_accuracy >= 0 && one && one->test_accuracy >= 0)
-                        line +=
-                            QObject::tr("; test accuracy %1 on one device, %2 on %n", nullptr,
-                                        most->devices)
-                                .arg(fixed(one->test_accuracy, 3), fixed(most->test_accuracy, 3));
-                    lines.append(line + QLatin1Char('.'));
-                }
-            page.paragraph(lines.join(QLatin1Char('\n')));
-        }
-        if (!pi) {
-            page.subheading(QObject::tr("Result"));
-            QString text = QObject::tr("The planner picked the measured best in %1 of %2 cases "
-                                       "(%3), the best or the second in %4 (%5). Predicted "
-                                       "training time against measured, over %6 runs: median "
-                                       "error %7 %, 90th percentile %8 %. Profiling: median %9 % "
-                                       "of profiling plus the best cluster's training.")
-                               .arg(analysis.best)
-                               .arg(analysis.cases.size())
-                               .arg(percentOf(analysis.best, analysis.cases.size()))
-                               .arg(analysis.best_or_second)
-                               .arg(percentOf(analysis.best_or_second, analysis.cases.size()))
-                               .arg(analysis.runs.size())
-                               .arg(fixed(100 * analysis.median_time_error, 1),
-                                    fixed(100 * analysis.p90_time_error, 1),
-                                    fixed(100 * analysis.median_profiling_share, 1));
-            if (analysis.by_configuration)
-                text += QObject::tr(" Alike devices (one profile, emulated alike) taken as one: "
-                                    "a subset of them is one configuration, its runs repeated "
-                                    "measurements, ranked by their mean — which of two identical "
-                                    "boards measured better is treated as the lab's noise. So "
-                                    "counted, the pick was the best "
-                                    "configuration in %1 of %2 cases (%3), the best or the second "
-                                    "in %4 (%5).")
-                            .arg(analysis.best_by_configuration)
-                            .arg(analysis.cases.size())
-                            .arg(percentOf(analysis.best_by_configuration, analysis.cases.size()))
-                            .arg(analysis.best_or_second_by_configuration)
-                            .arg(percentOf(analysis.best_or_second_by_configuration,
-                                           analysis.cases.size()));
-            if (analysis.repeated > 0)
-                text += QObject::tr(" Each case's pick and its closest contender (the measured "
-                                    "best, or the second where the pick was the best) were "
-                                    "measured up to %1 times in all, every other subset once: on "
-                                    "the means of their runs the pick was the best in %2 of %3 "
-                                    "cases (%4); where it was not, the range of its runs "
-                                    "overlapped the best mean's (the runs did not separate them) "
-                                    "in %5 more, %6 in all (%7).")
-                            .arg(analysis.measurements)
-                            .arg(analysis.best_on_repeats)
-                            .arg(analysis.cases.size())
-                            .arg(percentOf(analysis.best_on_repeats, analysis.cases.size()))
-                            .arg(analysis.best_within_spread - analysis.best_on_repeats)
-                            .arg(analysis.best_within_spread)
-                            .arg(percentOf(analysis.best_within_spread, analysis.cases.size()));
-            if (!analysis.skipped.isEmpty())
-                text += QObject::tr(" Left out (the nodes reported no power figures): %1.")
-                            .arg(analysis.skipped.join(QStringLiteral(", ")));
-            page.paragraph(text);
-        }
-    }
-
-    if (pi) {
-        const auto modes = modesOf(rows);
-        for (const Group &group : groups) {
-            PdfPage page = newPage();
-            page.heading(
-                QObject::tr("%1: time and accuracy by number of devices").arg(group.title));
-            int maxDevices = 0;
-            for (const auto &r : rows)
-                if (group.has(r))
-                    maxDevices = std::max(maxDevices, r.devices);
-            QList<QStringList> table;
-            QStringList header{QObject::tr("# of devices")};
-            for (int d = 1; d <= maxDevices; ++d)
-                header.append(QString::number(d));
-            table.append(header);
-            for (net::TrainingMode mode : modes) {
-                QStringList time{net::modeName(mode) + QObject::tr(": time per epoch (s)")};
-                QStringList accuracy{net::modeName(mode) + QObject::tr(": test accuracy")};
-                for (int d = 1; d <= maxDevices; ++d) {
-                    const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &r) {
-                        return group.has(r) && r.mode == mode && r.devices == d;
-                    });
-                    const bool ok = it != rows.end() && it->error.isEmpty();
-                    time.append(ok ? QString::number(it->epoch_seconds, 'g', 3)
-                                   : QStringLiteral("–"));
-                    accuracy.append(ok && it->test_accuracy >= 0 ? fixed(it->test_accuracy, 3)
-                                                                 : QStringLiteral("–"));
-                }
-                table.append(time);
-                table.append(accuracy);
-            }
-            QList<double> widths{0.3};
-            for (int d = 1; d <= maxDevices; ++d)
-                widths.append(0.7 / maxDevices);
-            page.table(table, widths);
-            const double y = page.y();
-            page.chart(charts.find(group.file + QStringLiteral("-time")),
-                       QRectF(0, y, half, chartH));
-            page.chart(charts.find(group.file + QStringLiteral("-accuracy")),
-                       QRectF(half + 12, y, half, chartH));
-            page.skip(chartH + 16);
-            page.subheading(QObject::tr("Hardware resources per device (mean over the devices)"));
-            QList<QStringList> usage{{QObject::tr("mode"), QObject::tr("devices"),
-                                      QObject::tr("CPU %"), QObject::tr("memory (MiB)"),
-                                      QObject::tr("received (KiB/epoch)"),
-                                      QObject::tr("sent (KiB/epoch)")}};
-            const QString none = QStringLiteral("–");
-            for (const auto &r : rows)
-                if (group.has(r) && r.error.isEmpty())
-                    usage.append({net::modeName(r.mode), QString::number(r.devices),
-                                  r.resources ? fixed(r.cpu_percent, 1) : none,
-                                  r.resources ? fixed(r.rss_mib, 1) : none,
-                                  r.resources ? fixed(r.received_kib, 1) : none,
-                                  r.resources ? fixed(r.sent_kib, 1) : none});
-            page.table(usage, {0.12, 0.1, 0.12, 0.16, 0.25, 0.25}, 24);
-            if (std::any_of(rows.begin(), rows.end(), [&](const auto &r) {
-                    return group.has(r) && r.error.isEmpty() && !r.resources;
-                }))
-                page.paragraph(QObject::tr("–: the run's result has no figures of the nodes' use "
-                                           "(written by an older edgetrain-cli)."));
-            // The three charts half a page wide, two a row, where the page has room for two
-            // rows; else a third wide in one row.
-            const bool halves = area.bottom() - page.y() >= 2 * chartH + 16;
-            const double w = halves ? half : area.width() / 3 - 8;
-            const double h = halves ? chartH : w * kChartH / kChartW;
-            const double y2 = page.y();
-            const int perRow = halves ? 2 : 3;
-            int i = 0;
-            for (const char *name : {"-cpu", "-memory", "-network"}) {
-                page.chart(charts.find(group.file + QLatin1String(name)),
-                           QRectF((i % perRow) * (w + 12), y2 + (i / perRow) * (h + 16), w, h));
-                ++i;
-            }
-        }
-    } else {
-        {
-            PdfPage page = newPage();
-            page.heading(QObject::tr("The planner's pick per job and objective"));
-            QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
-                                      QObject::tr("objective"), QObject::tr("picked"),
-                                      QObject::tr("measured best"), QObject::tr("rank")}};
-            if (analysis.by_configuration)
-                table[0].append(QObject::tr("alike as one"));
-            if (analysis.repeated > 0)
-                table[0].append(QObject::tr("repeated"));
-            for (const auto &k : analysis.cases) {
-                table.append({k.model, QString::number(k.batch), k.objective,
-                              k.picked.join(QLatin1Char('+')),
-                              k.measured_best.join(QLatin1Char('+')),
-                              k.rank > 0 ? QStringLiteral("%1 of %2").arg(k.rank).arg(k.measured)
-                                         : QObject::tr("not measured")});
-                if (analysis.by_configuration)
-                    table.back().append(k.configuration_rank > 0 ? QStringLiteral("%1 of %2")
-                                                                       .arg(k.configuration_rank)
-                                                                       .arg(k.configurations)
-                                                                 : QObject::tr("not measured"));
-                if (analysis.repeated > 0)
-                    table.back().append(k.best_on_repeats ? QObject::tr("best")
-                                        : k.within_spread ? QObject::tr("within spread")
-                                                          : QObject::tr("worse"));
-            }
-            if (analysis.by_configuration && analysis.repeated > 0)
-                page.table(table, {0.08, 0.08, 0.1, 0.19, 0.19, 0.08, 0.13, 0.15}, 36);
-            else if (analysis.repeated > 0)
-                page.table(table, {0.1, 0.07, 0.1, 0.26, 0.26, 0.09, 0.12}, 36);
-            else if (analysis.by_configuration)
-                page.table(table, {0.08, 0.07, 0.1, 0.26, 0.25, 0.1, 0.14}, 36);
-            else
-                page.table(table, {0.12, 0.08, 0.1, 0.3, 0.3, 0.1}, 36);
-            page.chart(charts.find(QStringLiteral("selection")),
-                       QRectF(area.width() / 4, page.y(), half, chartH));
-        }
-        {
-            PdfPage page = newPage();
-            page.heading(QObject::tr("Predicted against measured"));
-            page.chart(charts.find(QStringLiteral("predicted-vs-measured")),
-                       QRectF(area.width() / 4, page.y(), half, chartH));
-            page.skip(chartH + 16);
-            page.subheading(QObject::tr("The largest errors of the predicted training time"));
-            std::vector<const ClusterStudy::ChoiceRun *> runs;
-            for (const auto &r : analysis.runs)
-                if (r.measured_seconds > 0)
-                    runs.push_back(&r);
-            auto err = [](const ClusterStudy::ChoiceRun *r) {
-                return (r->predicted_seconds - r->measured_seconds) / r->measured_seconds;
-            };
-            std::sort(runs.begin(), runs.end(),
-                      [&](auto *a, auto *b) { return std::abs(err(a)) > std::abs(err(b)); });
-            QList<QStringList> table{{QObject::tr("model"), QObject::tr("batch"),
-                                      QObject::tr("nodes"), QObject::tr("pred. s"),
-                                      QObject::tr("meas. s"), QObject::tr("error"),
-                                      QObject::tr("pred. W"), QObject::tr("meas. W")}};
-            for (std::size_t i = 0; i < runs.size() && i < 30; ++i)
-                table.append(
-                    {runs[i]->model, QString::number(runs[i]->batch),
-                     runs[i]->nodes.join(QLatin1Char('+')), fixed(runs[i]->predicted_seconds, 2),
-                     fixed(runs[i]->measured_seconds, 2),
-                     fixed(100 * err(runs[i]), 1) + QStringLiteral(" %"),
-                     fixed(runs[i]->predicted_watts, 2), fixed(runs[i]->measured_watts, 2)});
-            page.table(table, {0.1, 0.07, 0.37, 0.09, 0.09, 0.1, 0.09, 0.09});
-        }
-    }
-
-    if (!failed.empty()) {
-        PdfPage page = newPage();
-        page.heading(QObject::tr("Runs that failed"));
-        page.paragraph(QObject::tr("Each run's log is in logs/ of the study's folder."));
-        QList<QStringList> table{{QObject::tr("run"), QObject::tr("why")}};
-        for (const net::StudyRecord *r : failed)
-            table.append({r->run.key(), r->error});
-        page.table(table, {0.5, 0.5});
-    }
+    StudyPdf pdf{c,
+                 pi,
+                 rows,
+                 analysis,
+                 charts,
+                 failed,
+                 writer,
+                 painter,
+                 QStringLiteral("EdgeTrain · study %1 · %2")
+                     .arg(ClusterStudy::presetName(c.preset), QFileInfo(dir).fileName()),
+                 pages};
+    pdf.overview(title);
+    if (pi)
+        for (const Group &group : groups)
+            pdf.groupPage(group);
+    else
+        pdf.choicePages();
+    if (!failed.empty())
+        pdf.failedPage();
     if (!painter.end()) {
         *error = QStringLiteral("cannot finish the PDF '%1'").arg(path);
         return false;
