@@ -36,18 +36,8 @@ extern "C" void onSignal(int)
     [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1); // async-signal-safe
 }
 
-} // namespace
-
-/** The program; main() is its boundary for errors nothing below handled. */
-static int run(int argc, char **argv)
+void addOptions(QCommandLineParser &parser)
 {
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("edgetrain-node"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
-    qSetMessagePattern(
-        QStringLiteral("%{time yyyy-MM-ddThh:mm:ss.zzz} %{category} %{type}: %{message}"));
-
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "EdgeTrain node agent: announces this device on the LAN, accepts controllers that prove "
         "the cluster key, and streams CPU, memory and network metrics."));
@@ -106,6 +96,21 @@ static int run(int argc, char **argv)
                         "and --threads) for SECONDS of wall time, print GFLOP/s and exit (the "
                         "edge lab checks its CPU quotas with it)."),
          QStringLiteral("SECONDS")});
+}
+
+} // namespace
+
+/** The program; main() is its boundary for errors nothing below handled. */
+static int run(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("edgetrain-node"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
+    qSetMessagePattern(
+        QStringLiteral("%{time yyyy-MM-ddThh:mm:ss.zzz} %{category} %{type}: %{message}"));
+
+    QCommandLineParser parser;
+    addOptions(parser);
     parser.process(app);
 
     // The config file first, then every option given: the command line wins.
