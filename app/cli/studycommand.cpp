@@ -9,6 +9,7 @@
 #include "net/lab/clusterstudy.h"
 #include "net/lab/edgelab.h"
 #include "net/planner/clusterplanner.h"
+#include "studyrunner.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -96,43 +97,6 @@ std::vector<StudyJob> jobsFrom(const CliContext &cli, const ClusterStudy::Option
     return jobs;
 }
 
-/** "3 of 5: lenet5 b64 sync on pi3b-1+pi3b-2" */
-QString describe(const StudyRun &run)
-{
-    if (run.kind == StudyRun::Kind::Plan)
-        return QStringLiteral("plan for %1 b%2 over %3 nodes")
-            .arg(run.job.model)
-            .arg(run.job.batch)
-            .arg(run.nodes.size());
-    const QString text = QStringLiteral("%1 b%2 %3 on %4")
-                             .arg(run.job.model)
-                             .arg(run.job.batch)
-                             .arg(net::modeName(run.mode), run.nodes.join(QLatin1Char('+')));
-    return run.measurement > 1 ? text + QStringLiteral(", measurement %1").arg(run.measurement)
-                               : text;
-}
-
-QString fileSafe(QString key)
-{
-    for (QChar &c : key)
-        if (!c.isLetterOrNumber() && c != QLatin1Char('-') && c != QLatin1Char('.'))
-            c = QLatin1Char('_');
-    return key;
-}
-
-/** The last line of `out` that is a JSON object, parsed; null if there is none. */
-core::Json lastJson(const QByteArray &out, const QString &source)
-{
-    const QList<QByteArray> lines = out.split('\n');
-    for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
-        const QByteArray line = it->trimmed();
-        if (line.startsWith('{'))
-            return core::Json::parse(std::string_view(line.constData(), std::size_t(line.size())),
-                                     source.toStdString());
-    }
-    return core::Json();
-}
-
 void writeFile(const QString &path, const QByteArray &data, QStringList *written)
 {
     QSaveFile file(path);
@@ -141,20 +105,8 @@ void writeFile(const QString &path, const QByteArray &data, QStringList *written
     written->append(path);
 }
 
-} // namespace
-
-int StudyCommand::run(const QStringList &arguments)
+void addStudyOptions(CliContext &cli)
 {
-    CliContext cli(
-        QStringLiteral("study"),
-        QStringLiteral(
-            "The seed papers' experiments on an edge lab. pi-cluster: each model on 1..N "
-            "nodes, sync against async (time per epoch, accuracy, each node's CPU, memory, "
-            "network). cluster-choice: the planner's prediction for every subset of the nodes "
-            "against every subset trained (does it pick the best by time, power, energy, EDP?). "
-            "Writes runs.jsonl as runs end (the same command again continues), CSV files, "
-            "charts (PNG, SVG) and study.pdf to --out."),
-        arguments);
     cli.addOption("preset", "pi-cluster or cluster-choice.", "NAME");
     cli.addOption("out", "The study's folder (default: study-PRESET here).", "DIR");
     addLabUpOptions(cli);
@@ -184,61 +136,26 @@ int StudyCommand::run(const QStringList &arguments)
                   "N", "3");
     cli.addOption("run-timeout", "A run taking longer is stopped and recorded as failed.",
                   "DURATION", "1800s");
-    if (!cli.parse())
-        return ExitSuccess;
-    if (!cli.isSet("preset"))
-        throw UsageError("--preset is required: pi-cluster or cluster-choice");
-    const auto preset = ClusterStudy::parsePreset(QString::fromStdString(cli.text("preset")));
-    if (!preset)
-        throw UsageError("--preset: '" + cli.text("preset") +
-                         "' is not pi-cluster or cluster-choice");
-    ClusterStudy::Options options = ClusterStudy::defaults(*preset, cli.isSet("quick"));
-    options.jobs = jobsFrom(cli, options);
-    if (*preset == ClusterStudy::Preset::PiCluster) {
-        options.modes = parseModeList(cli);
-        if (cli.isSet("max-nodes"))
-            options.max_nodes = int(cli.integer("max-nodes", 1, 64));
-    } else {
-        options.measurements = int(cli.integer("measurements", 1, 20));
-    }
-    const auto runTimeout = parseDuration(cli.text("run-timeout"), "run-timeout");
-    const QString presetName = ClusterStudy::presetName(*preset);
-    const QString out = QDir(cli.isSet("out") ? QString::fromStdString(cli.text("out"))
-                                              : QStringLiteral("study-") + presetName)
-                            .absolutePath();
-    if (!QDir().mkpath(out + QStringLiteral("/logs")))
-        throw core::IoError("cannot create '" + out.toStdString() + "'");
-    const QString recordsPath = out + QStringLiteral("/runs.jsonl");
-    if (cli.isSet("fresh") && QFile::exists(recordsPath)) {
-        const QString aside =
-            out +
-            QStringLiteral("/runs-%1.jsonl")
-                .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
-        if (!QFile::rename(recordsPath, aside))
-            throw core::IoError("cannot move '" + recordsPath.toStdString() + "' aside");
-        cli.message("the earlier runs are in " + aside.toStdString());
-    }
-    // What an earlier study here finished: read before anything starts, so a damaged file is
-    // said at once (naming its line), not after the lab is up.
-    const std::vector<StudyRecord> earlier =
-        ClusterStudy::latest(ClusterStudy::readRecords(recordsPath));
-    CliContext::installStopHandler();
+}
 
-    // The lab: one that is up (--lab), or our own in OUT/lab, taken down however we leave.
+/** The lab the study runs on: one that is up (--lab), or its own in OUT/lab (`own` then set:
+ *  the caller takes it down however it leaves); none with --report-only. */
+net::LabState studyLab(const CliContext &cli, ClusterStudy::Preset preset, const QString &out,
+                       bool *own)
+{
     net::LabState lab;
-    bool ownLab = false;
     if (cli.isSet("lab")) {
         lab = net::EdgeLab::read(QString::fromStdString(cli.text("lab")));
     } else if (!cli.isSet("report-only")) {
         net::LabOptions o =
             labUpOptions(cli, cli.isSet("devices") ? QString::fromStdString(cli.text("devices"))
-                                                   : ClusterStudy::defaultDevices(*preset));
+                                                   : ClusterStudy::defaultDevices(preset));
         o.dir = out + QStringLiteral("/lab");
         o.stop = CliContext::stopFlag();
         int devices = 0;
         for (const auto &d : o.devices)
             devices += d.count;
-        if (*preset == ClusterStudy::Preset::ClusterChoice &&
+        if (preset == ClusterStudy::Preset::ClusterChoice &&
             devices > net::ClusterPlanner::kMaxDevices)
             throw UsageError("--devices: cluster-choice trains every subset of the devices, and "
                              "the planner takes at most " +
@@ -250,236 +167,27 @@ int StudyCommand::run(const QStringList &arguments)
             net::EdgeLab::down(o.dir);
         }
         lab = net::EdgeLab::up(o, [&](const QString &line) { cli.message(line.toStdString()); });
-        ownLab = true;
+        *own = true;
         for (const QString &m : lab.not_emulated)
             cli.message("not emulated: " + m.toStdString());
     }
-    struct LabGuard
-    {
-        const net::LabState &lab;
-        bool own;
-        const CliContext &cli;
-        ~LabGuard()
-        {
-            if (!own)
-                return;
-            try {
-                net::EdgeLab::down(lab.dir);
-            } catch (const core::Error &e) {
-                cli.message(std::string("lab down: ") + e.what());
-            }
-        }
-    } guard{lab, ownLab, cli};
+    return lab;
+}
 
-    QStringList names;
-    std::map<QString, QString> address; // node name -> host:port
-    for (const net::LabNode &n : lab.nodes) {
-        names.append(n.name);
-        address[n.name] = n.address + QLatin1Char(':') + QString::number(n.port);
-    }
-    if (*preset == ClusterStudy::Preset::ClusterChoice &&
-        names.size() > net::ClusterPlanner::kMaxDevices)
-        throw UsageError("--lab: cluster-choice trains every subset of the nodes, and the "
-                         "planner takes at most " +
-                         std::to_string(net::ClusterPlanner::kMaxDevices) + ", not " +
-                         std::to_string(names.size()));
-    // Which nodes are alike: the lab's, kept beside the runs for a later --report-only.
-    std::map<QString, QString> configurations;
-    if (*preset == ClusterStudy::Preset::ClusterChoice) {
-        const QString path = out + QStringLiteral("/configurations.json");
-        configurations = ClusterStudy::configurations(lab);
-        if (!configurations.empty())
-            ClusterStudy::writeConfigurations(path, configurations);
-        else
-            configurations = ClusterStudy::readConfigurations(path);
-    }
-    std::vector<StudyRun> runs = ClusterStudy::runs(options, names);
-    std::set<QString> wanted;
-    for (const StudyRun &r : runs)
-        wanted.insert(r.key());
-    std::set<QString> done; // a run that failed is done again
-    for (const StudyRecord &r : earlier)
-        if (r.ok())
-            done.insert(r.run.key());
-
-    bool cancelled = false;
-    int ran = 0;
-    const QString program = QCoreApplication::applicationFilePath();
-    // One run: its own edgetrain-cli process, its log, its record appended. False: the study
-    // was asked to stop (the run, if it started, is done again when the study continues).
-    auto runOne = [&](const StudyRun &run, int index, int count) -> bool {
-        if (CliContext::stopFlag()->load()) {
-            cancelled = true;
-            return false;
-        }
-        QStringList nodes;
-        for (const QString &n : run.nodes)
-            nodes.append(address[n]);
-        QStringList args{
-            run.kind == StudyRun::Kind::Plan ? QStringLiteral("plan") : QStringLiteral("train"),
-            QStringLiteral("--nodes"), nodes.join(QLatin1Char(',')), QStringLiteral("--key-file"),
-            lab.key_file, QStringLiteral("--model"), run.job.model, QStringLiteral("--batch"),
-            QString::number(run.job.batch), QStringLiteral("--train-limit"),
-            QString::number(run.job.train_limit), QStringLiteral("--test-limit"),
-            QString::number(run.job.test_limit), QStringLiteral("--epochs"),
-            QString::number(run.job.epochs),
-            // Fashion-MNIST's shape: a CIFAR ResNet trains at it too
-            QStringLiteral("--input"), QStringLiteral("1x28x28"), QStringLiteral("--json")};
-        if (run.kind == StudyRun::Kind::Plan)
-            args << QStringLiteral("--modes") << QStringLiteral("sync")
-                 << QStringLiteral("--objective") << QStringLiteral("time");
-        else
-            args << QStringLiteral("--mode") << net::modeName(run.mode);
-        const QString log = out + QStringLiteral("/logs/%1-%2.log")
-                                      .arg(index, 3, 10, QLatin1Char('0'))
-                                      .arg(fileSafe(run.key()));
-        cli.message(
-            QStringLiteral("[%1/%2] %3").arg(index).arg(count).arg(describe(run)).toStdString());
-        QFile logFile(log);
-        if (!logFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
-            throw core::IoError("cannot write '" + log.toStdString() + "'");
-        QProcess process;
-        // Its own process group: a Ctrl-C at the terminal reaches the study alone, which
-        // then asks the run to stop once (a second SIGINT would kill it before it stops
-        // its nodes' job).
-        process.setChildProcessModifier([] { ::setpgid(0, 0); });
-        QElapsedTimer clock;
-        clock.start();
-        process.start(program, args);
-        if (!process.waitForStarted(10000))
-            throw core::IoError("cannot start '" + program.toStdString() +
-                                "': " + process.errorString().toStdString());
-        bool timedOut = false, interrupted = false;
-        qint64 askedAt = -1; // when the run was asked to stop
-        QByteArray pending;
-        auto drain = [&] {
-            // its messages to its log; its epochs' lines to the user, as progress
-            const QByteArray chunk = process.readAllStandardError();
-            logFile.write(chunk);
-            pending += chunk;
-            qsizetype end;
-            while ((end = pending.indexOf('\n')) >= 0) {
-                const QByteArray line = pending.left(end);
-                pending.remove(0, end + 1);
-                if (line.startsWith("epoch ") || line.startsWith("plan: ") ||
-                    line.startsWith("chosen: "))
-                    cli.message("  " + line.toStdString());
-            }
-        };
-        while (!process.waitForFinished(200)) {
-            drain();
-            const bool stop = CliContext::stopFlag()->load();
-            const bool late = clock.elapsed() > runTimeout.count();
-            if (askedAt < 0 && (stop || late)) {
-                // as Ctrl-C would: the run stops its nodes' job and says so
-                ::kill(pid_t(process.processId()), SIGINT);
-                interrupted = stop;
-                timedOut = !stop;
-                askedAt = clock.elapsed();
-            }
-            if (askedAt >= 0 && clock.elapsed() - askedAt > 60000) {
-                cli.message("  the run did not stop within 60 s of being asked: killed");
-                process.kill();
-                process.waitForFinished(5000);
-                break;
-            }
-        }
-        drain();
-        logFile.close();
-        if (interrupted) {
-            cancelled = true;
-            cli.message("stopped: this run is done again when the study continues");
-            return false;
-        }
-        StudyRecord record;
-        record.run = run;
-        record.wall_seconds = double(clock.elapsed()) / 1000.0;
-        record.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-        try {
-            record.result = lastJson(process.readAllStandardOutput(), log);
-        } catch (const core::Error &e) {
-            record.error = QString::fromUtf8(e.what());
-        }
-        const core::Json *error = record.result.find("error");
-        if (timedOut)
-            record.error = QStringLiteral("stopped after the run timeout");
-        else if (error && error->isString() && !error->toString().empty())
-            record.error = QString::fromStdString(error->toString());
-        else if (record.exit_code != 0 && record.error.isEmpty())
-            record.error = QStringLiteral("exit status %1").arg(record.exit_code);
-        ClusterStudy::appendRecord(recordsPath, record);
-        ++ran;
-        const core::Json *seconds = record.result.find("training_seconds");
-        const core::Json *accuracy = record.result.find("test_accuracy");
-        std::string line = "  " + core::NumberText::format(std::round(record.wall_seconds)) + " s";
-        if (!record.ok())
-            line += ": failed: " + record.error.toStdString() + " (log: " + log.toStdString() + ")";
-        else if (seconds && seconds->isNumber())
-            line += ", training " +
-                    core::NumberText::format(std::round(seconds->toDouble() * 100) / 100) + " s" +
-                    (accuracy && accuracy->isNumber()
-                         ? ", test accuracy " + formatPercent(accuracy->toDouble())
-                         : std::string());
-        cli.message(line);
-        return true;
-    };
-    const int total = int(runs.size());
-    const int already = int(std::count_if(runs.begin(), runs.end(),
-                                          [&](const StudyRun &r) { return done.count(r.key()); }));
-    if (!cli.isSet("report-only")) {
-        cli.message(presetName.toStdString() + ": " + std::to_string(total) + " runs on " +
-                    std::to_string(names.size()) + " nodes" +
-                    (already ? " (" + std::to_string(already) + " done before)" : std::string()) +
-                    "; each run's log in " + out.toStdString() + "/logs");
-        int index = 0;
-        for (const StudyRun &run : runs) {
-            ++index;
-            if (!done.count(run.key()) && !runOne(run, index, total))
-                break;
-        }
-    }
-    // cluster-choice: each case's pick and closest contender trained again, judged on all their
-    // runs. Which subsets follows from the first runs, so a resumed study (or --report-only)
-    // finds the same ones.
-    auto studyRecords = [&] {
-        std::vector<StudyRecord> kept;
-        for (StudyRecord &r : ClusterStudy::latest(ClusterStudy::readRecords(recordsPath)))
-            if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
-                kept.push_back(std::move(r));
-        return kept;
-    };
-    const std::vector<StudyRun> again =
-        cancelled ? std::vector<StudyRun>() : ClusterStudy::repeats(options, studyRecords());
-    for (const StudyRun &r : again)
-        wanted.insert(r.key());
-    if (!again.empty() && !cli.isSet("report-only")) {
-        const int before = int(std::count_if(
-            again.begin(), again.end(), [&](const StudyRun &r) { return done.count(r.key()); }));
-        cli.message("measured again: " + std::to_string(again.size()) +
-                    " runs, each case's pick and closest contender up to " +
-                    std::to_string(options.measurements) + " times" +
-                    (before ? " (" + std::to_string(before) + " done before)" : std::string()));
-        int index = 0;
-        for (const StudyRun &run : again) {
-            ++index;
-            if (!done.count(run.key()) && !runOne(run, total + index, total + int(again.size())))
-                break;
-        }
-    }
-
-    // What the finished runs show (this study's only: runs.jsonl may hold other settings').
-    const std::vector<StudyRecord> records = studyRecords();
-    QStringList written;
+/** What the finished runs show, written to OUT (CSV files; cluster-choice: summary.json) and
+ *  said; the summary for --json. */
+core::Json writeFindings(const CliContext &cli, ClusterStudy::Preset preset,
+                         const ClusterStudy::Options &options,
+                         const std::vector<StudyRecord> &records,
+                         const std::map<QString, QString> &configurations, const QString &out,
+                         QStringList *written)
+{
     core::Json summary;
-    int failed = 0;
-    for (const StudyRecord &r : records)
-        failed += !r.ok();
-    if (*preset == ClusterStudy::Preset::PiCluster) {
+    if (preset == ClusterStudy::Preset::PiCluster) {
         const auto rows = ClusterStudy::scaling(records);
-        writeFile(out + QStringLiteral("/pi-cluster.csv"), ClusterStudy::scalingCsv(rows),
-                  &written);
+        writeFile(out + QStringLiteral("/pi-cluster.csv"), ClusterStudy::scalingCsv(rows), written);
         writeFile(out + QStringLiteral("/pi-cluster-nodes.csv"),
-                  ClusterStudy::nodeUsageCsv(ClusterStudy::nodeUsage(records)), &written);
+                  ClusterStudy::nodeUsageCsv(ClusterStudy::nodeUsage(records)), written);
         core::Json list = core::Json::array();
         for (const auto &r : rows) {
             core::Json j;
@@ -501,12 +209,12 @@ int StudyCommand::run(const QStringList &arguments)
     } else {
         const auto analysis = ClusterStudy::choice(records, configurations);
         writeFile(out + QStringLiteral("/cluster-choice-runs.csv"),
-                  ClusterStudy::choiceRunsCsv(analysis), &written);
+                  ClusterStudy::choiceRunsCsv(analysis), written);
         writeFile(out + QStringLiteral("/cluster-choice-cases.csv"),
-                  ClusterStudy::choiceCasesCsv(analysis), &written);
+                  ClusterStudy::choiceCasesCsv(analysis), written);
         summary = ClusterStudy::choiceSummary(analysis);
         writeFile(out + QStringLiteral("/summary.json"),
-                  QByteArray::fromStdString(summary.dump(1) + "\n"), &written);
+                  QByteArray::fromStdString(summary.dump(1) + "\n"), written);
         cli.message(
             "the planner picked the measured best in " + std::to_string(analysis.best) + " of " +
             std::to_string(analysis.cases.size()) + " cases, best or second in " +
@@ -525,17 +233,230 @@ int StudyCommand::run(const QStringList &arguments)
             "; median training-time error " +
             core::NumberText::format(std::round(analysis.median_time_error * 1000) / 10) + " %");
     }
-    {
-        StudyReportContent content;
-        content.preset = *preset;
-        content.lab = lab;
-        content.configurations = configurations;
-        content.records = records;
-        content.runs_planned = total + int(again.size());
-        QString error;
-        if (!StudyReport::write(out, content, &written, &error))
-            throw core::IoError(error.toStdString());
+    return summary;
+}
+
+ClusterStudy::Options studyOptions(const CliContext &cli, ClusterStudy::Preset preset)
+{
+    ClusterStudy::Options options = ClusterStudy::defaults(preset, cli.isSet("quick"));
+    options.jobs = jobsFrom(cli, options);
+    if (preset == ClusterStudy::Preset::PiCluster) {
+        options.modes = parseModeList(cli);
+        if (cli.isSet("max-nodes"))
+            options.max_nodes = int(cli.integer("max-nodes", 1, 64));
+    } else {
+        options.measurements = int(cli.integer("measurements", 1, 20));
     }
+    return options;
+}
+
+/** The study's folder (--out, else study-PRESET here) with its logs/; --fresh sets an earlier
+ *  study's runs.jsonl aside. */
+QString studyFolder(const CliContext &cli, const QString &presetName)
+{
+    const QString out = QDir(cli.isSet("out") ? QString::fromStdString(cli.text("out"))
+                                              : QStringLiteral("study-") + presetName)
+                            .absolutePath();
+    if (!QDir().mkpath(out + QStringLiteral("/logs")))
+        throw core::IoError("cannot create '" + out.toStdString() + "'");
+    const QString recordsPath = out + QStringLiteral("/runs.jsonl");
+    if (cli.isSet("fresh") && QFile::exists(recordsPath)) {
+        const QString aside =
+            out +
+            QStringLiteral("/runs-%1.jsonl")
+                .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+        if (!QFile::rename(recordsPath, aside))
+            throw core::IoError("cannot move '" + recordsPath.toStdString() + "' aside");
+        cli.message("the earlier runs are in " + aside.toStdString());
+    }
+    return out;
+}
+
+/** The lab's nodes and what it could not emulate, for --json. */
+void labJson(const net::LabState &lab, core::Json *j)
+{
+    core::Json nodes = core::Json::array();
+    for (const net::LabNode &n : lab.nodes) {
+        core::Json x;
+        x.set("name", n.name.toStdString()).set("profile", n.profile_id.toStdString());
+        x.set("cpu_quota_cores", n.cpu_quota_cores)
+            .set("memory_limit_bytes", n.memory_limit_bytes)
+            .set("link_bits_per_second", n.link_bits_per_second);
+        nodes.push(std::move(x));
+    }
+    j->set("nodes", std::move(nodes));
+    core::Json notEmulated = core::Json::array();
+    for (const QString &m : lab.not_emulated)
+        notEmulated.push(m.toStdString());
+    j->set("not_emulated", std::move(notEmulated));
+}
+
+/** Which nodes are alike (cluster-choice): the lab's, kept beside the runs for a later
+ *  --report-only. */
+std::map<QString, QString> studyConfigurations(ClusterStudy::Preset preset,
+                                               const net::LabState &lab, const QString &out)
+{
+    std::map<QString, QString> configurations;
+    if (preset == ClusterStudy::Preset::ClusterChoice) {
+        const QString path = out + QStringLiteral("/configurations.json");
+        configurations = ClusterStudy::configurations(lab);
+        if (!configurations.empty())
+            ClusterStudy::writeConfigurations(path, configurations);
+        else
+            configurations = ClusterStudy::readConfigurations(path);
+    }
+    return configurations;
+}
+
+/** The charts and study.pdf (app/report). */
+void writeReport(ClusterStudy::Preset preset, const net::LabState &lab,
+                 const std::map<QString, QString> &configurations,
+                 const std::vector<StudyRecord> &records, int runsPlanned, const QString &out,
+                 QStringList *written)
+{
+    StudyReportContent content;
+    content.preset = preset;
+    content.lab = lab;
+    content.configurations = configurations;
+    content.records = records;
+    content.runs_planned = runsPlanned;
+    QString error;
+    if (!StudyReport::write(out, content, written, &error))
+        throw core::IoError(error.toStdString());
+}
+
+/** Takes the study's own lab down however the study leaves. */
+struct LabGuard
+{
+    const net::LabState &lab;
+    bool own;
+    const CliContext &cli;
+    ~LabGuard()
+    {
+        if (!own)
+            return;
+        try {
+            net::EdgeLab::down(lab.dir);
+        } catch (const core::Error &e) {
+            cli.message(std::string("lab down: ") + e.what());
+        }
+    }
+};
+
+} // namespace
+
+int StudyCommand::run(const QStringList &arguments)
+{
+    CliContext cli(
+        QStringLiteral("study"),
+        QStringLiteral(
+            "The seed papers' experiments on an edge lab. pi-cluster: each model on 1..N "
+            "nodes, sync against async (time per epoch, accuracy, each node's CPU, memory, "
+            "network). cluster-choice: the planner's prediction for every subset of the nodes "
+            "against every subset trained (does it pick the best by time, power, energy, EDP?). "
+            "Writes runs.jsonl as runs end (the same command again continues), CSV files, "
+            "charts (PNG, SVG) and study.pdf to --out."),
+        arguments);
+    addStudyOptions(cli);
+    if (!cli.parse())
+        return ExitSuccess;
+    if (!cli.isSet("preset"))
+        throw UsageError("--preset is required: pi-cluster or cluster-choice");
+    const auto preset = ClusterStudy::parsePreset(QString::fromStdString(cli.text("preset")));
+    if (!preset)
+        throw UsageError("--preset: '" + cli.text("preset") +
+                         "' is not pi-cluster or cluster-choice");
+    const ClusterStudy::Options options = studyOptions(cli, *preset);
+    const auto runTimeout = parseDuration(cli.text("run-timeout"), "run-timeout");
+    const QString presetName = ClusterStudy::presetName(*preset);
+    const QString out = studyFolder(cli, presetName);
+    const QString recordsPath = out + QStringLiteral("/runs.jsonl");
+    // What an earlier study here finished: read before anything starts, so a damaged file is
+    // said at once (naming its line), not after the lab is up.
+    const std::vector<StudyRecord> earlier =
+        ClusterStudy::latest(ClusterStudy::readRecords(recordsPath));
+    CliContext::installStopHandler();
+
+    // The lab: one that is up (--lab), or our own in OUT/lab, taken down however we leave.
+    bool ownLab = false;
+    const net::LabState lab = studyLab(cli, *preset, out, &ownLab);
+    const LabGuard guard{lab, ownLab, cli};
+
+    QStringList names;
+    for (const net::LabNode &n : lab.nodes)
+        names.append(n.name);
+    if (*preset == ClusterStudy::Preset::ClusterChoice &&
+        names.size() > net::ClusterPlanner::kMaxDevices)
+        throw UsageError("--lab: cluster-choice trains every subset of the nodes, and the "
+                         "planner takes at most " +
+                         std::to_string(net::ClusterPlanner::kMaxDevices) + ", not " +
+                         std::to_string(names.size()));
+    const std::map<QString, QString> configurations = studyConfigurations(*preset, lab, out);
+    std::vector<StudyRun> runs = ClusterStudy::runs(options, names);
+    std::set<QString> wanted;
+    for (const StudyRun &r : runs)
+        wanted.insert(r.key());
+    std::set<QString> done; // a run that failed is done again
+    for (const StudyRecord &r : earlier)
+        if (r.ok())
+            done.insert(r.run.key());
+
+    StudyRunner runner(cli, lab, out, recordsPath, runTimeout);
+    const int total = int(runs.size());
+    const int already = int(std::count_if(runs.begin(), runs.end(),
+                                          [&](const StudyRun &r) { return done.count(r.key()); }));
+    if (!cli.isSet("report-only")) {
+        cli.message(presetName.toStdString() + ": " + std::to_string(total) + " runs on " +
+                    std::to_string(names.size()) + " nodes" +
+                    (already ? " (" + std::to_string(already) + " done before)" : std::string()) +
+                    "; each run's log in " + out.toStdString() + "/logs");
+        int index = 0;
+        for (const StudyRun &run : runs) {
+            ++index;
+            if (!done.count(run.key()) && !runner.run(run, index, total))
+                break;
+        }
+    }
+    // cluster-choice: each case's pick and closest contender trained again, judged on all their
+    // runs. Which subsets follows from the first runs, so a resumed study (or --report-only)
+    // finds the same ones.
+    auto studyRecords = [&] {
+        std::vector<StudyRecord> kept;
+        for (StudyRecord &r : ClusterStudy::latest(ClusterStudy::readRecords(recordsPath)))
+            if (wanted.count(r.run.key()) || (cli.isSet("report-only") && names.isEmpty()))
+                kept.push_back(std::move(r));
+        return kept;
+    };
+    const std::vector<StudyRun> again = runner.cancelled()
+                                            ? std::vector<StudyRun>()
+                                            : ClusterStudy::repeats(options, studyRecords());
+    for (const StudyRun &r : again)
+        wanted.insert(r.key());
+    if (!again.empty() && !cli.isSet("report-only")) {
+        const int before = int(std::count_if(
+            again.begin(), again.end(), [&](const StudyRun &r) { return done.count(r.key()); }));
+        cli.message("measured again: " + std::to_string(again.size()) +
+                    " runs, each case's pick and closest contender up to " +
+                    std::to_string(options.measurements) + " times" +
+                    (before ? " (" + std::to_string(before) + " done before)" : std::string()));
+        int index = 0;
+        for (const StudyRun &run : again) {
+            ++index;
+            if (!done.count(run.key()) &&
+                !runner.run(run, total + index, total + int(again.size())))
+                break;
+        }
+    }
+
+    // What the finished runs show (this study's only: runs.jsonl may hold other settings').
+    const std::vector<StudyRecord> records = studyRecords();
+    QStringList written;
+    int failed = 0;
+    for (const StudyRecord &r : records)
+        failed += !r.ok();
+    core::Json summary =
+        writeFindings(cli, *preset, options, records, configurations, out, &written);
+    writeReport(*preset, lab, configurations, records, total + int(again.size()), out, &written);
     for (const QString &f : written)
         cli.message("wrote " + f.toStdString());
     if (cli.json()) {
@@ -543,29 +464,16 @@ int StudyCommand::run(const QStringList &arguments)
         j.set("command", "study").set("preset", presetName.toStdString());
         j.set("out", out.toStdString()).set("runs_planned", total);
         j.set("runs_done", int(records.size())).set("runs_failed", failed);
-        j.set("runs_now", ran).set("cancelled", cancelled);
+        j.set("runs_now", runner.ran()).set("cancelled", runner.cancelled());
         j.set("runs_again", int(again.size()));
-        core::Json nodes = core::Json::array();
-        for (const net::LabNode &n : lab.nodes) {
-            core::Json x;
-            x.set("name", n.name.toStdString()).set("profile", n.profile_id.toStdString());
-            x.set("cpu_quota_cores", n.cpu_quota_cores)
-                .set("memory_limit_bytes", n.memory_limit_bytes)
-                .set("link_bits_per_second", n.link_bits_per_second);
-            nodes.push(std::move(x));
-        }
-        j.set("nodes", std::move(nodes));
-        core::Json notEmulated = core::Json::array();
-        for (const QString &m : lab.not_emulated)
-            notEmulated.push(m.toStdString());
-        j.set("not_emulated", std::move(notEmulated));
+        labJson(lab, &j);
         core::Json files = core::Json::array();
         for (const QString &f : written)
             files.push(f.toStdString());
         j.set("files", std::move(files)).set("summary", std::move(summary));
         cli.printJson(j);
     }
-    if (cancelled) {
+    if (runner.cancelled()) {
         cli.message("cancelled: " + std::to_string(records.size()) + " of " +
                     std::to_string(total + int(again.size())) +
                     " runs done; the same command continues the study");
