@@ -439,7 +439,7 @@ void Workflow::connectTrainingRun()
                     m.powerMeasured = sample.powerMeasured();
                     m.energyJoules = sample.energy_joules;
                 }
-                m.phase = st.active ? st.phase : QStringLiteral("idle");
+                m.phase = st.active ? net::phaseName(st.phase) : QStringLiteral("idle");
                 m.epoch = st.epoch;
                 m.loss = st.loss;
                 m.accuracy = st.accuracy;
@@ -449,7 +449,7 @@ void Workflow::connectTrainingRun()
             });
     connect(m_run, &TrainingRun::progress, this,
             [this](const net::NodeId &node, const net::TrainingStatus &st) {
-                if (st.phase != QLatin1String("training") || st.epoch <= 0)
+                if (st.phase != net::TrainingPhase::Training || st.epoch <= 0)
                     return;
                 ProgressRow p;
                 p.seconds = double(m_trainClock.elapsed()) / 1000.0;

@@ -67,22 +67,4 @@ inline constexpr QLatin1String JobDone{"job_done"};
 inline constexpr QLatin1String JobFailed{"job_failed"};
 } // namespace Message
 
-/** The `action` field of the coordinator's replies: what the worker does next. Superseded by
- *  ReplyAction (messages/coordinatorreplies.h); goes once nothing reads replies by hand. */
-namespace Action {
-inline constexpr QLatin1String Field{"action"};
-inline constexpr QLatin1String Start{"start"};       // the group is formed: train
-inline constexpr QLatin1String Continue{"continue"}; // the next epoch
-// (also in answer to an epoch_eval: a part of the test set a lost node left; evaluates_more)
-inline constexpr QLatin1String Evaluate{"evaluate"}; // validate this epoch's model, then go on
-inline constexpr QLatin1String Regroup{"regroup"};   // a member was lost: join the new group
-inline constexpr QLatin1String Stop{"stop"};         // the job ends
-/** The job ends after this epoch as if it were the last (the coordinator's patience ran out):
- *  not a cancellation, the final weights are sent as at the end. */
-inline constexpr QLatin1String Finish{"finish"};
-/** async, in answer to an epoch's end: train these ranges of the epoch's sample order too (a
- *  node lost mid-epoch left them), then end the epoch again. */
-inline constexpr QLatin1String More{"more"};
-} // namespace Action
-
 } // namespace edgetrain::net

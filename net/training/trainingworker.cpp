@@ -2,7 +2,6 @@
 
 #include "core/numbertext.h"
 #include "core/parallel.h"
-#include "net/protocol/cborfield.h"
 #include "net/protocol/messages/coordinatorreplies.h"
 #include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
@@ -18,38 +17,6 @@
 namespace edgetrain::net {
 
 Q_LOGGING_CATEGORY(lcWorker, "edgetrain.worker")
-
-QCborMap TrainingStatus::toCbor() const
-{
-    return QCborMap{{QStringLiteral("active"), active},
-                    {QStringLiteral("job"), job},
-                    {QStringLiteral("phase"), phase},
-                    {QStringLiteral("epoch"), epoch},
-                    {QStringLiteral("step"), qint64(step)},
-                    {QStringLiteral("steps"), qint64(steps)},
-                    {QStringLiteral("loss"), loss},
-                    {QStringLiteral("accuracy"), accuracy},
-                    {QStringLiteral("images_per_second"), images_per_second},
-                    {QStringLiteral("rank"), rank},
-                    {QStringLiteral("group_size"), group_size}};
-}
-
-TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
-{
-    TrainingStatus s;
-    s.active = m.value(QStringLiteral("active")).toBool();
-    s.job = m.value(QStringLiteral("job")).toString();
-    s.phase = m.value(QStringLiteral("phase")).toString();
-    s.epoch = int(cborInteger(m.value(QStringLiteral("epoch"))));
-    s.step = cborInteger(m.value(QStringLiteral("step")));
-    s.steps = cborInteger(m.value(QStringLiteral("steps")));
-    s.loss = m.value(QStringLiteral("loss")).toDouble();
-    s.accuracy = m.value(QStringLiteral("accuracy")).toDouble();
-    s.images_per_second = m.value(QStringLiteral("images_per_second")).toDouble();
-    s.rank = int(cborInteger(m.value(QStringLiteral("rank")), -1));
-    s.group_size = int(cborInteger(m.value(QStringLiteral("group_size"))));
-    return s;
-}
 
 namespace {
 
@@ -94,7 +61,7 @@ TrainingWorker::TrainingWorker(JobSpec job, std::shared_ptr<JobLink> link, Worke
 {
     m_status.active = true;
     m_status.job = m_job.id;
-    m_status.phase = QStringLiteral("queued");
+    m_status.phase = TrainingPhase::Queued;
 }
 
 TrainingWorker::~TrainingWorker() = default;
@@ -122,7 +89,7 @@ void TrainingWorker::run()
         [this] { return status(); });
     worker::GroupSession session(state, m_job.mode == TrainingMode::LocalSgd);
     worker::EpochEnd epochEnd(state);
-    const auto finish = [this](const QString &phase) {
+    const auto finish = [this](TrainingPhase phase) {
         setStatus([&](TrainingStatus &s) {
             s.active = false;
             s.phase = phase;
@@ -131,7 +98,7 @@ void TrainingWorker::run()
     try {
         state.load();
         state.memory->hold();
-        state.setPhase(QStringLiteral("calibrating"));
+        state.setPhase(TrainingPhase::Calibrating);
         const ProfileReport profile =
             worker::DeviceProfiler(m_job, m_context, *m_link, state.loaded, *state.memory).run();
         state.memory->check();
@@ -153,7 +120,7 @@ void TrainingWorker::run()
         // Inactive before the last message: once the coordinator has it, it may send the next
         // job at once, and the node must not find this one still running (it joins this
         // thread instead, which only has its teardown left).
-        finish(cancelled ? QStringLiteral("stopped") : QStringLiteral("done"));
+        finish(cancelled ? TrainingPhase::Stopped : TrainingPhase::Done);
         JobDone done;
         done.cancelled = cancelled;
         done.steps = state.step;
@@ -164,10 +131,10 @@ void TrainingWorker::run()
             << "job" << m_job.id << (cancelled ? "stopped" : "finished") << "at step" << state.step;
     } catch (const LinkError &e) {
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "abandoned:" << e.what();
-        finish(QStringLiteral("abandoned"));
+        finish(TrainingPhase::Abandoned);
     } catch (const std::exception &e) { // a CollectiveError among them
         qCWarning(lcWorker).noquote() << "job" << m_job.id << "failed:" << e.what();
-        finish(QStringLiteral("failed"));
+        finish(TrainingPhase::Failed);
         m_link->post(Message::JobFailed, Failure{QString::fromUtf8(e.what())}.toCbor());
     }
     if (const JobMemoryLimit *limit = state.memory ? state.memory->limit() : nullptr)

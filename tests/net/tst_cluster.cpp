@@ -12,7 +12,7 @@
 #include "core/weightaverage.h"
 #include "core/zoo.h"
 #include "net/protocol/controlclient.h"
-#include "net/protocol/nodeinfo.h"
+#include "net/protocol/messages/nodeinfo.h"
 #include "net/protocol/protocol.h"
 #include "net/training/job.h"
 #include "net/training/linkprobe.h"

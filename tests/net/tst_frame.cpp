@@ -3,9 +3,9 @@
 
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/frame.h"
+#include "net/protocol/messages/storerequest.h"
 #include "net/protocol/protocol.h"
 #include "net/protocol/sourcelimiter.h"
-#include "net/training/storerequest.h"
 
 #include <QCborArray>
 #include <QCborValue>

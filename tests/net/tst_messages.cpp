@@ -279,7 +279,7 @@ void TestMessages::protocolBodiesRoundTrip()
     TrainingStatus t;
     t.active = true;
     t.job = QStringLiteral("job-1");
-    t.phase = QStringLiteral("training");
+    t.phase = TrainingPhase::Training;
     t.epoch = 2;
     t.rank = 1;
     s.training = t.toCbor();

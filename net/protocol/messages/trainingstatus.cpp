@@ -1,5 +1,7 @@
 #include "net/protocol/messages/trainingstatus.h"
 
+#include "net/protocol/cborfield.h"
+
 namespace edgetrain::net {
 
 namespace {
@@ -45,6 +47,38 @@ TrainingPhase parsePhase(const QString &name)
         if (name == phaseName(p))
             return p;
     return TrainingPhase::Idle;
+}
+
+QCborMap TrainingStatus::toCbor() const
+{
+    return QCborMap{{QStringLiteral("active"), active},
+                    {QStringLiteral("job"), job},
+                    {QStringLiteral("phase"), phaseName(phase)},
+                    {QStringLiteral("epoch"), epoch},
+                    {QStringLiteral("step"), qint64(step)},
+                    {QStringLiteral("steps"), qint64(steps)},
+                    {QStringLiteral("loss"), loss},
+                    {QStringLiteral("accuracy"), accuracy},
+                    {QStringLiteral("images_per_second"), images_per_second},
+                    {QStringLiteral("rank"), rank},
+                    {QStringLiteral("group_size"), group_size}};
+}
+
+TrainingStatus TrainingStatus::fromCbor(const QCborMap &m)
+{
+    TrainingStatus s;
+    s.active = m.value(QStringLiteral("active")).toBool();
+    s.job = m.value(QStringLiteral("job")).toString();
+    s.phase = parsePhase(m.value(QStringLiteral("phase")).toString());
+    s.epoch = int(cborInteger(m.value(QStringLiteral("epoch"))));
+    s.step = cborInteger(m.value(QStringLiteral("step")));
+    s.steps = cborInteger(m.value(QStringLiteral("steps")));
+    s.loss = m.value(QStringLiteral("loss")).toDouble();
+    s.accuracy = m.value(QStringLiteral("accuracy")).toDouble();
+    s.images_per_second = m.value(QStringLiteral("images_per_second")).toDouble();
+    s.rank = int(cborInteger(m.value(QStringLiteral("rank")), -1));
+    s.group_size = int(cborInteger(m.value(QStringLiteral("group_size"))));
+    return s;
 }
 
 } // namespace edgetrain::net

@@ -32,7 +32,7 @@ struct TrainingStatus
 {
     bool active = false;
     QString job;
-    QString phase; // "loading", "calibrating", "training", "evaluating", "regrouping", "done"
+    TrainingPhase phase = TrainingPhase::Idle;
     int epoch = 0;
     std::int64_t step = 0;
     std::int64_t steps = 0;

@@ -68,7 +68,7 @@ public:
      *  (and the loss logged). */
     Handed handOut(const std::vector<Member *> &members, int epoch);
 
-    /** The answer that gives a node more ranges to train in this epoch (Action::More). */
+    /** The answer that gives a node more ranges to train in this epoch (ReplyAction::More). */
     static QCborMap moreReply(const std::vector<Range> &ranges);
 
 private:

@@ -2,8 +2,8 @@
 
 #include "net/agent/systemsampler.h"
 #include "net/protocol/frame.h"
+#include "net/protocol/messages/nodeinfo.h"
 #include "net/protocol/nodeid.h"
-#include "net/protocol/nodeinfo.h"
 
 #include <QCborMap>
 #include <QString>

@@ -45,7 +45,7 @@ bool AsyncMode::run(const TrainingReply &ready)
         return true;
     m_session.adopt(ready);
     m_epoch = ready.epoch.value_or(1);
-    m_state.setPhase(QStringLiteral("training"));
+    m_state.setPhase(TrainingPhase::Training);
     while (m_epoch <= m_state.job.epochs) {
         const Outcome outcome = trainEpoch();
         if (outcome == Outcome::Cancelled)

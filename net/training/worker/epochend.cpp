@@ -53,14 +53,14 @@ TrainingReply EpochEnd::evaluate(int epoch, TrainingReply answer)
             answer.test_part.value_or(std::pair<std::int64_t, std::int64_t>());
         core::EvalResult ev;
         if (test && begin >= 0 && end > begin && end <= test->size()) {
-            m_state.setPhase(QStringLiteral("evaluating"));
+            m_state.setPhase(TrainingPhase::Evaluating);
             ev = m_state.withAverage([&] {
                 return core::Trainer::evaluate(
                     *m_state.loaded.model, core::RangeView(*test, begin, end),
                     m_state.memory->evaluationBatch(), m_state.link.stopFlag());
             });
             m_state.memory->check();
-            m_state.setPhase(QStringLiteral("training"));
+            m_state.setPhase(TrainingPhase::Training);
         }
         EpochEval evaluated;
         evaluated.epoch = epoch;

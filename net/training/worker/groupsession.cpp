@@ -100,7 +100,7 @@ void GroupSession::markSynchronised()
 
 void GroupSession::form()
 {
-    m_state.setPhase(QStringLiteral("regrouping"));
+    m_state.setPhase(TrainingPhase::Regrouping);
     m_collectives.reset();
     GroupOptions o;
     o.rank = m_group.rank;
@@ -141,7 +141,7 @@ void GroupSession::form()
                .arg(m_state.step)
                .arg(root);
     markSynchronised();
-    m_state.setPhase(QStringLiteral("training"));
+    m_state.setPhase(TrainingPhase::Training);
 }
 
 } // namespace edgetrain::net::worker

@@ -16,7 +16,7 @@ WorkerState::WorkerState(const JobSpec &jobSpec, JobLink &jobLink,
 
 void WorkerState::load()
 {
-    setPhase(QStringLiteral("loading"));
+    setPhase(TrainingPhase::Loading);
     loaded = JobLoader::load(job, context);
     memory.emplace(job, *loaded.model, context.memory_limit);
     order = std::make_unique<core::BatchOrder>(loaded.train->size(), job.batch, job.seed);
@@ -27,7 +27,7 @@ void WorkerState::load()
     setStatus([&](TrainingStatus &s) { s.steps = totalSteps; });
 }
 
-void WorkerState::setPhase(const QString &phase)
+void WorkerState::setPhase(TrainingPhase phase)
 {
     setStatus([&](TrainingStatus &s) { s.phase = phase; });
 }

@@ -61,7 +61,7 @@ struct WorkerState
 
     /** Loads the job (JobLoader), sets up the memory guard and the epochs' order. */
     void load();
-    void setPhase(const QString &phase);
+    void setPhase(TrainingPhase phase);
 
     /** Sends a request to the coordinator and reads its answer. Throws LinkError as
      *  JobLink::request does, core::FormatError if the answer is not a TrainingReply. */
