@@ -142,8 +142,7 @@ void ClusterTrainRun::onNodeMetrics(const net::NodeId &node, const net::SystemSa
     std::snprintf(line, sizeof line,
                   "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
                   "cpu %5.1f%% rss %s rx %s/s tx %s/s",
-                  qPrintable(node.label()),
-                  qPrintable(net::phaseName(t.phase)), t.epoch,
+                  qPrintable(node.label()), qPrintable(net::phaseName(t.phase)), t.epoch,
                   (long long)t.step, (long long)t.steps, t.loss, 100.0 * t.accuracy,
                   groupDigits(t.images_per_second).c_str(), m.cpu_percent,
                   core::NumberText::bytes(m.agent_rss_bytes).c_str(),
