@@ -62,12 +62,13 @@ double MotionFusionTeacher::typicalWidthShare() const
 class MotionFusionTeacher::Frame
 {
 public:
-    Frame(MotionFusionTeacher &teacher, std::vector<Detection> hits, std::vector<Blob> blobs)
-        : t(teacher), rules(teacher.rules), hits(std::move(hits)), blobs(std::move(blobs)),
-          labels(teacher.m_motion->labels()), s(teacher.m_motion->processingScale()),
-          share(teacher.typicalWidthShare()), hitsOf(this->blobs.size()),
-          blobsOf(this->hits.size()), blobDone(this->blobs.size(), false),
-          keptAlone(this->hits.size(), false)
+    Frame(MotionFusionTeacher &teacher, std::vector<Detection> frameHits,
+          std::vector<Blob> frameBlobs)
+        : t(teacher), rules(teacher.rules), hits(std::move(frameHits)),
+          blobs(std::move(frameBlobs)), labels(teacher.m_motion->labels()),
+          s(teacher.m_motion->processingScale()), share(teacher.typicalWidthShare()),
+          hitsOf(this->blobs.size()), blobsOf(this->hits.size()),
+          blobDone(this->blobs.size(), false), keptAlone(this->hits.size(), false)
     {
         associate();
     }
