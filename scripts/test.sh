@@ -13,6 +13,8 @@ scripts/install-deps.sh
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 chmod 700 "$XDG_RUNTIME_DIR"
 scripts/check-format.sh
+# No file under app/, net/, vision/, ui/ over 700 lines, no function over 150 (docs/development.md).
+scripts/check-shape.py
 scripts/build.sh ci
 # One suite at a time: the suites use both cores themselves, and OpenMP threads that spin
 # while another process holds the cores slow everything down.
