@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/batchshares.h"
 #include "core/modelspec.h"
 #include "net/protocol/messages/jobspec.h"
 
@@ -13,14 +14,9 @@
 
 namespace edgetrain::net {
 
-/**
- * Splits `total` items into parts proportional to `shares` (largest remainder: the parts sum
- * to total exactly and differ from the ideal by less than one). When total >= parts, every part
- * gets at least one item, so no node idles on a step.
- */
-std::vector<std::int64_t> splitByShares(std::int64_t total, const std::vector<double> &shares);
-
-/** Shares proportional to measured speeds (images/s); equal shares where speeds are unknown. */
-std::vector<double> sharesFromSpeeds(const std::vector<double> &imagesPerSecond);
+// The batch split the trainer applies is the planner's model's own (core/batchshares.h): one
+// rule, so a prediction and a run split alike.
+using core::sharesFromSpeeds;
+using core::splitByShares;
 
 } // namespace edgetrain::net

@@ -65,7 +65,6 @@ private Q_SLOTS:
     void workFromTheJobAndReady();
     void answersAsTheModel();
     void planFromReadyBodies();
-    void splitAsTheTrainer();
     void objectivesParsed();
 };
 
@@ -265,20 +264,6 @@ void TestClusterPlanner::planFromReadyBodies()
     const ClusterPlanResult none = planCluster({}, job, time, {TrainingMode::Sync});
     QVERIFY(!none.chosen);
     QCOMPARE(none.error, QStringLiteral("the planner takes 1 to 12 nodes, not 0"));
-}
-
-void TestClusterPlanner::splitAsTheTrainer()
-{
-    // The model splits batches with core's rule; the trainer (net/training/job.h) must split
-    // them the same way, or the plan predicts another run than the one that trains.
-    const std::vector<std::vector<double>> shares{
-        {0.5, 0.25, 0.25}, {0.8, 0.2}, {0.2, 0.3, 0.5}, {0.0, 0.0}, {0.37, 0.21, 0.42}, {1.0}};
-    for (const auto &s : shares)
-        for (std::int64_t total : {0, 1, 2, 7, 64, 100, 101, 1000})
-            QCOMPARE(splitByShares(total, s), edgetrain::core::splitByShares(total, s));
-    for (const std::vector<double> &speeds :
-         {std::vector<double>{300, 100}, {300, 0}, {1, 2, 3}, {5}})
-        QCOMPARE(sharesFromSpeeds(speeds), edgetrain::core::sharesFromSpeeds(speeds));
 }
 
 void TestClusterPlanner::objectivesParsed()
