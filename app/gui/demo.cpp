@@ -30,8 +30,8 @@ bool importDemoTruth(const QString &video, const QString &truthFile, const QStri
     try {
         auto source = vision::FrameSource::open(video.toStdString());
         // Only the listed frames were checked whole (the same reading as viewpoint --truth).
-        vision::GroundTruth truth = app::readVerifiedTruth(truthFile.toStdString(),
-                                                           listPath.toStdString(), *source);
+        vision::GroundTruth truth =
+            app::readVerifiedTruth(truthFile.toStdString(), listPath.toStdString(), *source);
         truth.source = video.toStdString();
         truth.note = "imported by the demo from " + truthFile.toStdString() +
                      " (boxes made by hand, see tests/data/README.md)";

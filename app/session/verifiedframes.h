@@ -24,8 +24,8 @@ namespace edgetrain::app {
 /**
  * Hand-verified boxes from a MOT gt.txt and the list of the frames checked whole (one index a
  * line; frames without boxes included): those frames are done, the others of gt.txt kept as not
- * done. An empty `framesFile`: gt.txt's frames as imported. Throws core::IoError for a file it cannot read and
- * core::FormatError naming file:line for a line that is not a frame of `source`.
+ * done. An empty `framesFile`: gt.txt's frames as imported. Throws core::IoError for a file it
+ * cannot read and core::FormatError naming file:line for a line that is not a frame of `source`.
  */
 vision::GroundTruth readVerifiedTruth(const std::string &motFile, const std::string &framesFile,
                                       vision::FrameSource &source);
