@@ -5,6 +5,7 @@
 #include "clicontext.h"
 #include "clustertrain.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
 #include "labelcommand.h"
@@ -20,7 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 namespace edgetrain::app {
 
@@ -64,18 +64,6 @@ core::Json datasetJson(const vision::CropStats &s, cv::Size size)
         j.set(names[i], std::move(split));
     }
     return j;
-}
-
-void writeAtomically(const std::string &path, const std::string &text)
-{
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out)
-            throw core::IoError("cannot write '" + tmp + "'");
-    }
-    std::filesystem::rename(tmp, path);
 }
 
 /** --truth (MOT gt.txt) with --truth-frames, or the session's truth.json. Empty when there is
@@ -189,7 +177,7 @@ int runFrameViewpoint(CliContext &cli, const std::string &sourceSpec, const std:
     j.set("command", "viewpoint").set("session", out);
     for (const auto &[key, value] : result.report.toObject())
         j.set(key, value);
-    writeAtomically(out + "/report.json", j.dump(1) + "\n");
+    core::writeFileAtomically(out + "/report.json", j.dump(1) + "\n");
     cli.message("report written to " + out + "/report.json");
     if (cli.json())
         cli.printJson(j);
@@ -408,7 +396,7 @@ int runCropViewpoint(CliContext &cli, const std::string &sourceSpec, const std::
     j.set("student_precision", e.student_precision).set("teacher_precision", e.teacher_precision);
     j.set("seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     j.set("student_weights", out + "/student.safetensors");
-    writeAtomically(out + "/report.json", j.dump(1) + "\n");
+    core::writeFileAtomically(out + "/report.json", j.dump(1) + "\n");
     cli.message("report written to " + out + "/report.json");
     if (cli.json())
         cli.printJson(j);
