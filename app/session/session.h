@@ -168,6 +168,28 @@ struct EvaluationRecord
     std::optional<vision::OperatingPoint> operatingPoint;
 };
 
+/** The last time the student ran on the devices' cameras (the Deploy step): each device's last
+ *  report. The frames are JPEG files in the session folder (deploy/<node>.jpg). */
+struct DeploymentRecord
+{
+    struct Device
+    {
+        QString node;
+        QString source; // the node's camera, as the node names it
+        QString frame;  // its last frame with the boxes drawn, relative to the session folder
+        int frameDetections = 0; // boxes in that frame
+        std::int64_t frames = 0, detections = 0;
+        double fps = 0.0, latencyMsP50 = 0.0, latencyMsP95 = 0.0, cpuPercent = 0.0;
+        std::int64_t rssBytes = 0;
+        QString error; // why the node refused the model or dropped out (empty: it ran to the end)
+    };
+    QDateTime started;
+    double seconds = 0.0;
+    bool stopped = false; // by the user (else it ran for its duration, or failed)
+    QString error;        // why it ended early, if it did
+    std::vector<Device> devices;
+};
+
 const char *trainingStateName(TrainingRecord::State state);
 
 /**
@@ -196,6 +218,8 @@ public:
     PlanSettings plan;
     TrainingRecord training;
     EvaluationRecord evaluation;
+    /** The last deployment of the student; none until one ran. */
+    std::optional<DeploymentRecord> deployment;
 
     QString path(const QString &file) const { return dir + QLatin1Char('/') + file; }
     bool hasLabels() const;

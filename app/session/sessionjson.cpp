@@ -85,6 +85,29 @@ QJsonObject frameStatsJson(const vision::FrameDatasetStats &s)
                        {QStringLiteral("round"), s.round}};
 }
 
+QJsonObject deploymentJson(const DeploymentRecord &d)
+{
+    QJsonArray devices;
+    for (const DeploymentRecord::Device &v : d.devices)
+        devices.append(QJsonObject{{QStringLiteral("node"), v.node},
+                                   {QStringLiteral("source"), v.source},
+                                   {QStringLiteral("frame"), v.frame},
+                                   {QStringLiteral("frame_detections"), v.frameDetections},
+                                   {QStringLiteral("frames"), qint64(v.frames)},
+                                   {QStringLiteral("detections"), qint64(v.detections)},
+                                   {QStringLiteral("fps"), v.fps},
+                                   {QStringLiteral("latency_ms_p50"), v.latencyMsP50},
+                                   {QStringLiteral("latency_ms_p95"), v.latencyMsP95},
+                                   {QStringLiteral("cpu_percent"), v.cpuPercent},
+                                   {QStringLiteral("rss_bytes"), qint64(v.rssBytes)},
+                                   {QStringLiteral("error"), v.error}});
+    return QJsonObject{{QStringLiteral("started"), d.started.toString(Qt::ISODate)},
+                       {QStringLiteral("seconds"), d.seconds},
+                       {QStringLiteral("stopped"), d.stopped},
+                       {QStringLiteral("error"), d.error},
+                       {QStringLiteral("devices"), devices}};
+}
+
 const char *const kStates[] = {"none", "running", "finished", "stopped", "failed"};
 
 } // namespace
@@ -228,6 +251,8 @@ QJsonObject Session::toJson() const
                             {QStringLiteral("student_fps"), evaluation.student_fps},
                             {QStringLiteral("teacher_fps"), evaluation.teacher_fps},
                             {QStringLiteral("motion_fps"), evaluation.motion_fps}});
+    if (deployment)
+        json.insert(QStringLiteral("deployment"), deploymentJson(*deployment));
     return json;
 }
 

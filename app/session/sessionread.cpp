@@ -473,6 +473,34 @@ void readVerifiedEvaluation(const Reader &ve, EvaluationRecord &evaluation)
         evaluation.verified.push_back(readVerifiedRound(ve.item(rv, QStringLiteral("rounds"))));
 }
 
+/** "deployment": the last time the student ran on the devices, each device's last report. */
+DeploymentRecord readDeployment(const Reader &d)
+{
+    DeploymentRecord rec;
+    rec.started = QDateTime::fromString(d.text(QStringLiteral("started")), Qt::ISODate);
+    rec.seconds = d.number(QStringLiteral("seconds"), 0, 0, 1e9);
+    rec.stopped = d.boolean(QStringLiteral("stopped"), false);
+    rec.error = d.text(QStringLiteral("error"));
+    for (const QJsonValue &dv : d.array(QStringLiteral("devices"))) {
+        const Reader v = d.item(dv, QStringLiteral("devices"));
+        DeploymentRecord::Device device;
+        device.node = v.text(QStringLiteral("node"));
+        device.source = v.text(QStringLiteral("source"));
+        device.frame = v.text(QStringLiteral("frame"));
+        device.frameDetections = v.integer(QStringLiteral("frame_detections"), 0, 0, 1 << 20);
+        device.frames = std::int64_t(v.number(QStringLiteral("frames"), 0, 0, 1e15));
+        device.detections = std::int64_t(v.number(QStringLiteral("detections"), 0, 0, 1e15));
+        device.fps = v.number(QStringLiteral("fps"), 0, 0, 1e9);
+        device.latencyMsP50 = v.number(QStringLiteral("latency_ms_p50"), 0, 0, 1e9);
+        device.latencyMsP95 = v.number(QStringLiteral("latency_ms_p95"), 0, 0, 1e9);
+        device.cpuPercent = v.number(QStringLiteral("cpu_percent"), 0, 0, 1e6);
+        device.rssBytes = std::int64_t(v.number(QStringLiteral("rss_bytes"), 0, 0, 1e15));
+        device.error = v.text(QStringLiteral("error"));
+        rec.devices.push_back(device);
+    }
+    return rec;
+}
+
 } // namespace
 
 bool Session::fromJson(const QJsonObject &json, QString *error)
@@ -514,6 +542,9 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
     if (r.has(QStringLiteral("operating_point")))
         evaluation.operatingPoint = readOperatingPoint(r.object(QStringLiteral("operating_point")));
     readVerifiedEvaluation(r.object(QStringLiteral("verified_evaluation")), evaluation);
+    deployment.reset();
+    if (r.has(QStringLiteral("deployment")))
+        deployment = readDeployment(r.object(QStringLiteral("deployment")));
     return error->isEmpty();
 }
 
