@@ -1,6 +1,7 @@
 #include "reportwriter.h"
 
 #include "app/report/pdfpage.h"
+#include "app/session/csvfield.h"
 #include "chartfiles.h"
 #include "charts.h"
 #include "reporttext.h"
@@ -109,7 +110,8 @@ void titlePage(PdfPage page, QPainter &painter, const ReportContent &c)
     page.paragraph(
         QObject::tr("2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
                     "6  Results against verified frames\n7  Results against the tracker's labels\n"
-                    "8  Gallery"));
+                    "8  Gallery") +
+        (s.deployment ? QObject::tr("\n9  Running on the devices") : QString()));
 }
 
 /** The nodes: what each one is, and what happened to them during training. */
@@ -350,7 +352,70 @@ void galleryPage(PdfPage page, const ReportContent &c)
     }
 }
 
+/** The last deployment: each device's figures and its last frame with the student's boxes. */
+void deployPage(PdfPage page, const app::Session &s)
+{
+    const app::DeploymentRecord &d = *s.deployment;
+    page.heading(QObject::tr("9  Running on the devices"));
+    page.paragraph(
+        QObject::tr("The student ran on %1 device(s), each on its own camera, for %2 s from %3%4. "
+                    "Figures from each device's last report: frames/s over the run, the latency "
+                    "of one frame (p50 / p95), the agent's CPU (100 % = one core) and memory.")
+            .arg(d.devices.size())
+            .arg(d.seconds, 0, 'f', 0)
+            .arg(d.started.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
+            .arg(d.stopped ? QObject::tr(" until stopped") : QString()));
+    if (!d.error.isEmpty())
+        page.paragraph(d.error, QColor(0xb0, 0x00, 0x20));
+    QList<QStringList> rows{{QObject::tr("Device"), QObject::tr("Camera"), QObject::tr("Frames"),
+                             QObject::tr("Frames/s"), QObject::tr("p50 ms"), QObject::tr("p95 ms"),
+                             QObject::tr("Boxes"), QObject::tr("CPU"), QObject::tr("Memory")}};
+    for (const app::DeploymentRecord::Device &v : d.devices)
+        rows.append({v.node, v.source, QString::number(v.frames), QString::number(v.fps, 'f', 1),
+                     QString::number(v.latencyMsP50, 'f', 0),
+                     QString::number(v.latencyMsP95, 'f', 0), QString::number(v.detections),
+                     QStringLiteral("%1 %").arg(v.cpuPercent, 0, 'f', 0),
+                     v.rssBytes > 0 ? formatBytes(double(v.rssBytes)) : QString()});
+    page.table(rows, {0.16, 0.2, 0.09, 0.09, 0.08, 0.08, 0.09, 0.08, 0.13});
+    for (const app::DeploymentRecord::Device &v : d.devices)
+        if (!v.error.isEmpty())
+            page.paragraph(QStringLiteral("%1: %2").arg(v.node, v.error), QColor(0xb0, 0x00, 0x20));
+    page.skip(10);
+    // The last frames, two to a row, each under its device's name.
+    const QRectF &area = page.area();
+    const double cellW = (area.width() - 20) / 2, captionH = 34;
+    double y = page.y(), rowH = 0;
+    int shown = 0;
+    for (const app::DeploymentRecord::Device &v : d.devices) {
+        const QImage img(s.path(v.frame));
+        if (v.frame.isEmpty() || img.isNull())
+            continue;
+        const double scale = cellW / img.width();
+        const QSizeF size(cellW, img.height() * scale);
+        if (shown % 2 == 0 && shown > 0) {
+            y += rowH + 16;
+            rowH = 0;
+        }
+        if (y + captionH + size.height() > area.bottom())
+            break;
+        const double x = (shown % 2) * (cellW + 20);
+        PdfPage caption(page.painter(), QRectF(x, y, cellW, captionH));
+        caption.paragraph(QObject::tr("%1 · %2 · %3 frames/s · %4 boxes in this frame")
+                              .arg(v.node, v.source)
+                              .arg(v.fps, 0, 'f', 1)
+                              .arg(v.frameDetections));
+        page.image(img, QRectF(x, y + captionH, size.width(), size.height()));
+        rowH = std::max(rowH, captionH + size.height());
+        ++shown;
+    }
+}
+
 } // namespace
+
+int ReportWriter::pages(const app::Session &session)
+{
+    return kPages + (session.deployment ? 1 : 0);
+}
 
 bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString *error)
 {
@@ -374,7 +439,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         PdfPage::footer(
             painter, full,
             QStringLiteral("EdgeTrain · %1 · %2").arg(s.title, QFileInfo(s.dir).fileName()),
-            pageNumber, kPages);
+            pageNumber, pages(s));
         return PdfPage(painter, area);
     };
 
@@ -386,6 +451,8 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
     verifiedResultsPage(newPage(), c, *charts);
     trackerResultsPage(newPage(), s);
     galleryPage(newPage(), c);
+    if (s.deployment)
+        deployPage(newPage(), s);
     if (!painter.end()) {
         *error = QStringLiteral("cannot finish the PDF '%1'").arg(path);
         return false;
@@ -437,12 +504,24 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
                 ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
                 QByteArray::number(d.ap50_95, 'g', 6) + ',' +
                 QByteArray::number(d.threshold, 'g', 6) + '\n';
+    QByteArray deployment = "device,camera,frames,detections,fps,latency_ms_p50,latency_ms_p95,"
+                            "cpu_percent,rss_bytes,error\n";
+    if (s.deployment)
+        for (const app::DeploymentRecord::Device &v : s.deployment->devices)
+            deployment += app::csvField(v.node) + ',' + app::csvField(v.source) + ',' +
+                          QByteArray::number(v.frames) + ',' + QByteArray::number(v.detections) +
+                          ',' + QByteArray::number(v.fps, 'g', 6) + ',' +
+                          QByteArray::number(v.latencyMsP50, 'g', 6) + ',' +
+                          QByteArray::number(v.latencyMsP95, 'g', 6) + ',' +
+                          QByteArray::number(v.cpuPercent, 'g', 6) + ',' +
+                          QByteArray::number(v.rssBytes) + ',' + app::csvField(v.error) + '\n';
     const std::pair<QString, QByteArray> files[] = {
         {QStringLiteral("metrics.csv"), s.metricsCsv()},
         {QStringLiteral("progress.csv"), s.progressCsv()},
         {QStringLiteral("epochs.csv"), s.epochsCsv()},
         {QStringLiteral("evaluation.csv"), evaluation},
-        {QStringLiteral("verified.csv"), verified}};
+        {QStringLiteral("verified.csv"), verified},
+        {QStringLiteral("deployment.csv"), deployment}};
     for (const auto &[name, data] : files) {
         const QString path = dir + QLatin1Char('/') + name;
         if (!app::writeFileAtomically(path, data, error))

@@ -40,6 +40,8 @@ public:
     double y() const { return m_y; }
     void skip(double dy) { m_y += dy; }
     const QRectF &area() const { return m_area; }
+    /** The painter it draws with: for a caption laid out in a part of the page of its own. */
+    QPainter &painter() const { return m_p; }
 
 private:
     void body(); // the body text's font and colour
