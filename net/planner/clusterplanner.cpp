@@ -1,9 +1,5 @@
 #include "net/planner/clusterplanner.h"
 
-#include "net/protocol/cborfield.h"
-
-#include <QCborArray>
-
 #include <algorithm>
 
 namespace edgetrain::net {
@@ -33,6 +29,61 @@ std::vector<core::PlanCandidate> toCore(const std::vector<PlanCandidate> &candid
     for (const PlanCandidate &c : candidates)
         out.push_back(c.toCore());
     return out;
+}
+
+DeviceMeasurement::ExchangeOver exchangeOver(ExchangeFigures::Over over)
+{
+    switch (over) {
+    case ExchangeFigures::Over::Link:
+        return DeviceMeasurement::ExchangeOver::Link;
+    case ExchangeFigures::Over::Loopback:
+        return DeviceMeasurement::ExchangeOver::Loopback;
+    case ExchangeFigures::Over::Unknown:
+        break;
+    }
+    return DeviceMeasurement::ExchangeOver::Unknown;
+}
+
+/** The compute line through the profile's two batch sizes, else (an older node) its speed. */
+void readCompute(const JobReady &ready, DeviceMeasurement *d)
+{
+    const ProfileReport &p = ready.profile;
+    if (p.large_batch <= 0) {
+        const double speed = ready.images_per_second;
+        d->step_per_sample_seconds = speed > 0 ? 1.0 / speed : 0.0;
+        return;
+    }
+    const double b1 = double(p.small_batch), b2 = double(p.large_batch);
+    const double t1 = p.small_step_seconds, t2 = p.large_step_seconds;
+    if (b2 > b1 && t2 >= t1) {
+        d->step_per_sample_seconds = (t2 - t1) / (b2 - b1);
+        d->step_fixed_seconds = t1 - d->step_per_sample_seconds * b1;
+    }
+    if (d->step_fixed_seconds < 0.0 || d->step_per_sample_seconds <= 0.0) {
+        d->step_fixed_seconds = 0.0;
+        d->step_per_sample_seconds = t2 / b2;
+    }
+}
+
+/** The link the node probed to the coordinator, or why there is none. */
+void readLink(const std::optional<LinkFigures> &link, DeviceMeasurement *d)
+{
+    d->link_rates_timed = false;
+    if (!link) {
+        d->link_error = QStringLiteral("the node did not probe it");
+        return;
+    }
+    d->link_probe_seconds = std::max(0.0, link->seconds);
+    if (!link->error.isEmpty()) {
+        d->link_error = link->error;
+        return;
+    }
+    d->rtt_seconds = link->rtt_seconds;
+    d->link_rates_timed = link->rates_timed;
+    d->up_bytes_per_second = link->up_bytes_per_second;
+    d->down_bytes_per_second = link->down_bytes_per_second;
+    d->up_busy_seconds_per_byte = std::max(0.0, link->up_busy_seconds_per_byte);
+    d->down_busy_seconds_per_byte = std::max(0.0, link->down_busy_seconds_per_byte);
 }
 
 } // namespace
@@ -91,81 +142,46 @@ TrainingMode trainingMode(core::PlanMode mode)
     return TrainingMode::Sync;
 }
 
-DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready)
+DeviceMeasurement measurementFromReady(const QString &name, const JobReady &ready)
 {
     DeviceMeasurement d;
     d.name = name;
-    const QCborMap p = ready.value(QLatin1String("profile")).toMap();
-    const QCborArray batches = p.value(QLatin1String("batches")).toArray();
-    const QCborArray seconds = p.value(QLatin1String("step_seconds")).toArray();
-    if (batches.size() == 2 && seconds.size() == 2) {
-        const double b1 = double(cborInteger(batches[0])), b2 = double(cborInteger(batches[1]));
-        const double t1 = seconds[0].toDouble(), t2 = seconds[1].toDouble();
-        if (b2 > b1 && t2 >= t1) {
-            d.step_per_sample_seconds = (t2 - t1) / (b2 - b1);
-            d.step_fixed_seconds = t1 - d.step_per_sample_seconds * b1;
-        }
-        if (d.step_fixed_seconds < 0.0 || d.step_per_sample_seconds <= 0.0) {
-            d.step_fixed_seconds = 0.0;
-            d.step_per_sample_seconds = b2 > 0 ? t2 / b2 : 0.0;
-        }
-    } else {
-        // An older node: its speed alone, as time per sample.
-        const double speed = ready.value(QLatin1String("images_per_second")).toDouble();
-        d.step_per_sample_seconds = speed > 0 ? 1.0 / speed : 0.0;
-    }
-    d.update_seconds = p.value(QLatin1String("update_seconds")).toDouble();
-    d.eval_per_sample_seconds = p.value(QLatin1String("eval_seconds_per_sample")).toDouble();
-    d.max_local_batch = cborInteger(p.value(QLatin1String("max_local_batch")), -1);
-    d.idle_watts = p.value(QLatin1String("idle_watts")).toDouble(-1.0);
-    d.busy_watts = p.value(QLatin1String("busy_watts")).toDouble(-1.0);
-    d.power_source = p.value(QLatin1String("power_source")).toString();
-    const QCborMap exchange = p.value(QLatin1String("exchange")).toMap();
-    d.exchange_seconds_per_byte =
-        std::max(0.0, exchange.value(QLatin1String("seconds_per_byte")).toDouble());
+    readCompute(ready, &d);
+    const ProfileReport &p = ready.profile;
+    d.update_seconds = p.update_seconds;
+    d.eval_per_sample_seconds = p.eval_seconds_per_sample;
+    d.max_local_batch = p.max_local_batch;
+    d.idle_watts = p.idle_watts;
+    d.busy_watts = p.busy_watts;
+    d.power_source = p.power_source;
+    d.exchange_seconds_per_byte = std::max(0.0, p.exchange.seconds_per_byte);
     d.exchange_busy_seconds_per_byte =
-        std::max(0.0, exchange.value(QLatin1String("busy_seconds_per_byte")).toDouble());
-    d.exchange_error = exchange.value(QLatin1String("error")).toString();
-    d.exchange_link_error = exchange.value(QLatin1String("link_error")).toString();
-    const QString over = exchange.value(QLatin1String("over")).toString();
-    d.exchange_over = over == QLatin1String("link") ? DeviceMeasurement::ExchangeOver::Link
-                      : over == QLatin1String("loopback")
-                          ? DeviceMeasurement::ExchangeOver::Loopback
-                          : DeviceMeasurement::ExchangeOver::Unknown;
-    d.profile_seconds = std::max(0.0, p.value(QLatin1String("seconds")).toDouble());
-    const QCborMap link = p.value(QLatin1String("link")).toMap();
-    d.link_probe_seconds = std::max(0.0, link.value(QLatin1String("seconds")).toDouble());
-    d.link_rates_timed = false;
-    if (link.contains(QLatin1String("error"))) {
-        d.link_error = link.value(QLatin1String("error")).toString();
-    } else if (link.isEmpty()) {
-        d.link_error = QStringLiteral("the node did not probe it");
-    } else {
-        d.rtt_seconds = link.value(QLatin1String("rtt_seconds")).toDouble();
-        d.link_rates_timed = link.contains(QLatin1String("up_bytes_per_second"));
-        d.up_bytes_per_second = link.value(QLatin1String("up_bytes_per_second")).toDouble();
-        d.down_bytes_per_second = link.value(QLatin1String("down_bytes_per_second")).toDouble();
-        d.up_busy_seconds_per_byte =
-            std::max(0.0, link.value(QLatin1String("up_busy_seconds_per_byte")).toDouble());
-        d.down_busy_seconds_per_byte =
-            std::max(0.0, link.value(QLatin1String("down_busy_seconds_per_byte")).toDouble());
-    }
+        std::max(0.0, p.exchange.busy_seconds_per_byte.value_or(0.0));
+    d.exchange_error = p.exchange.error;
+    d.exchange_link_error = p.exchange.link_error;
+    d.exchange_over = exchangeOver(p.exchange.over);
+    d.profile_seconds = std::max(0.0, p.seconds);
+    readLink(p.link, &d);
     return d;
 }
 
-PlanWork workFromReady(const JobSpec &job, const QCborMap &ready)
+DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready)
+{
+    return measurementFromReady(name, JobReady::fromCborLenient(ready));
+}
+
+PlanWork workFromReady(const JobSpec &job, const JobReady &ready)
 {
     PlanWork w;
-    w.train_samples = cborInteger(ready.value(QLatin1String("train_samples")));
-    w.test_samples = cborInteger(ready.value(QLatin1String("test_samples")));
+    w.train_samples = ready.train_samples;
+    w.test_samples = ready.test_samples;
     w.epochs = job.epochs;
     w.batch = job.batch;
-    w.gradient_floats = cborInteger(ready.value(QLatin1String("gradient_floats")));
-    w.averaged_floats = cborInteger(ready.value(QLatin1String("averaged_floats")));
-    w.buffer_floats = cborInteger(ready.value(QLatin1String("buffer_floats")));
+    w.gradient_floats = ready.gradient_floats;
+    w.averaged_floats = ready.averaged_floats;
+    w.buffer_floats = ready.buffer_floats;
     if (w.gradient_floats <= 0) // an older node: its parameter count
-        w.gradient_floats = w.averaged_floats =
-            cborInteger(ready.value(QLatin1String("parameters")));
+        w.gradient_floats = w.averaged_floats = ready.parameters;
     w.local_steps = job.local_steps;
     w.async_value_bytes = job.exchange == QLatin1String("float32") ? 4.0 : 2.0;
     return w;
@@ -177,8 +193,10 @@ ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &r
 {
     ClusterPlanResult r;
     r.objective = objective;
+    std::vector<JobReady> bodies;
     for (const auto &[name, body] : ready) {
-        r.devices.push_back(measurementFromReady(name, body));
+        bodies.push_back(JobReady::fromCborLenient(body));
+        r.devices.push_back(measurementFromReady(name, bodies.back()));
         r.profiling_seconds = std::max(r.profiling_seconds, r.devices.back().profile_seconds);
         r.link_probe_seconds = std::max(r.link_probe_seconds, r.devices.back().link_probe_seconds);
     }
@@ -188,7 +206,7 @@ ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &r
                       .arg(ready.size());
         return r;
     }
-    const ClusterPlanner planner(r.devices, workFromReady(job, ready.front().second));
+    const ClusterPlanner planner(r.devices, workFromReady(job, bodies.front()));
     r.ranked = ClusterPlanner::rank(planner.candidates(modes), objective);
     if (!r.ranked.empty() && ClusterPlanner::unsuitable(r.ranked.front(), objective).isEmpty())
         r.chosen = r.ranked.front();

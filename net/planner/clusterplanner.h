@@ -2,6 +2,7 @@
 
 #include "core/batchshares.h"
 #include "core/clusterplanner.h"
+#include "net/protocol/messages/workermessages.h"
 #include "net/training/job.h"
 
 #include <QCborMap>
@@ -64,14 +65,19 @@ struct PlanCandidate : core::CandidateFigures
     core::PlanCandidate toCore() const;
 };
 
-/** A device's measurement from its job_ready message (its "profile": compute, memory, power and the
+/** A device's measurement from its job_ready message (its profile: compute, memory, power and the
  *  link the node measured to the coordinator's LinkProbeServer). The compute line goes through the
- * two measured batch sizes; noise that would give a negative slope or intercept falls back to the
- * larger batch's time per sample. */
+ *  two measured batch sizes; noise that would give a negative slope or intercept falls back to
+ *  the larger batch's time per sample; a profile without them (an older node) gives the node's
+ *  speed as its time per sample. */
+DeviceMeasurement measurementFromReady(const QString &name, const JobReady &ready);
+/** The same from a job_ready body as it came, read with JobReady::fromCborLenient: a body from
+ *  an older node, or a partial one, gives the figures it holds and defaults for the rest. */
 DeviceMeasurement measurementFromReady(const QString &name, const QCborMap &ready);
 /** What is left to train after profiling: the job's epochs over the ready node's data, and the
- *  model's sizes from its job_ready message. */
-PlanWork workFromReady(const JobSpec &job, const QCborMap &ready);
+ *  model's sizes from its job_ready message (an older node's parameter count where it gives no
+ *  exchange sizes). */
+PlanWork workFromReady(const JobSpec &job, const JobReady &ready);
 
 /** core::settledShares for measured devices (in rank order). */
 std::vector<double> settledShares(const std::vector<const DeviceMeasurement *> &devices,
@@ -145,8 +151,9 @@ inline bool needsLinkRates(const std::vector<TrainingMode> &modes)
     return std::find(modes.begin(), modes.end(), TrainingMode::Async) != modes.end();
 }
 
-/** Measurements from each ready node (name, job_ready body), the work from the job, every
- *  candidate in `modes`, ranked by `objective`. */
+/** Measurements from each ready node (name, job_ready body, read as measurementFromReady reads
+ *  it), the work from the job and the first node's sizes, every candidate in `modes`, ranked by
+ *  `objective`. */
 ClusterPlanResult planCluster(const std::vector<std::pair<QString, QCborMap>> &ready,
                               const JobSpec &job, const PlanObjective &objective,
                               const std::vector<TrainingMode> &modes);

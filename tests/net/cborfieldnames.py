@@ -22,11 +22,7 @@ PAIR = re.compile(r'\{\s*' + LITERAL + r'\s*,(?!\s*(?:QStringLiteral|QLatin1Stri
 ACTION_FIELD = re.compile(r'\bAction::Field\b')
 # Files that still spell field names, each with what is to change; an entry whose file no longer
 # does fails the check too, so the list only shrinks.
-PENDING = {
-    'net/planner/clusterplanner.cpp':
-        'measurementFromReady reads job_ready bodies by name; it is to take a JobReady '
-        '(messages/workermessages.h) and its ProfileReport',
-}
+PENDING = {}
 
 
 def field_names(messages):

@@ -6,7 +6,6 @@
 #include "core/batchshares.h"
 #include "net/planner/clusterplanner.h"
 
-#include <QCborArray>
 #include <QCborMap>
 #include <QTest>
 
@@ -62,6 +61,7 @@ class TestClusterPlanner : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void readyProfileRead();
+    void olderNodesBodiesRead();
     void workFromTheJobAndReady();
     void answersAsTheModel();
     void planFromReadyBodies();
@@ -71,20 +71,26 @@ private Q_SLOTS:
 void TestClusterPlanner::readyProfileRead()
 {
     // What a node says when ready, as the trainer's profile() writes it.
-    const QCborMap profile{
-        {QStringLiteral("batches"), QCborArray{16, 64}},
-        {QStringLiteral("step_seconds"), QCborArray{0.020, 0.068}},
-        {QStringLiteral("update_seconds"), 0.002},
-        {QStringLiteral("eval_seconds_per_sample"), 0.0004},
-        {QStringLiteral("max_local_batch"), 65},
-        {QStringLiteral("link"), QCborMap{{QStringLiteral("rtt_seconds"), 0.001},
-                                          {QStringLiteral("up_bytes_per_second"), 1.2e7},
-                                          {QStringLiteral("down_bytes_per_second"), 1.1e7}}},
-        {QStringLiteral("exchange"), QCborMap{{QStringLiteral("seconds_per_byte"), 2.5e-8},
-                                              {QStringLiteral("bytes"), 244000},
-                                              {QStringLiteral("repeats"), 7}}}};
-    const DeviceMeasurement d =
-        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), profile}});
+    JobReady ready;
+    ProfileReport &profile = ready.profile;
+    profile.small_batch = 16;
+    profile.large_batch = 64;
+    profile.small_step_seconds = 0.020;
+    profile.large_step_seconds = 0.068;
+    profile.update_seconds = 0.002;
+    profile.eval_seconds_per_sample = 0.0004;
+    profile.max_local_batch = 65;
+    LinkFigures link;
+    link.rtt_seconds = 0.001;
+    link.rates_timed = true;
+    link.up_bytes_per_second = 1.2e7;
+    link.down_bytes_per_second = 1.1e7;
+    profile.link = link;
+    profile.exchange.timed = true;
+    profile.exchange.seconds_per_byte = 2.5e-8;
+    profile.exchange.bytes = 244000;
+    profile.exchange.repeats = 7;
+    const DeviceMeasurement d = measurementFromReady(QStringLiteral("pi"), ready);
     QVERIFY(qAbs(d.step_per_sample_seconds - 0.001) < 1e-12);
     QVERIFY(qAbs(d.step_fixed_seconds - 0.004) < 1e-12);
     QCOMPARE(d.update_seconds, 0.002);
@@ -92,12 +98,17 @@ void TestClusterPlanner::readyProfileRead()
     QCOMPARE(d.up_bytes_per_second, 1.2e7);
     QCOMPARE(d.exchange_seconds_per_byte, 2.5e-8);
     QVERIFY(d.link_error.isEmpty());
+    // The body as it came over the wire reads the same.
+    const DeviceMeasurement sent = measurementFromReady(QStringLiteral("pi"), ready.toCbor());
+    QCOMPARE(sent.step_per_sample_seconds, d.step_per_sample_seconds);
+    QCOMPARE(sent.step_fixed_seconds, d.step_fixed_seconds);
+    QCOMPARE(sent.down_bytes_per_second, 1.1e7);
+    QCOMPARE(sent.exchange_seconds_per_byte, 2.5e-8);
     // A node that could not time its exchange (an error instead of figures): no CPU bound.
-    QCborMap failed = profile;
-    failed.insert(QStringLiteral("exchange"),
-                  QCborMap{{QStringLiteral("error"), QStringLiteral("cannot connect")}});
-    const DeviceMeasurement unmeasured =
-        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), failed}});
+    JobReady failed = ready;
+    failed.profile.exchange = ExchangeFigures();
+    failed.profile.exchange.error = QStringLiteral("cannot connect");
+    const DeviceMeasurement unmeasured = measurementFromReady(QStringLiteral("pi"), failed);
     QCOMPARE(unmeasured.exchange_seconds_per_byte, 0.0);
     QCOMPARE(unmeasured.exchange_error, QStringLiteral("cannot connect"));
     QVERIFY(d.exchange_error.isEmpty());
@@ -105,20 +116,76 @@ void TestClusterPlanner::readyProfileRead()
     QCOMPARE(d.exchange_busy_seconds_per_byte, 0.0);
     // Timed over the link, which stood for the transfers: a round trip and no rates; the
     // exchange's CPU per byte.
-    QCborMap overLink = profile;
-    overLink.insert(QStringLiteral("link"), QCborMap{{QStringLiteral("rtt_seconds"), 0.001}});
-    overLink.insert(QStringLiteral("exchange"),
-                    QCborMap{{QStringLiteral("seconds_per_byte"), 8e-8},
-                             {QStringLiteral("over"), QStringLiteral("link")},
-                             {QStringLiteral("busy_seconds_per_byte"), 3e-9}});
-    const DeviceMeasurement noRates =
-        measurementFromReady(QStringLiteral("pi"), QCborMap{{QStringLiteral("profile"), overLink}});
+    JobReady overLink = ready;
+    overLink.profile.link = LinkFigures();
+    overLink.profile.link->rtt_seconds = 0.001;
+    overLink.profile.exchange = ExchangeFigures();
+    overLink.profile.exchange.timed = true;
+    overLink.profile.exchange.seconds_per_byte = 8e-8;
+    overLink.profile.exchange.over = ExchangeFigures::Over::Link;
+    overLink.profile.exchange.busy_seconds_per_byte = 3e-9;
+    const DeviceMeasurement noRates = measurementFromReady(QStringLiteral("pi"), overLink);
     QVERIFY(noRates.link_error.isEmpty());
     QVERIFY(!noRates.link_rates_timed);
     QCOMPARE(noRates.rtt_seconds, 0.001);
     QCOMPARE(noRates.up_bytes_per_second, 0.0);
     QCOMPARE(noRates.exchange_busy_seconds_per_byte, 3e-9);
     QCOMPARE(noRates.exchange_over, DeviceMeasurement::ExchangeOver::Link);
+    // A link probe that failed: the device trains alone or not at all.
+    JobReady probeFailed = ready;
+    probeFailed.profile.link = LinkFigures();
+    probeFailed.profile.link->error = QStringLiteral("refused");
+    QCOMPARE(measurementFromReady(QStringLiteral("pi"), probeFailed).link_error,
+             QStringLiteral("refused"));
+}
+
+void TestClusterPlanner::olderNodesBodiesRead()
+{
+    // A job_ready as a node from before the profile wrote it (its speed and parameter count):
+    // the strict reader refuses it, the planner takes its speed as the time per sample and
+    // knows nothing else about it.
+    const QCborMap older{{QStringLiteral("images_per_second"), 250},
+                         {QStringLiteral("train_samples"), 900},
+                         {QStringLiteral("parameters"), 777}};
+    QString error;
+    QVERIFY(!JobReady::fromCbor(older, &error));
+    const DeviceMeasurement d = measurementFromReady(QStringLiteral("old"), older);
+    QCOMPARE(d.step_per_sample_seconds, 0.004);
+    QCOMPARE(d.step_fixed_seconds, 0.0);
+    QCOMPARE(d.max_local_batch, -1);
+    QCOMPARE(d.idle_watts, -1.0);
+    QCOMPARE(d.busy_watts, -1.0);
+    QCOMPARE(d.exchange_seconds_per_byte, 0.0);
+    QCOMPARE(d.exchange_over, DeviceMeasurement::ExchangeOver::Unknown);
+    QCOMPARE(d.link_error, QStringLiteral("the node did not probe it"));
+    QVERIFY(!d.link_rates_timed);
+    // It plans: the work from its parameter count, and a device that trains alone.
+    JobSpec job;
+    job.epochs = 1;
+    job.batch = 100;
+    const auto time = *PlanObjective::parse(QStringLiteral("time"), &error);
+    const ClusterPlanResult plan =
+        planCluster({{QStringLiteral("old"), older}}, job, time, {TrainingMode::Sync});
+    QVERIFY(plan.error.isEmpty());
+    QVERIFY(plan.chosen);
+    QCOMPARE(plan.chosen->names, QStringList{QStringLiteral("old")});
+    // A profile without power figures, link or exchange (a node from before them): unknown
+    // watts and no link, the rest as measured.
+    JobReady partial;
+    partial.profile.small_batch = 16;
+    partial.profile.large_batch = 64;
+    partial.profile.small_step_seconds = 0.020;
+    partial.profile.large_step_seconds = 0.068;
+    const DeviceMeasurement p = measurementFromReady(QStringLiteral("pi"), partial.toCbor());
+    QVERIFY(qAbs(p.step_per_sample_seconds - 0.001) < 1e-12);
+    QCOMPARE(p.idle_watts, -1.0);
+    QCOMPARE(p.link_error, QStringLiteral("the node did not probe it"));
+    // Noise that would give a negative intercept: the larger batch's time per sample.
+    partial.profile.small_step_seconds = 0.010;
+    partial.profile.large_step_seconds = 0.064;
+    const DeviceMeasurement noisy = measurementFromReady(QStringLiteral("pi"), partial);
+    QCOMPARE(noisy.step_fixed_seconds, 0.0);
+    QCOMPARE(noisy.step_per_sample_seconds, 0.001);
 }
 
 void TestClusterPlanner::workFromTheJobAndReady()
@@ -128,11 +195,12 @@ void TestClusterPlanner::workFromTheJobAndReady()
     job.batch = 32;
     job.local_steps = 4;
     job.exchange = QStringLiteral("float32");
-    const QCborMap ready{{QStringLiteral("train_samples"), 900},
-                         {QStringLiteral("test_samples"), 100},
-                         {QStringLiteral("gradient_floats"), 5000},
-                         {QStringLiteral("averaged_floats"), 5200},
-                         {QStringLiteral("buffer_floats"), 200}};
+    JobReady ready;
+    ready.train_samples = 900;
+    ready.test_samples = 100;
+    ready.gradient_floats = 5000;
+    ready.averaged_floats = 5200;
+    ready.buffer_floats = 200;
     const PlanWork w = workFromReady(job, ready);
     QCOMPARE(w.train_samples, std::int64_t(900));
     QCOMPARE(w.test_samples, std::int64_t(100));
@@ -144,11 +212,13 @@ void TestClusterPlanner::workFromTheJobAndReady()
     QCOMPARE(w.buffer_floats, std::int64_t(200));
     QCOMPARE(w.async_value_bytes, 4.0);
     job.exchange = QStringLiteral("bf16");
-    QCOMPARE(workFromReady(job, QCborMap{}).async_value_bytes, 2.0);
+    QCOMPARE(workFromReady(job, JobReady()).async_value_bytes, 2.0);
     // An older node says its parameter count alone: sync reduces and local SGD averages it.
-    const PlanWork older = workFromReady(job, QCborMap{{QStringLiteral("parameters"), 777}});
-    QCOMPARE(older.gradient_floats, std::int64_t(777));
-    QCOMPARE(older.averaged_floats, std::int64_t(777));
+    JobReady older;
+    older.parameters = 777;
+    const PlanWork o = workFromReady(job, older);
+    QCOMPARE(o.gradient_floats, std::int64_t(777));
+    QCOMPARE(o.averaged_floats, std::int64_t(777));
 }
 
 void TestClusterPlanner::answersAsTheModel()
@@ -228,21 +298,23 @@ void TestClusterPlanner::planFromReadyBodies()
     // Two nodes' job_ready bodies: A computes 1 ms a sample (+ 4 ms a step), B four times
     // slower; free links. Over 8 Mbit/s the model's gradients would take seconds a step.
     auto ready = [](double scale, double seconds) {
-        const QCborMap profile{
-            {QStringLiteral("batches"), QCborArray{16, 64}},
-            {QStringLiteral("step_seconds"), QCborArray{0.020 * scale, 0.068 * scale}},
-            {QStringLiteral("idle_watts"), 2.0},
-            {QStringLiteral("busy_watts"), 5.0},
-            {QStringLiteral("seconds"), seconds},
-            {QStringLiteral("link"), QCborMap{{QStringLiteral("rtt_seconds"), 0.0005},
-                                              {QStringLiteral("seconds"), seconds / 2},
-                                              {QStringLiteral("up_bytes_per_second"), 1e6},
-                                              {QStringLiteral("down_bytes_per_second"), 1e6}}}};
-        return QCborMap{{QStringLiteral("profile"), profile},
-                        {QStringLiteral("train_samples"), 1000},
-                        {QStringLiteral("test_samples"), 0},
-                        {QStringLiteral("gradient_floats"), 1000000},
-                        {QStringLiteral("averaged_floats"), 1000000}};
+        JobReady r;
+        r.train_samples = 1000;
+        r.gradient_floats = r.averaged_floats = 1000000;
+        r.profile.small_batch = 16;
+        r.profile.large_batch = 64;
+        r.profile.small_step_seconds = 0.020 * scale;
+        r.profile.large_step_seconds = 0.068 * scale;
+        r.profile.idle_watts = 2.0;
+        r.profile.busy_watts = 5.0;
+        r.profile.seconds = seconds;
+        LinkFigures link;
+        link.rtt_seconds = 0.0005;
+        link.seconds = seconds / 2;
+        link.rates_timed = true;
+        link.up_bytes_per_second = link.down_bytes_per_second = 1e6;
+        r.profile.link = link;
+        return r.toCbor();
     };
     JobSpec job;
     job.epochs = 1;

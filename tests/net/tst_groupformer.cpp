@@ -98,8 +98,8 @@ void TestGroupFormer::theFirstGroupSettlesFromTheProfiles()
     GroupFormer groups(job(), {});
     groups.form(pointers(members));
     std::vector<net::DeviceMeasurement> d{
-        net::measurementFromReady(QStringLiteral("node-0"), members[0]->readyBody),
-        net::measurementFromReady(QStringLiteral("node-1"), members[1]->readyBody)};
+        net::measurementFromReady(QStringLiteral("node-0"), members[0]->ready),
+        net::measurementFromReady(QStringLiteral("node-1"), members[1]->ready)};
     const auto settled = net::settledShares({&d[0], &d[1]}, 64);
     QCOMPARE(groups.shares().size(), std::size_t(2));
     for (std::size_t i = 0; i < 2; ++i)

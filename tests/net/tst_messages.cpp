@@ -147,6 +147,7 @@ private Q_SLOTS:
     void malformedBodiesAreRefused();
     void aDivergedRunsLossIsNews();
     void lenientReadingsFallBack();
+    void aJobReadyFromAnyNodeReads();
     void requestIds();
 };
 
@@ -526,6 +527,61 @@ void TestMessages::lenientReadingsFallBack()
     QCOMPARE(c.total, std::int64_t(-1));
     QVERIFY(!c.header);
     QCOMPARE(ShipmentHeader::fromCbor({}).label_width, std::int64_t(1));
+}
+
+void TestMessages::aJobReadyFromAnyNodeReads()
+{
+    // What the strict reader takes, the planner's lenient one reads the same.
+    const JobReady ready = sampleReady();
+    QCOMPARE(JobReady::fromCborLenient(ready.toCbor()), ready);
+    JobReady plain = ready;
+    plain.profile.link.reset();
+    plain.profile.exchange = ExchangeFigures();
+    plain.profile.exchange.error = QStringLiteral("no thread to be had");
+    QCOMPARE(JobReady::fromCborLenient(plain.toCbor()), plain);
+    LinkFigures failed;
+    failed.error = QStringLiteral("connection refused");
+    plain.profile.link = failed;
+    QCOMPARE(JobReady::fromCborLenient(plain.toCbor()), plain);
+
+    // A node from before the profile: refused by the strict reader, its figures kept by the
+    // lenient one and every other field at its default (no batches timed, no power figures,
+    // no link, nothing handed out to it).
+    const QCborMap older{{QStringLiteral("images_per_second"), 250},
+                         {QStringLiteral("train_samples"), 900},
+                         {QStringLiteral("parameters"), 777}};
+    QString error;
+    QVERIFY(!JobReady::fromCbor(older, &error));
+    const JobReady o = JobReady::fromCborLenient(older);
+    QCOMPARE(o.images_per_second, 250.0);
+    QCOMPARE(o.train_samples, std::int64_t(900));
+    QCOMPARE(o.parameters, std::int64_t(777));
+    QCOMPARE(o.gradient_floats, std::int64_t(0));
+    QVERIFY(!o.takes_more && !o.evaluates_more);
+    QCOMPARE(o.profile, ProfileReport());
+    QCOMPARE(o.profile.large_batch, std::int64_t(0));
+    QCOMPARE(o.profile.max_local_batch, std::int64_t(-1));
+    QCOMPARE(o.profile.idle_watts, -1.0);
+    QVERIFY(!o.profile.link);
+
+    // Fields of the wrong type read as their defaults; an empty link is none.
+    QCborMap odd = sampleProfile().toCbor();
+    odd.insert(QStringLiteral("batches"), QCborArray{4});
+    odd.insert(QStringLiteral("busy_watts"), QStringLiteral("lots"));
+    odd.insert(QStringLiteral("link"), QCborMap());
+    odd.insert(QStringLiteral("exchange"), QStringLiteral("none"));
+    const ProfileReport p = ProfileReport::fromCborLenient(odd);
+    QCOMPARE(p.large_batch, std::int64_t(0));
+    QCOMPARE(p.large_step_seconds, 0.0);
+    QCOMPARE(p.busy_watts, -1.0);
+    QCOMPARE(p.idle_watts, sampleProfile().idle_watts);
+    QVERIFY(!p.link);
+    QVERIFY(p.exchange.isEmpty());
+    // A link probe whose rates were not timed: a round trip only.
+    const LinkFigures rtt =
+        LinkFigures::fromCborLenient(QCborMap{{QStringLiteral("rtt_seconds"), 0.002}});
+    QCOMPARE(rtt.rtt_seconds, 0.002);
+    QVERIFY(!rtt.rates_timed && rtt.error.isEmpty());
 }
 
 void TestMessages::requestIds()

@@ -1,5 +1,6 @@
 #include "net/protocol/messages/profilereport.h"
 
+#include "net/protocol/cborfield.h"
 #include "net/protocol/messages/fieldreader.h"
 
 #include <QCborArray>
@@ -21,6 +22,19 @@ QString overName(ExchangeFigures::Over over)
         break;
     }
     return {};
+}
+
+ExchangeFigures::Over overNamed(const QString &name)
+{
+    return name == overName(ExchangeFigures::Over::Link)       ? ExchangeFigures::Over::Link
+           : name == overName(ExchangeFigures::Over::Loopback) ? ExchangeFigures::Over::Loopback
+                                                               : ExchangeFigures::Over::Unknown;
+}
+
+/** A field of a body read leniently: absent is an undefined value, which reads as a default. */
+QCborValue field(const QCborMap &map, const char *key)
+{
+    return map.value(QLatin1String(key));
 }
 
 } // namespace
@@ -55,10 +69,7 @@ std::optional<ExchangeFigures> ExchangeFigures::fromCbor(const QCborMap &map, QS
     e.timed = r.has("seconds_per_byte");
     if (e.timed) {
         e.seconds_per_byte = r.number("seconds_per_byte");
-        const QString over = r.text("over", 16);
-        e.over = over == overName(Over::Link)       ? Over::Link
-                 : over == overName(Over::Loopback) ? Over::Loopback
-                                                    : Over::Unknown;
+        e.over = overNamed(r.text("over", 16));
         e.bytes = r.integer("bytes", 0, std::int64_t(1) << 50);
         e.repeats = int(r.integer("repeats", 0, 1 << 30));
         e.seconds = r.number("seconds");
@@ -70,6 +81,27 @@ std::optional<ExchangeFigures> ExchangeFigures::fromCbor(const QCborMap &map, QS
     if (!r.ok()) {
         *error = r.error();
         return std::nullopt;
+    }
+    return e;
+}
+
+ExchangeFigures ExchangeFigures::fromCborLenient(const QCborMap &map)
+{
+    ExchangeFigures e;
+    e.error = field(map, "error").toString();
+    e.link_error = field(map, "link_error").toString();
+    e.timed = map.contains(QLatin1String("seconds_per_byte"));
+    if (e.timed) {
+        e.seconds_per_byte = field(map, "seconds_per_byte").toDouble();
+        e.over = overNamed(field(map, "over").toString());
+        e.bytes = cborInteger(field(map, "bytes"));
+        e.repeats = int(cborInteger(field(map, "repeats")));
+        e.seconds = field(map, "seconds").toDouble();
+        e.setup_seconds = field(map, "setup_seconds").toDouble();
+        e.windows_seconds = field(map, "windows_seconds").toDouble();
+        const QCborValue busy = field(map, "busy_seconds_per_byte");
+        if (busy.isDouble() || busy.isInteger())
+            e.busy_seconds_per_byte = busy.toDouble();
     }
     return e;
 }
@@ -108,6 +140,25 @@ std::optional<LinkFigures> LinkFigures::fromCbor(const QCborMap &map, QString *e
     if (!r.ok()) {
         *error = r.error();
         return std::nullopt;
+    }
+    return l;
+}
+
+LinkFigures LinkFigures::fromCborLenient(const QCborMap &map)
+{
+    LinkFigures l;
+    if (map.contains(QLatin1String("error"))) {
+        l.error = field(map, "error").toString();
+        return l;
+    }
+    l.rtt_seconds = field(map, "rtt_seconds").toDouble();
+    l.seconds = field(map, "seconds").toDouble();
+    l.rates_timed = map.contains(QLatin1String("up_bytes_per_second"));
+    if (l.rates_timed) {
+        l.up_bytes_per_second = field(map, "up_bytes_per_second").toDouble();
+        l.down_bytes_per_second = field(map, "down_bytes_per_second").toDouble();
+        l.up_busy_seconds_per_byte = field(map, "up_busy_seconds_per_byte").toDouble();
+        l.down_busy_seconds_per_byte = field(map, "down_busy_seconds_per_byte").toDouble();
     }
     return l;
 }
@@ -195,6 +246,36 @@ std::optional<ProfileReport> ProfileReport::fromCbor(const QCborMap &map, QStrin
             return std::nullopt;
         p.link = *l;
     }
+    return p;
+}
+
+ProfileReport ProfileReport::fromCborLenient(const QCborMap &map)
+{
+    ProfileReport p;
+    const QCborArray batches = field(map, "batches").toArray();
+    const QCborArray seconds = field(map, "step_seconds").toArray();
+    if (batches.size() == 2 && seconds.size() == 2) {
+        p.small_batch = cborInteger(batches[0]);
+        p.large_batch = cborInteger(batches[1]);
+        p.small_step_seconds = seconds[0].toDouble();
+        p.large_step_seconds = seconds[1].toDouble();
+    }
+    p.update_seconds = field(map, "update_seconds").toDouble();
+    p.eval_seconds_per_sample = field(map, "eval_seconds_per_sample").toDouble();
+    p.max_local_batch = cborInteger(field(map, "max_local_batch"), -1);
+    p.steps = int(cborInteger(field(map, "steps")));
+    p.seconds = field(map, "seconds").toDouble();
+    p.idle_watts = field(map, "idle_watts").toDouble(-1.0);
+    p.busy_watts = field(map, "busy_watts").toDouble(-1.0);
+    p.power_source = field(map, "power_source").toString();
+    const QCborMap phases = field(map, "phases_seconds").toMap();
+    for (auto it = phases.constBegin(); it != phases.constEnd(); ++it)
+        if (it.key().isString() && (it.value().isDouble() || it.value().isInteger()) &&
+            p.phases_seconds.size() < 64)
+            p.addPhase(it.key().toString().left(64), it.value().toDouble());
+    p.exchange = ExchangeFigures::fromCborLenient(field(map, "exchange").toMap());
+    if (const QCborMap link = field(map, "link").toMap(); !link.isEmpty())
+        p.link = LinkFigures::fromCborLenient(link);
     return p;
 }
 

@@ -32,6 +32,9 @@ struct ExchangeFigures
     bool operator==(const ExchangeFigures &other) const = default;
     QCborMap toCbor() const;
     static std::optional<ExchangeFigures> fromCbor(const QCborMap &map, QString *error);
+    /** Never refused (ProfileReport::fromCborLenient): a field absent or not of its type reads
+     *  as its default; `timed` says whether the figure per byte was there at all. */
+    static ExchangeFigures fromCborLenient(const QCborMap &map);
 };
 
 /** The node's link to the coordinator, as its link probe measured it (the profile's "link"). */
@@ -49,6 +52,9 @@ struct LinkFigures
     bool operator==(const LinkFigures &other) const = default;
     QCborMap toCbor() const;
     static std::optional<LinkFigures> fromCbor(const QCborMap &map, QString *error);
+    /** Never refused (ProfileReport::fromCborLenient): a field absent or not of its type reads
+     *  as its default; the rates count as timed when the upload's is there at all. */
+    static LinkFigures fromCborLenient(const QCborMap &map);
 };
 
 /**
@@ -58,7 +64,8 @@ struct LinkFigures
  */
 struct ProfileReport
 {
-    std::int64_t small_batch = 0, large_batch = 0;             // the two local batch sizes timed
+    // The two local batch sizes timed; a profile from a node that timed none reads as 0 and 0.
+    std::int64_t small_batch = 0, large_batch = 0;
     double small_step_seconds = 0.0, large_step_seconds = 0.0; // gather + forward + backward
     double update_seconds = 0.0;                               // an optimizer step
     double eval_seconds_per_sample = 0.0;
@@ -78,6 +85,13 @@ struct ProfileReport
     bool operator==(const ProfileReport &other) const = default;
     QCborMap toCbor() const;
     static std::optional<ProfileReport> fromCbor(const QCborMap &map, QString *error);
+    /**
+     * The planner's reading, which takes a profile from any node, older ones and partial bodies
+     * included: never refused, a field that is absent or not of its type reads as its default
+     * (the batches and step times only as a pair of two lists of two; the watts as -1; a link
+     * that is absent, not a map or empty as no link). A body fromCbor accepts reads as there.
+     */
+    static ProfileReport fromCborLenient(const QCborMap &map);
 };
 
 } // namespace edgetrain::net

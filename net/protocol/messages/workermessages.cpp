@@ -1,5 +1,6 @@
 #include "net/protocol/messages/workermessages.h"
 
+#include "net/protocol/cborfield.h"
 #include "net/protocol/messages/fieldreader.h"
 
 namespace edgetrain::net {
@@ -17,6 +18,12 @@ template <typename T> std::optional<T> result(const FieldReader &r, T value, QSt
         return std::nullopt;
     }
     return value;
+}
+
+/** A field of a body read leniently: absent is an undefined value, which reads as a default. */
+QCborValue field(const QCborMap &map, const char *key)
+{
+    return map.value(QLatin1String(key));
 }
 
 } // namespace
@@ -60,6 +67,22 @@ std::optional<JobReady> JobReady::fromCbor(const QCborMap &map, QString *error)
         return std::nullopt;
     }
     j.profile = *p;
+    return j;
+}
+
+JobReady JobReady::fromCborLenient(const QCborMap &map)
+{
+    JobReady j;
+    j.images_per_second = field(map, "images_per_second").toDouble();
+    j.train_samples = cborInteger(field(map, "train_samples"));
+    j.test_samples = cborInteger(field(map, "test_samples"));
+    j.parameters = cborInteger(field(map, "parameters"));
+    j.gradient_floats = cborInteger(field(map, "gradient_floats"));
+    j.averaged_floats = cborInteger(field(map, "averaged_floats"));
+    j.buffer_floats = cborInteger(field(map, "buffer_floats"));
+    j.takes_more = field(map, "takes_more").toBool(false);
+    j.evaluates_more = field(map, "evaluates_more").toBool(false);
+    j.profile = ProfileReport::fromCborLenient(field(map, "profile").toMap());
     return j;
 }
 

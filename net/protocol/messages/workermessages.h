@@ -39,6 +39,11 @@ struct JobReady
     bool operator==(const JobReady &other) const = default;
     QCborMap toCbor() const;
     static std::optional<JobReady> fromCbor(const QCborMap &map, QString *error);
+    /** The planner's reading, which takes a job_ready from any node, older ones and partial
+     *  bodies included: never refused, a field that is absent or not of its type reads as its
+     *  default (takes_more and evaluates_more as false, as fromCbor has them when absent; the
+     *  profile as ProfileReport::fromCborLenient). A body fromCbor accepts reads as there. */
+    static JobReady fromCborLenient(const QCborMap &map);
 };
 
 /** "epoch_done": the end of an epoch's training on this node; answered with a TrainingReply
