@@ -72,8 +72,8 @@ public:
     void start(const DeploymentSetup &setup);
     void stop();
 
-    /** The largest model file a run sends; a node refuses larger ones anyway. */
-    static constexpr qint64 kMaxModelBytes = qint64(64) << 20;
+    /** How long stopped nodes have to confirm before the run ends without them. */
+    static constexpr int kStopConfirm_ms = 5000;
 
 Q_SIGNALS:
     void status(const QString &text);
@@ -89,7 +89,10 @@ private:
     void onFailed(Node *node, const QString &reason);
     /** The node is out of the run, for `message` (empty: it stopped as asked). */
     void retire(Node *node, const QString &message);
+    /** Asks every running node to stop and awaits their confirmations. */
+    void stopNodes();
     void finishIfIdle();
+    QString nameOf(const Node *node) const;
     void end(DeploymentOutcome outcome);
 
     DeploymentSetup m_setup;
@@ -103,7 +106,9 @@ private:
     QTimer m_stopDeadline; // how long stopped nodes have to confirm
     bool m_running = false;
     bool m_stopping = false;
+    bool m_cancelled = false; // stop() rather than the duration
     bool m_anyRan = false;
+    bool m_ended = false;
 };
 
 } // namespace edgetrain::app

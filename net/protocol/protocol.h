@@ -65,6 +65,19 @@ inline constexpr QLatin1String Weights{"weights"};
 inline constexpr QLatin1String BestWeights{"best_weights"};
 inline constexpr QLatin1String JobDone{"job_done"};
 inline constexpr QLatin1String JobFailed{"job_failed"};
+// A deployment (coordinator → node): the model file in chunks (DeployModel), then its start
+// (DeployStart); the node refuses either (Failure as deploy_refused: the model failed a check,
+// no camera, busy) or accepts the start (DeployAccepted) and reports about once a second
+// (DeployReport); deploy_stop (no body) ends it and the node confirms with deploy_stopped (no
+// body); deploy_failed (Failure) says the run broke on the node. messages/deploymessages.h.
+inline constexpr QLatin1String DeployModel{"deploy_model"};
+inline constexpr QLatin1String DeployStart{"deploy_start"};
+inline constexpr QLatin1String DeployAccepted{"deploy_accepted"};
+inline constexpr QLatin1String DeployRefused{"deploy_refused"};
+inline constexpr QLatin1String DeployReport{"deploy_report"};
+inline constexpr QLatin1String DeployStop{"deploy_stop"};
+inline constexpr QLatin1String DeployStopped{"deploy_stopped"};
+inline constexpr QLatin1String DeployFailed{"deploy_failed"};
 } // namespace Message
 
 } // namespace edgetrain::net
