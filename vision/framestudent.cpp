@@ -78,54 +78,79 @@ std::vector<core::DecodedBox> FrameStudent::fuseViews(const std::vector<core::De
     return fused;
 }
 
-std::vector<Detection> FrameStudent::detect(const cv::Mat &bgr, float threshold)
+FrameStudent::Decoding FrameStudent::decoding() const
+{
+    Decoding d;
+    d.input = m_input;
+    d.stride = m_stride;
+    d.top_k = m_maxDetections;
+    d.nms_iou = nms_iou;
+    d.mirror = mirror;
+    d.mirror_iou = mirror_iou;
+    return d;
+}
+
+void FrameStudent::inputBatch(const cv::Mat &bgr, cv::Size input, bool mirror, float *out)
 {
     cv::Mat resized;
-    cv::resize(bgr, resized, m_input, 0, 0, cv::INTER_AREA);
-    const int views = mirror ? 2 : 1;
-    core::Tensor x(m_model.batchShape(views), core::MemoryCategory::Activations);
-    const std::int64_t sampleSize = x.numel() / views;
-    CropDataset::toTensor(resized, x.data());
+    cv::resize(bgr, resized, input, 0, 0, cv::INTER_AREA);
+    CropDataset::toTensor(resized, out);
     if (mirror) {
         cv::Mat flipped;
         cv::flip(resized, flipped, 1);
-        CropDataset::toTensor(flipped, x.data() + sampleSize);
+        CropDataset::toTensor(flipped, out + 3 * std::int64_t(input.area()));
     }
+}
+
+std::vector<Detection> FrameStudent::detect(const cv::Mat &bgr, float threshold)
+{
+    const int views = mirror ? 2 : 1;
+    core::Tensor x(m_model.batchShape(views), core::MemoryCategory::Activations);
+    inputBatch(bgr, m_input, mirror, x.data());
     core::PassContext ctx;
     ctx.training = false;
     const core::Tensor out = m_model.forward(x, ctx);
-    const int h = int(out.shape()[2]), w = int(out.shape()[3]);
+    return boxes(out.data(), int(out.shape()[2]), int(out.shape()[3]), bgr.size(), threshold,
+                 decoding());
+}
+
+std::vector<Detection> FrameStudent::boxes(const float *out, int h, int w, cv::Size frame,
+                                           float threshold, const Decoding &decoding)
+{
+    const bool mirror = decoding.mirror;
+    const cv::Size input = decoding.input;
     core::DecodeOptions d;
-    d.stride = m_stride;
+    d.stride = decoding.stride;
     // A box's fused score is the mean of its two views': each view is read down to half the
     // threshold so that a partner is not lost.
     d.threshold = mirror ? threshold / 2 : threshold;
-    d.top_k = m_maxDetections;
-    std::vector<core::DecodedBox> boxes = core::DetectionLoss::decode(out.data(), h, w, d);
+    d.top_k = decoding.top_k;
+    std::vector<core::DecodedBox> boxes = core::DetectionLoss::decode(out, h, w, d);
     if (mirror) {
-        std::vector<core::DecodedBox> back =
-            core::DetectionLoss::decode(out.data() + out.numel() / 2, h, w, d);
+        std::vector<core::DecodedBox> back = core::DetectionLoss::decode(
+            out + std::int64_t(core::DetectionLoss::kChannels) * h * w, h, w, d);
         for (core::DecodedBox &b : back)
-            b = {float(m_input.width) - b.x1, b.y0, float(m_input.width) - b.x0, b.y1, b.score};
-        boxes = fuseViews(boxes, back, mirror_iou);
+            b = {float(input.width) - b.x1, b.y0, float(input.width) - b.x0, b.y1, b.score};
+        boxes = fuseViews(boxes, back, decoding.mirror_iou);
         std::erase_if(boxes, [&](const core::DecodedBox &b) { return b.score < threshold; });
         std::stable_sort(
             boxes.begin(), boxes.end(),
             [](const core::DecodedBox &a, const core::DecodedBox &b) { return a.score > b.score; });
-        if (boxes.size() > std::size_t(m_maxDetections))
-            boxes.resize(std::size_t(m_maxDetections));
+        if (boxes.size() > std::size_t(decoding.top_k))
+            boxes.resize(std::size_t(decoding.top_k));
     }
-    const double kx = double(bgr.cols) / m_input.width, ky = double(bgr.rows) / m_input.height;
+    const double kx = double(frame.width) / input.width, ky = double(frame.height) / input.height;
     std::vector<Detection> found;
     for (const auto &b : boxes) {
         const double x0 = std::max(0.0, b.x0 * kx), y0 = std::max(0.0, b.y0 * ky);
-        const double x1 = std::min(double(bgr.cols), b.x1 * kx);
-        const double y1 = std::min(double(bgr.rows), b.y1 * ky);
+        const double x1 = std::min(double(frame.width), b.x1 * kx);
+        const double y1 = std::min(double(frame.height), b.y1 * ky);
         if (x1 - x0 < 1 || y1 - y0 < 1)
             continue;
         found.push_back({cv::Rect2d(x0, y0, x1 - x0, y1 - y0), b.score, 0});
     }
-    return nms_iou < 1.0 ? nonMaximumSuppression(std::move(found), nms_iou) : found;
+    return decoding.nms_iou < 1.0 ? nonMaximumSuppression(std::move(found), decoding.nms_iou)
+                                  : found;
 }
 
 std::unique_ptr<core::Model> FrameStudent::loadModel(const std::string &path)

@@ -61,6 +61,27 @@ public:
                                                    const std::vector<core::DecodedBox> &mirrored,
                                                    double minIou);
 
+    /** How detect() reads the model's output, apart from the engine: what another runtime of the
+     *  same graph (an exported student, see OnnxTeacher) needs to give the same boxes. */
+    struct Decoding
+    {
+        cv::Size input;       // the model's input, in pixels
+        int stride = 4;       // input pixels per output cell
+        int top_k = 100;      // at most this many boxes
+        double nms_iou = 0.6; // see the member nms_iou
+        bool mirror = true;   // the output holds two views: the frame, then its mirror image
+        double mirror_iou = 0.55;
+    };
+    /** The input batch of detect() for one frame: resized (INTER_AREA) to `input`, normalised as
+     *  CropDataset::toTensor, CHW, then its mirror image with `mirror`. `out` holds
+     *  (mirror ? 2 : 1) * 3 * input.area() floats. */
+    static void inputBatch(const cv::Mat &bgr, cv::Size input, bool mirror, float *out);
+    /** The boxes of detect() in a frame of size `frame` from the model's output for
+     *  inputBatch() ([views, 5, h, w], contiguous). */
+    static std::vector<Detection> boxes(const float *out, int h, int w, cv::Size frame,
+                                        float threshold, const Decoding &decoding);
+    Decoding decoding() const;
+
 private:
     core::Model &m_model;
     cv::Size m_input;
