@@ -1,6 +1,9 @@
 #include "teacher.h"
 
 #include "boxguard.h"
+#include "export/onnxexport.h"
+#include "export/studentexport.h"
+#include "framestudent.h"
 #include "motionfusionteacher.h"
 #include "motionteacher.h"
 #include "studentteacher.h"
@@ -242,6 +245,18 @@ std::vector<Detection> CascadeTeacher::detect(const cv::Mat &bgr)
 struct OnnxTeacher::Impl
 {
     cv::dnn::Net net;
+    FrameStudent::Decoding student; // Head::Student
+
+    /** The student's output for one frame: its input batch through the network. */
+    cv::Mat runStudent(const cv::Mat &bgr)
+    {
+        const int views = student.mirror ? 2 : 1;
+        const int dims[] = {views, 3, student.input.height, student.input.width};
+        cv::Mat blob(4, dims, CV_32F);
+        FrameStudent::inputBatch(bgr, student.input, student.mirror, blob.ptr<float>());
+        net.setInput(blob);
+        return net.forward();
+    }
 };
 
 OnnxTeacher::OnnxTeacher(const std::string &file, cv::Size input)
@@ -257,6 +272,8 @@ OnnxTeacher::OnnxTeacher(const std::string &file, cv::Size input)
     }
     if (m_impl->net.empty())
         throw TeacherError("'" + file + "' is not an ONNX model OpenCV can load");
+    if (loadStudent())
+        return;
     // The input size: given, or the model's own (from its first layer), or a common default.
     if (m_input.width <= 0 || m_input.height <= 0) {
         std::vector<cv::dnn::MatShape> in, out;
@@ -293,10 +310,41 @@ OnnxTeacher::OnnxTeacher(const std::string &file, cv::Size input)
                            ", neither SSD-style 1x1xNx7 nor YOLO-style 1xNx(5+classes)");
 }
 
+bool OnnxTeacher::loadStudent()
+{
+    const auto metadata = OnnxExport::readMetadata(m_file);
+    if (!StudentExport::isStudent(metadata))
+        return false;
+    const StudentExport::OperatingPoint point = StudentExport::operatingPoint(metadata, m_file);
+    m_head = Head::Student;
+    m_impl->student = point.decoding;
+    m_input = point.decoding.input;
+    threshold = point.threshold;
+    cv::Mat probe;
+    try {
+        probe = m_impl->runStudent(cv::Mat(m_input, CV_8UC3, cv::Scalar::all(0)));
+    } catch (const cv::Exception &e) {
+        throw TeacherError("'" + m_file + "' (an EdgeTrain student) does not run: " + e.msg);
+    }
+    const int views = point.decoding.mirror ? 2 : 1, stride = point.decoding.stride;
+    if (probe.dims != 4 || probe.size[0] != views || probe.size[1] != 5 ||
+        probe.size[2] != m_input.height / stride || probe.size[3] != m_input.width / stride)
+        throw TeacherError("'" + m_file + "' (an EdgeTrain student) does not give [" +
+                           std::to_string(views) + ", 5, h, w] heads at stride " +
+                           std::to_string(stride));
+    return true;
+}
+
 OnnxTeacher::~OnnxTeacher() = default;
 
 std::vector<Detection> OnnxTeacher::detect(const cv::Mat &bgr)
 {
+    if (m_head == Head::Student) {
+        const cv::Mat out = m_impl->runStudent(bgr);
+        std::vector<Detection> found = FrameStudent::boxes(
+            out.ptr<float>(), out.size[2], out.size[3], bgr.size(), threshold, m_impl->student);
+        return convention.isIdentity() ? found : corrected(std::move(found), bgr.size());
+    }
     m_impl->net.setInput(
         cv::dnn::blobFromImage(bgr, 1.0 / 255, m_input, cv::Scalar(), true, false));
     const cv::Mat out = m_impl->net.forward();

@@ -137,7 +137,9 @@ private:
 
 /**
  * An ONNX detector through cv::dnn (box convention: identity, it was trained on tight boxes).
- * The output is decoded by its shape: SSD-style
+ * EdgeTrain's own student export (StudentExport: its metadata says "edgetrain.format") is fed and
+ * decoded as FrameStudent does, at the threshold and views in its metadata. Any other network's
+ * output is decoded by its shape: SSD-style
  * [1, 1, N, 7] rows (image, label, confidence, x1, y1, x2, y2 normalised to [0, 1]) or
  * YOLO-style [1, N, 5 + C] rows (cx, cy, w, h in input pixels, objectness, class scores),
  * followed by non-maximum suppression. A network whose output is neither is refused on load.
@@ -149,12 +151,16 @@ public:
     ~OnnxTeacher() override;
     std::string name() const override { return "onnx:" + m_file; }
     std::vector<Detection> detect(const cv::Mat &bgr) override;
-    enum class Head { Ssd, Yolo };
+    enum class Head { Ssd, Yolo, Student };
     Head head() const { return m_head; }
     int keepLabel = -1; // only this class (-1: every class)
     float nmsThreshold = 0.45f;
 
 private:
+    /** Recognises an EdgeTrain student export by its metadata and sets it up; false for any other
+     *  network. Throws core::FormatError / TeacherError for a student export that is broken. */
+    bool loadStudent();
+
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     std::string m_file;
