@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "detectcommand.h"
 #include "evaluatecommand.h"
+#include "exportcommand.h"
 #include "keycommand.h"
 #include "labcommand.h"
 #include "labelcommand.h"
@@ -43,6 +44,7 @@ void printUsage(FILE *out)
                "  dataset    a labelled session's tracks to student crops, split by track\n"
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
                "  detect     one detector (teacher, motion, a session's student) over a source\n"
+               "  export     a session's trained student as ONNX or safetensors\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
                "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n"
                "  study      the papers' experiments on a lab: pi-cluster, cluster-choice\n"
@@ -122,6 +124,8 @@ int main(int argc, char **argv)
             return ViewpointCommand::run(args);
         if (command == QLatin1String("detect"))
             return DetectCommand::run(args);
+        if (command == QLatin1String("export"))
+            return ExportCommand::run(args);
         if (command == QLatin1String("truth"))
             return TruthCommand::run(args);
         if (command == QLatin1String("lab"))
