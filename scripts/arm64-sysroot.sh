@@ -31,6 +31,7 @@ packages=(
   libgloo-dev
   libssl-dev                      # libcrypto: the control frames' HMAC
   libopencv-dev libopencv-contrib-dev libxml2-dev
+  libonnx-dev libprotobuf-dev     # vision/export: the student's ONNX export (onnx_proto)
 )
 
 meta="$sysroot/.sysroot"

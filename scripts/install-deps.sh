@@ -15,6 +15,8 @@ packages=(
   dataset-fashion-mnist        # the real data of the demo and the accuracy tests
   libopencv-dev libopencv-contrib-dev  # vision/: video, HOG/cascades, trackers, cv::dnn
   libxml2-dev                  # vision/: CVAT XML annotations
+  libonnx-dev libprotobuf-dev protobuf-compiler  # vision/export: the student's ONNX export, written with ONNX's own protobuf definitions
+  python3-onnx python3-opencv python3-numpy      # tests/vision: onnx.checker on the export; examples/run_student.py against detect
   opencv-data opencv-doc       # cascades; vtest.avi, Megamind.avi (the viewpoint demo's videos)
   locales                      # de_DE.UTF-8: the tests read and write files under a comma-decimal locale
   clang-format                 # scripts/check-format.sh: the tree as .clang-format has it (CI checks it)
