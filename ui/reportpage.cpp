@@ -2,12 +2,16 @@
 
 #include "charts.h"
 #include "common.h"
+#include "core/error.h"
 #include "gallery.h"
 #include "reporttext.h"
+#include "vision/export/studentexport.h"
+#include "vision/studentteacher.h"
 
 #include <QApplication>
 #include <QDesktopServices>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -121,12 +125,16 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
                                "again on the cluster, and the report adds the round's figures."));
     m_exportPdf = new QPushButton(tr("Export PDF report…"), this);
     m_exportAll = new QPushButton(tr("Export report, charts and CSV…"), this);
+    m_exportStudent = new QPushButton(tr("Export student…"), this);
+    m_exportStudent->setToolTip(tr("The trained student as ONNX (OpenCV, ONNX Runtime, …) or "
+                                   "safetensors, with what a runtime needs to decode it."));
     buttons->addWidget(m_evaluate);
     buttons->addWidget(m_frames);
     buttons->addWidget(m_selfTrain);
     buttons->addStretch(1);
     buttons->addWidget(m_exportPdf);
     buttons->addWidget(m_exportAll);
+    buttons->addWidget(m_exportStudent);
     layout->addLayout(buttons);
     layout->addLayout(row, 3);
 
@@ -173,6 +181,7 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
         else
             Q_EMIT m_workflow->message(tr("%1 files written to %2").arg(written.size()).arg(dir));
     });
+    connect(m_exportStudent, &QPushButton::clicked, this, &ReportPage::exportStudent);
     connect(m_workflow, &app::Workflow::evaluationChanged, this, &ReportPage::refresh);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &ReportPage::refresh);
     connect(m_workflow, &app::Workflow::taskStarted, this, [this] {
@@ -206,11 +215,37 @@ bool ReportPage::exportTo(const QString &dir, QStringList *written, QString *err
     return ok;
 }
 
+void ReportPage::exportStudent()
+{
+    const QString onnx = tr("ONNX (*.onnx)");
+    QString filter = onnx;
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the student"), m_workflow->session().path(QStringLiteral("student.onnx")),
+        onnx + QStringLiteral(";;") + tr("safetensors (*.safetensors)"), &filter);
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += filter == onnx ? QStringLiteral(".onnx") : QStringLiteral(".safetensors");
+    try {
+        const std::string file = path.toStdString();
+        QApplication::setOverrideCursor(Qt::WaitCursor);
+        const std::string done = vision::StudentExport::exportSession(
+            m_workflow->session().dir.toStdString(), vision::StudentExport::formatOf(file), file);
+        QApplication::restoreOverrideCursor();
+        Q_EMIT m_workflow->message(QString::fromStdString(done));
+    } catch (const core::Error &e) {
+        QApplication::restoreOverrideCursor();
+        QMessageBox::warning(this, tr("Export student"), QString::fromUtf8(e.what()));
+    }
+}
+
 void ReportPage::refresh()
 {
     const app::Session &s = m_workflow->session();
     m_selfTrain->setEnabled(m_workflow->canSelfTrain());
     m_selfTrain->setText(tr("Self-train round %1").arg(s.round + 1));
+    m_exportStudent->setEnabled(QFileInfo::exists(
+        QString::fromStdString(vision::StudentTeacher::weightsPath(s.dir.toStdString()))));
     {
         const QSignalBlocker block(m_frames);
         m_frames->setValue(s.evaluation.frames);

@@ -38,6 +38,7 @@ public:
     QLabel *headline() const { return m_headline; }
     QPushButton *verifyButton() const { return m_verify; }
     QPushButton *selfTrainButton() const { return m_selfTrain; }
+    QPushButton *exportStudentButton() const { return m_exportStudent; }
     QTableWidget *verifiedTable() const { return m_verified; }
     QTableWidget *trackerTable() const { return m_results; }
     PrChart *prChart() const { return m_pr; }
@@ -52,6 +53,9 @@ Q_SIGNALS:
 private:
     void refresh();
     void loadGallery();
+    /** Asks for a .onnx or .safetensors file and writes the session's student to it
+     *  (vision::StudentExport, as `edgetrain-cli export`). */
+    void exportStudent();
 
     app::Workflow *m_workflow;
     PlanSource m_plan;
@@ -59,7 +63,7 @@ private:
     QTableWidget *m_verified, *m_results;
     PrChart *m_pr;
     QListWidget *m_gallery;
-    QPushButton *m_verify, *m_evaluate, *m_selfTrain, *m_exportAll, *m_exportPdf;
+    QPushButton *m_verify, *m_evaluate, *m_selfTrain, *m_exportAll, *m_exportPdf, *m_exportStudent;
     QSpinBox *m_frames;
     QList<QImage> m_images;
     bool m_imagesVerified = false;
