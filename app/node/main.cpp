@@ -7,6 +7,7 @@
 #include "core/gemm.h"
 #include "core/memoryplanner.h"
 #include "core/parallel.h"
+#include "deploy/studentcamera.h"
 #include "net/agent/nodeserver.h"
 #include "net/planner/deviceprofiles.h"
 #include "net/protocol/keyfile.h"
@@ -46,9 +47,9 @@ void addOptions(QCommandLineParser &parser)
     parser.addOption(
         {QStringLiteral("config"),
          QStringLiteral("Read settings from FILE: `field = value` lines, a field for each of "
-                        "--name, --port, --key-file, --threads, --memory-limit, --data-dir and "
-                        "--discovery-port, and multicast = yes|no. Options on the command line "
-                        "win over the file."),
+                        "--name, --port, --key-file, --threads, --memory-limit, --data-dir, "
+                        "--discovery-port and --camera, and multicast = yes|no. Options on the "
+                        "command line win over the file."),
          QStringLiteral("FILE")});
     parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."),
                       QStringLiteral("N")});
@@ -82,6 +83,13 @@ void addOptions(QCommandLineParser &parser)
          QStringLiteral("The --device-profile is emulated on this machine (the edge lab starts "
                         "its nodes so): this machine's power sensors, CPU clock and temperature "
                         "are not the device's; its power is the profile's estimate.")});
+    parser.addOption(
+        {QStringLiteral("camera"),
+         QStringLiteral("What a deployed student may run on: camera:N (a V4L2 camera), a video "
+                        "FILE (looped at its own frame rate, as a camera) or a FOLDER of images. "
+                        "Without it the node refuses deployments. Only the node chooses this; a "
+                        "coordinator cannot make it open any other path."),
+         QStringLiteral("camera:N|FILE|FOLDER")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
                       QStringLiteral("P")});
@@ -170,7 +178,16 @@ static int run(int argc, char **argv)
         }
         options.emulated = true;
     }
-    core::setDefaultThreadCount(config.threads); // the training thread takes it up
+    if (!config.camera.isEmpty()) {
+        try {
+            options.camera = std::make_shared<deploy::StudentCamera>(config.camera);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "edgetrain-node: --camera: %s\n", e.what());
+            return 2;
+        }
+        qCInfo(net::lcNode, "deployed students run on %s", qPrintable(config.camera));
+    }
+    core::setDefaultThreadCount(config.threads); // the training and inference threads take it up
     if (options.memory_limit >= 0) // tensor memory kept for reuse never takes it past the limit
         core::BufferPool::instance().setLimit(options.memory_limit);
 

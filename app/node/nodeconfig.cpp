@@ -29,7 +29,14 @@ std::optional<int> integerIn(const QString &text, int lo, int hi, QString *expec
 
 bool isPathField(const QString &field)
 {
-    return field == QLatin1String("key-file") || field == QLatin1String("data-dir");
+    return field == QLatin1String("key-file") || field == QLatin1String("data-dir") ||
+           field == QLatin1String("camera");
+}
+
+/** A camera given by its device number rather than a path. */
+bool isCameraDevice(const QString &value)
+{
+    return value.startsWith(QLatin1String("camera:"));
 }
 
 } // namespace
@@ -41,10 +48,10 @@ NodeConfig::NodeConfig() : threads(QThread::idealThreadCount())
 
 QStringList NodeConfig::fields()
 {
-    return {QStringLiteral("name"),          QStringLiteral("port"),
-            QStringLiteral("key-file"),      QStringLiteral("threads"),
-            QStringLiteral("memory-limit"),  QStringLiteral("data-dir"),
-            QStringLiteral("discovery-port")};
+    return {QStringLiteral("name"),           QStringLiteral("port"),
+            QStringLiteral("key-file"),       QStringLiteral("threads"),
+            QStringLiteral("memory-limit"),   QStringLiteral("data-dir"),
+            QStringLiteral("discovery-port"), QStringLiteral("camera")};
 }
 
 bool NodeConfig::set(const QString &field, const QString &value, QString *expected)
@@ -57,6 +64,7 @@ bool NodeConfig::set(const QString &field, const QString &value, QString *expect
         }
         QString &target = field == QLatin1String("name")       ? options.name
                           : field == QLatin1String("key-file") ? key_file
+                          : field == QLatin1String("camera")   ? camera
                                                                : options.data_dir;
         target = value;
         return true;
@@ -134,7 +142,7 @@ bool NodeConfig::readFile(const QString &path, QString *error)
             return false;
         }
         seen.insert(field, line);
-        const QString value = isPathField(field) && !given.isEmpty()
+        const QString value = isPathField(field) && !given.isEmpty() && !isCameraDevice(given)
                                   ? QDir::cleanPath(folder.absoluteFilePath(given))
                                   : given;
         QString expected;

@@ -13,8 +13,9 @@ namespace edgetrain::app {
  *
  * The file has one `field = value` a line; blank lines and lines starting with `#` are skipped.
  * The fields are the long options' names: name, port, threads, memory-limit, data-dir, key-file,
- * discovery-port, and multicast (yes or no; the command line's --no-multicast). Relative paths
- * are relative to the file's folder. A field may appear once.
+ * discovery-port, camera, and multicast (yes or no; the command line's --no-multicast). Relative
+ * paths are relative to the file's folder (camera's too, unless it is "camera:N"). A field may
+ * appear once.
  */
 struct NodeConfig
 {
@@ -24,7 +25,11 @@ struct NodeConfig
 
     net::NodeOptions options; // everything but the key itself (read from key_file)
     QString key_file;
-    int threads; // the engine's threads for training; default: every core
+    int threads; // the engine's threads for training and deployed models; default: every core
+    /** What a deployed model may read (camera:N, a video file or an image folder); empty: the
+     *  node has no camera and refuses deployments. Set on the node only, never by a
+     *  coordinator. */
+    QString camera;
 
     /** The fields that take a value, in the order --help lists their options. */
     static QStringList fields();

@@ -56,12 +56,14 @@ NodeServer::NodeServer(NodeOptions options, QObject *parent)
     connect(&m_discovery, &QUdpSocket::readyRead, this, &NodeServer::onDatagrams);
     connect(&m_beaconTimer, &QTimer::timeout, this, &NodeServer::sendBeacon);
     connect(&m_metricsTimer, &QTimer::timeout, this, &NodeServer::sendMetrics);
+    m_deployment = new DeploymentHost(m_options.camera, m_options.deployment, this);
     m_pendingJobTimer.setInterval(50);
     connect(&m_pendingJobTimer, &QTimer::timeout, this, &NodeServer::startPendingJob);
 }
 
 NodeServer::~NodeServer()
 {
+    m_deployment->stop();
     stopJob();
 }
 
@@ -200,6 +202,7 @@ void NodeServer::drop(Session *s)
     }
     if (m_pendingJob && m_pendingJob->session == s)
         m_pendingJob.reset();
+    m_deployment->sessionClosed(s->channel);
     s->channel->deleteLater();
     m_sessions.erase(it);
 }
@@ -270,6 +273,13 @@ void NodeServer::handleRequest(Session *s, const Frame &frame)
         handleDataChunk(s, frame);
     } else if (frame.type == Message::Job) {
         handleJob(s, frame);
+    } else if (DeploymentHost::handles(frame.type)) {
+        reapJob();
+        m_deployment->handle(
+            s->channel, frame,
+            m_job.worker
+                ? QStringLiteral("busy with training job '%1'").arg(m_job.worker->status().job)
+                : QString());
     } else if (frame.type == Message::Reply) {
         if (m_job.owner != s || !m_job.link->deliver(frame.body))
             qCWarning(lcNode).noquote()
@@ -357,6 +367,8 @@ void NodeServer::handleJob(Session *s, const Frame &frame)
                                  << running << "to wind down";
         return;
     }
+    if (m_deployment->running())
+        return refuseJob(QStringLiteral("busy running a deployed model"));
     QString error;
     const auto job = JobSpec::fromCbor(frame.body, &error);
     if (!job)

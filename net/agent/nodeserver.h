@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/deviceprofile.h"
+#include "net/agent/deploymenthost.h"
 #include "net/agent/systemsampler.h"
 #include "net/protocol/controlchannel.h"
 #include "net/protocol/discovery.h"
@@ -54,6 +55,9 @@ struct NodeOptions
     /** The device_profile is emulated on this machine (--emulated, as the edge lab starts its
      *  nodes): this machine's power sensors, clock and temperature are not the device's. */
     bool emulated = false;
+    /** The camera a deployed model may run on (--camera); null: the node refuses deployments. */
+    std::shared_ptr<InferenceSource> camera;
+    DeploymentOptions deployment;
 };
 
 /**
@@ -135,6 +139,7 @@ private:
         QElapsedTimer waiting;
     };
     std::optional<PendingJob> m_pendingJob;
+    DeploymentHost *m_deployment = nullptr; // a deployed model on the camera; never with a job
     QTimer m_pendingJobTimer;
     void startPendingJob();
     /** Complete shipments, in the order they arrived (at most kKeptShipments). */
