@@ -423,7 +423,7 @@ void Workflow::connectTrainingRun()
             [this](const QString &text) { Q_EMIT taskProgress(Task::Training, 0, 0, text); });
     connect(m_run, &TrainingRun::metrics, this,
             [this](const net::NodeId &node, const net::SystemSample &sample) {
-                const net::TrainingStatus st = net::TrainingStatus::fromCbor(sample.training);
+                const net::TrainingStatus st = sample.training.value_or(net::TrainingStatus());
                 MetricRow m;
                 m.seconds = double(m_trainClock.elapsed()) / 1000.0;
                 m.node = node.name;

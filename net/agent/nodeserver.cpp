@@ -458,7 +458,7 @@ void NodeServer::sendMetrics()
         m_lastSample = sample; // the device idle, for the planner's power figures
     m_info.load = sample.load1;
     if (m_job.worker)
-        sample.training = m_job.worker->status().toCbor();
+        sample.training = m_job.worker->status();
     const QCborMap body = sample.toCbor();
     for (const auto &s : m_sessions)
         if (s->state == Session::State::Ready && s->subscribed &&

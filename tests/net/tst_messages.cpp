@@ -283,17 +283,19 @@ void TestMessages::protocolBodiesRoundTrip()
     t.phase = TrainingPhase::Training;
     t.epoch = 2;
     t.rank = 1;
-    s.training = t.toCbor();
+    s.training = t;
     const SystemSample back = SystemSample::fromCbor(s.toCbor());
     QCOMPARE(back.cpu_percent, 42.5);
     QCOMPARE(back.cpu_mhz, std::optional<double>(1500.0));
     QVERIFY(!back.temperature_c);
     QCOMPARE(back.power_source, QStringLiteral("rapl"));
-    const TrainingStatus tb = TrainingStatus::fromCbor(back.training);
+    QVERIFY(back.training);
+    const TrainingStatus &tb = *back.training;
     QCOMPARE(tb.job, t.job);
     QCOMPARE(tb.phase, t.phase);
     QCOMPARE(tb.epoch, 2);
     QCOMPARE(tb.rank, 1);
+    QVERIFY(!SystemSample::fromCbor(SystemSample().toCbor()).training); // an idle node
 
     ShipmentChunk chunk;
     chunk.id = QStringLiteral("s1");
@@ -516,8 +518,10 @@ void TestMessages::lenientReadingsFallBack()
     QCOMPARE(t.rank, -1);
     const SystemSample s =
         SystemSample::fromCbor(QCborMap{{QStringLiteral("agent_rss_bytes"), 1e30},
-                                        {QStringLiteral("net_rx_bytes_per_second"), 10.0}});
+                                        {QStringLiteral("net_rx_bytes_per_second"), 10.0},
+                                        {QStringLiteral("training"), QStringLiteral("busy")}});
     QCOMPARE(s.agent_rss_bytes, std::int64_t(0));
+    QVERIFY(!s.training);
     // A node from before the agent's own counters: its interfaces' figures stand in.
     QCOMPARE(s.agent_rx_bytes_per_second, 10.0);
     // A chunk's missing numbers read as -1, which the assembler refuses by name.

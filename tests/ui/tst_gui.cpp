@@ -604,8 +604,10 @@ bool TstGui::nodesIdle(int timeoutMs)
         t.start();
         bool idle = false;
         while (!idle && t.elapsed() < timeoutMs && metrics.wait(1500))
-            idle = !net::TrainingStatus::fromCbor(
-                        metrics.last().at(0).value<net::SystemSample>().training)
+            idle = !metrics.last()
+                        .at(0)
+                        .value<net::SystemSample>()
+                        .training.value_or(net::TrainingStatus())
                         .active;
         if (!idle)
             return false;

@@ -21,8 +21,8 @@ QCborMap SystemSample::toCbor() const
         m.insert(QStringLiteral("cpu_mhz"), *cpu_mhz);
     if (temperature_c)
         m.insert(QStringLiteral("temperature_c"), *temperature_c);
-    if (!training.isEmpty())
-        m.insert(QStringLiteral("training"), training);
+    if (training)
+        m.insert(QStringLiteral("training"), training->toCbor());
     if (power_watts) {
         m.insert(QStringLiteral("power_watts"), *power_watts);
         m.insert(QStringLiteral("power_source"), power_source);
@@ -39,7 +39,8 @@ SystemSample SystemSample::fromCbor(const QCborMap &m)
     s.agent_rss_bytes = cborInteger(m.value(QStringLiteral("agent_rss_bytes")));
     s.memory_total_bytes = cborInteger(m.value(QStringLiteral("memory_total_bytes")));
     s.memory_available_bytes = cborInteger(m.value(QStringLiteral("memory_available_bytes")));
-    s.training = m.value(QStringLiteral("training")).toMap();
+    if (const QCborValue training = m.value(QStringLiteral("training")); training.isMap())
+        s.training = TrainingStatus::fromCbor(training.toMap());
     s.net_rx_bytes_per_second = m.value(QStringLiteral("net_rx_bytes_per_second")).toDouble();
     s.net_tx_bytes_per_second = m.value(QStringLiteral("net_tx_bytes_per_second")).toDouble();
     // A node from before these counters: its interfaces' figures stand in.

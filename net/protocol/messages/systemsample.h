@@ -1,5 +1,7 @@
 #pragma once
 
+#include "net/protocol/messages/trainingstatus.h"
+
 #include <QCborMap>
 #include <QString>
 
@@ -40,7 +42,9 @@ struct SystemSample
     {
         return power_source == QLatin1String("rapl") || power_source == QLatin1String("hwmon");
     }
-    QCborMap training; // the job's progress (TrainingStatus), if any
+    /** The job's progress while the node has one; absent when idle (and from a body whose
+     *  "training" is not a map). */
+    std::optional<TrainingStatus> training;
 
     QCborMap toCbor() const;
     static SystemSample fromCbor(const QCborMap &map);
