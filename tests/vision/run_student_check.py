@@ -48,6 +48,7 @@ def main():
     parser.add_argument("--cli", required=True)
     parser.add_argument("--example", required=True)
     parser.add_argument("--dir", required=True)
+    parser.add_argument("--frames", default=FRAMES, help="vtest.avi frames (0-based, commas)")
     a = parser.parse_args()
     session, onnx_file = a.dir + "/session", a.dir + "/cli-student.onnx"
 
@@ -58,13 +59,13 @@ def main():
     written = run([a.cli, "export", "--session", session, "--out", onnx_file, "--json"])
     assert json.loads(written.stdout.strip().splitlines()[-1])["format"] == "onnx"
 
-    detect = [a.cli, "detect", "--source", VIDEO, "--frames", FRAMES, "--json", "--detector"]
+    detect = [a.cli, "detect", "--source", VIDEO, "--frames", a.frames, "--json", "--detector"]
     want = boxes(run(detect + ["session:" + session]).stdout)
     if sum(len(v) for v in want.values()) == 0:
         sys.exit("the student finds nothing on these frames: nothing would be compared")
     compare("detect --detector onnx:", boxes(run(detect + ["onnx:" + onnx_file]).stdout), want,
             0.01)
-    example = run(["/usr/bin/python3", a.example, onnx_file, VIDEO, "--frames", FRAMES, "--json",
+    example = run(["/usr/bin/python3", a.example, onnx_file, VIDEO, "--frames", a.frames, "--json",
                    "--out", a.dir + "/drawn/"])
     compare("examples/run_student.py", boxes(example.stdout), want, 0.05)
 

@@ -2,7 +2,9 @@
 // exported to ONNX, is accepted by onnx.checker, runs in OpenCV's cv::dnn with the engine's
 // outputs, and as the `onnx:` teacher finds the boxes the session's student finds; the
 // safetensors export carries the same metadata. With EDGETRAIN_EXPORT_DIR set, the session and
-// its export are left there for tests/vision/run_student_check.py (ctest fixture).
+// its export are left there for tests/vision/run_student_check.py (ctest fixture). With
+// EDGETRAIN_STUDENT=detector.safetensors the checks run on that student instead (e.g. a demo
+// session's, at its own input size, threshold and views).
 #include "core/detectionloss.h"
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -31,7 +33,7 @@ using namespace edgetrain::vision;
 namespace {
 
 const char *const kVideo = "/usr/share/doc/opencv-doc/examples/data/vtest.avi";
-const cv::Size kInput(128, 96);
+const cv::Size kInput(128, 96); // the briefly trained student's
 
 /** tests/data/vtest's verified frames: frame index -> its boxes (conf 0: ignore regions). */
 std::map<int, std::vector<core::LabelBox>> verifiedBoxes()
@@ -72,42 +74,11 @@ std::set<int> testFrames()
     return frames;
 }
 
-} // namespace
-
-class TestOnnxExport : public QObject
+/** A student trained briefly (plain SGD, every verified frame in one batch): enough that its
+ *  heatmap has peaks on people and its batch-norm statistics are its own, not the initial ones.
+ *  Saved with threshold 0.2 and the mirror view. */
+void trainBriefly(const std::string &weights)
 {
-    Q_OBJECT
-
-private Q_SLOTS:
-    void initTestCase();
-    void checkerAcceptsTheExport();
-    void metadataSaysHowToDecode();
-    void dnnOutputsEqualTheEngine();
-    void onnxTeacherFindsTheStudentsBoxes();
-    void safetensorsExportCarriesTheMetadata();
-    void unsupportedLayersAreNamed();
-    void foreignFormatVersionIsRefused();
-
-private:
-    QTemporaryDir m_temp;
-    std::string m_session, m_onnx;
-    std::unique_ptr<core::Model> m_model;
-    std::map<int, cv::Mat> m_frames;
-};
-
-void TestOnnxExport::initTestCase()
-{
-    QVERIFY(m_temp.isValid());
-    const QByteArray fixture = qgetenv("EDGETRAIN_EXPORT_DIR");
-    const std::string root =
-        fixture.isEmpty() ? m_temp.path().toStdString() : fixture.toStdString();
-    m_session = root + "/session";
-    m_onnx = root + "/student.onnx";
-    std::filesystem::remove_all(m_session);
-    std::filesystem::create_directories(m_session);
-
-    // A student trained briefly (plain SGD, every verified frame in one batch): enough that its
-    // heatmap has peaks on people and its batch-norm statistics are its own, not the initial ones.
     const auto truth = verifiedBoxes();
     std::set<int> trainFrames;
     for (const auto &[f, boxes] : truth)
@@ -145,9 +116,58 @@ void TestOnnxExport::initTestCase()
     qInfo("student trained 40 steps on %lld verified frames: loss %.3f -> %.3f", (long long)n,
           first, last);
     QVERIFY(last < first);
-    const std::string weights = StudentTeacher::weightsPath(m_session);
     FrameStudent::saveModel(model, weights, 0.2f, true);
+}
+
+} // namespace
+
+class TestOnnxExport : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void checkerAcceptsTheExport();
+    void metadataSaysHowToDecode();
+    void dnnOutputsEqualTheEngine();
+    void onnxTeacherFindsTheStudentsBoxes();
+    void safetensorsExportCarriesTheMetadata();
+    void unsupportedLayersAreNamed();
+    void foreignFormatVersionIsRefused();
+
+private:
+    QTemporaryDir m_temp;
+    std::string m_session, m_onnx;
+    std::unique_ptr<core::Model> m_model;
+    cv::Size m_input;
+    float m_threshold = 0;
+    bool m_mirror = true;
+    std::map<int, cv::Mat> m_frames;
+};
+
+void TestOnnxExport::initTestCase()
+{
+    QVERIFY(m_temp.isValid());
+    const QByteArray fixture = qgetenv("EDGETRAIN_EXPORT_DIR");
+    const std::string root =
+        fixture.isEmpty() ? m_temp.path().toStdString() : fixture.toStdString();
+    m_session = root + "/session";
+    m_onnx = root + "/student.onnx";
+    std::filesystem::remove_all(m_session);
+    std::filesystem::create_directories(m_session);
+
+    const std::string weights = StudentTeacher::weightsPath(m_session);
+    if (const QByteArray given = qgetenv("EDGETRAIN_STUDENT"); !given.isEmpty())
+        std::filesystem::copy_file(given.toStdString(), weights);
+    else
+        trainBriefly(weights);
+    if (QTest::currentTestFailed())
+        return;
     m_model = FrameStudent::loadModel(weights);
+    m_input = FrameStudent(*m_model).inputSize();
+    m_threshold = FrameStudent::savedThreshold(weights);
+    m_mirror = FrameStudent::savedMirror(weights);
+    QVERIFY(m_threshold > 0);
     QVERIFY_THROWS_NO_EXCEPTION(
         StudentExport::exportSession(m_session, StudentExport::Format::Onnx, m_onnx));
     m_frames = readFrames(testFrames());
@@ -175,17 +195,16 @@ void TestOnnxExport::metadataSaysHowToDecode()
 {
     const auto meta = OnnxExport::readMetadata(m_onnx);
     QCOMPARE(meta.at(StudentExport::kFormatKey), std::string(StudentExport::kFormat));
-    QCOMPARE(meta.at("edgetrain.input.width"), std::string("128"));
-    QCOMPARE(meta.at("edgetrain.input.height"), std::string("96"));
+    QCOMPARE(meta.at("edgetrain.input.width"), std::to_string(m_input.width));
+    QCOMPARE(meta.at("edgetrain.input.height"), std::to_string(m_input.height));
     QCOMPARE(meta.at("edgetrain.input.channel_order"), std::string("BGR"));
     QCOMPARE(meta.at("edgetrain.output.stride"), std::string("4"));
-    QCOMPARE(meta.at(FrameStudent::kThresholdKey), std::string("0.2"));
     QCOMPARE(meta.at("edgetrain.threshold_source"), std::string("calibrated"));
-    QCOMPARE(meta.at(FrameStudent::kViewsKey), std::string("mirror"));
+    QCOMPARE(meta.at(FrameStudent::kViewsKey), std::string(m_mirror ? "mirror" : "frame"));
     const auto point = StudentExport::operatingPoint(meta, m_onnx);
-    QCOMPARE(point.threshold, 0.2f);
-    QVERIFY(point.decoding.mirror);
-    QCOMPARE(point.decoding.input, kInput);
+    QCOMPARE(point.threshold, m_threshold);
+    QCOMPARE(point.decoding.mirror, m_mirror);
+    QCOMPARE(point.decoding.input, m_input);
     QCOMPARE(point.decoding.nms_iou, FrameStudent(*m_model).nms_iou);
     QCOMPARE(point.decoding.mirror_iou, FrameStudent(*m_model).mirror_iou);
 }
@@ -196,15 +215,15 @@ void TestOnnxExport::dnnOutputsEqualTheEngine()
     double worst = 0, largest = 0;
     for (const auto &[f, frame] : m_frames) {
         core::Tensor x(m_model->batchShape(2), core::MemoryCategory::Activations);
-        FrameStudent::inputBatch(frame, kInput, true, x.data());
+        FrameStudent::inputBatch(frame, m_input, true, x.data());
         core::PassContext ctx;
         ctx.training = false;
         const core::Tensor engine = m_model->forward(x, ctx);
-        const int dims[] = {2, 3, kInput.height, kInput.width};
+        const int dims[] = {2, 3, m_input.height, m_input.width};
         net.setInput(cv::Mat(4, dims, CV_32F, x.data()));
         const cv::Mat dnn = net.forward();
         QCOMPARE(dnn.total(), std::size_t(engine.numel()));
-        QCOMPARE(dnn.size[2], kInput.height / 4);
+        QCOMPARE(dnn.size[2], m_input.height / 4);
         for (std::int64_t k = 0; k < engine.numel(); ++k) {
             worst = std::max(worst, double(std::abs(dnn.ptr<float>()[k] - engine.data()[k])));
             largest = std::max(largest, double(std::abs(engine.data()[k])));
@@ -223,7 +242,7 @@ void TestOnnxExport::onnxTeacherFindsTheStudentsBoxes()
     const auto *head = dynamic_cast<OnnxTeacher *>(onnx.get());
     QVERIFY(head);
     QCOMPARE(int(head->head()), int(OnnxTeacher::Head::Student));
-    QCOMPARE(onnx->threshold, 0.2f);
+    QCOMPARE(onnx->threshold, m_threshold);
     const std::unique_ptr<Teacher> session = Teacher::create("session:" + m_session);
     int boxes = 0;
     for (const auto &[f, frame] : m_frames) {
@@ -256,8 +275,8 @@ void TestOnnxExport::safetensorsExportCarriesTheMetadata()
         QCOMPARE(file.metadata().at(key), value);
     // The same weights: the file loads as the session's student and gives its outputs.
     const auto model = FrameStudent::loadModel(out);
-    QCOMPARE(FrameStudent(*model).detect(m_frames.begin()->second, 0.2f).size(),
-             FrameStudent(*m_model).detect(m_frames.begin()->second, 0.2f).size());
+    QCOMPARE(FrameStudent(*model).detect(m_frames.begin()->second, m_threshold).size(),
+             FrameStudent(*m_model).detect(m_frames.begin()->second, m_threshold).size());
 }
 
 void TestOnnxExport::unsupportedLayersAreNamed()
