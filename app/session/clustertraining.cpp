@@ -68,10 +68,14 @@ TrainingOutcome trainOnCluster(const TrainingSetup &setup, const ClusterCallback
     QObject::connect(&stopPoll, &QTimer::timeout, &loop, [&] {
         if (stop && stop->load() && !stopping) {
             stopping = true;
+            if (callbacks.stopping)
+                callbacks.stopping();
             run.stop();
         }
     });
     stopPoll.start(100);
+    if (callbacks.watch)
+        callbacks.watch(run);
     run.start(setup); // may end at once (an unreadable dataset)
     if (!ended)
         loop.exec();

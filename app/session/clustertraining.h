@@ -65,6 +65,11 @@ struct ClusterCallbacks
     std::function<void(const net::ClusterEpoch &epoch)> epoch;
     std::function<void(const net::ClusterEvent &event)> event;
     std::function<void(const net::ClusterPlanResult &plan)> planned;
+    std::function<void()> stopping; // the stop token was seen: the nodes finish their step
+    /** Called with the run before it starts, to connect more of its signals (the CLI's live
+     *  figures and its copy of the final result at done()); the run lives until trainOnCluster
+     *  returns. */
+    std::function<void(TrainingRun &run)> watch;
 };
 
 /**

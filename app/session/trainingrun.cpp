@@ -6,37 +6,58 @@
 
 namespace edgetrain::app {
 
+namespace {
+
+using Splits = std::pair<std::shared_ptr<const core::TensorDataset>,
+                         std::shared_ptr<const core::TensorDataset>>;
+
+/** The session's built dataset: its train and validation splits (validation null when there is
+ *  none). Throws when it cannot be read or its train split is empty. */
+Splits loadSessionData(const TrainingSetup &s)
+{
+    std::shared_ptr<const core::TensorDataset> train, validation;
+    const std::string dir = s.sessionDir.toStdString();
+    if (s.frames) {
+        // Labels of the spec's width (DetectionLoss), shipped like the crops.
+        train = std::make_shared<core::TensorDataset>(
+            vision::FrameDataset::load(dir, vision::Split::Train, s.maxObjects));
+        bool anyValidation = false;
+        for (const vision::FrameSample &f : vision::FrameDataset::index(dir))
+            anyValidation |= f.split == vision::Split::Validation;
+        if (anyValidation)
+            validation = std::make_shared<core::TensorDataset>(
+                vision::FrameDataset::load(dir, vision::Split::Validation, s.maxObjects));
+    } else {
+        train = std::make_shared<core::TensorDataset>(
+            vision::CropDataset::load(dir, vision::Split::Train));
+        validation = std::make_shared<core::TensorDataset>(
+            vision::CropDataset::load(dir, vision::Split::Validation));
+    }
+    if (train->size() == 0)
+        throw core::Error("the dataset's train split is empty");
+    return {train, validation};
+}
+
+} // namespace
+
 void TrainingRun::start(const TrainingSetup &s)
 {
     m_setup = s;
     m_clock.start();
-    std::shared_ptr<core::TensorDataset> train, validation;
-    try {
-        Q_EMIT status(QStringLiteral("loading the dataset"));
-        const std::string dir = s.sessionDir.toStdString();
-        if (s.frames) {
-            // Labels of the spec's width (DetectionLoss), shipped like the crops.
-            train = std::make_shared<core::TensorDataset>(
-                vision::FrameDataset::load(dir, vision::Split::Train, s.maxObjects));
-            bool anyValidation = false;
-            for (const vision::FrameSample &f : vision::FrameDataset::index(dir))
-                anyValidation |= f.split == vision::Split::Validation;
-            if (anyValidation)
-                validation = std::make_shared<core::TensorDataset>(
-                    vision::FrameDataset::load(dir, vision::Split::Validation, s.maxObjects));
-        } else {
-            train = std::make_shared<core::TensorDataset>(
-                vision::CropDataset::load(dir, vision::Split::Train));
-            validation = std::make_shared<core::TensorDataset>(
-                vision::CropDataset::load(dir, vision::Split::Validation));
+    Splits data{s.trainData, s.validationData};
+    if (s.shipData && !data.first) {
+        try {
+            Q_EMIT status(QStringLiteral("loading the dataset"));
+            data = loadSessionData(s);
+        } catch (const std::exception &e) {
+            return end({false, false, QString::fromStdString(e.what())});
         }
-        if (train->size() == 0)
-            throw core::Error("the dataset's train split is empty");
-    } catch (const std::exception &e) {
-        return end({false, false, QString::fromStdString(e.what())});
     }
+    const auto &[train, validation] = data;
     m_coordinator = new net::TrainingCoordinator(s.job, s.key, this);
-    m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
+    if (s.shipData)
+        m_coordinator->setData(train, validation && validation->size() > 0 ? validation : nullptr);
+    m_coordinator->setRejoin(s.rejoin);
     m_coordinator->setMemoryBudgets(s.budgetBytes);
     m_coordinator->setKeepBest(s.keepBest);
     m_coordinator->setPatience(s.patience);
@@ -46,8 +67,10 @@ void TrainingRun::start(const TrainingSetup &s)
     connect(m_coordinator, &net::TrainingCoordinator::clusterEvent, this,
             &TrainingRun::clusterEvent);
     connect(m_coordinator, &net::TrainingCoordinator::finished, this, &TrainingRun::onFinished);
-    connect(m_coordinator, &net::TrainingCoordinator::trainingStarted, this,
-            [this] { m_trainingStart = double(m_clock.elapsed()) / 1000.0; });
+    connect(m_coordinator, &net::TrainingCoordinator::trainingStarted, this, [this] {
+        m_trainingStart = double(m_clock.elapsed()) / 1000.0;
+        Q_EMIT trainingStarted();
+    });
     connect(m_coordinator, &net::TrainingCoordinator::epochFinished, this,
             [this] { m_lastEpochEnd = double(m_clock.elapsed()) / 1000.0; });
     connect(m_coordinator, &net::TrainingCoordinator::nodeMetrics, this,
@@ -55,7 +78,11 @@ void TrainingRun::start(const TrainingSetup &s)
                 if (m.power_watts)
                     m_energy[node.name].add(double(m_clock.elapsed()) / 1000.0, m.energy_joules);
             });
-    if (s.objective) {
+    if (s.selection) {
+        m_coordinator->setLinkProbe(true);
+        m_coordinator->setLinkRates(s.linkRates);
+        m_coordinator->setSelection(s.selection);
+    } else if (s.objective) {
         m_coordinator->setLinkProbe(true);
         // It plans for the job's mode (planCluster below).
         m_coordinator->setLinkRates(net::needsLinkRates({m_setup.job.mode}));
@@ -93,16 +120,20 @@ void TrainingRun::start(const TrainingSetup &s)
     m_pending = int(s.nodes.size());
     for (const auto &[host, port] : s.nodes) {
         auto *c = new net::ControlClient(host, port, s.key, m_coordinator);
-        connect(c, &net::ControlClient::ready, this, [this] {
+        connect(c, &net::ControlClient::ready, this, [this, c](const net::NodeInfo &node) {
+            Q_EMIT nodeReady(node, c->address());
             if (--m_pending == 0 && !m_started) {
                 m_started = true;
                 Q_EMIT status(QStringLiteral("shipping the data and the job"));
+                Q_EMIT jobStarting();
                 m_coordinator->start(m_clients);
             }
         });
         connect(c, &net::ControlClient::failed, this, [this](const QString &reason) {
-            if (!m_started)
+            if (!m_started && m_coordinator) {
+                Q_EMIT nodeUnreachable(reason);
                 abort(QStringLiteral("cannot start: %1").arg(reason));
+            }
         });
         c->connectToNode();
         m_clients.append(c);
@@ -138,7 +169,7 @@ void TrainingRun::onFinished()
     o.cancelled = r.cancelled || m_stopping;
     o.error = r.error;
     o.endedEarlyEpoch = r.ended_early_epoch;
-    if (!r.weights.empty()) {
+    if (!r.weights.empty() && !m_setup.weightsPath.isEmpty()) {
         try {
             net::saveClusterWeights(m_setup.spec, m_setup.job.seed, r.weights,
                                     m_setup.weightsPath.toStdString());
@@ -172,6 +203,7 @@ void TrainingRun::onFinished()
         if (any)
             o.trainingJoules = joules;
     }
+    m_result = r;
     m_coordinator->deleteLater();
     m_coordinator = nullptr;
     end(o);

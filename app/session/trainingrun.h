@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 
 namespace edgetrain::app {
 
@@ -26,9 +27,14 @@ struct TrainingSetup
     QList<QPair<QString, quint16>> nodes;        // control addresses of the nodes taking part
     std::map<QString, std::int64_t> budgetBytes; // memory budget by node name
     QString sessionDir;                          // holds the built dataset
-    bool frames = false;   // frames/ (FrameDataset) rather than dataset/ (crops)
-    int maxObjects = 32;   // frames: label boxes per sample (the spec's loss)
-    QString weightsPath;   // where the trained weights are written
+    bool frames = false; // frames/ (FrameDataset) rather than dataset/ (crops)
+    int maxObjects = 32; // frames: label boxes per sample (the spec's loss)
+    // The data shipped to the nodes: sessionDir's built dataset, or `trainData` and
+    // `validationData` (may be null) when trainData is set. shipData false: nothing is shipped,
+    // the nodes read their own copies of job.dataset (the CLI's train without --ship-data).
+    bool shipData = true;
+    std::shared_ptr<const core::TensorDataset> trainData, validationData;
+    QString weightsPath;   // where the trained weights are written; empty: not written here
     bool keepBest = false; // the lowest-validation-loss epoch's weights, not the last's
     int patience = 0;      // keepBest: end after this many epochs without a lower one (0: never)
     core::ModelSpec spec;
@@ -38,9 +44,16 @@ struct TrainingSetup
     // With an objective: profile and rank only (the Plan step's comparison); every node is
     // released once the planner has ranked them, nothing trains and no weights are written.
     bool planOnly = false;
+    // Set (instead of an objective): chooses who trains once every node has profiled the job,
+    // as TrainingCoordinator::setSelection says (the CLI's own planner); the nodes probe their
+    // links for it, and time the links' rates with `linkRates`.
+    net::TrainingCoordinator::Selection selection;
+    bool linkRates = false;
+    bool rejoin = true; // lost nodes are called back and rejoin at the next epoch
 };
 
-/** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath. */
+/** How a run ended. `weightsSaved`: the trained weights are at TrainingSetup::weightsPath (with
+ *  no path they are not written; TrainingRun::result() holds them). */
 struct TrainingOutcome
 {
     bool ok = false;
@@ -72,6 +85,12 @@ public:
     void stop();
     QString weightsPath() const { return m_setup.weightsPath; }
     const TrainingSetup &setup() const { return m_setup; }
+    /** The coordinator's result, read on the run's thread: growing while the run goes, the
+     *  final one from done() on (empty when the job never started). */
+    const net::ClusterResult &result() const
+    {
+        return m_coordinator ? m_coordinator->result() : m_result;
+    }
 
 Q_SIGNALS:
     void status(const QString &text);
@@ -81,6 +100,15 @@ Q_SIGNALS:
     void epoch(const edgetrain::net::ClusterEpoch &epoch);
     void clusterEvent(const edgetrain::net::ClusterEvent &event);
     void done(const edgetrain::app::TrainingOutcome &outcome);
+    /** A node answered with the cluster key, at its control address (before the job starts). */
+    void nodeReady(const edgetrain::net::NodeInfo &node, const QString &address);
+    /** A node could not be reached or refused the key, in the node client's words: the run
+     *  ends (done(), its error saying it could not start) without starting the job. */
+    void nodeUnreachable(const QString &reason);
+    /** Every node answered: the job (and the data) go out now. */
+    void jobStarting();
+    /** The first group formed: training proper begins (loading, profiling, planning are over). */
+    void trainingStarted();
     /** With an objective: the plan, once every node has profiled the job (before training). */
     void planned(const edgetrain::net::ClusterPlanResult &plan);
 
@@ -101,6 +129,7 @@ private:
     QString m_planError;                                  // why the planner chose nothing
     bool m_planned = false;                               // the planner ranked the nodes
     std::map<QString, core::EnergyTrace> m_energy;        // by node name
+    net::ClusterResult m_result;                          // kept once the coordinator is gone
 };
 
 } // namespace edgetrain::app
