@@ -4,6 +4,7 @@
 #include "clicontext.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "deploycommand.h"
 #include "detectcommand.h"
 #include "evaluatecommand.h"
 #include "exportcommand.h"
@@ -45,6 +46,7 @@ void printUsage(FILE *out)
                "  viewpoint  label, dataset, train the student, compare it with the teacher\n"
                "  detect     one detector (teacher, motion, a session's student) over a source\n"
                "  export     a session's trained student as ONNX or safetensors\n"
+               "  deploy     run a session's student on nodes' cameras, their frames/s live\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
                "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n"
                "  study      the papers' experiments on a lab: pi-cluster, cluster-choice\n"
@@ -124,6 +126,8 @@ int main(int argc, char **argv)
             return ViewpointCommand::run(args);
         if (command == QLatin1String("detect"))
             return DetectCommand::run(args);
+        if (command == QLatin1String("deploy"))
+            return DeployCommand::run(args);
         if (command == QLatin1String("export"))
             return ExportCommand::run(args);
         if (command == QLatin1String("truth"))

@@ -1,0 +1,140 @@
+#include "deploycommand.h"
+
+#include "app/session/deploymentrun.h"
+#include "clicontext.h"
+#include "clustertrain.h"
+#include "vision/studentteacher.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace edgetrain::app {
+
+namespace {
+
+/** One node's figures as the progress line shows them. */
+std::string brief(const DeviceView &v)
+{
+    char text[192];
+    std::snprintf(text, sizeof text, "%s %.1f fps p50 %.1f ms p95 %.1f ms, %lld frames",
+                  qPrintable(v.node), v.fps, v.latencyMsP50, v.latencyMsP95,
+                  static_cast<long long>(v.frames));
+    return text;
+}
+
+core::Json nodeJson(const QString &name, const DeviceView *view, const QString &error)
+{
+    core::Json j;
+    j.set("name", name.toStdString());
+    j.set("source", view ? view->source.toStdString() : std::string());
+    j.set("fps", view ? view->fps : 0.0);
+    j.set("latency_ms_p50", view ? view->latencyMsP50 : 0.0);
+    j.set("latency_ms_p95", view ? view->latencyMsP95 : 0.0);
+    j.set("frames", view ? view->frames : std::int64_t(0));
+    j.set("detections", view ? view->detections : std::int64_t(0));
+    j.set("cpu_percent", view ? view->cpuPercent : 0.0);
+    j.set("rss_bytes", view ? view->rssBytes : std::int64_t(0));
+    if (!error.isEmpty())
+        j.set("error", error.toStdString());
+    return j;
+}
+
+} // namespace
+
+int DeployCommand::run(const QStringList &arguments)
+{
+    CliContext cli(QStringLiteral("deploy"),
+                   QStringLiteral("Run a session's trained student on nodes, each on the camera "
+                                  "configured on it (edgetrain-node --camera), and show each "
+                                  "node's frames/s and latency about once a second, until "
+                                  "--duration or Ctrl-C; every node is stopped at the end."),
+                   arguments);
+    cli.addOption("session", "The session folder holding the student (detector.safetensors).",
+                  "DIR");
+    cli.addOption("duration", "Stop after this long (default: at Ctrl-C).", "DURATION");
+    cli.addOption("grace", "A node that loses this command stops by itself after this long.",
+                  "DURATION", "10s");
+    addNodeOptions(cli, QStringLiteral("5s"));
+    if (!cli.parse())
+        return ExitSuccess;
+    if (!cli.isSet("session"))
+        throw UsageError("--session is required");
+    if (!wantsCluster(cli))
+        throw UsageError("deploy needs the nodes: --nodes HOST:PORT,... or --discover N");
+    DeploymentSetup setup;
+    if (cli.isSet("duration"))
+        setup.durationSeconds =
+            double(parseDuration(cli.text("duration"), "duration").count()) / 1000.0;
+    setup.graceSeconds = double(parseDuration(cli.text("grace"), "grace").count()) / 1000.0;
+    setup.modelPath =
+        QString::fromStdString(vision::StudentTeacher::weightsPath(cli.text("session")));
+    if (!QFileInfo::exists(setup.modelPath))
+        throw core::IoError("no trained student in '" + cli.text("session") + "' (" +
+                            setup.modelPath.toStdString() + " is missing)");
+    const ClusterOptions cluster = clusterOptions(cli);
+    setup.key = cluster.key;
+    setup.nodes = cluster.nodes;
+
+    DeploymentRun run;
+    std::map<QString, DeviceView> latest;
+    DeploymentOutcome outcome;
+    QObject::connect(&run, &DeploymentRun::status, &run,
+                     [&cli](const QString &text) { cli.message(text.toStdString()); });
+    QObject::connect(&run, &DeploymentRun::view, &run, [&](const DeviceView &v) {
+        latest[v.node] = v;
+        std::string line;
+        for (const auto &[name, view] : latest)
+            line += (line.empty() ? "" : " | ") + brief(view);
+        cli.progress(line);
+    });
+    QObject::connect(&run, &DeploymentRun::nodeFailed, &run,
+                     [&cli](const QString &node, const QString &message) {
+                         cli.progressDone();
+                         cli.message(node.toStdString() + ": " + message.toStdString());
+                     });
+    QObject::connect(&run, &DeploymentRun::done, &run, [&](const DeploymentOutcome &o) {
+        outcome = o;
+        QCoreApplication::exit(0);
+    });
+    CliContext::installStopHandler();
+    QTimer stopPoll;
+    QObject::connect(&stopPoll, &QTimer::timeout, &run, [&run] {
+        if (CliContext::stopFlag()->load())
+            run.stop();
+    });
+    stopPoll.start(100);
+    QTimer::singleShot(0, &run, [&] { run.start(setup); });
+    QCoreApplication::exec();
+    cli.progressDone();
+    if (!outcome.ok)
+        throw core::IoError(outcome.error.isEmpty() ? std::string("the deployment did not run")
+                                                    : outcome.error.toStdString());
+
+    std::map<QString, core::Json> nodes; // by name: the order is the same every run
+    for (const DeviceView &v : outcome.last) {
+        const auto error = outcome.nodeErrors.find(v.node);
+        nodes[v.node] =
+            nodeJson(v.node, &v, error == outcome.nodeErrors.end() ? QString() : error->second);
+        cli.message(brief(v) + ", " + std::to_string(v.detections) + " detections on " +
+                    v.source.toStdString());
+    }
+    for (const auto &[name, error] : outcome.nodeErrors)
+        if (!nodes.count(name))
+            nodes[name] = nodeJson(name, nullptr, error);
+    if (cli.json()) {
+        core::Json list = core::Json::array();
+        for (auto &[name, j] : nodes)
+            list.push(std::move(j));
+        core::Json json;
+        json.set("command", "deploy").set("seconds", outcome.seconds).set("nodes", std::move(list));
+        cli.printJson(json);
+    }
+    return ExitSuccess;
+}
+
+} // namespace edgetrain::app
