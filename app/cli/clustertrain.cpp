@@ -209,8 +209,7 @@ int runClusterTraining(CliContext &cli, const ClusterTrainSettings &s)
         QStringLiteral("edgetrain.coordinator.info=false\nedgetrain.coordinator.debug=false"));
     const auto addresses = resolveNodes(cli);
     ClusterTrainRun run(cli, s, job, key, std::move(plan));
-    run.connectNodes(addresses);
-    run.train();
+    run.train(addresses);
     return run.report();
 }
 

@@ -1,10 +1,8 @@
 #include "clustertrainrun.h"
 
+#include "app/session/clustertraining.h"
 #include "core/error.h"
 #include "core/numbertext.h"
-
-#include <QEventLoop>
-#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -15,65 +13,46 @@ namespace edgetrain::app {
 ClusterTrainRun::ClusterTrainRun(CliContext &cli, const ClusterTrainSettings &settings,
                                  const net::JobSpec &job, const QByteArray &key,
                                  std::optional<ClusterPlan> plan)
-    : m_cli(cli), m_settings(settings), m_job(job), m_key(key), m_plan(std::move(plan)),
-      m_coordinator(job, key)
+    : m_cli(cli), m_settings(settings), m_job(job), m_key(key), m_plan(std::move(plan))
 {
     const ClusterTrainSettings &s = m_settings;
-    m_coordinator.setRejoin(!cli.isSet("no-rejoin"));
     if (cli.isSet("ship-data")) {
         cli.message("loading " + s.dataset + " to ship it to the nodes");
-        m_coordinator.setData(
-            std::make_shared<core::TensorDataset>(loadNamedDataset(
-                s.dataset, s.data_dir, core::FashionMnist::Split::Train, s.train_limit)),
-            std::make_shared<core::TensorDataset>(loadNamedDataset(
-                s.dataset, s.data_dir, core::FashionMnist::Split::Test, s.test_limit)));
+        m_trainData = std::make_shared<core::TensorDataset>(loadNamedDataset(
+            s.dataset, s.data_dir, core::FashionMnist::Split::Train, s.train_limit));
+        m_testData = std::make_shared<core::TensorDataset>(
+            loadNamedDataset(s.dataset, s.data_dir, core::FashionMnist::Split::Test, s.test_limit));
     }
 }
 
-void ClusterTrainRun::connectNodes(const QList<QPair<QString, quint16>> &addresses)
+TrainingSetup ClusterTrainRun::setup(const QList<QPair<QString, quint16>> &addresses)
 {
-    int pending = int(addresses.size());
-    QString connectError;
-    QEventLoop connecting;
-    for (const auto &[host, port] : addresses) {
-        auto *c = new net::ControlClient(host, port, m_key, &m_coordinator);
-        QObject::connect(c, &net::ControlClient::ready, &connecting,
-                         [&, c](const net::NodeInfo &n) {
-                             m_cli.message("connected to '" + n.name.toStdString() + "' at " +
-                                           c->address().toStdString() + " (" +
-                                           n.arch.toStdString() + ", " + std::to_string(n.cores) +
-                                           " cores, " + core::NumberText::bytes(n.ram_bytes) + ")");
-                             if (--pending == 0)
-                                 connecting.quit();
-                         });
-        QObject::connect(c, &net::ControlClient::failed, &connecting, [&](const QString &reason) {
-            if (connectError.isEmpty())
-                connectError = reason;
-            connecting.quit();
-        });
-        c->connectToNode();
-        m_clients.append(c);
-    }
-    connecting.exec();
-    if (!connectError.isEmpty())
-        throw core::IoError(connectError.toStdString());
-    for (auto *c : m_clients)
-        c->disconnect(&connecting);
-}
-
-void ClusterTrainRun::announce()
-{
+    TrainingSetup setup;
+    setup.job = m_job;
+    setup.key = m_key;
+    setup.nodes = addresses;
+    setup.spec = m_settings.spec;
+    // The named dataset, shipped or the nodes' own copies; the weights are saved by report(),
+    // with train's messages, so the run is given no path for them.
+    setup.shipData = bool(m_trainData);
+    setup.trainData = m_trainData;
+    setup.validationData = m_testData;
+    setup.rejoin = !m_cli.isSet("no-rejoin");
     if (m_plan) {
-        m_coordinator.setLinkProbe(true);
-        m_coordinator.setLinkRates(m_plan->needsLinkRates());
-        m_coordinator.setSelection(m_plan->selection(m_cli));
+        setup.selection = m_plan->selection(m_cli);
+        setup.linkRates = m_plan->needsLinkRates();
     }
+    return setup;
+}
+
+void ClusterTrainRun::announce(int nodes)
+{
     const net::JobSpec &job = m_job;
     m_cli.message(
         std::string(m_settings.plan_only ? "profiling "
                     : m_plan             ? "profiling, planning and training "
                                          : "training ") +
-        m_settings.spec.name() + " on " + std::to_string(m_clients.size()) + " node(s), mode " +
+        m_settings.spec.name() + " on " + std::to_string(nodes) + " node(s), mode " +
         net::modeName(job.mode).toStdString() + ", global batch " + std::to_string(job.batch) +
         (job.mode == net::TrainingMode::Async ? ", staleness bound " + std::to_string(job.staleness)
                                               : "") +
@@ -82,48 +61,63 @@ void ClusterTrainRun::announce()
              : ""));
 }
 
-void ClusterTrainRun::train()
+void ClusterTrainRun::train(const QList<QPair<QString, quint16>> &addresses)
 {
-    announce();
-    m_clock.start();
-    if (m_plan)
-        m_plan->setStarted();
-    watchCoordinator();
-    QEventLoop running;
-    QObject::connect(&m_coordinator, &net::TrainingCoordinator::finished, &running,
-                     &QEventLoop::quit);
+    ClusterCallbacks callbacks;
+    callbacks.stopping = [this] { m_cli.message("stopping: the nodes finish their current step"); };
+    callbacks.watch = [this](TrainingRun &run) { watch(run); };
     CliContext::installStopHandler();
-    QTimer stopPoll;
-    QObject::connect(&stopPoll, &QTimer::timeout, &m_coordinator, [&] {
-        if (CliContext::stopFlag()->load()) {
-            m_cli.message("stopping: the nodes finish their current step");
-            m_coordinator.stop();
-            stopPoll.stop();
-        }
-    });
-    stopPoll.start(100);
-    m_coordinator.start(m_clients);
-    if (!m_coordinator.result().finished && m_coordinator.result().error.isEmpty())
-        running.exec();
+    const TrainingOutcome outcome =
+        trainOnCluster(setup(addresses), callbacks, CliContext::stopFlag());
+    m_run = nullptr;
+    if (!m_jobStarted) {
+        // A wrong key or a dead address: said in the node client's words, before any work.
+        if (!outcome.cancelled)
+            throw core::IoError(
+                (m_unreachable.isEmpty() ? outcome.error : m_unreachable).toStdString());
+        m_result.cancelled = true; // stopped while connecting: reported as a cancelled run
+    }
 }
 
-void ClusterTrainRun::watchCoordinator()
+void ClusterTrainRun::watch(TrainingRun &run)
 {
-    QObject::connect(&m_coordinator, &net::TrainingCoordinator::trainingStarted, &m_coordinator,
+    m_run = &run;
+    QObject::connect(&run, &TrainingRun::nodeReady, &run,
+                     [this](const net::NodeInfo &n, const QString &address) {
+                         m_cli.message("connected to '" + n.name.toStdString() + "' at " +
+                                       address.toStdString() + " (" + n.arch.toStdString() + ", " +
+                                       std::to_string(n.cores) + " cores, " +
+                                       core::NumberText::bytes(n.ram_bytes) + ")");
+                     });
+    QObject::connect(&run, &TrainingRun::nodeUnreachable, &run, [this](const QString &reason) {
+        if (m_unreachable.isEmpty())
+            m_unreachable = reason;
+    });
+    // The figures' clock starts as the job goes out: the run's energy includes its set-up.
+    QObject::connect(&run, &TrainingRun::jobStarting, &run, [this, &run] {
+        m_jobStarted = true;
+        announce(int(run.setup().nodes.size()));
+        m_clock.start();
+        if (m_plan)
+            m_plan->setStarted();
+    });
+    QObject::connect(&run, &TrainingRun::trainingStarted, &run,
                      [this] { m_trainingStart = now(); });
     QObject::connect(
-        &m_coordinator, &net::TrainingCoordinator::nodeMetrics, &m_coordinator,
+        &run, &TrainingRun::metrics, &run,
         [this](const net::NodeId &node, const net::SystemSample &m) { onNodeMetrics(node, m); });
-    QObject::connect(&m_coordinator, &net::TrainingCoordinator::epochFinished, &m_coordinator,
+    QObject::connect(&run, &TrainingRun::epoch, &run,
                      [this](const net::ClusterEpoch &e) { onEpochFinished(e); });
-    QObject::connect(
-        &m_coordinator, &net::TrainingCoordinator::clusterEvent, &m_coordinator,
-        [this](const net::ClusterEvent &e) {
-            m_cli.message(
-                "event at " + QString::number(e.seconds, 'f', 1).toStdString() +
-                " s: " + (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
-                net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
-        });
+    QObject::connect(&run, &TrainingRun::clusterEvent, &run, [this](const net::ClusterEvent &e) {
+        m_cli.message("event at " + QString::number(e.seconds, 'f', 1).toStdString() + " s: " +
+                      (e.node.isNone() ? std::string() : e.node.label().toStdString() + " ") +
+                      net::eventKindName(e.kind).toStdString() + ": " + e.message.toStdString());
+    });
+    // The run goes when trainOnCluster returns: its final result is kept here.
+    QObject::connect(&run, &TrainingRun::done, &run, [this, &run] {
+        m_result = run.result();
+        m_run = nullptr;
+    });
 }
 
 void ClusterTrainRun::onNodeMetrics(const net::NodeId &node, const net::SystemSample &m)
@@ -137,7 +131,7 @@ void ClusterTrainRun::onNodeMetrics(const net::NodeId &node, const net::SystemSa
         m_energy[node.label()].add(now(), m.energy_joules);
         m_powerSource[node.label()] = m.power_source;
     }
-    const auto t = net::TrainingStatus::fromCbor(m.training);
+    const net::TrainingStatus t = m.training.value_or(net::TrainingStatus());
     char line[320];
     std::snprintf(line, sizeof line,
                   "  %-28s %-11s epoch %d step %lld/%lld loss %.4f acc %5.1f%% %s img/s | "
@@ -177,7 +171,7 @@ void ClusterTrainRun::onEpochFinished(const net::ClusterEpoch &e)
 bool ClusterTrainRun::released(const QString &label) const
 {
     // Nodes the planner released did not train: their (idle) energy is not the run's.
-    const auto &r = m_coordinator.result().released;
+    const auto &r = result().released;
     return std::any_of(r.begin(), r.end(),
                        [&](const net::NodeId &id) { return id.label() == label; });
 }
@@ -201,7 +195,7 @@ std::pair<double, ClusterTrainRun::NodeJoules> ClusterTrainRun::epochEnergy(int 
 
 int ClusterTrainRun::report()
 {
-    const net::ClusterResult &r = m_coordinator.result();
+    const net::ClusterResult &r = m_result;
     const ClusterTrainSettings &s = m_settings;
     if (s.plan_only)
         return reportPlanOnly(r);

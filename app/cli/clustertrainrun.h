@@ -1,34 +1,36 @@
 #pragma once
 
+#include "app/session/trainingrun.h"
 #include "clicontext.h"
 #include "clusterplan.h"
 #include "clustertrain.h"
 #include "core/energytrace.h"
-#include "net/protocol/controlclient.h"
+#include "core/tensordataset.h"
 #include "net/training/trainingcoordinator.h"
 
 #include <QElapsedTimer>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 namespace edgetrain::app {
 
-/** One `train` (or `plan`) across nodes, phase by phase: connect, train while printing what the
- *  nodes report, then save the weights and report the run. The CLI, settings, job and key it is
- *  given must outlive it. */
+/** One `train` (or `plan`) across nodes: the run itself is the session's TrainingRun (through
+ *  trainOnCluster, as the window and `viewpoint --nodes` run it); this prints what the nodes
+ *  report while it goes, measures what train's JSON says of it, then saves the weights and
+ *  reports. The CLI, settings, job and key it is given must outlive it. */
 class ClusterTrainRun
 {
 public:
+    /** With --ship-data, loads the dataset to ship (throws as loadNamedDataset does). */
     ClusterTrainRun(CliContext &cli, const ClusterTrainSettings &settings, const net::JobSpec &job,
                     const QByteArray &key, std::optional<ClusterPlan> plan);
-    /** Connects to every node first: a wrong key or a dead address is reported (core::IoError)
-     *  before any work. */
-    void connectNodes(const QList<QPair<QString, quint16>> &addresses);
-    /** Trains on the connected nodes until the job ends, fails or is stopped. */
-    void train();
+    /** Trains on these nodes until the job ends, fails or is stopped (Ctrl-C). A node that
+     *  cannot be reached or refuses the key is reported (core::IoError) before any work. */
+    void train(const QList<QPair<QString, quint16>> &addresses);
     /** Saves the weights, prints the JSON and the outcome; returns the exit status. */
     int report();
 
@@ -42,8 +44,13 @@ private:
     using NodeJoules = std::vector<std::pair<QString, double>>;
 
     double now() const { return double(m_clock.elapsed()) / 1000.0; }
-    void announce();
-    void watchCoordinator();
+    TrainingSetup setup(const QList<QPair<QString, quint16>> &addresses);
+    void announce(int nodes);
+    /** Connects the run's signals to the printed lines and the figures. The handlers capture
+     *  only `this` and the run, never a local of a function that returns before the run ends. */
+    void watch(TrainingRun &run);
+    /** The coordinator's result: the live one while the run goes, the final one after. */
+    const net::ClusterResult &result() const { return m_run ? m_run->result() : m_result; }
     void onNodeMetrics(const net::NodeId &node, const net::SystemSample &m);
     void onEpochFinished(const net::ClusterEpoch &e);
     bool released(const QString &label) const;
@@ -62,7 +69,11 @@ private:
     const net::JobSpec &m_job;
     const QByteArray &m_key;
     std::optional<ClusterPlan> m_plan;
-    QList<net::ControlClient *> m_clients;
+    std::shared_ptr<const core::TensorDataset> m_trainData, m_testData; // --ship-data
+    TrainingRun *m_run = nullptr;                                       // while it goes
+    net::ClusterResult m_result;                                        // once it has ended
+    bool m_jobStarted = false; // every node answered and the job went out
+    QString m_unreachable;     // why the first node that could not be reached was not
     // What the nodes report, on this clock: the running totals of their energy, the epochs' ends
     // and each node's resource samples.
     QElapsedTimer m_clock;
@@ -71,8 +82,6 @@ private:
     std::map<int, double> m_epochEnds; // epoch -> when it ended
     double m_trainingStart = -1.0;     // when the first group formed
     std::map<QString, std::vector<UsageSample>> m_usage;
-    // Last, so that it goes first: its clients and signals never outlive what they report to.
-    net::TrainingCoordinator m_coordinator;
 };
 
 } // namespace edgetrain::app
