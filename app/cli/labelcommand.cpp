@@ -15,12 +15,16 @@ void addLabelOptions(CliContext &cli)
 {
     cli.addOption("source", "Video file, camera:N (V4L2) or a folder of images.", "S");
     cli.addOption("teacher",
-                  "hog, cascade:FILE (Haar/LBP), onnx:FILE (SSD- or YOLO-style head), motion "
+                  "hog, cascade:FILE (Haar/LBP), onnx:FILE (SSD- or YOLO-style head, or a "
+                  "student edgetrain-cli export wrote), session:DIR (a session's student), motion "
                   "(background subtraction, fixed camera) or DETECTOR+motion (e.g. hog+motion); "
                   "a detector takes ?box=dx0,dy0,dx1,dy1 to correct its boxes' edges, and "
                   "?verify=DETECTOR for a second opinion: tracks it never confirms are rejected.",
                   "T", "hog");
-    cli.addOption("threshold", "Teacher score threshold.", "X", "0");
+    cli.addOption("threshold",
+                  "Teacher score threshold (default: the teacher's own, 0 but for a trained "
+                  "student: its operating threshold).",
+                  "X");
     cli.addOption("tracker", "csrt, kcf, mil, mosse or medianflow.", "NAME", "kcf");
     cli.addOption("every", "Run the teacher on every K-th frame (viewpoint --student frames: 2).",
                   "K", "10");
@@ -48,7 +52,8 @@ std::unique_ptr<vision::Teacher> makeTeacher(const CliContext &cli)
 {
     try {
         auto t = vision::Teacher::create(cli.text("teacher"));
-        t->threshold = float(cli.number("threshold", -1e6, 1e6));
+        if (cli.isSet("threshold")) // a student keeps its operating threshold otherwise
+            t->threshold = float(cli.number("threshold", -1e6, 1e6));
         return t;
     } catch (const core::SpecError &e) {
         throw UsageError(e.what());
