@@ -21,6 +21,8 @@ QString taskName(Task task)
         return QStringLiteral("self-training");
     case Task::ClusterPlan:
         return QStringLiteral("comparing clusters");
+    case Task::Deployment:
+        return QStringLiteral("running the student on the devices");
     }
     return {};
 }

@@ -21,7 +21,8 @@ enum class Task {
     Evaluation,
     Export,
     SelfTraining,
-    ClusterPlan
+    ClusterPlan,
+    Deployment
 };
 QString taskName(Task task);
 

@@ -3,6 +3,7 @@
 #include "clustertraining.h"
 #include "core/zoo.h"
 #include "datasettask.h"
+#include "deploymentrun.h"
 #include "evaluationtask.h"
 #include "labeltask.h"
 #include "selftrainingtask.h"
@@ -65,11 +66,16 @@ Workflow::~Workflow()
     if (m_run)
         QMetaObject::invokeMethod(
             m_run, [run = m_run] { run->stop(); }, Qt::BlockingQueuedConnection);
+    if (m_deploy)
+        QMetaObject::invokeMethod(
+            m_deploy, [run = m_deploy] { run->stop(); }, Qt::BlockingQueuedConnection);
     m_saver.waitForDone();
     m_plannerThread.quit();
     m_plannerThread.wait();
     if (m_run)
         m_run->deleteLater();
+    if (m_deploy)
+        m_deploy->deleteLater();
     m_trainThread.quit();
     m_trainThread.wait();
 }
@@ -102,6 +108,8 @@ void Workflow::cancel()
 {
     if (busy() == Task::ClusterPlan)
         stopTraining(); // its nodes finish profiling and are released
+    else if (busy() == Task::Deployment)
+        stopDeployment();
     else
         m_runner.cancel();
 }

@@ -19,6 +19,10 @@
 
 namespace edgetrain::app {
 
+class DeploymentRun;
+struct DeploymentOutcome;
+struct DeploymentSetup;
+struct DeviceView;
 class TrainingRun;
 struct TrainingSetup;
 
@@ -127,6 +131,20 @@ public:
      *  nothing running. */
     bool canSelfTrain() const;
 
+    // Deploy (workflowdeploy.cpp)
+    /** Why the student cannot run on the devices now, as a sentence for the user; empty when it
+     *  can: a trained full-frame student, the cluster key, a paired node, nothing running. */
+    QString deploymentBlocker() const;
+    /** Sends the student to every paired node, which runs it on its own camera
+     *  (Task::Deployment): deviceViewed() about once a second per node, deviceFailed() for a node
+     *  that refuses or drops out, taskFinished() at the end, when the session keeps each node's
+     *  last report (session().deployment, the frames in deploy/). `duration_s` 0: until
+     *  stopDeployment(). Refused (taskFinished(false, why)) while deploymentBlocker() says why. */
+    void startDeployment(double duration_s = 0.0);
+    /** Asks every node to stop; the run ends with taskFinished() once they have (or not). */
+    void stopDeployment();
+    bool isDeploying() const { return busy() == Task::Deployment; }
+
     void cancel(); // the running task (not training: stopTraining())
 
 Q_SIGNALS:
@@ -152,6 +170,12 @@ Q_SIGNALS:
     void evaluationChanged();
     void roundChanged(int round);
     void message(const QString &text); // for the status bar
+    /** A node's latest report while the student runs on it (Deploy). */
+    void deviceViewed(const edgetrain::app::DeviceView &view);
+    /** A node refused the student or dropped out of the deployment; `text` says which. */
+    void deviceFailed(const QString &node, const QString &text);
+    /** session().deployment was replaced (a deployment ended). */
+    void deploymentChanged();
 
 private:
     void finishTask(Task task, bool ok, const QString &message);
@@ -166,6 +190,10 @@ private:
      *  built, else false (taskFinished(task, false, why) where the setup was refused). */
     bool prepareRun(Task task, TrainingSetup &setup, QStringList &names);
     void saveQuietly();
+    /** The deployment's setup from the session; false and why if it cannot run now. */
+    bool buildDeploymentSetup(DeploymentSetup &setup, QString *why) const;
+    /** Keeps `outcome` in the session: the record and each node's last frame in deploy/. */
+    void recordDeployment(const DeploymentOutcome &outcome);
     /** The setters' one path: `edit` applied to the settings alone is checked first. */
     bool changeSettings(Settings part, const std::function<void(Session &)> &edit, QString *error);
     /** A save of the session as it is now, on the saver thread (see saveInBackground). */
@@ -192,6 +220,8 @@ private:
     std::optional<ClusterPlanRecord> m_clusterPreview; // startClusterComparison's ranking
     int m_previewRanked = 0; // how many candidates it ranked (the record keeps the best 64)
     QElapsedTimer m_trainClock;
+    DeploymentRun *m_deploy = nullptr; // lives on m_trainThread while a deployment goes
+    QDateTime m_deployStarted;
 };
 
 } // namespace edgetrain::app
