@@ -3,6 +3,7 @@
 #include "capturepage.h"
 #include "common.h"
 #include "datasetpage.h"
+#include "deploypage.h"
 #include "nodespage.h"
 #include "planpage.h"
 #include "reportpage.h"
@@ -43,9 +44,9 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     m_steps->setFont(f);
     const QString names[Steps] = {
         tr("1  Nodes"), tr("2  Capture & label"), tr("3  Dataset"), tr("4  Verify"),
-        tr("5  Plan"),  tr("6  Train & monitor"), tr("7  Report")};
+        tr("5  Plan"),  tr("6  Train & monitor"), tr("7  Report"),  tr("8  Deploy")};
     const char *icons[Steps] = {"step-nodes", "step-capture", "step-dataset", "step-verify",
-                                "step-plan",  "step-train",   "step-report"};
+                                "step-plan",  "step-train",   "step-report",  "step-deploy"};
     m_steps->setIconSize(QSize(20, 20));
     for (int i = 0; i < Steps; ++i) {
         auto *item =
@@ -62,10 +63,11 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     m_report = new ReportPage(
         workflow, [this] { return m_plan->lastPlan(); }, m_pages);
     connect(m_report, &ReportPage::verifyRequested, this, [this] { showStep(Verify); });
+    m_deploy = new DeployPage(workflow, m_pages);
     for (QWidget *page : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_capture),
                           static_cast<QWidget *>(m_dataset), static_cast<QWidget *>(m_verify),
                           static_cast<QWidget *>(m_plan), static_cast<QWidget *>(m_train),
-                          static_cast<QWidget *>(m_report)})
+                          static_cast<QWidget *>(m_report), static_cast<QWidget *>(m_deploy)})
         m_pages->addWidget(page);
     layout->addWidget(m_steps);
     layout->addWidget(m_pages, 1);
@@ -286,7 +288,8 @@ void MainWindow::fillRecent()
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     const app::Task running = m_workflow->busy();
-    if (running == app::Task::Training || running == app::Task::ClusterPlan) {
+    if (running == app::Task::Training || running == app::Task::ClusterPlan ||
+        running == app::Task::Deployment) {
         // The nodes' job (a run, or a comparison's profiling) is stopped first; the window
         // closes when the coordinator has finished (or after 15 s, if a node does not answer).
         event->ignore();
@@ -305,7 +308,10 @@ void MainWindow::closeEvent(QCloseEvent *event)
             m_workflow->save(&error);
             QApplication::exit(0);
         });
-        m_workflow->stopTraining();
+        if (running == app::Task::Deployment)
+            m_workflow->stopDeployment();
+        else
+            m_workflow->stopTraining();
         return;
     }
     m_workflow->cancel(); // labelling, dataset or evaluation: stop at the next frame

@@ -13,6 +13,7 @@ namespace edgetrain::ui {
 
 class CapturePage;
 class DatasetPage;
+class DeployPage;
 class NodesPage;
 class PlanPage;
 class ReportPage;
@@ -21,11 +22,11 @@ class TrainPage;
 class VerifyPage;
 
 /**
- * The window: the seven steps as a navigation list, one page each, the cluster's state in the
+ * The window: the eight steps as a navigation list, one page each, the cluster's state in the
  * status bar, the session menu. Until a session is open it shows the start page instead (new,
- * open, recent, the demo, a rehearsal). Closing it while training stops the nodes' job first and
- * saves the session. Its geometry, the recent sessions and the dialogs' last folders are kept
- * with QSettings (the application's organization and name).
+ * open, recent, the demo, a rehearsal). Closing it while training or deploying stops the nodes' job
+ * first and saves the session. Its geometry, the recent sessions and the dialogs' last folders are
+ * kept with QSettings (the application's organization and name).
  */
 class MainWindow : public QMainWindow
 {
@@ -35,7 +36,7 @@ public:
     explicit MainWindow(app::Workflow *workflow, QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    enum Step { Nodes, Capture, Dataset, Verify, Plan, Train, Report, Steps };
+    enum Step { Nodes, Capture, Dataset, Verify, Plan, Train, Report, Deploy, Steps };
     void showStep(Step step);
     Step currentStep() const;
 
@@ -46,6 +47,7 @@ public:
     PlanPage *planPage() const { return m_plan; }
     TrainPage *trainPage() const { return m_train; }
     ReportPage *reportPage() const { return m_report; }
+    DeployPage *deployPage() const { return m_deploy; }
     QLabel *clusterLabel() const { return m_cluster; }
     StartPage *startPage() const { return m_start; }
     /** Whether the start page is shown (no session open yet) rather than the steps. */
@@ -91,6 +93,7 @@ private:
     PlanPage *m_plan;
     TrainPage *m_train;
     ReportPage *m_report;
+    DeployPage *m_deploy;
     QLabel *m_cluster;
     QMenu *m_recent;
     bool m_closing = false;
