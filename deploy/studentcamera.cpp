@@ -36,8 +36,10 @@ std::unique_ptr<net::Inference> StudentCamera::open(const QByteArray &model)
     } catch (const std::exception &e) {
         // The loader names the temporary file; the coordinator knows it as the model it sent.
         std::string why = e.what();
-        for (std::size_t at; (at = why.find(file.fileName().toStdString())) != std::string::npos;)
-            why.replace(at, std::size_t(file.fileName().size()), "the model");
+        const std::string path = file.fileName().toStdString();
+        for (const std::string &named : {"'" + path + "'", path})
+            for (std::size_t at; (at = why.find(named)) != std::string::npos;)
+                why.replace(at, named.size(), "the model file");
         throw core::FormatError("not a model this node can run (a detector.safetensors from "
                                 "EdgeTrain's Train step): " +
                                 why);

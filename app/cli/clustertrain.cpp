@@ -16,9 +16,6 @@
 
 namespace edgetrain::app {
 
-namespace {
-
-/** host:port of the nodes: as given, or the first N that answer discovery. */
 QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
 {
     QList<QPair<QString, quint16>> nodes;
@@ -52,8 +49,6 @@ QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
         nodes.append({found[i].address.toString(), found[i].control_port});
     return nodes;
 }
-
-} // namespace
 
 void addNodeOptions(CliContext &cli, const QString &collectiveTimeout)
 {

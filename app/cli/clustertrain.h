@@ -25,6 +25,10 @@ struct ClusterTrainSettings
  *  --timeout), --key-file, --mode, --staleness, --local-steps, --collective-timeout (its
  *  default: `collectiveTimeout`). Shared by every command that trains on nodes. */
 void addNodeOptions(CliContext &cli, const QString &collectiveTimeout);
+/** host:port of the nodes: --nodes as given, or the first --discover N that answer discovery
+ *  (--probe, --discovery-port, --timeout). Throws UsageError for a bad flag, core::IoError when
+ *  too few nodes answer. */
+QList<QPair<QString, quint16>> resolveNodes(CliContext &cli);
 /** addNodeOptions' flags as the session's ClusterOptions: the key read, the nodes resolved
  *  (--discover listens now). Throws UsageError for a bad flag, core::IoError for a key that
  *  cannot be read or nodes that do not answer. */

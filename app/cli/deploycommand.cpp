@@ -3,6 +3,8 @@
 #include "app/session/deploymentrun.h"
 #include "clicontext.h"
 #include "clustertrain.h"
+#include "net/protocol/discovery.h"
+#include "net/protocol/keyfile.h"
 #include "vision/studentteacher.h"
 
 #include <QCoreApplication>
@@ -59,13 +61,24 @@ int DeployCommand::run(const QStringList &arguments)
     cli.addOption("duration", "Stop after this long (default: at Ctrl-C).", "DURATION");
     cli.addOption("grace", "A node that loses this command stops by itself after this long.",
                   "DURATION", "10s");
-    addNodeOptions(cli, QStringLiteral("5s"));
+    cli.addOption("nodes", "Run the student on these nodes (edgetrain-node --camera).",
+                  "HOST:PORT,...");
+    cli.addOption("discover", "Run it on the first N nodes that answer discovery.", "N");
+    cli.addOption("probe",
+                  "With --discover: ask these discovery addresses instead of the multicast group.",
+                  "HOST:PORT,...");
+    cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P",
+                  QString::number(net::kDiscoveryPort));
+    cli.addOption("timeout", "With --discover: how long to listen.", "DURATION", "3s");
+    cli.addOption("key-file", "Cluster key file.", "F");
     if (!cli.parse())
         return ExitSuccess;
     if (!cli.isSet("session"))
         throw UsageError("--session is required");
-    if (!wantsCluster(cli))
+    if (!cli.isSet("nodes") && !cli.isSet("discover"))
         throw UsageError("deploy needs the nodes: --nodes HOST:PORT,... or --discover N");
+    if (cli.isSet("nodes")) // a malformed list is a usage error before anything is read
+        resolveNodes(cli);
     DeploymentSetup setup;
     if (cli.isSet("duration"))
         setup.durationSeconds =
@@ -76,9 +89,12 @@ int DeployCommand::run(const QStringList &arguments)
     if (!QFileInfo::exists(setup.modelPath))
         throw core::IoError("no trained student in '" + cli.text("session") + "' (" +
                             setup.modelPath.toStdString() + " is missing)");
-    const ClusterOptions cluster = clusterOptions(cli);
-    setup.key = cluster.key;
-    setup.nodes = cluster.nodes;
+    if (!cli.isSet("key-file"))
+        throw UsageError("--key-file is required: the nodes run only what the cluster sends");
+    QString keyError;
+    if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &setup.key, &keyError))
+        throw core::IoError(keyError.toStdString());
+    setup.nodes = resolveNodes(cli);
 
     DeploymentRun run;
     std::map<QString, DeviceView> latest;

@@ -32,6 +32,7 @@ struct DeploymentRun::Node
     enum class State { Connecting, Starting, Running, Stopping, Done };
     net::ControlClient *client = nullptr;
     State state = State::Connecting;
+    QString name; // the node's, once it has answered; its address until then
     std::optional<DeviceView> last;
 };
 
@@ -58,7 +59,7 @@ DeploymentRun::~DeploymentRun() = default;
 
 QString DeploymentRun::nameOf(const Node *node) const
 {
-    return node->client->isReady() ? node->client->node().name : node->client->address();
+    return node->name.isEmpty() ? node->client->address() : node->name;
 }
 
 void DeploymentRun::start(const DeploymentSetup &setup)
@@ -98,6 +99,7 @@ void DeploymentRun::start(const DeploymentSetup &setup)
 
 void DeploymentRun::onReady(Node *n)
 {
+    n->name = n->client->node().name;
     if (m_stopping) {
         retire(n, {});
         return;
