@@ -1,0 +1,328 @@
+// The node's side of a deployment (net::DeploymentHost inside a NodeServer on loopback), with a
+// scripted camera in place of OpenCV: the model's checks in the order they are made, the
+// reports' figures, the stop, a camera that gives out, a training job refused while a model
+// runs, and a deployment that outlives its coordinator by the grace period and no longer.
+
+#include "net/agent/nodeserver.h"
+#include "net/protocol/controlclient.h"
+#include "net/protocol/messages/deploymessages.h"
+#include "net/protocol/messages/workermessages.h"
+#include "net/protocol/protocol.h"
+
+#include <QCryptographicHash>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <atomic>
+#include <thread>
+
+using namespace edgetrain::net;
+
+namespace {
+
+const QByteArray kModel = QByteArray("MODEL").repeated(40); // 200 bytes
+
+/** Frames every 5 ms, each taking 2 ms; gives out after `frames` (-1: never). */
+class ScriptedInference : public Inference
+{
+public:
+    explicit ScriptedInference(int frames) : m_left(frames) {}
+    bool step(InferenceFrame *frame, QString *error) override
+    {
+        if (m_left == 0) {
+            *error = QStringLiteral("the camera was unplugged");
+            return false;
+        }
+        if (m_left > 0)
+            --m_left;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        frame->latency_ms = 2.0;
+        frame->detections = 3;
+        return true;
+    }
+    QByteArray snapshot() override { return QByteArrayLiteral("jpeg"); }
+
+private:
+    int m_left;
+};
+
+class ScriptedCamera : public InferenceSource
+{
+public:
+    QString name() const override { return QStringLiteral("scripted"); }
+    std::unique_ptr<Inference> open(const QByteArray &model) override
+    {
+        if (!model.startsWith("MODEL"))
+            throw std::runtime_error("not a model this node can run");
+        return std::make_unique<ScriptedInference>(framesBeforeFailure);
+    }
+    std::atomic<int> framesBeforeFailure{-1};
+};
+
+/** The model as chunks of `chunkBytes`, with the whole file's size and hash. */
+std::vector<DeployModel> chunksOf(const QByteArray &file, qsizetype chunkBytes,
+                                  const QString &id = QStringLiteral("d1"))
+{
+    std::vector<DeployModel> chunks;
+    const qint64 total = std::max<qint64>(1, (file.size() + chunkBytes - 1) / chunkBytes);
+    for (qint64 i = 0; i < total; ++i)
+        chunks.push_back({id, i, total, file.size(),
+                          QCryptographicHash::hash(file, QCryptographicHash::Sha256),
+                          file.mid(i * chunkBytes, chunkBytes)});
+    return chunks;
+}
+
+} // namespace
+
+class TestDeploymentHost : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void messagesRoundTrip();
+    void theModelIsCheckedBeforeItRuns_data();
+    void theModelIsCheckedBeforeItRuns();
+    void runsReportsAndStops();
+    void aCameraThatGivesOutEndsTheRun();
+    void theGracePeriodThenANewCoordinator();
+
+private:
+    /** A connected, authenticated client; its messages land in `frames`. */
+    std::unique_ptr<ControlClient> connectClient(std::vector<Frame> *frames);
+    static int count(const std::vector<Frame> &frames, QLatin1String type);
+    static QString lastMessage(const std::vector<Frame> &frames, QLatin1String type);
+
+    QByteArray m_key = "deployment host test key";
+    std::shared_ptr<ScriptedCamera> m_camera;
+    std::unique_ptr<NodeServer> m_server;
+};
+
+void TestDeploymentHost::init()
+{
+    m_camera = std::make_shared<ScriptedCamera>();
+    NodeOptions o;
+    o.name = QStringLiteral("host");
+    o.cluster_key = m_key;
+    o.multicast = false;
+    o.discovery_port = quint16(40000 + QRandomGenerator::global()->bounded(20000));
+    o.camera = m_camera;
+    o.deployment.max_model_bytes = 1000;
+    o.deployment.report_interval = std::chrono::milliseconds(100);
+    m_server = std::make_unique<NodeServer>(o);
+    QString error;
+    QVERIFY2(m_server->start(&error), qPrintable(error));
+}
+
+void TestDeploymentHost::cleanup()
+{
+    m_server.reset();
+}
+
+std::unique_ptr<ControlClient> TestDeploymentHost::connectClient(std::vector<Frame> *frames)
+{
+    auto client = std::make_unique<ControlClient>(QStringLiteral("127.0.0.1"),
+                                                  m_server->info().control_port, m_key);
+    connect(client.get(), &ControlClient::message, this,
+            [frames](const Frame &f) { frames->push_back(f); });
+    QSignalSpy ready(client.get(), &ControlClient::ready);
+    client->connectToNode();
+    if (!ready.wait(5000))
+        return nullptr;
+    return client;
+}
+
+int TestDeploymentHost::count(const std::vector<Frame> &frames, QLatin1String type)
+{
+    return int(std::count_if(frames.begin(), frames.end(),
+                             [type](const Frame &f) { return f.type == type; }));
+}
+
+QString TestDeploymentHost::lastMessage(const std::vector<Frame> &frames, QLatin1String type)
+{
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+        if (it->type == type)
+            return Failure::fromCbor(it->body).message;
+    return {};
+}
+
+void TestDeploymentHost::messagesRoundTrip()
+{
+    QString error;
+    const DeployModel chunk = chunksOf(kModel, 64).at(1);
+    QCOMPARE(DeployModel::fromCbor(chunk.toCbor(), &error).value(), chunk);
+    DeployReport report{
+        QStringLiteral("vtest.avi"), "jpeg", 2, 40, 90, 9.5, 12.0, 20.0, 80.0, 1 << 20};
+    QCOMPARE(DeployReport::fromCbor(report.toCbor(), &error).value(), report);
+    const DeployStart start{QStringLiteral("d1"), 2500};
+    QCOMPARE(DeployStart::fromCbor(start.toCbor(), &error).value(), start);
+    // A chunk past the end, and a report without its frames, are refused with their field.
+    DeployModel past = chunk;
+    past.index = past.total;
+    QVERIFY(!DeployModel::fromCbor(past.toCbor(), &error));
+    QVERIFY2(error.contains(QLatin1String("does not exist")), qPrintable(error));
+    QCborMap body = report.toCbor();
+    body.remove(QStringLiteral("frames"));
+    QVERIFY(!DeployReport::fromCbor(body, &error));
+    QVERIFY2(error.startsWith(QLatin1String("deploy_report: ")) &&
+                 error.contains(QLatin1String("frames")),
+             qPrintable(error));
+}
+
+void TestDeploymentHost::theModelIsCheckedBeforeItRuns_data()
+{
+    QTest::addColumn<QString>("damage");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("oversized") << "oversized"
+                               << "more than this node takes";
+    QTest::newRow("a chunk missing") << "missing"
+                                     << "does not follow chunk 0";
+    QTest::newRow("damaged on the way") << "damaged"
+                                        << "SHA-256 does not match";
+    QTest::newRow("shorter than it said") << "short"
+                                          << "truncated: 150 of its 200 bytes";
+    QTest::newRow("not a model") << "foreign"
+                                 << "not a model this node can run";
+    QTest::newRow("started before it arrived") << "unsent"
+                                               << "has not arrived whole";
+}
+
+void TestDeploymentHost::theModelIsCheckedBeforeItRuns()
+{
+    QFETCH(QString, damage);
+    QFETCH(QString, message);
+    std::vector<Frame> frames;
+    auto client = connectClient(&frames);
+    QVERIFY(client);
+    QByteArray file = damage == QLatin1String("foreign") ? QByteArray(200, 'x') : kModel;
+    if (damage == QLatin1String("oversized"))
+        file = kModel.repeated(6); // 1200 bytes, the limit is 1000
+    std::vector<DeployModel> chunks = chunksOf(file, 50);
+    if (damage == QLatin1String("missing"))
+        chunks.erase(chunks.begin() + 1);
+    if (damage == QLatin1String("damaged"))
+        chunks[2].data[7] = '!';
+    if (damage == QLatin1String("short"))
+        chunks.pop_back();
+    if (damage == QLatin1String("short")) // the last chunk that came says it is the last
+        for (DeployModel &c : chunks)
+            c.total = qint64(chunks.size());
+    if (damage != QLatin1String("unsent"))
+        for (const DeployModel &c : chunks)
+            client->send(Message::DeployModel, c.toCbor());
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_VERIFY_WITH_TIMEOUT(count(frames, Message::DeployRefused) >= 1, 5000);
+    QTest::qWait(100); // anything more it would send
+    // The first refusal says what is wrong with the file (the start then finds no model).
+    const auto first = std::find_if(frames.begin(), frames.end(), [](const Frame &f) {
+        return f.type == Message::DeployRefused;
+    });
+    const QString said = Failure::fromCbor(first->body).message;
+    QVERIFY2(said.contains(message), qPrintable(said));
+    QCOMPARE(count(frames, Message::DeployAccepted), 0);
+    // One refusal for the file, one for the start that found no model.
+    QVERIFY(count(frames, Message::DeployRefused) <= 2);
+}
+
+void TestDeploymentHost::runsReportsAndStops()
+{
+    std::vector<Frame> frames;
+    auto client = connectClient(&frames);
+    QVERIFY(client);
+    for (const DeployModel &c : chunksOf(kModel, 64))
+        client->send(Message::DeployModel, c.toCbor());
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployAccepted), 1, 5000);
+    QString error;
+    const auto accepted = DeployAccepted::fromCbor(frames[frames.size() - 1].body, &error);
+    QVERIFY2(accepted, qPrintable(error));
+    QCOMPARE(accepted->source, QStringLiteral("scripted"));
+    QTRY_VERIFY_WITH_TIMEOUT(count(frames, Message::DeployReport) >= 3, 5000);
+    const Frame &last = *std::find_if(frames.rbegin(), frames.rend(), [](const Frame &f) {
+        return f.type == Message::DeployReport;
+    });
+    const auto report = DeployReport::fromCbor(last.body, &error);
+    QVERIFY2(report, qPrintable(error));
+    QCOMPARE(report->source, QStringLiteral("scripted"));
+    QCOMPARE(report->jpeg, QByteArrayLiteral("jpeg"));
+    QCOMPARE(report->latency_ms_p50, 2.0);
+    QCOMPARE(report->latency_ms_p95, 2.0);
+    QCOMPARE(report->detections, 3 * report->frames);
+    QVERIFY2(report->fps > 20 && report->fps < 250, qPrintable(QString::number(report->fps)));
+    QVERIFY(report->rss_bytes > 0);
+
+    // A training job is refused while the model runs.
+    client->send(Message::Job, QCborMap());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::JobRefused), 1, 5000);
+    QCOMPARE(lastMessage(frames, Message::JobRefused),
+             QStringLiteral("busy running a deployed model"));
+
+    client->send(Message::DeployStop);
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployStopped), 1, 5000);
+    const int reports = count(frames, Message::DeployReport);
+    QTest::qWait(300);
+    QCOMPARE(count(frames, Message::DeployReport), reports);
+}
+
+void TestDeploymentHost::aCameraThatGivesOutEndsTheRun()
+{
+    m_camera->framesBeforeFailure = 10;
+    std::vector<Frame> frames;
+    auto client = connectClient(&frames);
+    QVERIFY(client);
+    for (const DeployModel &c : chunksOf(kModel, 1000))
+        client->send(Message::DeployModel, c.toCbor());
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployFailed), 1, 5000);
+    QCOMPARE(lastMessage(frames, Message::DeployFailed),
+             QStringLiteral("the camera was unplugged"));
+    // The node is free again.
+    client->send(Message::Job, QCborMap());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::JobRefused), 1, 5000);
+    QVERIFY(lastMessage(frames, Message::JobRefused) !=
+            QLatin1String("busy running a deployed model"));
+}
+
+void TestDeploymentHost::theGracePeriodThenANewCoordinator()
+{
+    std::vector<Frame> first;
+    auto client = connectClient(&first);
+    QVERIFY(client);
+    for (const DeployModel &c : chunksOf(kModel, 1000))
+        client->send(Message::DeployModel, c.toCbor());
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 600}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployAccepted), 1, 5000);
+    std::vector<Frame> second;
+    auto other = connectClient(&second);
+    QVERIFY(other);
+    const auto deploy = [&] {
+        for (const DeployModel &c : chunksOf(kModel, 1000, QStringLiteral("d2")))
+            other->send(Message::DeployModel, c.toCbor());
+        other->send(Message::DeployStart, DeployStart{QStringLiteral("d2"), 600}.toCbor());
+    };
+    // While the first coordinator is there, its deployment is not taken from it.
+    deploy();
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployRefused), 1, 5000);
+    QVERIFY(lastMessage(second, Message::DeployRefused).contains(QLatin1String("busy running")));
+    // Gone: the model runs on within the grace period, and stops after it.
+    client->close();
+    client.reset();
+    QTest::qWait(300);
+    other->send(Message::Job, QCborMap());
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::JobRefused), 1, 5000);
+    QCOMPARE(lastMessage(second, Message::JobRefused),
+             QStringLiteral("busy running a deployed model"));
+    QTest::qWait(600);
+    other->send(Message::Job, QCborMap());
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::JobRefused), 2, 5000);
+    QVERIFY(lastMessage(second, Message::JobRefused) !=
+            QLatin1String("busy running a deployed model"));
+    // And the node takes a new deployment.
+    deploy();
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployAccepted), 1, 5000);
+}
+
+QTEST_GUILESS_MAIN(TestDeploymentHost)
+#include "tst_deploymenthost.moc"
