@@ -180,6 +180,9 @@ void DeploymentHost::handleStart(ControlChannel *channel, const Frame &frame, co
         return refuse(channel, QStringLiteral("the model for deployment '%1' has not arrived "
                                               "whole")
                                    .arg(start->id));
+    // A deployment whose session is gone, waiting out its grace period, gives way (before the
+    // camera is opened again: a device may take one reader at a time).
+    stop();
     std::unique_ptr<Inference> inference;
     try {
         inference = m_source->open(upload->data);
@@ -187,7 +190,6 @@ void DeploymentHost::handleStart(ControlChannel *channel, const Frame &frame, co
         return refuse(channel, QString::fromUtf8(e.what()));
     }
     m_uploads.remove(channel);
-    stop(); // a deployment whose session is gone, waiting out its grace period
     m_owner = channel;
     m_id = start->id;
     m_graceTime = std::chrono::milliseconds(start->grace_ms);
