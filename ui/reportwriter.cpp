@@ -376,14 +376,14 @@ void deployPage(PdfPage page, const app::Session &s)
                      QString::number(v.latencyMsP95, 'f', 0), QString::number(v.detections),
                      QStringLiteral("%1 %").arg(v.cpuPercent, 0, 'f', 0),
                      v.rssBytes > 0 ? formatBytes(double(v.rssBytes)) : QString()});
-    page.table(rows, {0.16, 0.2, 0.09, 0.09, 0.08, 0.08, 0.09, 0.08, 0.13});
+    page.table(rows, {0.14, 0.18, 0.09, 0.1, 0.09, 0.09, 0.08, 0.08, 0.13});
     for (const app::DeploymentRecord::Device &v : d.devices)
         if (!v.error.isEmpty())
             page.paragraph(QStringLiteral("%1: %2").arg(v.node, v.error), QColor(0xb0, 0x00, 0x20));
     page.skip(10);
     // The last frames, two to a row, each under its device's name.
     const QRectF &area = page.area();
-    const double cellW = (area.width() - 20) / 2, captionH = 34;
+    const double cellW = (area.width() - 20) / 2, captionH = 64; // two lines
     double y = page.y(), rowH = 0;
     int shown = 0;
     for (const app::DeploymentRecord::Device &v : d.devices) {
@@ -400,7 +400,7 @@ void deployPage(PdfPage page, const app::Session &s)
             break;
         const double x = (shown % 2) * (cellW + 20);
         PdfPage caption(page.painter(), QRectF(x, y, cellW, captionH));
-        caption.paragraph(QObject::tr("%1 · %2 · %3 frames/s · %4 boxes in this frame")
+        caption.paragraph(QObject::tr("%1 · %2\n%3 frames/s · %4 boxes in this frame")
                               .arg(v.node, v.source)
                               .arg(v.fps, 0, 'f', 1)
                               .arg(v.frameDetections));

@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
+
 // The Workflow's Deploy step: the student sent to the paired nodes, which run it on their own
 // cameras (DeploymentRun, on the cluster thread as a training run is), and the session's record
 // of it. The rest of the Workflow is in workflow.cpp and workflowsession.cpp.
@@ -169,6 +171,10 @@ void Workflow::recordDeployment(const DeploymentOutcome &o)
         d.error = text;
         rec.devices.push_back(d);
     }
+    std::sort(rec.devices.begin(), rec.devices.end(),
+              [](const DeploymentRecord::Device &a, const DeploymentRecord::Device &b) {
+                  return a.node < b.node;
+              });
     m_session.deployment = rec;
     Q_EMIT deploymentChanged();
 }

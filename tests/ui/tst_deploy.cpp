@@ -2,7 +2,8 @@
 // as its camera: the grid fills with the devices' live frames and figures, a killed node is
 // marked on its tile, Stop stops every node, a node refusing a bad model says why on its tile,
 // and the report gains its Deploy page. QT_QPA_PLATFORM=offscreen; with
-// EDGETRAIN_SCREENSHOTS=DIR set, the grid is saved as DIR/deploy-<n>.png.
+// EDGETRAIN_SCREENSHOTS=DIR set, the window is saved as DIR/deploy-<n>-<what>.png and the report
+// as DIR/deploy-report.pdf.
 #include "core/safetensors.h"
 #include "nodeprocess.h"
 #include "ui/deploypage.h"
@@ -257,6 +258,11 @@ void TstDeploy::reportHasDeployPage()
     QString error;
     QVERIFY2(ui::ReportWriter::exportAll(out, c, &written, &error), qPrintable(error));
     QCOMPARE(ui::ReportWriter::pages(s), ui::ReportWriter::kPages + 1);
+    if (const QString shots = qEnvironmentVariable("EDGETRAIN_SCREENSHOTS"); !shots.isEmpty()) {
+        QFile::remove(shots + QStringLiteral("/deploy-report.pdf"));
+        QFile::copy(out + QStringLiteral("/report.pdf"),
+                    shots + QStringLiteral("/deploy-report.pdf"));
+    }
     const int pages = pdfPages(out + QStringLiteral("/report.pdf"));
     if (pages < 0)
         QSKIP("pdfinfo (poppler-utils) is not installed");
