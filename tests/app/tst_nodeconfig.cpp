@@ -33,6 +33,8 @@ private Q_SLOTS:
     void missingFile();
     void agentTakesTheFileAndTheCommandLineWins();
     void agentRefusesABadFile();
+    void cameraIsAPathOrADevice();
+    void agentRefusesACameraItCannotOpen();
 };
 
 void TstNodeConfig::readsEveryField()
@@ -160,6 +162,39 @@ void TstNodeConfig::agentRefusesABadFile()
     QCOMPARE(node.exitCode(), 2);
     const QString err = QString::fromUtf8(node.readAllStandardError());
     QVERIFY2(err.contains(path + QStringLiteral(":2: field \"threads\"")), qPrintable(err));
+}
+
+void TstNodeConfig::cameraIsAPathOrADevice()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("node.conf"));
+    QVERIFY(writeFile(path, "camera = clips/door.avi\n"));
+    app::NodeConfig file;
+    QString error;
+    QVERIFY2(file.readFile(path, &error), qPrintable(error));
+    QCOMPARE(file.camera, QDir(dir.path()).filePath(QStringLiteral("clips/door.avi")));
+    QVERIFY(writeFile(path, "camera = camera:0\n"));
+    app::NodeConfig device;
+    QVERIFY2(device.readFile(path, &error), qPrintable(error));
+    QCOMPARE(device.camera, QStringLiteral("camera:0"));
+    QVERIFY(app::NodeConfig().camera.isEmpty()); // no camera unless the node is given one
+}
+
+void TstNodeConfig::agentRefusesACameraItCannotOpen()
+{
+    QTemporaryDir dir;
+    const QString key = dir.filePath(QStringLiteral("cluster.key"));
+    QVERIFY(writeFile(key, "a-test-key\n"));
+    QVERIFY(QFile::setPermissions(key, QFile::ReadOwner | QFile::WriteOwner));
+    const QString missing = dir.filePath(QStringLiteral("no-such-video.avi"));
+    QProcess node;
+    node.start(QStringLiteral(EDGETRAIN_BIN_DIR "/edgetrain-node"),
+               {QStringLiteral("--key-file"), key, QStringLiteral("--port"), QStringLiteral("0"),
+                QStringLiteral("--no-multicast"), QStringLiteral("--camera"), missing});
+    QVERIFY(node.waitForFinished(10000));
+    QCOMPARE(node.exitCode(), 2);
+    const QString err = QString::fromUtf8(node.readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("--camera: ")) && err.contains(missing), qPrintable(err));
 }
 
 QTEST_GUILESS_MAIN(TstNodeConfig)
