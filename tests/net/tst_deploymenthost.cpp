@@ -3,13 +3,17 @@
 // reports' figures, the stop, a camera that gives out, a training job refused while a model
 // runs, and a deployment that outlives its coordinator by the grace period and no longer.
 
+#include "core/fashionmnist.h"
+#include "core/zoo.h"
 #include "net/agent/nodeserver.h"
 #include "net/protocol/controlclient.h"
 #include "net/protocol/messages/deploymessages.h"
+#include "net/protocol/messages/jobspec.h"
 #include "net/protocol/messages/workermessages.h"
 #include "net/protocol/protocol.h"
 
 #include <QCryptographicHash>
+#include <QFile>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTest>
@@ -88,6 +92,7 @@ private Q_SLOTS:
     void runsReportsAndStops();
     void aCameraThatGivesOutEndsTheRun();
     void theGracePeriodThenANewCoordinator();
+    void aTrainingJobKeepsTheModelOut();
 
 private:
     /** A connected, authenticated client; its messages land in `frames`. */
@@ -322,6 +327,31 @@ void TestDeploymentHost::theGracePeriodThenANewCoordinator()
     // And the node takes a new deployment.
     deploy();
     QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployAccepted), 1, 5000);
+}
+
+void TestDeploymentHost::aTrainingJobKeepsTheModelOut()
+{
+    if (!QFile::exists(QStringLiteral("%1/train-images-idx3-ubyte.gz")
+                           .arg(edgetrain::core::FashionMnist::kDefaultDirectory)))
+        QSKIP("needs Fashion-MNIST (Debian's dataset-fashion-mnist)");
+    std::vector<Frame> frames;
+    auto client = connectClient(&frames);
+    QVERIFY(client);
+    // A job that loads, profiles and then waits for its coordinator's start: it holds the node.
+    JobSpec job;
+    job.id = QStringLiteral("holds-the-node");
+    job.model = edgetrain::core::Zoo::resolve("lenet5").toJson();
+    job.train_limit = 256;
+    job.test_limit = 64;
+    client->send(Message::Job, job.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::JobAccepted), 1, 5000);
+    for (const DeployModel &c : chunksOf(kModel, 1000))
+        client->send(Message::DeployModel, c.toCbor());
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployRefused), 1, 5000);
+    QCOMPARE(lastMessage(frames, Message::DeployRefused),
+             QStringLiteral("busy with training job 'holds-the-node'"));
+    QCOMPARE(count(frames, Message::DeployAccepted), 0);
 }
 
 QTEST_GUILESS_MAIN(TestDeploymentHost)
