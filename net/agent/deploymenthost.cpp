@@ -20,6 +20,9 @@ Q_LOGGING_CATEGORY(lcDeploy, "edgetrain.node.deploy")
 
 namespace {
 
+/** Reports queued for a session and not sent yet, at most. */
+constexpr qint64 kMaxUnsentBytes = qint64(1) << 20;
+
 QString mib(qint64 bytes)
 {
     return QStringLiteral("%1 MiB").arg(double(bytes) / double(1 << 20), 0, 'f', 1);
@@ -234,7 +237,10 @@ void DeploymentHost::post(quint64 generation, const QString &type, const QCborMa
         [this, generation, type, body] {
             if (generation != m_generation)
                 return; // an earlier deployment's, posted before it was stopped
-            if (m_owner)
+            // A coordinator that does not read its reports gets none until it catches up.
+            const bool backlog = type == Message::DeployReport && m_owner &&
+                                 m_owner->unsentBytes() > kMaxUnsentBytes;
+            if (m_owner && !backlog)
                 m_owner->send(type, body);
             if (type == Message::DeployFailed) {
                 qCWarning(lcDeploy).noquote()
