@@ -1,5 +1,6 @@
 #include "demo.h"
 
+#include "app/session/deploymentrun.h"
 #include "app/session/evaluationtask.h"
 #include "app/session/verifiedframes.h"
 #include "net/protocol/keyfile.h"
@@ -14,6 +15,8 @@
 #include <QFileInfo>
 #include <QTimer>
 #include <QUdpSocket>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
 
 #include <cstdio>
 
@@ -44,6 +47,48 @@ bool importDemoTruth(const QString &video, const QString &truthFile, const QStri
     return true;
 }
 
+/** `in` knocked as tests/vision/knockvideo.cpp knocks it (its defaults, on every frame) into
+ *  `out`, through a temporary file so that an interrupted run leaves none. */
+bool writeKnockedVideo(const QString &in, const QString &out, QString *error)
+{
+    cv::VideoCapture video(in.toStdString());
+    cv::Mat frame;
+    if (!video.isOpened() || !video.read(frame)) {
+        *error = QStringLiteral("cannot read '%1'").arg(in);
+        return false;
+    }
+    const cv::Size size = frame.size();
+    const double scale = 1.1, dx = 40, dy = 24;
+    const double cx = (size.width - 1) / 2.0, cy = (size.height - 1) / 2.0;
+    const cv::Mat knock = (cv::Mat_<double>(2, 3) << scale, 0, (1 - scale) * cx + dx, 0, scale,
+                           (1 - scale) * cy + dy);
+    const double fps = video.get(cv::CAP_PROP_FPS) > 0 ? video.get(cv::CAP_PROP_FPS) : 25.0;
+    const QString part = out + QStringLiteral(".part.avi");
+    // MPEG-4 as the original is (a tenth of MJPG's size), MJPG where FFmpeg cannot write it.
+    cv::VideoWriter writer(part.toStdString(), cv::CAP_FFMPEG,
+                           cv::VideoWriter::fourcc('m', 'p', '4', 'v'), fps, size);
+    if (!writer.isOpened())
+        writer.open(part.toStdString(), cv::CAP_OPENCV_MJPEG,
+                    cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps, size,
+                    {cv::VIDEOWRITER_PROP_QUALITY, 90});
+    if (!writer.isOpened()) {
+        *error = QStringLiteral("cannot write '%1'").arg(part);
+        return false;
+    }
+    do {
+        cv::Mat moved;
+        cv::warpAffine(frame, moved, knock, size, cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        writer.write(moved);
+    } while (video.read(frame));
+    writer.release();
+    QFile::remove(out);
+    if (!QFile::rename(part, out)) {
+        *error = QStringLiteral("cannot write '%1'").arg(out);
+        return false;
+    }
+    return true;
+}
+
 quint16 freeUdpPort()
 {
     QUdpSocket s;
@@ -63,7 +108,19 @@ DemoCluster::~DemoCluster()
     }
 }
 
-bool DemoCluster::start(const QString &dir, int nodes, QString *error)
+QStringList DemoCluster::cameras(const QString &video, const QString &dir, QString *error)
+{
+    const QFileInfo info(video);
+    const QString knocked =
+        dir + QStringLiteral("/knocked-") + info.completeBaseName() + QStringLiteral(".avi");
+    QDir().mkpath(dir);
+    if (!QFileInfo::exists(knocked) && !writeKnockedVideo(video, knocked, error))
+        return {};
+    const QString third = info.dir().filePath(QStringLiteral("Megamind.avi"));
+    return {video, knocked, QFileInfo::exists(third) ? third : video};
+}
+
+bool DemoCluster::start(const QString &dir, int nodes, const QStringList &cameras, QString *error)
 {
     QDir().mkpath(dir);
     m_keyFile = dir + QStringLiteral("/demo.key");
@@ -86,6 +143,9 @@ bool DemoCluster::start(const QString &dir, int nodes, QString *error)
                          QStringLiteral("--threads"), QStringLiteral("1"),
                          QStringLiteral("--no-multicast"), QStringLiteral("--key-file"), m_keyFile,
                          QStringLiteral("--print-port")});
+        if (!cameras.isEmpty())
+            p->setArguments(p->arguments()
+                            << QStringLiteral("--camera") << cameras[(i - 1) % cameras.size()]);
         p->setStandardErrorFile(dir + QStringLiteral("/node-%1.log").arg(i));
         p->start();
         if (!p->waitForStarted(5000) || !p->waitForReadyRead(10000)) {
@@ -176,6 +236,13 @@ HeadlessDemo::HeadlessDemo(app::Workflow &workflow, QString outDir, int nodes)
                 last = m_clock.elapsed();
                 step(QStringLiteral("  %1: %2").arg(app::taskName(task), text));
             });
+    connect(&m_workflow, &app::Workflow::deviceFailed, this,
+            [this](const QString &node, const QString &text) {
+                step(QStringLiteral("  %1: %2").arg(node, text));
+                viewed(node);
+            });
+    connect(&m_workflow, &app::Workflow::deviceViewed, this,
+            [this](const app::DeviceView &v) { viewed(v.node); });
     connect(&m_workflow, &app::Workflow::epochFinished, this, [this](const net::ClusterEpoch &e) {
         step(
             QStringLiteral("  epoch %1: loss %2, validation accuracy %3 %, %4 images/s on %5 nodes")
@@ -307,12 +374,67 @@ void HeadlessDemo::onTaskFinished(app::Task task, bool ok, const QString &messag
         break; // the workflow evaluates a finished run by itself
     case app::Task::Evaluation:
         headline();
-        writeReport();
-        hook(5, true);
+        if (m_deploySeconds > 0) {
+            deploy();
+        } else {
+            hook(5, false);
+            writeReport();
+            hook(5, true);
+            deploy();
+        }
+        break;
+    case app::Task::Deployment:
+        reportDeployment();
+        if (m_deploySeconds > 0) {
+            hook(6, true);
+            hook(5, false);
+            writeReport();
+            hook(5, true);
+        }
         break;
     default:
         break;
     }
+}
+
+void HeadlessDemo::deploy()
+{
+    // Headless, it runs before the report (which then has its Deploy page); live, after it.
+    step(QStringLiteral("== %1. The student on the nodes' cameras%2")
+             .arg(m_deploySeconds > 0 ? 7 : 8)
+             .arg(m_deploySeconds > 0 ? QStringLiteral(" for %1 s").arg(m_deploySeconds, 0, 'f', 0)
+                                      : QStringLiteral(", until stopped (the Deploy step)")));
+    hook(6, false);
+    m_viewed.clear();
+    m_workflow.startDeployment(m_deploySeconds);
+}
+
+void HeadlessDemo::viewed(const QString &node)
+{
+    // Live, the Deploy step is done once every node has shown a frame (or is out of the run).
+    if (m_deploySeconds > 0 || m_viewed.contains(node))
+        return;
+    m_viewed.append(node);
+    if (m_viewed.size() == m_workflow.nodes().pairedNodes().size())
+        hook(6, true);
+}
+
+void HeadlessDemo::reportDeployment()
+{
+    const auto &d = m_workflow.session().deployment;
+    if (!d)
+        return;
+    for (const app::DeploymentRecord::Device &v : d->devices)
+        step(v.error.isEmpty()
+                 ? QStringLiteral("  %1 on %2: %3 frames, %4 frames/s, latency p50 %5 ms, p95 %6 "
+                                  "ms, %7 boxes")
+                       .arg(v.node, v.source)
+                       .arg(v.frames)
+                       .arg(v.fps, 0, 'f', 1)
+                       .arg(v.latencyMsP50, 0, 'f', 0)
+                       .arg(v.latencyMsP95, 0, 'f', 0)
+                       .arg(v.detections)
+                 : QStringLiteral("  %1: %2").arg(v.node, v.error));
 }
 
 void HeadlessDemo::headline()
@@ -350,7 +472,9 @@ void HeadlessDemo::headline()
 void HeadlessDemo::writeReport()
 {
     const QString dir = m_out + QStringLiteral("/report");
-    step(QStringLiteral("== 7. Writing the report to %1").arg(dir));
+    step(QStringLiteral("== %1. Writing the report to %2")
+             .arg(m_deploySeconds > 0 ? 8 : 7)
+             .arg(dir));
     ui::ReportContent c;
     c.session = &m_workflow.session();
     c.plan = m_plan;

@@ -101,20 +101,22 @@ std::function<void(int, bool)> showAndShoot(edgetrain::ui::MainWindow &window, c
         using Window = edgetrain::ui::MainWindow;
         // The demo's steps by number; the window has Verify between Dataset and Plan.
         static const Window::Step pages[] = {Window::Nodes, Window::Capture, Window::Dataset,
-                                             Window::Plan,  Window::Train,   Window::Report};
+                                             Window::Plan,  Window::Train,   Window::Report,
+                                             Window::Deploy};
         window.showStep(pages[step]);
         if (!done || shots.isEmpty())
             return;
-        static const char *names[] = {"nodes", "capture", "dataset", "plan", "train", "report"};
-        // Give lists, galleries and charts a moment to fill and paint.
-        QTimer::singleShot(step == 5 ? 4000 : 1500, &window, [&window, shots, step] {
+        static const char *names[] = {"nodes", "capture", "dataset", "plan",
+                                      "train", "report",  "deploy"};
+        // Give lists, galleries, charts and the devices' views a moment to fill and paint.
+        QTimer::singleShot(step >= 5 ? 4000 : 1500, &window, [&window, shots, step] {
             window.showStep(pages[step]);
             QApplication::processEvents();
             window.grab().save(QStringLiteral("%1/%2-%3.png")
                                    .arg(shots)
                                    .arg(step + 1)
                                    .arg(QLatin1String(names[step])));
-            if (step == 5)
+            if (step == 6) // the demo ends on the devices' live views
                 QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
         });
     };
@@ -172,11 +174,23 @@ static int run(int argc, char **argv)
 
     edgetrain::app::Workflow workflow;
     edgetrain::gui::DemoCluster cluster;
+    auto readMaterial = [](QString *error) {
+        QString root;
+        return edgetrain::gui::DemoMaterial::read(edgetrain::gui::DemoMaterial::defaultFile(&root),
+                                                  root, error);
+    };
+    // The demo's nodes in `dir`, each with a camera for the Deploy step.
+    auto startCluster = [&](const QString &dir, QString *error) {
+        const auto material = readMaterial(error);
+        if (!material)
+            return false;
+        const QStringList cameras =
+            edgetrain::gui::DemoCluster::cameras(material->video, dir, error);
+        return !cameras.isEmpty() && cluster.start(dir, nodes, cameras, error);
+    };
     // The demo session in `dir` on the nodes already started: --demo, or the start page's button.
     auto prepareDemo = [&](const QString &dir, QString *error) {
-        QString root;
-        const auto material = edgetrain::gui::DemoMaterial::read(
-            edgetrain::gui::DemoMaterial::defaultFile(&root), root, error);
+        const auto material = readMaterial(error);
         if (!material)
             return false;
         const QString truth = parser.isSet(QStringLiteral("truth"))
@@ -187,7 +201,7 @@ static int run(int argc, char **argv)
     };
     if (demo) {
         QString error;
-        if (!cluster.start(out, nodes, &error) || !prepareDemo(out, &error)) {
+        if (!startCluster(out, &error) || !prepareDemo(out, &error)) {
             std::fprintf(stderr, "edgetrain: %s\n", qPrintable(error));
             return 1;
         }
@@ -217,7 +231,7 @@ static int run(int argc, char **argv)
                       QStringLiteral("/demo");
         QString error;
         QApplication::setOverrideCursor(Qt::WaitCursor); // the nodes take a moment to start
-        demoNodesUp = demoNodesUp || cluster.start(dir, nodes, &error);
+        demoNodesUp = demoNodesUp || startCluster(dir, &error);
         const bool ready = demoNodesUp && prepareDemo(dir, &error);
         QApplication::restoreOverrideCursor();
         if (!ready)
@@ -234,6 +248,7 @@ static int run(int argc, char **argv)
         if (!shots.isEmpty())
             QDir().mkpath(shots);
         autorun->setStepHook(showAndShoot(window, shots));
+        autorun->setDeploySeconds(0); // the window's demo ends on the live grid
         QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app,
                          [](int status) {
                              if (status != 0)
