@@ -33,6 +33,16 @@ QString deviceName(const NodeRegistry &nodes, const QString &node)
     return it != nodes.all().end() && !it->second.info.name.isEmpty() ? it->second.info.name : node;
 }
 
+/** `text` for the window, with what the registry last heard of the node: a node that left the
+ *  deployment while it reports a training job was most likely taken for that job. */
+QString failureText(const NodeRegistry &nodes, const QString &node, const QString &text)
+{
+    for (const auto &[key, n] : nodes.all())
+        if (n.info.name == node && n.sample && n.sample->training && n.sample->training->active)
+            return text + QStringLiteral(" — it is training");
+    return text;
+}
+
 QString deploymentSummary(const DeploymentOutcome &o)
 {
     if (!o.error.isEmpty() && o.last.empty())
@@ -107,8 +117,9 @@ void Workflow::startDeployment(double duration_s)
     connect(m_deploy, &DeploymentRun::nodeFailed, this,
             [this](const QString &address, const QString &text) {
                 const QString node = deviceName(m_nodes, address);
-                Q_EMIT deviceFailed(node, text);
-                Q_EMIT message(QStringLiteral("%1: %2").arg(node, text));
+                const QString why = failureText(m_nodes, node, text);
+                Q_EMIT deviceFailed(node, why);
+                Q_EMIT message(QStringLiteral("%1: %2").arg(node, why));
             });
     connect(m_deploy, &DeploymentRun::done, this, [this](const DeploymentOutcome &o) {
         m_deploy->deleteLater();
