@@ -69,7 +69,8 @@ DeployPage::DeployPage(app::Workflow *workflow, QWidget *parent)
                 }
                 updateButtons();
             });
-    // Training a student, pairing a node or loading the key can each lift the reason.
+    // Another session shows its own last deployment; a node paired or the key loaded can lift
+    // the reason the button is off (a trained student: taskFinished above).
     connect(m_workflow, &app::Workflow::sessionChanged, this, &DeployPage::showRecord);
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this,
             &DeployPage::updateButtons);
