@@ -11,11 +11,14 @@ constexpr std::int64_t kMaxSkipped = 30;
 
 } // namespace
 
-PacedSource::PacedSource(std::string spec)
+PacedSource::PacedSource(std::string spec, double rate_fps)
     : m_spec(std::move(spec)), m_source(vision::FrameSource::open(m_spec))
 {
     m_live = m_source->frameCount() < 0;
-    if (m_source->fps() > 0 && m_source->fps() < 1000)
+    m_unpaced = rate_fps == kUnpaced;
+    if (rate_fps > 0 && !m_unpaced)
+        m_fps = rate_fps;
+    else if (m_source->fps() > 0 && m_source->fps() < 1000)
         m_fps = m_source->fps();
     m_start = Clock::now();
 }
@@ -47,7 +50,7 @@ bool PacedSource::readNext(cv::Mat &frame, std::string *error)
 bool PacedSource::read(cv::Mat &frame, std::string *error)
 {
     try {
-        if (m_live)
+        if (unpaced())
             return readNext(frame, error);
         const auto due = [&](std::int64_t index) {
             return m_start + std::chrono::duration_cast<Clock::duration>(

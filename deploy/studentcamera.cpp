@@ -8,9 +8,10 @@
 
 namespace edgetrain::deploy {
 
-StudentCamera::StudentCamera(QString spec) : m_spec(std::move(spec))
+StudentCamera::StudentCamera(QString spec, double rate_fps)
+    : m_spec(std::move(spec)), m_rateFps(rate_fps)
 {
-    PacedSource check(m_spec.toStdString());
+    PacedSource check(m_spec.toStdString(), m_rateFps);
     // A file or folder by its own name: the path is the node's business, not the window's.
     m_name = check.live() ? m_spec : QFileInfo(m_spec).fileName();
     if (m_name.isEmpty())
@@ -44,8 +45,8 @@ std::unique_ptr<net::Inference> StudentCamera::open(const QByteArray &model)
                                 "EdgeTrain's Train step): " +
                                 why);
     }
-    return std::make_unique<StudentInference>(std::move(student),
-                                              std::make_unique<PacedSource>(m_spec.toStdString()));
+    return std::make_unique<StudentInference>(
+        std::move(student), std::make_unique<PacedSource>(m_spec.toStdString(), m_rateFps));
 }
 
 } // namespace edgetrain::deploy

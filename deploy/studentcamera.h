@@ -1,5 +1,6 @@
 #pragma once
 
+#include "deploy/pacedsource.h"
 #include "net/agent/inferencesource.h"
 
 #include <QString>
@@ -14,8 +15,9 @@ namespace edgetrain::deploy {
 class StudentCamera : public net::InferenceSource
 {
 public:
-    /** Opens the camera once to check it; throws vision::SourceError naming it if it cannot. */
-    explicit StudentCamera(QString spec);
+    /** Opens the camera once to check it; throws vision::SourceError naming it if it cannot.
+     *  `rate_fps`: the pace of a file or folder (PacedSource's). */
+    explicit StudentCamera(QString spec, double rate_fps = PacedSource::kOwnRate);
 
     QString name() const override { return m_name; }
     /** Throws core::FormatError saying why the bytes are no such model, vision::SourceError if
@@ -24,6 +26,7 @@ public:
 
 private:
     QString m_spec;
+    double m_rateFps;
     QString m_name;
 };
 

@@ -19,6 +19,7 @@
 #include <QSocketNotifier>
 #include <QThread>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -48,8 +49,8 @@ void addOptions(QCommandLineParser &parser)
         {QStringLiteral("config"),
          QStringLiteral("Read settings from FILE: `field = value` lines, a field for each of "
                         "--name, --port, --key-file, --threads, --memory-limit, --data-dir, "
-                        "--discovery-port and --camera, and multicast = yes|no. Options on the "
-                        "command line win over the file."),
+                        "--discovery-port, --camera and --camera-rate, and multicast = yes|no. "
+                        "Options on the command line win over the file."),
          QStringLiteral("FILE")});
     parser.addOption({QStringLiteral("name"), QStringLiteral("Node name (default: host name)."),
                       QStringLiteral("N")});
@@ -90,6 +91,12 @@ void addOptions(QCommandLineParser &parser)
                         "Without it the node refuses deployments. Only the node chooses this; a "
                         "coordinator cannot make it open any other path."),
          QStringLiteral("camera:N|FILE|FOLDER")});
+    parser.addOption(
+        {QStringLiteral("camera-rate"),
+         QStringLiteral("The frames/s a --camera FILE or FOLDER is read at (default: the file's "
+                        "own rate); max: unpaced, every frame as fast as the student runs, for "
+                        "measuring it. A camera:N ignores it."),
+         QStringLiteral("max|FPS")});
     parser.addOption({QStringLiteral("discovery-port"),
                       QStringLiteral("UDP discovery port (default %1).").arg(net::kDiscoveryPort),
                       QStringLiteral("P")});
@@ -180,12 +187,14 @@ static int run(int argc, char **argv)
     }
     if (!config.camera.isEmpty()) {
         try {
-            options.camera = std::make_shared<deploy::StudentCamera>(config.camera);
+            options.camera =
+                std::make_shared<deploy::StudentCamera>(config.camera, config.camera_rate_fps);
         } catch (const std::exception &e) {
             std::fprintf(stderr, "edgetrain-node: --camera: %s\n", e.what());
             return 2;
         }
-        qCInfo(net::lcNode, "deployed students run on %s", qPrintable(config.camera));
+        qCInfo(net::lcNode, "deployed students run on %s%s", qPrintable(config.camera),
+               std::isinf(config.camera_rate_fps) ? ", unpaced" : "");
     }
     core::setDefaultThreadCount(config.threads); // the training and inference threads take it up
     if (options.memory_limit >= 0) // tensor memory kept for reuse never takes it past the limit

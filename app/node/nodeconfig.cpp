@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QThread>
 
+#include <limits>
 #include <optional>
 
 namespace edgetrain::app {
@@ -51,7 +52,8 @@ QStringList NodeConfig::fields()
     return {QStringLiteral("name"),           QStringLiteral("port"),
             QStringLiteral("key-file"),       QStringLiteral("threads"),
             QStringLiteral("memory-limit"),   QStringLiteral("data-dir"),
-            QStringLiteral("discovery-port"), QStringLiteral("camera")};
+            QStringLiteral("discovery-port"), QStringLiteral("camera"),
+            QStringLiteral("camera-rate")};
 }
 
 bool NodeConfig::set(const QString &field, const QString &value, QString *expected)
@@ -86,6 +88,21 @@ bool NodeConfig::set(const QString &field, const QString &value, QString *expect
         if (n)
             threads = *n;
         return n.has_value();
+    }
+    if (field == QLatin1String("camera-rate")) {
+        if (value == QLatin1String("max")) {
+            camera_rate_fps = std::numeric_limits<double>::infinity();
+            return true;
+        }
+        bool ok = false;
+        const double fps = value.toDouble(&ok);
+        if (!ok || !(fps >= 0.1 && fps <= 1000)) {
+            *expected = QStringLiteral("max or ") +
+                        QString::fromStdString(core::FieldCheck::numberFrom(0.1, 1000));
+            return false;
+        }
+        camera_rate_fps = fps;
+        return true;
     }
     if (field == QLatin1String("memory-limit")) {
         try {

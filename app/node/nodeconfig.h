@@ -13,7 +13,8 @@ namespace edgetrain::app {
  *
  * The file has one `field = value` a line; blank lines and lines starting with `#` are skipped.
  * The fields are the long options' names: name, port, threads, memory-limit, data-dir, key-file,
- * discovery-port, camera, and multicast (yes or no; the command line's --no-multicast). Relative
+ * discovery-port, camera, camera-rate, and multicast (yes or no; the command line's
+ * --no-multicast). Relative
  * paths are relative to the file's folder (camera's too, unless it is "camera:N"). A field may
  * appear once.
  */
@@ -30,6 +31,10 @@ struct NodeConfig
      *  node has no camera and refuses deployments. Set on the node only, never by a
      *  coordinator. */
     QString camera;
+    /** The pace of a camera that is a file or folder (frames/s): 0, its own frame rate;
+     *  infinity ("max"), unpaced, every frame as fast as the model takes them. A camera:N
+     *  device ignores it. Set on the node only, like camera. */
+    double camera_rate_fps = 0.0;
 
     /** The fields that take a value, in the order --help lists their options. */
     static QStringList fields();

@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <limits>
+
 using namespace edgetrain;
 
 namespace {
@@ -34,6 +36,8 @@ private Q_SLOTS:
     void agentTakesTheFileAndTheCommandLineWins();
     void agentRefusesABadFile();
     void cameraIsAPathOrADevice();
+    void cameraRate_data();
+    void cameraRate();
     void agentRefusesACameraItCannotOpen();
 };
 
@@ -177,7 +181,45 @@ void TstNodeConfig::cameraIsAPathOrADevice()
     app::NodeConfig device;
     QVERIFY2(device.readFile(path, &error), qPrintable(error));
     QCOMPARE(device.camera, QStringLiteral("camera:0"));
-    QVERIFY(app::NodeConfig().camera.isEmpty()); // no camera unless the node is given one
+    QVERIFY(app::NodeConfig().camera.isEmpty());      // no camera unless the node is given one
+    QCOMPARE(app::NodeConfig().camera_rate_fps, 0.0); // a file at its own frame rate
+}
+
+void TstNodeConfig::cameraRate_data()
+{
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<bool>("accepted");
+    QTest::addColumn<double>("fps"); // what camera_rate_fps becomes (infinity: unpaced)
+    const double unpaced = std::numeric_limits<double>::infinity();
+    QTest::newRow("max: unpaced") << QByteArray("max") << true << unpaced;
+    QTest::newRow("a rate") << QByteArray("12.5") << true << 12.5;
+    QTest::newRow("the slowest") << QByteArray("0.1") << true << 0.1;
+    QTest::newRow("zero") << QByteArray("0") << false << 0.0;
+    QTest::newRow("too fast") << QByteArray("5000") << false << 0.0;
+    QTest::newRow("a word") << QByteArray("fast") << false << 0.0;
+    QTest::newRow("MAX is not max") << QByteArray("MAX") << false << 0.0;
+}
+
+void TstNodeConfig::cameraRate()
+{
+    QFETCH(QByteArray, value);
+    QFETCH(bool, accepted);
+    QFETCH(double, fps);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("node.conf"));
+    QVERIFY(writeFile(path, "camera = clips/door.avi\ncamera-rate = " + value + "\n"));
+    app::NodeConfig c;
+    QString error;
+    QCOMPARE(c.readFile(path, &error), accepted);
+    if (accepted) {
+        QCOMPARE(c.camera_rate_fps, fps);
+        return;
+    }
+    QCOMPARE(c.camera_rate_fps, 0.0); // a refused value leaves the file's own rate
+    QVERIFY2(error.contains(QStringLiteral(":2: field \"camera-rate\" must be max or a number "
+                                           "from 0.1 to 1000, got '%1'")
+                                .arg(QString::fromUtf8(value))),
+             qPrintable(error));
 }
 
 void TstNodeConfig::agentRefusesACameraItCannotOpen()
