@@ -22,6 +22,17 @@
 
 namespace edgetrain::ui {
 
+namespace {
+
+/** The teachers named by a file or folder after their kind ("cascade:FILE", "session:DIR"). */
+bool teacherTakesFile(const QString &kind)
+{
+    return kind == QLatin1String("cascade") || kind == QLatin1String("onnx") ||
+           kind == QLatin1String("session");
+}
+
+} // namespace
+
 CapturePage::CapturePage(app::Workflow *workflow, QWidget *parent)
     : QWidget(parent), m_workflow(workflow)
 {
@@ -68,18 +79,25 @@ QGroupBox *CapturePage::settingsBox()
     m_teacher = new QComboBox(settings);
     m_teacher->addItem(tr("HOG people detector"), QStringLiteral("hog"));
     m_teacher->addItem(tr("Haar / LBP cascade"), QStringLiteral("cascade"));
-    m_teacher->addItem(tr("ONNX detector (cv::dnn)"), QStringLiteral("onnx"));
+    m_teacher->addItem(tr("ONNX detector or exported student (cv::dnn)"), QStringLiteral("onnx"));
+    m_teacher->addItem(tr("A session's student (its folder)"), QStringLiteral("session"));
     m_teacher->addItem(tr("Motion (fixed camera)"), QStringLiteral("motion"));
     m_teacher->addItem(tr("HOG + motion (fixed camera)"), QStringLiteral("hog+motion"));
     m_teacher->setToolTip(tr("Motion: background subtraction gives each moving object's extent; "
                              "with HOG, the detector confirms and splits the motion blobs"));
     form->addRow(tr("Teacher:"), m_teacher);
     m_teacherFile = new QLineEdit(settings);
-    m_teacherFile->setPlaceholderText(tr("cascade .xml or .onnx model"));
+    m_teacherFile->setPlaceholderText(tr("cascade .xml, .onnx model or session folder"));
     m_teacherFile->setToolTip(
-        tr("The detector's file. A second opinion: FILE?verify=cascade:OTHER.xml (or hog, "
+        tr("The detector's file, or the folder of an earlier session whose trained student "
+           "labels this one. A second opinion: FILE?verify=cascade:OTHER.xml (or hog, "
            "onnx:MODEL) — tracks the verifier never finds are rejected"));
-    form->addRow(QString(), m_teacherFile);
+    m_teacherBrowse = new QPushButton(tr("…"), settings);
+    m_teacherBrowse->setMaximumWidth(32);
+    auto *teacherRow = new QHBoxLayout;
+    teacherRow->addWidget(m_teacherFile, 1);
+    teacherRow->addWidget(m_teacherBrowse);
+    form->addRow(QString(), teacherRow);
     m_tracker = new QComboBox(settings);
     for (const std::string &name : vision::trackerNames())
         m_tracker->addItem(QString::fromStdString(name));
@@ -177,10 +195,11 @@ void CapturePage::connectControls()
             m_frames.setSource(m_source->text());
     });
     connect(m_teacher, &QComboBox::currentIndexChanged, this, [this] {
-        const QString kind = m_teacher->currentData().toString();
-        m_teacherFile->setEnabled(kind == QLatin1String("cascade") ||
-                                  kind == QLatin1String("onnx"));
+        const bool withFile = teacherTakesFile(m_teacher->currentData().toString());
+        m_teacherFile->setEnabled(withFile);
+        m_teacherBrowse->setEnabled(withFile);
     });
+    connect(m_teacherBrowse, &QPushButton::clicked, this, &CapturePage::browseTeacher);
     connect(m_showStudent, &QCheckBox::toggled, this, &CapturePage::updateStudent);
     connect(&m_frames, &FrameLoader::studentReady, this,
             [this](int frame, const QList<QRectF> &boxes, double fps) {
@@ -254,10 +273,11 @@ void CapturePage::loadSettings()
                         c.source.startsWith(QLatin1String("/dev/video"));
     m_kind->setCurrentIndex(camera ? 2 : QFileInfo(c.source).isDir() ? 1 : 0);
     const QString kind = c.teacher.section(QLatin1Char(':'), 0, 0);
-    const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
+    const bool withFile = teacherTakesFile(kind);
     m_teacher->setCurrentIndex(std::max(0, m_teacher->findData(kind)));
     m_teacherFile->setText(withFile ? c.teacher.section(QLatin1Char(':'), 1) : QString());
     m_teacherFile->setEnabled(withFile);
+    m_teacherBrowse->setEnabled(withFile);
     m_tracker->setCurrentText(c.tracker);
     m_every->setValue(c.every);
     m_maxFrames->setValue(c.maxFrames);
@@ -270,7 +290,7 @@ void CapturePage::storeSettings()
     app::CaptureSettings c = m_workflow->session().capture;
     c.source = m_source->text().trimmed();
     const QString kind = m_teacher->currentData().toString();
-    const bool withFile = kind == QLatin1String("cascade") || kind == QLatin1String("onnx");
+    const bool withFile = teacherTakesFile(kind);
     c.teacher = withFile ? kind + QLatin1Char(':') + m_teacherFile->text().trimmed() : kind;
     c.tracker = m_tracker->currentText();
     c.every = m_every->value();
@@ -357,6 +377,24 @@ void CapturePage::showFrame(int frame)
 {
     m_timeline->setFrame(frame);
     m_frames.request(frame);
+}
+
+void CapturePage::browseTeacher()
+{
+    const QString kind = m_teacher->currentData().toString();
+    QString chosen;
+    if (kind == QLatin1String("session"))
+        chosen = QFileDialog::getExistingDirectory(this, tr("The session whose student labels"));
+    else if (kind == QLatin1String("onnx"))
+        chosen = QFileDialog::getOpenFileName(this, tr("ONNX detector"), QString(),
+                                              tr("ONNX models (*.onnx);;All files (*)"));
+    else
+        chosen = QFileDialog::getOpenFileName(this, tr("Cascade"), QString(),
+                                              tr("Cascades (*.xml);;All files (*)"));
+    if (chosen.isEmpty())
+        return;
+    m_teacherFile->setText(chosen);
+    storeSettings();
 }
 
 } // namespace edgetrain::ui

@@ -45,6 +45,8 @@ private:
     void connectWorkflow();
     void loadSettings();
     void storeSettings();
+    /** The teacher's file (cascade, ONNX model) or session folder, chosen in a dialog. */
+    void browseTeacher();
     void onLabels();
     void selectTrack(int id);
     void showFrame(int frame);
@@ -55,6 +57,7 @@ private:
     FrameLoader m_frames;
     QComboBox *m_kind, *m_teacher, *m_tracker;
     QLineEdit *m_source, *m_teacherFile;
+    QPushButton *m_teacherBrowse = nullptr;
     QSpinBox *m_every, *m_maxFrames;
     QPushButton *m_label;
     QCheckBox *m_showStudent;
