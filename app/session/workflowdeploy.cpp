@@ -117,9 +117,9 @@ void Workflow::startDeployment(double duration_s)
     connect(m_deploy, &DeploymentRun::nodeFailed, this,
             [this](const QString &address, const QString &text) {
                 const QString node = deviceName(m_nodes, address);
-                const QString why = failureText(m_nodes, node, text);
-                Q_EMIT deviceFailed(node, why);
-                Q_EMIT message(QStringLiteral("%1: %2").arg(node, why));
+                const QString shown = failureText(m_nodes, node, text);
+                Q_EMIT deviceFailed(node, shown);
+                Q_EMIT message(QStringLiteral("%1: %2").arg(node, shown));
             });
     connect(m_deploy, &DeploymentRun::done, this, [this](const DeploymentOutcome &o) {
         m_deploy->deleteLater();
