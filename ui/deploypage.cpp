@@ -41,7 +41,10 @@ DeployPage::DeployPage(app::Workflow *workflow, QWidget *parent)
     layout->addWidget(m_summary);
     m_grid = new QGridLayout;
     m_grid->setSpacing(10);
-    layout->addLayout(m_grid, 1);
+    // The grid takes the room its tiles can use (DeviceTile keeps to its frame's aspect); what is
+    // left stays under it.
+    layout->addLayout(m_grid, 100);
+    layout->addStretch(1);
 
     connect(m_deploy, &QPushButton::clicked, this, &DeployPage::startDeployment);
     connect(m_stop, &QPushButton::clicked, m_workflow, &app::Workflow::stopDeployment);

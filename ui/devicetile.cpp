@@ -6,6 +6,8 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace edgetrain::ui {
 
 DeviceTile::DeviceTile(const QString &node, QWidget *parent) : QFrame(parent), m_node(node)
@@ -27,6 +29,7 @@ DeviceTile::DeviceTile(const QString &node, QWidget *parent) : QFrame(parent), m
     m_picture->setText(tr("waiting for the first frame…"));
     m_figures = new QLabel(this);
     m_figures->setWordWrap(true);
+    m_figures->hide(); // until the first report
     m_message = new QLabel(this);
     m_message->setWordWrap(true);
     m_message->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold;"));
@@ -53,12 +56,14 @@ void DeviceTile::setView(const app::DeviceView &view, bool live)
                            .arg(view.latencyMsP95, 0, 'f', 0)
                            .arg(view.cpuPercent, 0, 'f', 0)
                            .arg(formatBytes(double(view.rssBytes))));
+    m_figures->show();
     if (live) {
         ++m_reports;
         m_failure.clear();
         m_message->hide();
         setStyleSheet(QString());
     }
+    fitHeight();
     showFrame();
 }
 
@@ -70,6 +75,7 @@ void DeviceTile::setFailed(const QString &message)
     setStyleSheet(QStringLiteral("#deviceTile { border: 2px solid #b00020; }"));
     if (m_image.isNull())
         m_picture->setText(tr("no frame"));
+    fitHeight();
     showFrame();
 }
 
@@ -81,7 +87,23 @@ QString DeviceTile::figures() const
 void DeviceTile::resizeEvent(QResizeEvent *event)
 {
     QFrame::resizeEvent(event);
+    fitHeight();
     showFrame();
+}
+
+void DeviceTile::fitHeight()
+{
+    const QMargins m = layout()->contentsMargins();
+    const int inner = width() - m.left() - m.right(), spacing = layout()->spacing();
+    const double aspect =
+        m_image.isNull() ? 0.75 : double(m_image.height()) / std::max(1, m_image.width());
+    int h = m.top() + m.bottom() + m_title->sizeHint().height() + spacing +
+            std::max(m_picture->minimumHeight(), int(inner * aspect));
+    if (!m_figures->isHidden())
+        h += spacing + m_figures->heightForWidth(inner);
+    if (!m_message->isHidden())
+        h += spacing + m_message->heightForWidth(inner);
+    setMaximumHeight(h + 2 * frameWidth());
 }
 
 void DeviceTile::showFrame()

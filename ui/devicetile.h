@@ -47,6 +47,9 @@ protected:
 
 private:
     void showFrame();
+    /** No higher than its frame needs at its width (4:3 until one came), so that a row of wide
+     *  tiles is not letterboxed. */
+    void fitHeight();
 
     QString m_node;
     QLabel *m_title, *m_picture, *m_figures, *m_message;
