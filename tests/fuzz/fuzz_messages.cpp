@@ -3,9 +3,11 @@
 // announcements (beacons and probe answers: these come from anyone), metrics,
 // training status, dataset shipments chunk by chunk (checksummed here, as a peer with the key
 // would), and async gradient pushes as the coordinator's parameter server reads and applies them
-// (bfloat16 or float32, to a tiny model), and the collectives' rendezvous requests (store_set,
-// store_get, store_wait) as the coordinator reads them. Each parser returns its value or refuses
-// with a message; none may crash, read out of bounds or hit undefined behaviour.
+// (bfloat16 or float32, to a tiny model), the collectives' rendezvous requests (store_set,
+// store_get, store_wait) as the coordinator reads them, and a deployment's bodies (the model's
+// chunks and start as a node reads them, its answer, reports and failures as the coordinator
+// does). Each parser returns its value or refuses with a message; none may crash, read out of
+// bounds or hit undefined behaviour.
 //
 //   build/fuzz/bin/fuzz_messages -max_total_time=300 /tmp/corpus-messages
 //   tests/fuzz/corpus/messages
@@ -14,6 +16,7 @@
 #include "core/modelspec.h"
 #include "core/sgd.h"
 #include "net/protocol/messages/coordinatorreplies.h"
+#include "net/protocol/messages/deploymessages.h"
 #include "net/protocol/messages/jobspec.h"
 #include "net/protocol/messages/nodeinfo.h"
 #include "net/protocol/messages/storerequest.h"
@@ -51,8 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     case 0:
         (void)JobSpec::fromCbor(value.toMap(), &error);
         break;
-    case 1: // a group, or (the selector's higher bits) another body of the job's exchange
-        switch ((data[0] / 8) % 11) {
+    case 1: // a group, or (the selector's higher bits) another body of the job's exchange or
+            // of a deployment's
+        switch ((data[0] / 8) % 16) {
         case 0:
             (void)GroupSpec::fromCbor(value.toMap(), &error);
             break;
@@ -85,6 +89,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             break;
         case 10:
             (void)WeightsReply::fromCbor(value.toMap(), &error);
+            break;
+        case 11:
+            (void)DeployModel::fromCbor(value.toMap(), &error);
+            break;
+        case 12:
+            (void)DeployStart::fromCbor(value.toMap(), &error);
+            break;
+        case 13:
+            (void)DeployAccepted::fromCbor(value.toMap(), &error);
+            break;
+        case 14: {
+            const auto report = DeployReport::fromCbor(value.toMap(), &error);
+            if (report)
+                (void)report->jpeg.size();
+            break;
+        }
+        case 15: // deploy_refused, deploy_failed
+            (void)Failure::fromCbor(value.toMap());
             break;
         }
         break;
