@@ -6,6 +6,7 @@
 #include "net/planner/deviceprofiles.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 
 #include <cstdio>
 
@@ -46,6 +47,20 @@ double parseLoss(const std::string &text)
     if (!value || *value < 0 || *value > 100)
         throw UsageError("--loss: '" + text + "' is not a percentage from 0 to 100");
     return *value;
+}
+
+/** "a.avi,clips/" -> absolute paths (the nodes start elsewhere); each must exist. */
+QStringList cameraPaths(const QString &list)
+{
+    QStringList paths;
+    for (const QString &part : list.split(QLatin1Char(','))) {
+        const QFileInfo info(part.trimmed());
+        if (part.trimmed().isEmpty() || !info.exists())
+            throw UsageError("--camera: '" + part.toStdString() +
+                             "' is not a video file or image folder");
+        paths << info.absoluteFilePath();
+    }
+    return paths;
 }
 
 core::Json nodeJson(const net::LabNode &n)
@@ -89,11 +104,26 @@ int runUp(const QStringList &arguments)
                    arguments);
     addLabUpOptions(cli);
     cli.addOption("out", "Lab folder (lab.json, cluster.key, nodes, logs/).", "DIR", defaultDir());
+    cli.addOption("camera",
+                  "What a student deployed to the nodes runs on (edgetrain-node --camera): a "
+                  "video file or image folder each, given to the nodes in turn.",
+                  "FILE,...");
+    cli.addOption("camera-rate",
+                  "The nodes' --camera-rate: max (unpaced, to measure what each device reaches) "
+                  "or frames/s (default: each file's own rate).",
+                  "max|FPS");
     if (!cli.parse())
         return ExitSuccess;
     if (!cli.isSet("devices"))
         throw UsageError("--devices is required (e.g. --devices pi3:3,pi4:1)");
     net::LabOptions o = labUpOptions(cli, QString::fromStdString(cli.text("devices")));
+    if (cli.isSet("camera"))
+        o.cameras = cameraPaths(QString::fromStdString(cli.text("camera")));
+    if (cli.isSet("camera-rate")) {
+        if (!cli.isSet("camera"))
+            throw UsageError("--camera-rate needs --camera");
+        o.camera_rate = QString::fromStdString(cli.text("camera-rate"));
+    }
     o.dir = QString::fromStdString(cli.text("out"));
     CliContext::installStopHandler(); // Ctrl-C: stop between steps and remove what was made
     o.stop = CliContext::stopFlag();

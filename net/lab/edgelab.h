@@ -37,6 +37,11 @@ struct LabOptions
     /** false: plain local nodes with the profiles' names and figures, nothing limited (what
      *  happens anyway without root, namespaces or cgroups). */
     bool emulate = true;
+    /** What the nodes' deployed students run on (edgetrain-node --camera): node k (from 0, in
+     *  the order of `devices`) gets cameras[k % size]; empty: the nodes have no camera. */
+    QStringList cameras;
+    /** Their --camera-rate ("max", frames/s); empty: each file's own rate. */
+    QString camera_rate;
     /** Set (e.g. by Ctrl-C): `up` stops between steps, removes what it made and throws. */
     const std::atomic<bool> *stop = nullptr;
 };

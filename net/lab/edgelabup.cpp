@@ -365,6 +365,12 @@ void LabBuilder::makeNode(const core::DeviceProfile &profile, int number)
                      QStringLiteral("--memory-limit"),
                      QString::number(std::max<std::int64_t>(usable - kAgentBytes, usable / 2)),
                      QStringLiteral("--print-port")};
+    if (!m_o.cameras.isEmpty()) {
+        args << QStringLiteral("--camera")
+             << m_o.cameras.at(qsizetype(m_lab.nodes.size()) % m_o.cameras.size());
+        if (!m_o.camera_rate.isEmpty())
+            args << QStringLiteral("--camera-rate") << m_o.camera_rate;
+    }
     QStringList procs;
     m_lab.nodes.push_back(n);
     if (m_emulate) {
