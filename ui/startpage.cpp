@@ -68,7 +68,8 @@ StartPage::StartPage(QWidget *parent) : QWidget(parent)
         actionIcon(QStringLiteral("media-playback-start"), QStringLiteral("demo")),
         tr("Run the demo"),
         tr("Three local nodes and a ready session: vtest.avi, the HOG teacher with motion, 24 "
-           "verified frames. Click through the seven steps."));
+           "verified frames. Click through the eight steps; the last runs the student on the "
+           "nodes' cameras."));
     QPushButton *rehearse =
         addChoice(QStringLiteral("rehearse"), actionIcon(QString(), QStringLiteral("rehearse")),
                   tr("Rehearse with local nodes…"),
