@@ -2,6 +2,9 @@
 
 #include "core/detectionloss.h"
 #include "core/error.h"
+#include "core/layer.h"
+#include "core/memorysimulation.h"
+#include "core/numbertext.h"
 #include "core/safetensors.h"
 #include "cropdataset.h"
 
@@ -20,10 +23,33 @@ FrameStudent::FrameStudent(core::Model &model) : m_model(model)
                               "' is not a full-frame detector (its loss is not centernet)");
     m_stride = loss.centernet.stride;
     const core::Shape &s = model.sampleShape();
+    // inputBatch writes three colour planes per view whatever the model says: a model taking
+    // another count would be read past, or written past, its input. (ModelSpec already holds
+    // a centernet head to DetectionLoss::kChannels, which boxes() reads.)
+    if (s.rank() != 3 || s[0] != 3)
+        throw core::SpecError("model '" + model.spec().name() + "' takes input " + s.toString() +
+                              "; a full-frame detector takes a colour frame [3, H, W]");
     m_input = cv::Size(int(s[2]), int(s[1]));
 }
 
 namespace {
+
+/** The bytes Safetensors::saveModel writes for a model built from `spec` (its parameters and
+ *  buffers), counted on virtual tensors: nothing is allocated. */
+std::int64_t storedBytes(const core::ModelSpec &spec)
+{
+    core::MemorySimulation virtualWeights;
+    std::int64_t bytes = 0;
+    for (const auto &stage : spec.buildStages())
+        stage->forEachLayer([&](const std::string &, core::Layer &layer) {
+            for (const core::Parameter *p : layer.parameters())
+                bytes += p->value.numel() * std::int64_t(sizeof(float));
+            for (const core::LayerBuffer &b : layer.buffers())
+                bytes += b.tensor ? b.tensor->numel() * std::int64_t(sizeof(float))
+                                  : std::int64_t(sizeof(std::int64_t));
+        });
+    return bytes;
+}
 
 double iou(const core::DecodedBox &a, const core::DecodedBox &b)
 {
@@ -156,11 +182,20 @@ std::vector<Detection> FrameStudent::boxes(const float *out, int h, int w, cv::S
 std::unique_ptr<core::Model> FrameStudent::loadModel(const std::string &path)
 {
     const core::Safetensors file = core::Safetensors::read(path);
-    const auto spec = file.metadata().find("edgetrain.model_spec");
-    if (spec == file.metadata().end())
+    const auto found = file.metadata().find("edgetrain.model_spec");
+    if (found == file.metadata().end())
         throw core::FormatError(path + ": no model spec in the metadata (edgetrain.model_spec)");
-    auto model = std::make_unique<core::Model>(
-        core::ModelSpec::fromJson(core::Json::parse(spec->second, path), path), 0);
+    const core::ModelSpec spec =
+        core::ModelSpec::fromJson(core::Json::parse(found->second, path), path);
+    // Building the model allocates and initialises every parameter the spec declares: a small
+    // file must not make the reader allocate gigabytes before loadModel finds its tensors short.
+    std::int64_t held = 0;
+    for (const auto &[name, entry] : file.entries())
+        held += std::int64_t(entry.bytes.size());
+    if (const std::int64_t needed = storedBytes(spec); needed > held)
+        throw core::FormatError(path + ": its model spec needs " + core::NumberText::bytes(needed) +
+                                " of weights, the file holds " + core::NumberText::bytes(held));
+    auto model = std::make_unique<core::Model>(spec, 0);
     core::Safetensors::loadModel(*model, path);
     return model;
 }

@@ -25,7 +25,8 @@ namespace edgetrain::vision {
 class FrameStudent
 {
 public:
-    /** Throws core::SpecError if the model's loss is not centernet. */
+    /** Throws core::SpecError if the model's loss is not centernet or its input is not a
+     *  colour frame [3, H, W]. */
     explicit FrameStudent(core::Model &model);
 
     std::vector<Detection> detect(const cv::Mat &bgr, float threshold);
@@ -39,7 +40,8 @@ public:
     double mirror_iou = 0.55;
 
     /** A model rebuilt from a safetensors file written by Safetensors::saveModel (its spec is
-     *  in the metadata). Throws IoError / FormatError naming the file. */
+     *  in the metadata). Throws IoError / FormatError naming the file; FormatError before any
+     *  parameter is allocated when the spec declares more weights than the file holds. */
     static std::unique_ptr<core::Model> loadModel(const std::string &path);
     /** The operating threshold saved with the weights (kThresholdKey in the metadata, written
      *  when the threshold was calibrated or chosen), or -1 if there is none. Throws like

@@ -327,11 +327,13 @@ bool OnnxTeacher::loadStudent()
         throw TeacherError("'" + m_file + "' (an EdgeTrain student) does not run: " + e.msg);
     }
     const int views = point.decoding.mirror ? 2 : 1, stride = point.decoding.stride;
-    if (probe.dims != 4 || probe.size[0] != views || probe.size[1] != 5 ||
+    if (probe.dims != 4 || probe.size[0] != views ||
+        probe.size[1] != core::DetectionLoss::kChannels ||
         probe.size[2] != m_input.height / stride || probe.size[3] != m_input.width / stride)
         throw TeacherError("'" + m_file + "' (an EdgeTrain student) does not give [" +
-                           std::to_string(views) + ", 5, h, w] heads at stride " +
-                           std::to_string(stride));
+                           std::to_string(views) + ", " +
+                           std::to_string(core::DetectionLoss::kChannels) +
+                           ", h, w] heads at stride " + std::to_string(stride));
     return true;
 }
 
