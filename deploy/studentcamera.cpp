@@ -34,6 +34,15 @@ std::unique_ptr<net::Inference> StudentCamera::open(const QByteArray &model)
     std::unique_ptr<vision::StudentTeacher> student;
     try {
         student = vision::StudentTeacher::fromSession(folder);
+        const cv::Size input = student->student().inputSize();
+        if (input.width > kMaxInputSide || input.height > kMaxInputSide)
+            throw core::FormatError("its input is " + std::to_string(input.width) + "x" +
+                                    std::to_string(input.height) +
+                                    " px, larger than this node runs (at most " +
+                                    std::to_string(kMaxInputSide) + " px a side)");
+        // One pass on a blank frame: a model that cannot run fails here, as a refusal, rather
+        // than on the inference thread after the coordinator was told it runs.
+        student->detect(cv::Mat(input, CV_8UC3, cv::Scalar::all(0)));
     } catch (const std::exception &e) {
         // The loader names the temporary file; the coordinator knows it as the model it sent.
         std::string why = e.what();

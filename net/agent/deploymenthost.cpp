@@ -254,6 +254,21 @@ void DeploymentHost::post(quint64 generation, const QString &type, const QCborMa
 void DeploymentHost::run(std::stop_token stop, Inference &inference, int threads,
                          quint64 generation)
 {
+    // An exception out of this thread would end the node (std::terminate): whatever the model
+    // or the camera throws ends this deployment alone, and its coordinator is told why.
+    try {
+        loop(stop, inference, threads, generation);
+    } catch (const std::exception &e) {
+        post(generation, Message::DeployFailed, Failure{QString::fromUtf8(e.what())}.toCbor());
+    } catch (...) {
+        post(generation, Message::DeployFailed,
+             Failure{QStringLiteral("the model failed with an unknown error")}.toCbor());
+    }
+}
+
+void DeploymentHost::loop(const std::stop_token &stop, Inference &inference, int threads,
+                          quint64 generation)
+{
     // The engine's threads are a per-thread setting: this thread takes the node's --threads.
     core::setThreadCount(threads);
     using Clock = std::chrono::steady_clock;

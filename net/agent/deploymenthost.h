@@ -61,8 +61,10 @@ private:
     void handleChunk(ControlChannel *channel, const Frame &frame);
     void handleStart(ControlChannel *channel, const Frame &frame, const QString &busy);
     void refuse(ControlChannel *channel, const QString &message);
-    /** The inference thread's loop: step, tally, report. */
+    /** The inference thread: loop(), and deploy_failed with the message of anything it throws. */
     void run(std::stop_token stop, Inference &inference, int threads, quint64 generation);
+    /** Step, tally, report, until stopped or the camera gives out. */
+    void loop(const std::stop_token &stop, Inference &inference, int threads, quint64 generation);
     /** From the inference thread: `type` and `body` to the deployment's session, if that
      *  deployment still runs; deploy_failed also ends it. */
     void post(quint64 generation, const QString &type, const QCborMap &body);
