@@ -1,11 +1,14 @@
 // A student deployed to real edgetrain-node processes (issue #42): three nodes each run it on
 // vtest.avi and report, a killed node is reported, Stop stops every node, a node that loses its
 // coordinator stops after the grace period, and a node refuses a truncated, an oversized and a
-// foreign file, and refuses outright when it has no camera - each with a message that says so.
+// foreign file, a model whose input is not a colour frame or is huge, and one whose spec
+// declares more weights than its file holds, living on to run the real student; and it refuses
+// outright when it has no camera - each with a message that says so.
 
 #include "../net/nodeprocess.h"
 #include "app/session/deploymentrun.h"
 #include "core/model.h"
+#include "core/safetensors.h"
 #include "core/zoo.h"
 #include "vision/framestudent.h"
 #include "vision/framestudenttrainer.h"
@@ -185,6 +188,13 @@ void TestDeployment::theNodeRefusesWhatIsNotItsModel_data()
     QTest::newRow("foreign") << QStringLiteral("foreign")
                              << QStringLiteral("not a model this node can run");
     QTest::newRow("not a detector") << QStringLiteral("classifier") << QStringLiteral("centernet");
+    // Hostile models: each would once have overrun a buffer, taken gigabytes or crashed the node.
+    QTest::newRow("one channel") << QStringLiteral("grey")
+                                 << QStringLiteral("a full-frame detector takes a colour frame");
+    QTest::newRow("a huge input") << QStringLiteral("huge")
+                                  << QStringLiteral("larger than this node runs");
+    QTest::newRow("more weights than the file holds")
+        << QStringLiteral("bloated") << QStringLiteral("of weights, the file holds");
 }
 
 void TestDeployment::theNodeRefusesWhatIsNotItsModel()
@@ -201,6 +211,22 @@ void TestDeployment::theNodeRefusesWhatIsNotItsModel()
         QVERIFY(writeAll(path, big));
     } else if (kind == QLatin1String("foreign")) {
         QVERIFY(writeAll(path, readAll(m_keyFile).repeated(100)));
+    } else if (kind == QLatin1String("grey") || kind == QLatin1String("huge")) {
+        // The detector's chain at another input: its weights do not depend on the input size.
+        const core::Shape input =
+            kind == QLatin1String("grey") ? core::Shape{1, 192, 256} : core::Shape{3, 8192, 8192};
+        core::Model odd(core::Zoo::spec("detector").withInputShape(input), 1);
+        vision::FrameStudent::saveModel(odd, path.toStdString(), 0.5f);
+    } else if (kind == QLatin1String("bloated")) {
+        // The student's weights under a spec that declares about 600 MiB of them.
+        core::Safetensors file = core::Safetensors::read(m_model.toStdString());
+        file.metadata()["edgetrain.model_spec"] =
+            R"({"name": "bloated", "input": [3, 64, 64], "loss": {"type": "centernet"},
+                "stages": [{"type": "conv2d", "out_channels": 4096, "kernel": 3, "stride": 4,
+                            "padding": 1},
+                           {"type": "conv2d", "out_channels": 4096, "kernel": 3, "padding": 1},
+                           {"type": "conv2d", "out_channels": 5, "kernel": 1}]})";
+        file.write(path.toStdString());
     } else {
         core::Model mlp(core::Zoo::spec("mlp"), 1); // a model, but a classifier
         vision::FrameStudent::saveModel(mlp, path.toStdString(), 0.5f);
@@ -222,6 +248,12 @@ void TestDeployment::theNodeRefusesWhatIsNotItsModel()
     QVERIFY(!outcome.ok);
     QVERIFY2(outcome.error.contains(message), qPrintable(outcome.error));
     QVERIFY(!node.log().contains(QLatin1String("runs on")));
+    // The node lives on and takes the real student.
+    app::DeploymentRun again;
+    QSignalSpy views(&again, &app::DeploymentRun::view);
+    again.start(setup(m_model));
+    QTRY_VERIFY2_WITH_TIMEOUT(views.size() >= 1, qPrintable(node.log()), 20000);
+    again.stop();
 }
 
 void TestDeployment::aNodeWithoutACameraRefuses()

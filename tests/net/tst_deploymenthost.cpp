@@ -1,7 +1,8 @@
 // The node's side of a deployment (net::DeploymentHost inside a NodeServer on loopback), with a
 // scripted camera in place of OpenCV: the model's checks in the order they are made, the
-// reports' figures, the stop, a camera that gives out, a training job refused while a model
-// runs, and a deployment that outlives its coordinator by the grace period and no longer.
+// reports' figures, the stop, a camera that gives out (or a model that throws), a training job
+// refused while a model runs, and a deployment that outlives its coordinator by the grace period
+// and no longer.
 
 #include "core/fashionmnist.h"
 #include "core/zoo.h"
@@ -27,13 +28,16 @@ namespace {
 
 const QByteArray kModel = QByteArray("MODEL").repeated(40); // 200 bytes
 
-/** Frames every 5 ms, each taking 2 ms; gives out after `frames` (-1: never). */
+/** Frames every 5 ms, each taking 2 ms; gives out after `frames` (-1: never), by saying so or,
+ *  with `throws`, by throwing as a model that breaks does. */
 class ScriptedInference : public Inference
 {
 public:
-    explicit ScriptedInference(int frames) : m_left(frames) {}
+    ScriptedInference(int frames, bool throws) : m_left(frames), m_throws(throws) {}
     bool step(InferenceFrame *frame, QString *error) override
     {
+        if (m_left == 0 && m_throws)
+            throw std::runtime_error("the model read past its input");
         if (m_left == 0) {
             *error = QStringLiteral("the camera was unplugged");
             return false;
@@ -49,6 +53,7 @@ public:
 
 private:
     int m_left;
+    bool m_throws;
 };
 
 class ScriptedCamera : public InferenceSource
@@ -59,9 +64,10 @@ public:
     {
         if (!model.startsWith("MODEL"))
             throw std::runtime_error("not a model this node can run");
-        return std::make_unique<ScriptedInference>(framesBeforeFailure);
+        return std::make_unique<ScriptedInference>(framesBeforeFailure, failureThrows);
     }
     std::atomic<int> framesBeforeFailure{-1};
+    std::atomic<bool> failureThrows{false};
 };
 
 /** The model as chunks of `chunkBytes`, with the whole file's size and hash. */
@@ -90,6 +96,7 @@ private Q_SLOTS:
     void theModelIsCheckedBeforeItRuns_data();
     void theModelIsCheckedBeforeItRuns();
     void runsReportsAndStops();
+    void aCameraThatGivesOutEndsTheRun_data();
     void aCameraThatGivesOutEndsTheRun();
     void theGracePeriodThenANewCoordinator();
     void aTrainingJobKeepsTheModelOut();
@@ -271,9 +278,20 @@ void TestDeploymentHost::runsReportsAndStops()
     QCOMPARE(count(frames, Message::DeployReport), reports);
 }
 
+void TestDeploymentHost::aCameraThatGivesOutEndsTheRun_data()
+{
+    QTest::addColumn<bool>("throws");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("the camera says so") << false << "the camera was unplugged";
+    QTest::newRow("the model throws") << true << "the model read past its input";
+}
+
 void TestDeploymentHost::aCameraThatGivesOutEndsTheRun()
 {
+    QFETCH(bool, throws);
+    QFETCH(QString, message);
     m_camera->framesBeforeFailure = 10;
+    m_camera->failureThrows = throws;
     std::vector<Frame> frames;
     auto client = connectClient(&frames);
     QVERIFY(client);
@@ -281,9 +299,8 @@ void TestDeploymentHost::aCameraThatGivesOutEndsTheRun()
         client->send(Message::DeployModel, c.toCbor());
     client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
     QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployFailed), 1, 5000);
-    QCOMPARE(lastMessage(frames, Message::DeployFailed),
-             QStringLiteral("the camera was unplugged"));
-    // The node is free again.
+    QCOMPARE(lastMessage(frames, Message::DeployFailed), message);
+    // The node is alive and free again.
     client->send(Message::Job, QCborMap());
     QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::JobRefused), 1, 5000);
     QVERIFY(lastMessage(frames, Message::JobRefused) !=
