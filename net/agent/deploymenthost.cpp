@@ -48,25 +48,40 @@ double percentile(const std::vector<double> &sorted, double share)
 
 struct DeploymentHost::Upload
 {
+    QPointer<ControlChannel> channel;
     QString id;
     std::int64_t total = 0;
     std::int64_t next = 0;
     std::int64_t file_bytes = 0;
     QByteArray sha256;
-    QByteArray data;
+    QByteArray data;      // grows with the chunks: an announced size is not trusted with memory
     bool refused = false; // its later chunks are dropped without a word
     bool complete = false;
 };
 
 DeploymentHost::DeploymentHost(std::shared_ptr<InferenceSource> source, DeploymentOptions options,
                                QObject *parent)
-    : QObject(parent), m_source(std::move(source)), m_options(options), m_grace(this)
+    : QObject(parent), m_source(std::move(source)), m_options(options), m_uploadExpiry(this),
+      m_silence(this), m_grace(this)
 {
     m_grace.setSingleShot(true);
     connect(&m_grace, &QTimer::timeout, this, [this] {
         qCInfo(lcDeploy).noquote()
             << "deployment" << m_id << "stops: its session is gone" << m_graceTime.count() << "ms";
         stop();
+    });
+    m_uploadExpiry.setSingleShot(true);
+    connect(&m_uploadExpiry, &QTimer::timeout, this, [this] {
+        if (m_upload)
+            qCInfo(lcDeploy).noquote()
+                << "model" << m_upload->id << "dropped: no deploy_start within"
+                << m_options.upload_timeout.count() << "ms";
+        m_upload.reset();
+    });
+    m_silence.setSingleShot(true);
+    connect(&m_silence, &QTimer::timeout, this, [this] {
+        if (running() && ownerPresent())
+            ownerGone("has sent nothing for a while");
     });
 }
 
@@ -87,11 +102,23 @@ void DeploymentHost::handle(ControlChannel *channel, const Frame &frame, const Q
         return handleChunk(channel, frame);
     if (frame.type == Message::DeployStart)
         return handleStart(channel, frame, busy);
-    // deploy_stop: only the deployment's own session ends it.
-    if (running() && m_owner == channel) {
-        qCInfo(lcDeploy).noquote() << "deployment" << m_id << "asked to stop";
-        stop();
-    }
+    handleStop(channel);
+}
+
+void DeploymentHost::handleStop(ControlChannel *channel)
+{
+    if (!running())
+        return channel->send(
+            Message::Error,
+            Failure{QStringLiteral("nothing to stop: no deployment runs on this node")}.toCbor());
+    // Its own session stops a deployment; any session one whose session is gone.
+    if (m_owner != channel && ownerPresent())
+        return refuse(channel, QStringLiteral("deployment '%1' runs for %2: only that session "
+                                              "stops it")
+                                   .arg(m_id, m_owner->peer()));
+    qCInfo(lcDeploy).noquote() << "deployment" << m_id << "asked to stop"
+                               << (m_owner == channel ? "" : "(its session is gone)");
+    stop();
     channel->send(Message::DeployStopped);
 }
 
@@ -101,64 +128,68 @@ void DeploymentHost::refuse(ControlChannel *channel, const QString &message)
     channel->send(Message::DeployRefused, Failure{message}.toCbor());
 }
 
+void DeploymentHost::refuseUpload(const QString &message)
+{
+    m_upload->refused = true;
+    m_upload->complete = false;
+    m_upload->data = QByteArray();
+    if (m_upload->channel)
+        refuse(m_upload->channel, message);
+}
+
 void DeploymentHost::handleChunk(ControlChannel *channel, const Frame &frame)
 {
     QString error;
     const auto chunk = DeployModel::fromCbor(frame.body, &error);
     if (!chunk)
         return refuse(channel, error);
-    std::shared_ptr<Upload> &upload = m_uploads[channel];
+    m_uploadExpiry.start(m_options.upload_timeout);
     if (chunk->index == 0) {
-        upload = std::make_shared<Upload>();
-        upload->id = chunk->id;
-        upload->total = chunk->total;
-        upload->file_bytes = chunk->file_bytes;
-        upload->sha256 = chunk->sha256;
-        if (chunk->file_bytes > m_options.max_model_bytes) {
-            upload->refused = true;
-            return refuse(channel,
-                          QStringLiteral("the model file is %1, more than this node "
-                                         "takes (%2)")
-                              .arg(mib(chunk->file_bytes), mib(m_options.max_model_bytes)));
-        }
-        upload->data.reserve(qsizetype(chunk->file_bytes));
-    } else if (!upload || upload->id != chunk->id) {
+        if (m_upload && m_upload->id != chunk->id && !m_upload->refused)
+            qCInfo(lcDeploy).noquote() << "model" << m_upload->id << "dropped for" << chunk->id
+                                       << "from" << channel->peer();
+        m_upload = std::make_unique<Upload>();
+        m_upload->channel = channel;
+        m_upload->id = chunk->id;
+        m_upload->total = chunk->total;
+        m_upload->file_bytes = chunk->file_bytes;
+        m_upload->sha256 = chunk->sha256;
+        if (chunk->file_bytes > m_options.max_model_bytes)
+            return refuseUpload(QStringLiteral("the model file is %1, more than this node "
+                                               "takes (%2)")
+                                    .arg(mib(chunk->file_bytes), mib(m_options.max_model_bytes)));
+    } else if (!m_upload || m_upload->channel != channel || m_upload->id != chunk->id) {
         return refuse(channel, QStringLiteral("chunk %1 of a model whose first chunk did not "
-                                              "arrive")
+                                              "arrive, or was replaced by another upload")
                                    .arg(chunk->index));
     }
-    if (upload->refused)
+    Upload &upload = *m_upload;
+    if (upload.refused)
         return;
-    if (chunk->index != upload->next || chunk->total != upload->total ||
-        chunk->file_bytes != upload->file_bytes || chunk->sha256 != upload->sha256) {
-        upload->refused = true;
-        return refuse(channel, QStringLiteral("chunk %1 of the model does not follow chunk %2")
-                                   .arg(chunk->index)
-                                   .arg(upload->next - 1));
-    }
-    upload->data.append(chunk->data);
-    ++upload->next;
-    if (upload->data.size() > upload->file_bytes) {
-        upload->refused = true;
-        return refuse(channel, QStringLiteral("the model file is larger than the %1 bytes it "
-                                              "announced")
-                                   .arg(upload->file_bytes));
-    }
-    if (upload->next < upload->total)
+    if (chunk->index != upload.next || chunk->total != upload.total ||
+        chunk->file_bytes != upload.file_bytes || chunk->sha256 != upload.sha256)
+        return refuseUpload(QStringLiteral("chunk %1 of the model does not follow chunk %2")
+                                .arg(chunk->index)
+                                .arg(upload.next - 1));
+    if (upload.data.size() + chunk->data.size() > upload.file_bytes)
+        return refuseUpload(QStringLiteral("the model file is larger than the %1 bytes it "
+                                           "announced")
+                                .arg(upload.file_bytes));
+    upload.data.append(chunk->data);
+    ++upload.next;
+    if (upload.next < upload.total)
         return;
-    upload->refused = true; // unless it passes below
-    if (upload->data.size() != upload->file_bytes)
-        return refuse(channel, QStringLiteral("the model file is truncated: %1 of its %2 bytes "
-                                              "arrived")
-                                   .arg(upload->data.size())
-                                   .arg(upload->file_bytes));
-    if (QCryptographicHash::hash(upload->data, QCryptographicHash::Sha256) != upload->sha256)
-        return refuse(channel, QStringLiteral("the model file's SHA-256 does not match its "
-                                              "bytes: it was damaged on the way"));
-    upload->refused = false;
-    upload->complete = true;
-    qCInfo(lcDeploy).noquote() << "model" << upload->id << "from" << channel->peer()
-                               << "arrived:" << upload->data.size() << "bytes, SHA-256 checked";
+    if (upload.data.size() != upload.file_bytes)
+        return refuseUpload(QStringLiteral("the model file is truncated: %1 of its %2 bytes "
+                                           "arrived")
+                                .arg(upload.data.size())
+                                .arg(upload.file_bytes));
+    if (QCryptographicHash::hash(upload.data, QCryptographicHash::Sha256) != upload.sha256)
+        return refuseUpload(QStringLiteral("the model file's SHA-256 does not match its "
+                                           "bytes: it was damaged on the way"));
+    upload.complete = true;
+    qCInfo(lcDeploy).noquote() << "model" << upload.id << "from" << channel->peer()
+                               << "arrived:" << upload.data.size() << "bytes, SHA-256 checked";
 }
 
 void DeploymentHost::handleStart(ControlChannel *channel, const Frame &frame, const QString &busy)
@@ -174,28 +205,31 @@ void DeploymentHost::handleStart(ControlChannel *channel, const Frame &frame, co
                                               "node.conf)"));
     if (!busy.isEmpty())
         return refuse(channel, busy);
-    if (running() && m_owner)
+    if (running() && ownerPresent())
         return refuse(
             channel,
             QStringLiteral("busy running deployment '%1' for %2").arg(m_id, m_owner->peer()));
-    const std::shared_ptr<Upload> upload = m_uploads.value(channel);
-    if (!upload || upload->id != start->id || !upload->complete)
+    if (!m_upload || m_upload->channel != channel || m_upload->id != start->id ||
+        !m_upload->complete)
         return refuse(channel, QStringLiteral("the model for deployment '%1' has not arrived "
                                               "whole")
                                    .arg(start->id));
     // A deployment whose session is gone, waiting out its grace period, gives way (before the
     // camera is opened again: a device may take one reader at a time).
     stop();
+    const std::unique_ptr<Upload> upload = std::move(m_upload);
+    m_uploadExpiry.stop();
     std::unique_ptr<Inference> inference;
     try {
         inference = m_source->open(upload->data);
     } catch (const std::exception &e) {
         return refuse(channel, QString::fromUtf8(e.what()));
     }
-    m_uploads.remove(channel);
     m_owner = channel;
+    m_ownerSilent = false;
+    m_silence.start(m_options.owner_silence);
     m_id = start->id;
-    m_graceTime = std::chrono::milliseconds(start->grace_ms);
+    m_graceTime = std::min(std::chrono::milliseconds(start->grace_ms), m_options.max_grace);
     m_inference = std::move(inference);
     m_thread = std::jthread(
         [this, threads = core::threadCount(), generation = m_generation](std::stop_token token) {
@@ -208,18 +242,44 @@ void DeploymentHost::handleStart(ControlChannel *channel, const Frame &frame, co
 
 void DeploymentHost::sessionClosed(ControlChannel *channel)
 {
-    m_uploads.remove(channel);
-    if (running() && m_owner == channel) {
-        m_owner = nullptr;
-        qCInfo(lcDeploy).noquote() << "deployment" << m_id << "lost its session; it stops in"
-                                   << m_graceTime.count() << "ms unless a new one takes over";
-        m_grace.start(m_graceTime);
+    if (m_upload && m_upload->channel == channel) {
+        m_upload.reset();
+        m_uploadExpiry.stop();
     }
+    if (running() && m_owner == channel) {
+        const bool counting = m_ownerSilent;
+        m_owner = nullptr;
+        if (!counting) // a silent session's grace period runs already
+            ownerGone("lost its session");
+    }
+}
+
+void DeploymentHost::heard(ControlChannel *channel)
+{
+    if (!running() || m_owner != channel)
+        return;
+    m_silence.start(m_options.owner_silence);
+    if (m_ownerSilent) {
+        m_ownerSilent = false;
+        m_grace.stop();
+        qCInfo(lcDeploy).noquote() << "deployment" << m_id << "hears its session again";
+    }
+}
+
+void DeploymentHost::ownerGone(const char *why)
+{
+    m_ownerSilent = m_owner != nullptr;
+    m_silence.stop();
+    qCInfo(lcDeploy).noquote() << "deployment" << m_id << why << "- it stops in"
+                               << m_graceTime.count() << "ms unless a new one takes over";
+    m_grace.start(m_graceTime);
 }
 
 void DeploymentHost::stop()
 {
     m_grace.stop();
+    m_silence.stop();
+    m_ownerSilent = false;
     if (m_thread.joinable()) {
         m_thread.request_stop();
         m_thread.join();

@@ -163,6 +163,9 @@ void NodeServer::onConnection()
             noteRefused(m_refusedConnections);
             continue;
         }
+        // The kernel's probes close a connection whose peer vanished without a FIN, in case
+        // nothing is sent on it (the deployment host does not wait for them: owner_silence).
+        socket->setSocketOption(QAbstractSocket::KeepAliveOption, 1);
         auto session = std::make_unique<Session>();
         Session *s = session.get();
         s->channel = new ControlChannel(socket, this);
@@ -263,6 +266,7 @@ void NodeServer::handleAuth(Session *s, const Frame &frame)
 
 void NodeServer::handleRequest(Session *s, const Frame &frame)
 {
+    m_deployment->heard(s->channel); // a deployment's session is alive while it sends anything
     if (frame.type == Message::Ping) {
         s->channel->send(Message::Pong, frame.body);
     } else if (frame.type == Message::Subscribe) {
