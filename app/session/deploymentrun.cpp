@@ -38,7 +38,7 @@ struct DeploymentRun::Node
 };
 
 DeploymentRun::DeploymentRun(QObject *parent)
-    : QObject(parent), m_duration(this), m_stopDeadline(this)
+    : QObject(parent), m_duration(this), m_stopDeadline(this), m_ping(this)
 {
     qRegisterMetaType<DeviceView>();
     qRegisterMetaType<DeploymentOutcome>();
@@ -53,6 +53,12 @@ DeploymentRun::DeploymentRun(QObject *parent)
             if (n->state != Node::State::Done)
                 retire(n.get(), QStringLiteral("did not confirm the stop within %1 s")
                                     .arg(kStopConfirm_ms / 1000));
+    });
+    connect(&m_ping, &QTimer::timeout, this, [this] {
+        for (const auto &n : m_nodes)
+            if (n->state == Node::State::Starting || n->state == Node::State::Running ||
+                n->state == Node::State::Stopping)
+                n->client->send(net::Message::Ping);
     });
 }
 
@@ -96,6 +102,7 @@ void DeploymentRun::start(const DeploymentSetup &setup)
     }
     if (setup.durationSeconds > 0)
         m_duration.start(int(std::lround(setup.durationSeconds * 1000)));
+    m_ping.start(kPingInterval_ms);
 }
 
 void DeploymentRun::onReady(Node *n)
@@ -167,6 +174,15 @@ void DeploymentRun::onMessage(Node *n, const net::Frame &frame)
         v.rssBytes = report->rss_bytes;
         n->last = v;
         Q_EMIT view(v);
+    } else if (frame.type == net::Message::Error) {
+        // An agent older than deployments knows none of their messages: it would never answer
+        // deploy_start. Stopping, the node says it runs nothing: stopped already.
+        if (n->state == Node::State::Starting)
+            retire(n, QStringLiteral("refused the student: this node's agent is too old to run a "
+                                     "student (it answered: %1)")
+                          .arg(net::Failure::fromCbor(frame.body).message));
+        else if (n->state == Node::State::Stopping)
+            retire(n, {});
     } else if (frame.type == net::Message::DeployStopped) {
         retire(n, n->state == Node::State::Stopping
                       ? QString()
@@ -252,6 +268,7 @@ void DeploymentRun::end(DeploymentOutcome outcome)
     m_running = false;
     m_duration.stop();
     m_stopDeadline.stop();
+    m_ping.stop();
     outcome.seconds = double(m_clock.elapsed()) / 1000.0;
     Q_EMIT done(outcome);
 }

@@ -56,7 +56,8 @@ struct DeploymentOutcome
  * the model file with its size and SHA-256, and asks each node to run it on its own camera; the
  * node checks the file and refuses it, or answers with a report about once a second.
  *
- * A node that refuses, fails or drops out is reported by nodeFailed() and the others go on. The
+ * A node that refuses, fails or drops out is reported by nodeFailed() and the others go on; a
+ * node whose agent predates deployments answers with an error and counts as refusing. The
  * run ends when stop() is called or durationSeconds pass (every running node is asked to stop
  * and its confirmation awaited, briefly), or when no node is left running. Every run ends with
  * exactly one done(): ok when at least one node ran the student; `error` when none could.
@@ -74,6 +75,9 @@ public:
 
     /** How long stopped nodes have to confirm before the run ends without them. */
     static constexpr int kStopConfirm_ms = 5000;
+    /** How often every node that runs (or is starting, or stopping) the student is pinged: a
+     *  node that hears nothing from its coordinator for a few seconds starts its grace period. */
+    static constexpr int kPingInterval_ms = 1000;
 
 Q_SIGNALS:
     void status(const QString &text);
@@ -104,6 +108,7 @@ private:
     QElapsedTimer m_clock;
     QTimer m_duration;
     QTimer m_stopDeadline; // how long stopped nodes have to confirm
+    QTimer m_ping;         // the nodes count a session that sends nothing for seconds as gone
     bool m_running = false;
     bool m_stopping = false;
     bool m_cancelled = false; // stop() rather than the duration
