@@ -3,6 +3,7 @@
 #include "app/session/deploymentrun.h"
 #include "clicontext.h"
 #include "clustertrain.h"
+#include "core/numbertext.h"
 #include "net/protocol/discovery.h"
 #include "net/protocol/keyfile.h"
 #include "vision/studentteacher.h"
@@ -12,21 +13,18 @@
 #include <QTimer>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 namespace edgetrain::app {
 
 namespace {
 
-/** One node's figures as the progress line shows them. */
+/** One node's figures as the progress line shows them (the same bytes in every locale). */
 std::string brief(const DeviceView &v)
 {
-    char text[192];
-    std::snprintf(text, sizeof text, "%s %.1f fps p50 %.1f ms p95 %.1f ms, %lld frames",
-                  qPrintable(v.node), v.fps, v.latencyMsP50, v.latencyMsP95,
-                  static_cast<long long>(v.frames));
-    return text;
+    using core::NumberText::fixed;
+    return v.node.toStdString() + " " + fixed(v.fps, 1) + " fps p50 " + fixed(v.latencyMsP50, 1) +
+           " ms p95 " + fixed(v.latencyMsP95, 1) + " ms, " + std::to_string(v.frames) + " frames";
 }
 
 core::Json nodeJson(const QString &name, const DeviceView *view, const QString &error)
