@@ -13,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -117,8 +118,22 @@ void TestDeployCli::jsonPerNode()
     QVERIFY(startNode(QStringLiteral("cam-a"), true).waitReady());
     QVERIFY(startNode(QStringLiteral("blind"), false).waitReady());
     QProcess p;
-    startDeploy(p, {QStringLiteral("--duration"), QStringLiteral("4s")});
-    const Run r = finish(p);
+    startDeploy(p, {});
+    // Until each camera node has reported, however long a loaded machine takes; then Ctrl-C.
+    // The figures are written with a point under the comma-decimal locale too.
+    QByteArray progress;
+    const auto reported = [&](const char *node) {
+        return QRegularExpression(QStringLiteral("%1 [0-9]+\\.[0-9] fps p50 [0-9]+\\.[0-9] ms")
+                                      .arg(QLatin1String(node)))
+            .match(QString::fromUtf8(progress))
+            .hasMatch();
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT((progress += p.readAllStandardError(), reported("cam-a")) &&
+                                  reported("cam-b"),
+                              progress.constData(), 30000);
+    ::kill(pid_t(p.processId()), SIGINT);
+    Run r = finish(p);
+    r.err.prepend(QString::fromUtf8(progress));
     QVERIFY2(r.status == 0, qPrintable(r.err));
     QCOMPARE(r.json.value(QStringLiteral("command")).toString(), QStringLiteral("deploy"));
     const QJsonArray nodes = r.json.value(QStringLiteral("nodes")).toArray();

@@ -10,9 +10,11 @@
 #include "core/model.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
+#include "net/agent/deploymenthost.h"
 #include "vision/framestudent.h"
 #include "vision/framestudenttrainer.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -110,6 +112,8 @@ void TestDeployment::threeNodesRunTheStudentUntilStopped()
             [&](const app::DeviceView &v) { latest[v.node] = v; });
     QSignalSpy failed(&run, &app::DeploymentRun::nodeFailed);
     QSignalSpy done(&run, &app::DeploymentRun::done);
+    QElapsedTimer running;
+    running.start();
     run.start(setup(m_model));
 
     // Every node reports frames it ran, with a picture of the latest.
@@ -132,6 +136,12 @@ void TestDeployment::threeNodesRunTheStudentUntilStopped()
         QVERIFY(image.cols <= 320 && image.cols >= 300); // vtest.avi is 768 px wide
         QCOMPARE(image.rows, 240);
     }
+    QCOMPARE(failed.size(), 0);
+    // Past a node's silence limit, the run's pings keep every deployment with its session.
+    const qint64 silence_ms = net::DeploymentOptions().owner_silence.count();
+    QTest::qWait(int(std::max<qint64>(0, silence_ms + 2000 - running.elapsed())));
+    for (const auto &node : m_nodes)
+        QVERIFY2(!node->log().contains(QLatin1String("has sent nothing")), qPrintable(node->log()));
     QCOMPARE(failed.size(), 0);
 
     // A node killed: the run says which, and the others go on.

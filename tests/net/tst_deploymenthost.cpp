@@ -1,8 +1,9 @@
 // The node's side of a deployment (net::DeploymentHost inside a NodeServer on loopback), with a
 // scripted camera in place of OpenCV: the model's checks in the order they are made, the
 // reports' figures, the stop, a camera that gives out (or a model that throws), a training job
-// refused while a model runs, and a deployment that outlives its coordinator by the grace period
-// and no longer.
+// refused while a model runs, a deployment that outlives its coordinator (gone or silent) by the
+// grace period and no longer, the node's cap on that period, a deployment whose coordinator is
+// gone stopped by another, and the node's one upload at a time, dropped when left idle.
 
 #include "core/fashionmnist.h"
 #include "core/zoo.h"
@@ -14,10 +15,12 @@
 #include "net/protocol/protocol.h"
 
 #include <QCryptographicHash>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 
 #include <atomic>
 #include <thread>
@@ -99,9 +102,23 @@ private Q_SLOTS:
     void aCameraThatGivesOutEndsTheRun_data();
     void aCameraThatGivesOutEndsTheRun();
     void theGracePeriodThenANewCoordinator();
+    void aSilentCoordinatorCountsAsGone();
+    void theGracePeriodIsCapped();
+    void anyoneStopsAnOrphanedDeployment();
+    void oneUploadAtATime();
+    void anIdleUploadIsDropped();
     void aTrainingJobKeepsTheModelOut();
 
 private:
+    /** A node server on loopback with the test's camera and `options`. */
+    void startServer(const DeploymentOptions &options);
+    static DeploymentOptions testOptions();
+    /** Sends the model under `id` and starts it with `grace_ms`. */
+    static void deploy(ControlClient &client, const QString &id, qint64 grace_ms);
+    /** Asks the node for a training job and returns its refusal: kBusy while a model runs. */
+    QString jobRefusal(ControlClient &client, std::vector<Frame> &frames);
+    static constexpr QLatin1String kBusy{"busy running a deployed model"};
+
     /** A connected, authenticated client; its messages land in `frames`. */
     std::unique_ptr<ControlClient> connectClient(std::vector<Frame> *frames);
     static int count(const std::vector<Frame> &frames, QLatin1String type);
@@ -112,8 +129,24 @@ private:
     std::unique_ptr<NodeServer> m_server;
 };
 
+DeploymentOptions TestDeploymentHost::testOptions()
+{
+    DeploymentOptions o;
+    o.max_model_bytes = 1000;
+    o.report_interval = std::chrono::milliseconds(100);
+    // The test's clients do not ping: only the silence test hears them fall silent.
+    o.owner_silence = std::chrono::minutes(10);
+    return o;
+}
+
 void TestDeploymentHost::init()
 {
+    startServer(testOptions());
+}
+
+void TestDeploymentHost::startServer(const DeploymentOptions &options)
+{
+    m_server.reset();
     m_camera = std::make_shared<ScriptedCamera>();
     NodeOptions o;
     o.name = QStringLiteral("host");
@@ -121,11 +154,26 @@ void TestDeploymentHost::init()
     o.multicast = false;
     o.discovery_port = quint16(40000 + QRandomGenerator::global()->bounded(20000));
     o.camera = m_camera;
-    o.deployment.max_model_bytes = 1000;
-    o.deployment.report_interval = std::chrono::milliseconds(100);
+    o.deployment = options;
     m_server = std::make_unique<NodeServer>(o);
     QString error;
     QVERIFY2(m_server->start(&error), qPrintable(error));
+}
+
+void TestDeploymentHost::deploy(ControlClient &client, const QString &id, qint64 grace_ms)
+{
+    for (const DeployModel &c : chunksOf(kModel, 1000, id))
+        client.send(Message::DeployModel, c.toCbor());
+    client.send(Message::DeployStart, DeployStart{id, grace_ms}.toCbor());
+}
+
+QString TestDeploymentHost::jobRefusal(ControlClient &client, std::vector<Frame> &frames)
+{
+    const int before = count(frames, Message::JobRefused);
+    client.send(Message::Job, QCborMap());
+    if (!QTest::qWaitFor([&] { return count(frames, Message::JobRefused) > before; }, 5000))
+        return QStringLiteral("(no answer)");
+    return lastMessage(frames, Message::JobRefused);
 }
 
 void TestDeploymentHost::cleanup()
@@ -309,41 +357,147 @@ void TestDeploymentHost::aCameraThatGivesOutEndsTheRun()
 
 void TestDeploymentHost::theGracePeriodThenANewCoordinator()
 {
+    // Long enough that a loaded machine answers well within it; every wait is measured from it.
+    constexpr qint64 grace_ms = 3000;
     std::vector<Frame> first;
     auto client = connectClient(&first);
     QVERIFY(client);
-    for (const DeployModel &c : chunksOf(kModel, 1000))
-        client->send(Message::DeployModel, c.toCbor());
-    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 600}.toCbor());
+    deploy(*client, QStringLiteral("d1"), grace_ms);
     QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployAccepted), 1, 5000);
     std::vector<Frame> second;
     auto other = connectClient(&second);
     QVERIFY(other);
-    const auto deploy = [&] {
-        for (const DeployModel &c : chunksOf(kModel, 1000, QStringLiteral("d2")))
-            other->send(Message::DeployModel, c.toCbor());
-        other->send(Message::DeployStart, DeployStart{QStringLiteral("d2"), 600}.toCbor());
-    };
     // While the first coordinator is there, its deployment is not taken from it.
-    deploy();
+    deploy(*other, QStringLiteral("d2"), grace_ms);
     QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployRefused), 1, 5000);
     QVERIFY(lastMessage(second, Message::DeployRefused).contains(QLatin1String("busy running")));
     // Gone: the model runs on within the grace period, and stops after it.
+    QElapsedTimer sinceGone;
+    sinceGone.start();
     client->close();
     client.reset();
-    QTest::qWait(300);
-    other->send(Message::Job, QCborMap());
-    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::JobRefused), 1, 5000);
-    QCOMPARE(lastMessage(second, Message::JobRefused),
-             QStringLiteral("busy running a deployed model"));
-    QTest::qWait(600);
-    other->send(Message::Job, QCborMap());
-    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::JobRefused), 2, 5000);
-    QVERIFY(lastMessage(second, Message::JobRefused) !=
-            QLatin1String("busy running a deployed model"));
+    QCOMPARE(jobRefusal(*other, second), kBusy);
+    QVERIFY2(sinceGone.elapsed() < grace_ms, "the machine is too slow to tell");
+    QTRY_VERIFY_WITH_TIMEOUT(jobRefusal(*other, second) != kBusy, grace_ms + 10000);
+    QVERIFY(sinceGone.elapsed() >= grace_ms);
     // And the node takes a new deployment.
-    deploy();
+    deploy(*other, QStringLiteral("d2"), grace_ms);
     QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployAccepted), 1, 5000);
+}
+
+void TestDeploymentHost::aSilentCoordinatorCountsAsGone()
+{
+    DeploymentOptions options = testOptions();
+    options.owner_silence = std::chrono::milliseconds(1000);
+    startServer(options);
+    std::vector<Frame> first, second;
+    auto client = connectClient(&first);
+    auto other = connectClient(&second);
+    QVERIFY(client && other);
+    deploy(*client, QStringLiteral("d1"), 2000);
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployAccepted), 1, 5000);
+    // A coordinator that pings keeps its deployment past the silence limit, its connection open.
+    QTimer ping;
+    connect(&ping, &QTimer::timeout, client.get(), [&] { client->send(Message::Ping); });
+    ping.start(200);
+    QTest::qWait(2500);
+    QCOMPARE(jobRefusal(*other, second), kBusy);
+    // Silent (as over a link that died without a FIN): the grace period starts and runs out.
+    ping.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(jobRefusal(*other, second) != kBusy, 15000);
+    QCOMPARE(count(first, Message::DeployStopped), 0);
+}
+
+void TestDeploymentHost::theGracePeriodIsCapped()
+{
+    DeploymentOptions options = testOptions();
+    options.max_grace = std::chrono::milliseconds(1000);
+    startServer(options);
+    std::vector<Frame> first, second;
+    auto client = connectClient(&first);
+    auto other = connectClient(&second);
+    QVERIFY(client && other);
+    deploy(*client, QStringLiteral("d1"),
+           qint64(24) * 3600 * 1000); // a day, as the coordinator may ask
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployAccepted), 1, 5000);
+    client->close();
+    QTRY_VERIFY_WITH_TIMEOUT(jobRefusal(*other, second) != kBusy, 15000);
+}
+
+void TestDeploymentHost::anyoneStopsAnOrphanedDeployment()
+{
+    std::vector<Frame> first, second;
+    auto client = connectClient(&first);
+    auto other = connectClient(&second);
+    QVERIFY(client && other);
+    // Nothing runs: nothing stopped, and the node says so.
+    other->send(Message::DeployStop);
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::Error), 1, 5000);
+    QVERIFY2(lastMessage(second, Message::Error).contains(QLatin1String("nothing to stop")),
+             qPrintable(lastMessage(second, Message::Error)));
+    deploy(*client, QStringLiteral("d1"), 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployAccepted), 1, 5000);
+    // Another session does not stop a deployment whose own session is there...
+    other->send(Message::DeployStop);
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployRefused), 1, 5000);
+    QVERIFY2(lastMessage(second, Message::DeployRefused)
+                 .contains(QLatin1String("only that session stops it")),
+             qPrintable(lastMessage(second, Message::DeployRefused)));
+    QCOMPARE(jobRefusal(*other, second), kBusy);
+    // ...but stops it once that session is gone, without waiting out the grace period.
+    client->close();
+    const auto stops = [&] {
+        other->send(Message::DeployStop);
+        return QTest::qWaitFor([&] { return count(second, Message::DeployStopped) == 1; }, 500);
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(stops(), 10000);
+    QVERIFY(jobRefusal(*other, second) != kBusy);
+    QCOMPARE(count(second, Message::DeployStopped), 1);
+}
+
+void TestDeploymentHost::oneUploadAtATime()
+{
+    std::vector<Frame> first, second;
+    auto client = connectClient(&first);
+    auto other = connectClient(&second);
+    QVERIFY(client && other);
+    for (const DeployModel &c : chunksOf(kModel, 1000, QStringLiteral("d1")))
+        client->send(Message::DeployModel, c.toCbor());
+    QTest::qWait(200); // d1 has arrived whole
+    // A newer upload replaces it: d1's start finds no model, d2 runs.
+    deploy(*other, QStringLiteral("d2"), 1000);
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployAccepted), 1, 5000);
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployRefused), 1, 5000);
+    QVERIFY2(lastMessage(first, Message::DeployRefused).contains(QLatin1String("busy running")),
+             qPrintable(lastMessage(first, Message::DeployRefused)));
+    other->send(Message::DeployStop);
+    QTRY_COMPARE_WITH_TIMEOUT(count(second, Message::DeployStopped), 1, 5000);
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(first, Message::DeployRefused), 2, 5000);
+    QVERIFY2(lastMessage(first, Message::DeployRefused).contains(QLatin1String("not arrived")),
+             qPrintable(lastMessage(first, Message::DeployRefused)));
+    QCOMPARE(count(first, Message::DeployAccepted), 0);
+}
+
+void TestDeploymentHost::anIdleUploadIsDropped()
+{
+    DeploymentOptions options = testOptions();
+    options.upload_timeout = std::chrono::milliseconds(500);
+    startServer(options);
+    std::vector<Frame> frames;
+    auto client = connectClient(&frames);
+    QVERIFY(client);
+    for (const DeployModel &c : chunksOf(kModel, 1000))
+        client->send(Message::DeployModel, c.toCbor());
+    QTest::qWait(1500);
+    client->send(Message::DeployStart, DeployStart{QStringLiteral("d1"), 1000}.toCbor());
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployRefused), 1, 5000);
+    QVERIFY2(lastMessage(frames, Message::DeployRefused).contains(QLatin1String("not arrived")),
+             qPrintable(lastMessage(frames, Message::DeployRefused)));
+    // Sent again and started at once, it runs.
+    deploy(*client, QStringLiteral("d1"), 1000);
+    QTRY_COMPARE_WITH_TIMEOUT(count(frames, Message::DeployAccepted), 1, 5000);
 }
 
 void TestDeploymentHost::aTrainingJobKeepsTheModelOut()
