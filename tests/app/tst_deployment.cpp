@@ -3,7 +3,8 @@
 // coordinator stops after the grace period, and a node refuses a truncated, an oversized and a
 // foreign file, a model whose input is not a colour frame or is huge, and one whose spec
 // declares more weights than its file holds, living on to run the real student; and it refuses
-// outright when it has no camera - each with a message that says so.
+// outright when it has no camera, as a node too old to know deployments does - each with a
+// message that says so.
 
 #include "../net/nodeprocess.h"
 #include "app/session/deploymentrun.h"
@@ -11,12 +12,18 @@
 #include "core/safetensors.h"
 #include "core/zoo.h"
 #include "net/agent/deploymenthost.h"
+#include "net/protocol/controlchannel.h"
+#include "net/protocol/messages/handshake.h"
+#include "net/protocol/messages/nodeinfo.h"
+#include "net/protocol/messages/workermessages.h"
+#include "net/protocol/protocol.h"
 #include "vision/framestudent.h"
 #include "vision/framestudenttrainer.h"
 
 #include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
 #include <opencv2/imgcodecs.hpp>
@@ -41,6 +48,56 @@ bool writeAll(const QString &path, const QByteArray &bytes)
     return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
 }
 
+/** A node whose agent predates deployments: it proves the key and answers pings, and every
+ *  other message is an unknown type to it (as protocol.h's older nodes answer). */
+class OldNode : public QObject
+{
+public:
+    explicit OldNode(QByteArray key) : m_key(std::move(key))
+    {
+        connect(&m_server, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *socket = m_server.nextPendingConnection())
+                serve(new net::ControlChannel(socket, this));
+        });
+        m_server.listen(QHostAddress::LocalHost);
+    }
+    quint16 port() const { return m_server.serverPort(); }
+
+private:
+    void serve(net::ControlChannel *channel)
+    {
+        auto nonces = std::make_shared<std::pair<QByteArray, QByteArray>>();
+        connect(channel, &net::ControlChannel::frameReceived, this, [=, this](const net::Frame &f) {
+            namespace Message = net::Message;
+            if (f.type == Message::Hello) {
+                nonces->first = net::Hello::fromCbor(f.body).nonce;
+                nonces->second = net::randomBytes(net::Handshake::kNonceBytes);
+                channel->send(
+                    Message::Challenge,
+                    net::Challenge{nonces->second, net::Handshake::serverProof(m_key, nonces->first,
+                                                                               nonces->second)}
+                        .toCbor());
+            } else if (f.type == Message::Auth) {
+                channel->setSessionKey(
+                    net::Handshake::sessionKey(m_key, nonces->first, nonces->second));
+                net::NodeInfo info;
+                info.id = info.name = QStringLiteral("old-node");
+                info.control_port = port();
+                channel->send(Message::Welcome, info.withCapabilities());
+            } else if (f.type == Message::Ping) {
+                channel->send(Message::Pong, f.body);
+            } else if (f.type != Message::Subscribe) {
+                channel->send(
+                    Message::Error,
+                    net::Failure{QStringLiteral("unknown message type '%1'").arg(f.type)}.toCbor());
+            }
+        });
+    }
+
+    QByteArray m_key;
+    QTcpServer m_server;
+};
+
 } // namespace
 
 class TestDeployment : public QObject
@@ -55,6 +112,7 @@ private Q_SLOTS:
     void theNodeRefusesWhatIsNotItsModel_data();
     void theNodeRefusesWhatIsNotItsModel();
     void aNodeWithoutACameraRefuses();
+    void aNodeTooOldToDeployRefuses();
 
 private:
     /** A node on loopback; `camera`: with --camera vtest.avi. */
@@ -277,6 +335,25 @@ void TestDeployment::aNodeWithoutACameraRefuses()
     QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
     QCOMPARE(failed.size(), 1);
     QVERIFY2(failed[0][1].toString().contains(QLatin1String("this node has no camera")),
+             qPrintable(failed[0][1].toString()));
+    QVERIFY(!done[0][0].value<app::DeploymentOutcome>().ok);
+}
+
+void TestDeployment::aNodeTooOldToDeployRefuses()
+{
+    OldNode old(m_key);
+    QVERIFY(old.port() != 0);
+    app::DeploymentRun run;
+    QSignalSpy failed(&run, &app::DeploymentRun::nodeFailed);
+    QSignalSpy done(&run, &app::DeploymentRun::done);
+    app::DeploymentSetup s = setup(m_model);
+    s.nodes = {{QStringLiteral("127.0.0.1"), old.port()}};
+    run.start(s);
+    QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 10000);
+    QCOMPARE(failed.size(), 1);
+    QCOMPARE(failed[0][0].toString(), QStringLiteral("old-node"));
+    QVERIFY2(failed[0][1].toString().contains(
+                 QLatin1String("this node's agent is too old to run a student")),
              qPrintable(failed[0][1].toString()));
     QVERIFY(!done[0][0].value<app::DeploymentOutcome>().ok);
 }
