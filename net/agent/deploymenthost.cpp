@@ -143,7 +143,6 @@ void DeploymentHost::handleChunk(ControlChannel *channel, const Frame &frame)
     const auto chunk = DeployModel::fromCbor(frame.body, &error);
     if (!chunk)
         return refuse(channel, error);
-    m_uploadExpiry.start(m_options.upload_timeout);
     if (chunk->index == 0) {
         if (m_upload && m_upload->id != chunk->id && !m_upload->refused)
             qCInfo(lcDeploy).noquote() << "model" << m_upload->id << "dropped for" << chunk->id
@@ -154,6 +153,7 @@ void DeploymentHost::handleChunk(ControlChannel *channel, const Frame &frame)
         m_upload->total = chunk->total;
         m_upload->file_bytes = chunk->file_bytes;
         m_upload->sha256 = chunk->sha256;
+        m_uploadExpiry.start(m_options.upload_timeout);
         if (chunk->file_bytes > m_options.max_model_bytes)
             return refuseUpload(QStringLiteral("the model file is %1, more than this node "
                                                "takes (%2)")
@@ -164,6 +164,7 @@ void DeploymentHost::handleChunk(ControlChannel *channel, const Frame &frame)
                                    .arg(chunk->index));
     }
     Upload &upload = *m_upload;
+    m_uploadExpiry.start(m_options.upload_timeout); // a chunk of the upload: it is not idle
     if (upload.refused)
         return;
     if (chunk->index != upload.next || chunk->total != upload.total ||
