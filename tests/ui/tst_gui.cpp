@@ -116,6 +116,18 @@ public:
             "%.1f ms late",
             during, TimedApplication::longest, TimedApplication::what.constData(), m_late);
     }
+    /** The test's own blocking calls (a node process killed or started and waited for) hold
+     *  the GUI thread without it being the window's doing: not measured. */
+    template <typename F> auto unmeasured(F &&blocking)
+    {
+        m_timer.stop();
+        TimedApplication::measuring = false;
+        auto result = blocking();
+        m_last = 0;
+        m_timer.start();
+        TimedApplication::measuring = true;
+        return result;
+    }
     double busy() const { return TimedApplication::longest; } // ms
     double late() const { return m_late; }                    // ms
 
@@ -767,9 +779,12 @@ void TstGui::trainingOutlastsFaults()
     bothTrainAgain(1);
     if (QTest::currentTestFailed())
         return;
-    victim.kill();
+    watchdog.unmeasured([&] {
+        victim.kill();
+        return true;
+    });
     QTRY_VERIFY_WITH_TIMEOUT(count(net::ClusterEventKind::Lost) == 2, 15000);
-    QVERIFY(victim.restart()); // the device is back, on the same port
+    QVERIFY(watchdog.unmeasured([&] { return victim.restart(); })); // back, on the same port
     bothTrainAgain(2);
     if (QTest::currentTestFailed())
         return;
