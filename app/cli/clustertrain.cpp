@@ -50,17 +50,22 @@ QList<QPair<QString, quint16>> resolveNodes(CliContext &cli)
     return nodes;
 }
 
-void addNodeOptions(CliContext &cli, const QString &collectiveTimeout)
+void addDiscoveryOptions(CliContext &cli, const char *nodesHelp, const char *discoverHelp)
 {
-    cli.addOption("nodes", "Train across these nodes (edgetrain-node) instead of locally.",
-                  "HOST:PORT,...");
-    cli.addOption("discover", "Train across the first N nodes that answer discovery.", "N");
+    cli.addOption("nodes", nodesHelp, "HOST:PORT,...");
+    cli.addOption("discover", discoverHelp, "N");
     cli.addOption("probe",
                   "With --discover: ask these discovery addresses instead of the multicast group.",
                   "HOST:PORT,...");
     cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P",
                   QString::number(net::kDiscoveryPort));
     cli.addOption("timeout", "With --discover: how long to listen.", "DURATION", "3s");
+}
+
+void addNodeOptions(CliContext &cli, const QString &collectiveTimeout)
+{
+    addDiscoveryOptions(cli, "Train across these nodes (edgetrain-node) instead of locally.",
+                        "Train across the first N nodes that answer discovery.");
     cli.addOption("key-file", "Cluster key file (with --nodes or --discover).", "F");
     cli.addOption("mode",
                   "Across nodes: sync (allreduce every step), async (parameter server) or "

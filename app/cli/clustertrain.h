@@ -25,6 +25,9 @@ struct ClusterTrainSettings
  *  --timeout), --key-file, --mode, --staleness, --local-steps, --collective-timeout (its
  *  default: `collectiveTimeout`). Shared by every command that trains on nodes. */
 void addNodeOptions(CliContext &cli, const QString &collectiveTimeout);
+/** --nodes and --discover (with their help texts), --probe, --discovery-port and --timeout: the
+ *  flags resolveNodes reads. */
+void addDiscoveryOptions(CliContext &cli, const char *nodesHelp, const char *discoverHelp);
 /** host:port of the nodes: --nodes as given, or the first --discover N that answer discovery
  *  (--probe, --discovery-port, --timeout). Throws UsageError for a bad flag, core::IoError when
  *  too few nodes answer. */

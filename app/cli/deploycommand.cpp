@@ -59,15 +59,8 @@ int DeployCommand::run(const QStringList &arguments)
     cli.addOption("duration", "Stop after this long (default: at Ctrl-C).", "DURATION");
     cli.addOption("grace", "A node that loses this command stops by itself after this long.",
                   "DURATION", "10s");
-    cli.addOption("nodes", "Run the student on these nodes (edgetrain-node --camera).",
-                  "HOST:PORT,...");
-    cli.addOption("discover", "Run it on the first N nodes that answer discovery.", "N");
-    cli.addOption("probe",
-                  "With --discover: ask these discovery addresses instead of the multicast group.",
-                  "HOST:PORT,...");
-    cli.addOption("discovery-port", "With --discover: the multicast group's port.", "P",
-                  QString::number(net::kDiscoveryPort));
-    cli.addOption("timeout", "With --discover: how long to listen.", "DURATION", "3s");
+    addDiscoveryOptions(cli, "Run the student on these nodes (edgetrain-node --camera).",
+                        "Run it on the first N nodes that answer discovery.");
     cli.addOption("key-file", "Cluster key file.", "F");
     if (!cli.parse())
         return ExitSuccess;

@@ -4,6 +4,8 @@
 // and the report gains its Deploy page. QT_QPA_PLATFORM=offscreen; with
 // EDGETRAIN_SCREENSHOTS=DIR set, the window is saved as DIR/deploy-<n>-<what>.png and the report
 // as DIR/deploy-report.pdf.
+
+#include "../support/pdfinfo.h"
 #include "core/safetensors.h"
 #include "nodeprocess.h"
 #include "ui/deploypage.h"
@@ -35,16 +37,7 @@ QString nodeName(int i)
     return QStringLiteral("deploy-node-%1").arg(i);
 }
 
-int pdfPages(const QString &pdf)
-{
-    QProcess p;
-    p.start(QStringLiteral("pdfinfo"), {pdf});
-    if (!p.waitForFinished(20000) || p.exitCode() != 0)
-        return -1;
-    const auto m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)"))
-                       .match(QString::fromUtf8(p.readAllStandardOutput()));
-    return m.hasMatch() ? m.captured(1).toInt() : -1;
-}
+using tests::pdfPages;
 
 } // namespace
 

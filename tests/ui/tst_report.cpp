@@ -7,6 +7,7 @@
 // student on vtest.avi against tests/data/vtest's verified frames from 480 on, checks the Report
 // page and the PDF say what was measured, and saves the Report page, PDF pages and the PR chart as
 // PNGs (in DIR with EDGETRAIN_SCREENSHOTS=DIR set, else in a temporary folder).
+#include "../support/pdfinfo.h"
 #include "../support/walkingvideo.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
@@ -122,16 +123,7 @@ QString pdfText(const QString &pdf, int page)
         .simplified();
 }
 
-int pdfPages(const QString &pdf)
-{
-    QProcess p;
-    p.start(QStringLiteral("pdfinfo"), {pdf});
-    if (!p.waitForFinished(20000) || p.exitCode() != 0)
-        return -1;
-    const auto m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)"))
-                       .match(QString::fromUtf8(p.readAllStandardOutput()));
-    return m.hasMatch() ? m.captured(1).toInt() : -1;
-}
+using tests::pdfPages;
 
 constexpr int kFrames = tests::kWalkingFrames;
 const cv::Size kSize = tests::kWalkingSize;
