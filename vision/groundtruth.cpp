@@ -89,6 +89,8 @@ core::Json GroundTruth::toJson() const
             boxes.push(std::move(jb));
         }
         jf.set("boxes", std::move(boxes));
+        if (!f.pick.empty()) // older files have none: imported or drawn by hand
+            jf.set("pick", f.pick);
         list.push(std::move(jf));
     }
     j.set("frames", std::move(list));
@@ -121,6 +123,8 @@ GroundTruth GroundTruth::fromJson(const core::Json &j, const std::string &where)
         if (!done.isBool())
             r.fail(p + ".done", "not true/false");
         f.done = done.toBool();
+        if (const core::Json *pick = list[i].find("pick"))
+            f.pick = r.text(*pick, p + ".pick");
         const auto &boxes = r.array(list[i], p, "boxes");
         for (std::size_t k = 0; k < boxes.size(); ++k) {
             const std::string q = p + ".boxes[" + std::to_string(k) + "]";

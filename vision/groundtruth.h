@@ -28,6 +28,9 @@ struct TruthFrame
     int index = 0;
     std::vector<TruthBox> boxes;
     bool done = false;
+    /** Which pick chose the frame for verifying: "spread" (the even, unbiased one),
+     *  "disagreement" (where the detectors disagree), or "" (imported, or added by hand). */
+    std::string pick;
 };
 
 /**

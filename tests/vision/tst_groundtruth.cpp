@@ -34,10 +34,12 @@ GroundTruth sample()
     a.boxes.push_back({cv::Rect2d(10.25, 20.5, 30.125, 80.75), false, 4});
     a.boxes.push_back({cv::Rect2d(200.0, 100.0, 40.5, 90.0), false, 7});
     a.boxes.push_back({cv::Rect2d(290.0, 5.0, 12.0, 14.0), true, -1}); // too small: ignore
+    a.pick = "disagreement";
     TruthFrame &b = gt.ensureFrame(3);
     b.done = true;
     b.boxes.push_back({cv::Rect2d(0.0, 0.0, 319.5, 239.25), false, 2});
     gt.ensureFrame(7).done = true; // verified: nobody there
+    gt.ensureFrame(7).pick = "spread";
     return gt;
 }
 
@@ -140,6 +142,7 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < gt.frames.size(); ++i) {
             QCOMPARE(back.frames[i].index, gt.frames[i].index);
             QCOMPARE(back.frames[i].done, gt.frames[i].done);
+            QCOMPARE(back.frames[i].pick, gt.frames[i].pick);
             QCOMPARE(back.frames[i].boxes.size(), gt.frames[i].boxes.size());
             for (std::size_t k = 0; k < gt.frames[i].boxes.size(); ++k) {
                 QCOMPARE(back.frames[i].boxes[k].box, gt.frames[i].boxes[k].box);
