@@ -1,5 +1,7 @@
 #include "detectionmetrics.h"
 
+#include "weightedfigures.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -170,6 +172,35 @@ DetectionMetrics::evaluate(const std::vector<std::pair<std::string, FrameDetecti
     for (const auto &[name, detections] : detectors)
         out.push_back(evaluate(name, detections, truth, options));
     return out;
+}
+
+std::vector<FrameMatch> DetectionMetrics::frameMatches(const FrameDetections &detections,
+                                                       const GroundTruth &truth,
+                                                       const MetricsOptions &options)
+{
+    std::vector<FrameMatch> out;
+    for (const TruthFrame *f : scoredFrames(truth, options)) {
+        FrameMatch m;
+        m.frame = f->index;
+        m.truths = int(std::count_if(f->boxes.begin(), f->boxes.end(),
+                                     [](const TruthBox &b) { return !b.ignore; }));
+        const auto it = detections.find(f->index);
+        if (it != detections.end()) {
+            std::vector<Judged> judged;
+            matchFrame(*f, it->second, options.iou, judged);
+            for (const Judged &j : judged)
+                if (j.outcome != Outcome::Ignored)
+                    m.detections.push_back({j.score, j.outcome == Outcome::True});
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+DetectionMetrics::Figures DetectionMetrics::figures(const std::vector<FrameMatch> &frames,
+                                                    float threshold, const std::vector<int> &weight)
+{
+    return WeightedFigures(frames, threshold).figures(weight);
 }
 
 } // namespace edgetrain::vision

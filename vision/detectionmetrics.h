@@ -52,6 +52,24 @@ struct MetricsOptions
     int last_frame = INT_MAX; // inclusive
 };
 
+/** A detection as the matching judged it: its score and whether it took a truth. */
+struct MatchedDetection
+{
+    float score = 0;
+    bool true_positive = false;
+};
+
+/** One verified frame as the matching saw it: its non-ignore truths and its detections (those an
+ *  ignore box absorbed left out), best score first (ties in the detector's order), matched at
+ *  MetricsOptions::iou over ALL scores. Greedy by score, so keeping those >= a threshold
+ *  afterwards gives the same true and false positives as matching at that threshold. */
+struct FrameMatch
+{
+    int frame = 0;  // the frame's index in the video
+    int truths = 0; // non-ignore boxes
+    std::vector<MatchedDetection> detections;
+};
+
 /**
  * Detection figures as COCO computes them, against a GroundTruth.
  * Greedy matching by score: each detection of a frame, best score first, takes the unmatched
@@ -73,6 +91,30 @@ public:
     static std::vector<DetectorScore>
     evaluate(const std::vector<std::pair<std::string, FrameDetections>> &detectors,
              const GroundTruth &truth, const MetricsOptions &options);
+    /** Each scored frame's matches (frames chosen exactly as evaluate() chooses them: done ones
+     *  if only_done_frames, within the span), sorted by frame; options.threshold is ignored. */
+    static std::vector<FrameMatch> frameMatches(const FrameDetections &detections,
+                                                const GroundTruth &truth,
+                                                const MetricsOptions &options);
+
+    /** Figures from frame matches. A figure that is undefined is 0, as in evaluate(); tell it
+     *  by the counts: recall and ap50 need truths, precision needs detections, f1 either. */
+    struct Figures
+    {
+        double recall = 0, precision = 0, f1 = 0, ap50 = 0;
+        int truths = 0, detections = 0, true_positives = 0; // detections: at the threshold
+    };
+    /**
+     * Recall, precision and f1 at `threshold`, and the 101-point AP of all detections (at the
+     * IoU the frames were matched at: evaluate()'s ap50 when that is 0.5), each frame counted
+     * `weight[i]` times (empty: once each). Counted w times means as if the frame were listed w
+     * times in a row, so tied scores keep evaluate()'s order (by frame, then the frame's own).
+     * Given evaluate()'s frames and no weights, every figure is the same double evaluate() gives.
+     * Throws core::Error if `weight` is neither empty nor one non-negative count per frame.
+     */
+    static Figures figures(const std::vector<FrameMatch> &frames, float threshold,
+                           const std::vector<int> &weight = {});
+
     /** Intersection over union of two boxes (0 if either has no area). */
     static double iou(const cv::Rect2d &a, const cv::Rect2d &b);
 };
