@@ -39,9 +39,13 @@ struct FrameDisagreement
     /** Found boxes no other looking source has a box for at IoU 0.5 (needs two sources). */
     int onlyOne = 0;
 
-    /** The ranking score: the parts' sum, so a box only one source has (unmatched against every
-     *  other source, and alone) weighs most. */
-    int score() const { return unmatched + nearThreshold + onlyOne; }
+    /** The ranking score: `unmatched` per pair of looking sources (so frames the tracker also
+     *  labelled do not outrank the others for their extra pairs), plus the other two parts. */
+    double score() const
+    {
+        const int pairs = sources * (sources - 1) / 2;
+        return (pairs > 0 ? double(unmatched) / pairs : 0.0) + nearThreshold + onlyOne;
+    }
 };
 
 /** What the disagreement pick knows: the source's length, the count and the kept frames. */
