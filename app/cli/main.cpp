@@ -13,6 +13,7 @@
 #include "labelcommand.h"
 #include "memorycommand.h"
 #include "nodescommand.h"
+#include "pickcommand.h"
 #include "studycommand.h"
 #include "traincommand.h"
 #include "truthcommand.h"
@@ -48,6 +49,7 @@ void printUsage(FILE *out)
                "  export     a session's trained student as ONNX or safetensors\n"
                "  deploy     run a session's student on nodes' cameras, their frames/s live\n"
                "  truth      import or export verified frames (MOT, COCO, CVAT, YOLO)\n"
+               "  pick       frames to verify next: spread evenly, or where detectors disagree\n"
                "  lab        the edge lab: emulated devices (namespaces, tc, cgroups)\n"
                "  study      the papers' experiments on a lab: pi-cluster, cluster-choice\n"
                "  key        a new cluster key file, or a key file's fingerprint\n\n"
@@ -132,6 +134,8 @@ int main(int argc, char **argv)
             return ExportCommand::run(args);
         if (command == QLatin1String("truth"))
             return TruthCommand::run(args);
+        if (command == QLatin1String("pick"))
+            return PickCommand::run(args);
         if (command == QLatin1String("lab"))
             return LabCommand::run(args);
         if (command == QLatin1String("study"))
