@@ -66,10 +66,14 @@ Interval interval(std::vector<double> draws, double level, double lowest, int re
     Interval out{lowest, 1.0, int(draws.size())};
     if (draws.empty() || 2 * draws.size() < std::size_t(resamples))
         return out;
-    std::sort(draws.begin(), draws.end());
     const double alpha = (1.0 - level) / 2.0, last = double(draws.size() - 1);
-    out.lo = draws[std::size_t(std::floor(alpha * last))];
-    out.hi = draws[std::size_t(std::ceil((1.0 - alpha) * last))];
+    const auto lo = draws.begin() + std::ptrdiff_t(std::floor(alpha * last));
+    const auto hi = draws.begin() + std::ptrdiff_t(std::ceil((1.0 - alpha) * last));
+    std::nth_element(draws.begin(), lo, draws.end());
+    out.lo = *lo;
+    if (hi != lo)
+        std::nth_element(lo + 1, hi, draws.end()); // all after lo are >= *lo
+    out.hi = *hi;
     return out;
 }
 

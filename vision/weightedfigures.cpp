@@ -16,28 +16,39 @@ struct Sorted
     bool true_positive;
 };
 
-/** 101-point interpolated AP from the (true positives, false positives) counts after each true
- *  positive, in score order. evaluate() also keeps a point after each false positive; those never
- *  set the envelope at a recall level (a false positive has the recall of the point before it
- *  and a lower precision), so both give the same sum, term by term. */
-double averagePrecision(const std::vector<std::pair<int, int>> &points, int truths)
+/** A point of the precision-recall curve after a true positive; precision is filled in as
+ *  the envelope (the best precision at this recall or beyond). */
+struct CurvePoint
 {
-    if (truths <= 0)
+    int tp, fp;
+    double precision;
+};
+
+/** 101-point interpolated AP from the points after each true positive, in score order.
+ *  evaluate() also keeps a point after each false positive; those never set the envelope at a
+ *  recall level (a false positive has the recall of the point before it and a lower precision),
+ *  so both give the same sum, term by term. Recall rises along the points, so one walk finds
+ *  each level's first point where evaluate() searches for it. */
+double averagePrecision(CurvePoint *points, std::size_t count, int truths)
+{
+    if (truths <= 0 || count == 0)
         return 0.0;
-    std::vector<double> recall(points.size()), precision(points.size());
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        const auto [tp, fp] = points[i];
-        recall[i] = double(tp) / truths;
-        precision[i] = double(tp) / (tp + fp);
+    double best = 0.0;
+    for (std::size_t i = count; i-- > 0;) {
+        best = std::max(best, double(points[i].tp) / (points[i].tp + points[i].fp));
+        points[i].precision = best;
     }
-    for (std::size_t i = precision.size(); i-- > 1;)
-        precision[i - 1] = std::max(precision[i - 1], precision[i]);
     double sum = 0.0;
+    std::size_t at = 0;
+    double recall = double(points[0].tp) / truths;
     for (int r = 0; r <= 100; ++r) {
         const double level = r / 100.0;
-        const auto it = std::lower_bound(recall.begin(), recall.end(), level - 1e-12);
-        if (it != recall.end())
-            sum += precision[std::size_t(it - recall.begin())];
+        while (recall < level - 1e-12) {
+            if (++at == count)
+                return sum / 101.0;
+            recall = double(points[at].tp) / truths;
+        }
+        sum += points[at].precision;
     }
     return sum / 101.0;
 }
@@ -79,11 +90,10 @@ DetectionMetrics::Figures WeightedFigures::figures(const std::vector<int> &weigh
                           " frame weights for " + std::to_string(m_frames.size()) + " frames");
     if (std::any_of(weight.begin(), weight.end(), [](int w) { return w < 0; }))
         throw core::Error("detection figures: a negative frame weight");
-    const auto weightOf = [&](int f) { return weight.empty() ? 1 : weight[std::size_t(f)]; };
 
     DetectionMetrics::Figures s;
     for (std::size_t f = 0; f < m_frames.size(); ++f) {
-        const int w = weightOf(int(f));
+        const int w = weight.empty() ? 1 : weight[f];
         s.truths += w * m_frames[f].truths;
         s.detections += w * m_frames[f].detections;
         s.true_positives += w * m_frames[f].true_positives;
@@ -92,34 +102,38 @@ DetectionMetrics::Figures WeightedFigures::figures(const std::vector<int> &weigh
     s.precision = s.detections > 0 ? double(s.true_positives) / s.detections : 0.0;
     s.f1 = s.recall + s.precision > 0 ? 2 * s.recall * s.precision / (s.recall + s.precision) : 0.0;
 
-    std::vector<std::pair<int, int>> points;
-    points.reserve(m_true_positive.size());
+    // Reused across calls (a bootstrap asks for thousands of draws), with room for a point per
+    // run: a lone detection's point is written always and kept only if it is a true positive
+    // with weight, which spares a branch the draw's weights make unpredictable.
+    thread_local std::vector<CurvePoint> points;
+    if (points.size() < m_runs.size())
+        points.resize(m_runs.size());
+    std::size_t count = 0;
     int tp = 0, fp = 0;
-    for (const TiedRun &run : m_runs) {
-        const int w = weightOf(run.frame);
-        if (w == 0)
-            continue;
+    for (std::size_t r = 0; r < m_runs.size(); ++r) {
+        const TiedRun &run = m_runs[r];
+        const int w = weight.empty() ? 1 : weight[std::size_t(run.frame)];
         if (run.end - run.first == 1) {
             // w true positives in a row: only the last one's point can set the envelope.
-            if (m_true_positive[std::size_t(run.first)]) {
-                tp += w;
-                points.emplace_back(tp, fp);
-            } else {
-                fp += w;
-            }
+            const int isTrue = m_true_positive[std::size_t(run.first)];
+            tp += w * isTrue;
+            fp += w * (1 - isTrue);
+            points[count] = {tp, fp, 0.0};
+            count += std::size_t(isTrue & int(w > 0));
             continue;
         }
+        const std::size_t room = count + std::size_t(w * (run.end - run.first)) + m_runs.size() - r;
+        if (points.size() < room)
+            points.resize(room);
         for (int copy = 0; copy < w; ++copy)
             for (int i = run.first; i < run.end; ++i) {
-                if (m_true_positive[std::size_t(i)]) {
-                    ++tp;
-                    points.emplace_back(tp, fp);
-                } else {
+                if (m_true_positive[std::size_t(i)])
+                    points[count++] = {++tp, fp, 0.0};
+                else
                     ++fp;
-                }
             }
     }
-    s.ap50 = averagePrecision(points, s.truths);
+    s.ap50 = averagePrecision(points.data(), count, s.truths);
     return s;
 }
 
