@@ -10,7 +10,8 @@ namespace edgetrain::vision {
  * Frame matches prepared once at a threshold (per-frame counts, all detections sorted by score)
  * so that DetectionMetrics::figures under many weightings, a bootstrap's draws, costs one pass
  * over the detections each instead of a sort. figures(w) gives what DetectionMetrics::figures
- * gives for the same frames, threshold and weights, to the bit.
+ * gives for the same frames, threshold and weights, to the bit. figures() may run on several
+ * threads at once (its scratch space is per thread).
  */
 class WeightedFigures
 {
