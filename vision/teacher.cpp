@@ -219,6 +219,24 @@ BoxConvention CascadeTeacher::defaultConvention(const std::string &file)
     return {};
 }
 
+std::string CascadeTeacher::defaultVerifier(const std::string &file)
+{
+    // Alone, the Haar face cascade keeps firing on the same face-like pattern (the top of a
+    // head, say) frame after frame, so the tracker makes it an accepted track that a student
+    // learns as a face; the LBP cascade, built on other features, rarely shares that mistake.
+    const std::filesystem::path path(file);
+    if (path.filename().string().rfind("haarcascade_frontalface", 0) != 0)
+        return {};
+    const std::string lbp = "lbpcascade_frontalface_improved.xml";
+    for (const std::filesystem::path &candidate :
+         {path.parent_path().parent_path() / "lbpcascades" / lbp, path.parent_path() / lbp}) {
+        std::error_code error;
+        if (std::filesystem::is_regular_file(candidate, error))
+            return candidate.lexically_normal().string();
+    }
+    return {};
+}
+
 CascadeTeacher::~CascadeTeacher() = default;
 
 std::vector<Detection> CascadeTeacher::detect(const cv::Mat &bgr)
@@ -419,22 +437,32 @@ std::unique_ptr<Teacher> Teacher::create(const std::string &spec)
         throw core::SpecError("teacher must be hog, cascade:FILE, onnx:FILE, motion, "
                               "DETECTOR+motion or session:DIR, not '" +
                               spec + "'");
+    bool verifierNamed = false;
     if (q != std::string::npos)
         for (const auto &[key, value] : Internal::parseOptions(options, spec)) {
             if (key == "box") {
                 t->convention = BoxConvention::parse(value, "teacher '" + spec + "'");
+            } else if (key == "verify" && value == "none") {
+                verifierNamed = true;
             } else if (key == "verify") {
+                verifierNamed = true;
                 t->verifier = create(value);
-                if (t->verifier->needsEveryFrame() || t->verifier->verifier)
+                const bool nested = value.find("verify=") != std::string::npos;
+                if (t->verifier->needsEveryFrame() || (nested && t->verifier->verifier))
                     throw core::SpecError("teacher '" + spec +
                                           "': the verifier must be a detector (hog, "
                                           "cascade:FILE, onnx:FILE or session:DIR), not '" +
                                           value + "'");
+                t->verifier->verifier.reset(); // a second opinion gets no default third
             } else {
                 throw core::SpecError("teacher '" + spec + "': unknown option '" + key +
                                       "' (a detector knows box=dx0,dy0,dx1,dy1 and verify=SPEC)");
             }
         }
+    if (!verifierNamed && kind.rfind("cascade:", 0) == 0)
+        if (const std::string second = CascadeTeacher::defaultVerifier(kind.substr(8));
+            !second.empty())
+            t->verifier = std::make_unique<CascadeTeacher>(second);
     return t;
 }
 

@@ -81,8 +81,9 @@ public:
      * "hog?box=0.2,0.1,-0.2,-0.08"); motion takes its own options
      * ("motion?history=500&min_area=150"), and "?verify=SPEC" for a verifier (e.g.
      * "cascade:haarcascade_frontalface_default.xml?verify=cascade:lbpcascade_frontalface_improved.xml",
-     * a detector, not motion). Throws TeacherError for a file that is not what it
-     * claims, core::SpecError for a spec or option it does not know.
+     * a detector, not motion; "verify=none": none). A Haar frontal-face cascade without
+     * "?verify" is verified by CascadeTeacher::defaultVerifier. Throws TeacherError for a file
+     * that is not what it claims, core::SpecError for a spec or option it does not know.
      */
     static std::unique_ptr<Teacher> create(const std::string &spec);
 
@@ -124,6 +125,10 @@ public:
     explicit CascadeTeacher(const std::string &file);
     /** The convention for a cascade file, by its name (identity for one not known). */
     static BoxConvention defaultConvention(const std::string &file);
+    /** The second opinion a cascade gets when its spec names none: for a Haar frontal-face
+     *  cascade, opencv-data's LBP frontal-face cascade beside it (<dir>/../lbpcascades or <dir>);
+     *  empty for any other cascade, or when that file is not installed. */
+    static std::string defaultVerifier(const std::string &file);
     ~CascadeTeacher() override;
     std::string name() const override { return "cascade:" + m_file; }
     std::vector<Detection> detect(const cv::Mat &bgr) override;

@@ -285,6 +285,16 @@ void TestVision::teachersRefuseWhatTheyAreNot()
     QVERIFY(cascade->detect(cv::Mat(240, 320, CV_8UC3, cv::Scalar::all(128))).empty());
     // a second opinion: another detector, never motion
     const std::string lbp = "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface_improved.xml";
+    // the Haar face cascade gets opencv-data's LBP face cascade unless its spec says otherwise;
+    // the LBP cascade itself, and any other detector, none
+    QVERIFY(cascade->verifier);
+    QCOMPARE(cascade->verifier->name(), "cascade:" + lbp);
+    QVERIFY(!cascade->verifier->verifier);
+    QVERIFY(!Teacher::create("cascade:" + face + "?verify=none")->verifier);
+    QVERIFY(!Teacher::create("cascade:" + lbp)->verifier);
+    QVERIFY(!Teacher::create("hog")->verifier);
+    QCOMPARE(Teacher::create("hog?verify=cascade:" + face)->verifier->name(), "cascade:" + face);
+    QVERIFY(!Teacher::create("hog?verify=cascade:" + face)->verifier->verifier);
     auto seconded = Teacher::create("cascade:" + face + "?verify=cascade:" + lbp);
     QVERIFY(seconded->verifier);
     QCOMPARE(seconded->verifier->name(), "cascade:" + lbp);
