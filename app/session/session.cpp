@@ -92,6 +92,22 @@ const vision::DetectorScore *VerifiedRound::score(const std::string &name) const
     return nullptr;
 }
 
+const vision::FigureIntervals *VerifiedRound::interval(const std::string &name) const
+{
+    for (std::size_t i = 0; i < scores.size() && i < intervals.size(); ++i)
+        if (scores[i].name == name)
+            return &intervals[i];
+    return nullptr;
+}
+
+const vision::BootstrapDifference *VerifiedRound::lead(const std::string &baseline) const
+{
+    for (const vision::BootstrapDifference &d : differences)
+        if (d.a == "student" && d.b == baseline)
+            return &d;
+    return nullptr;
+}
+
 bool writeFileAtomically(const QString &path, const QByteArray &data, QString *error)
 {
     QSaveFile file(path);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/training/trainingcoordinator.h"
+#include "vision/bootstrap.h"
 #include "vision/cropdataset.h"
 #include "vision/detectionmetrics.h"
 #include "vision/framedataset.h"
@@ -147,9 +148,24 @@ struct VerifiedRound
     int first_frame = 0; // only verified frames >= this count (the held-out span; 0 = all)
     /** "teacher", "motion" (fixed camera only), "student", in this order; curves included. */
     std::vector<vision::DetectorScore> scores;
+    /** Each score's 95 % interval (bootstrap over the frames), in the order of `scores`; empty
+     *  for a round scored before intervals existed. */
+    std::vector<vision::FigureIntervals> intervals;
+    /** The student's lead over each baseline (a = "student"), with its interval. */
+    std::vector<vision::BootstrapDifference> differences;
+    int resamples = 0;      // of the bootstrap (0: none)
+    std::uint64_t seed = 0; // of the bootstrap
+    /** Held-out verified frames the disagreement pick chose that these figures leave out (the
+     *  spread pick's frames exist); with `biased`, the figures are from those frames alone. */
+    int disagreement_frames = 0;
+    bool biased = false;
 
     /** The score named `name`, or nullptr. */
     const vision::DetectorScore *score(const std::string &name) const;
+    /** Its interval, or nullptr. */
+    const vision::FigureIntervals *interval(const std::string &name) const;
+    /** The student's lead over `baseline`, or nullptr. */
+    const vision::BootstrapDifference *lead(const std::string &baseline) const;
 };
 
 struct EvaluationRecord
@@ -163,9 +179,12 @@ struct EvaluationRecord
     std::vector<VerifiedRound> verified;
     /** detect() frames per second during the evaluation, one thread (0: not measured). */
     double student_fps = 0, teacher_fps = 0, motion_fps = 0;
-    /** The full-frame student's operating threshold and how it was chosen (against the labels on
-     *  its training frames); none before the first evaluation. */
+    /** The full-frame student's operating threshold and how it was chosen; none before the first
+     *  evaluation. */
     std::optional<vision::OperatingPoint> operatingPoint;
+    /** What it was chosen against: "labels" (the session's, on its training frames) or "verified"
+     *  (frames a person verified in the span the student trained on). */
+    QString operatingPointAgainst = QStringLiteral("labels");
 };
 
 /** The last time the student ran on the devices' cameras (the Deploy step): each device's last

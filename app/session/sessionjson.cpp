@@ -71,6 +71,54 @@ QJsonObject scoreJson(const vision::DetectorScore &s)
                        {QStringLiteral("curve"), curve}};
 }
 
+/** The bounds of a figure set as "<figure>_lo" / "<figure>_hi" fields of `o`. */
+void insertIntervals(QJsonObject &o, const vision::FigureIntervals &ci)
+{
+    const std::pair<const char *, const vision::Interval *> figures[] = {
+        {"recall", &ci.recall}, {"precision", &ci.precision}, {"f1", &ci.f1}, {"ap50", &ci.ap50}};
+    for (const auto &[name, interval] : figures) {
+        o.insert(QLatin1String(name) + QLatin1String("_lo"), interval->lo);
+        o.insert(QLatin1String(name) + QLatin1String("_hi"), interval->hi);
+    }
+}
+
+QJsonObject roundJson(const VerifiedRound &v)
+{
+    QJsonArray scores;
+    for (std::size_t i = 0; i < v.scores.size(); ++i) {
+        QJsonObject sc = scoreJson(v.scores[i]);
+        if (i < v.intervals.size())
+            insertIntervals(sc, v.intervals[i]);
+        scores.append(sc);
+    }
+    QJsonObject round{{QStringLiteral("round"), v.round},
+                      {QStringLiteral("frames"), v.frames},
+                      {QStringLiteral("first_frame"), v.first_frame},
+                      {QStringLiteral("scores"), scores}};
+    if (v.resamples > 0) {
+        QJsonArray leads;
+        for (const vision::BootstrapDifference &d : v.differences) {
+            QJsonObject lead{{QStringLiteral("of"), QString::fromStdString(d.a)},
+                             {QStringLiteral("over"), QString::fromStdString(d.b)},
+                             {QStringLiteral("recall"), d.a_minus_b.recall},
+                             {QStringLiteral("precision"), d.a_minus_b.precision},
+                             {QStringLiteral("f1"), d.a_minus_b.f1},
+                             {QStringLiteral("ap50"), d.a_minus_b.ap50}};
+            insertIntervals(lead, d.ci);
+            leads.append(lead);
+        }
+        round.insert(QStringLiteral("leads"), leads);
+        // A string: JSON numbers lose 64-bit integers.
+        round.insert(QStringLiteral("bootstrap"),
+                     QJsonObject{{QStringLiteral("resamples"), v.resamples},
+                                 {QStringLiteral("seed"), QString::number(v.seed)},
+                                 {QStringLiteral("level"), 0.95}});
+    }
+    round.insert(QStringLiteral("disagreement_frames"), v.disagreement_frames);
+    round.insert(QStringLiteral("biased"), v.biased);
+    return round;
+}
+
 QJsonObject frameStatsJson(const vision::FrameDatasetStats &s)
 {
     auto pair = [](const int(&c)[2]) { return QJsonArray{c[0], c[1]}; };
@@ -228,19 +276,12 @@ QJsonObject Session::toJson() const
     if (evaluation.done)
         json.insert(QStringLiteral("evaluation"), evaluationJson(evaluation.result));
     QJsonArray verified;
-    for (const VerifiedRound &v : evaluation.verified) {
-        QJsonArray scores;
-        for (const vision::DetectorScore &sc : v.scores)
-            scores.append(scoreJson(sc));
-        verified.append(QJsonObject{{QStringLiteral("round"), v.round},
-                                    {QStringLiteral("frames"), v.frames},
-                                    {QStringLiteral("first_frame"), v.first_frame},
-                                    {QStringLiteral("scores"), scores}});
-    }
+    for (const VerifiedRound &v : evaluation.verified)
+        verified.append(roundJson(v));
     if (const auto &p = evaluation.operatingPoint)
         json.insert(QStringLiteral("operating_point"),
                     QJsonObject{{QStringLiteral("threshold"), double(p->threshold)},
-                                {QStringLiteral("against"), QStringLiteral("labels")},
+                                {QStringLiteral("against"), evaluation.operatingPointAgainst},
                                 {QStringLiteral("f1"), p->f1},
                                 {QStringLiteral("recall"), p->recall},
                                 {QStringLiteral("precision"), p->precision},

@@ -451,6 +451,22 @@ vision::DetectorScore readDetectorScore(const Reader &sr)
     return sc;
 }
 
+/** "<figure>_lo" / "<figure>_hi" of recall, precision, f1 and ap50; nullopt when absent (a round
+ *  scored before intervals existed). Differences may be negative. */
+std::optional<vision::FigureIntervals> readIntervals(const Reader &r, double min)
+{
+    if (!r.has(QStringLiteral("recall_lo")))
+        return std::nullopt;
+    vision::FigureIntervals ci;
+    const std::pair<const char *, vision::Interval *> figures[] = {
+        {"recall", &ci.recall}, {"precision", &ci.precision}, {"f1", &ci.f1}, {"ap50", &ci.ap50}};
+    for (const auto &[name, interval] : figures) {
+        interval->lo = r.number(QLatin1String(name) + QLatin1String("_lo"), 0, min, 1);
+        interval->hi = r.number(QLatin1String(name) + QLatin1String("_hi"), 0, min, 1);
+    }
+    return ci;
+}
+
 /** One of "verified_evaluation.rounds": the detectors scored on that round's verified frames. */
 VerifiedRound readVerifiedRound(const Reader &vr)
 {
@@ -458,8 +474,35 @@ VerifiedRound readVerifiedRound(const Reader &vr)
     v.round = vr.integer(QStringLiteral("round"), 1, 1, 1000);
     v.frames = vr.integer(QStringLiteral("frames"), 0, 0, 1 << 30);
     v.first_frame = vr.integer(QStringLiteral("first_frame"), 0, 0, 1 << 30);
-    for (const QJsonValue &sv : vr.array(QStringLiteral("scores")))
-        v.scores.push_back(readDetectorScore(vr.item(sv, QStringLiteral("scores"))));
+    bool intervals = true;
+    for (const QJsonValue &sv : vr.array(QStringLiteral("scores"))) {
+        const Reader sr = vr.item(sv, QStringLiteral("scores"));
+        v.scores.push_back(readDetectorScore(sr));
+        const auto ci = readIntervals(sr, 0);
+        intervals = intervals && ci;
+        if (ci)
+            v.intervals.push_back(*ci);
+    }
+    if (!intervals) // all or none
+        v.intervals.clear();
+    const Reader boot = vr.object(QStringLiteral("bootstrap"));
+    v.resamples = boot.integer(QStringLiteral("resamples"), 0, 0, 1 << 24);
+    v.seed = boot.text(QStringLiteral("seed"), QStringLiteral("0")).toULongLong();
+    for (const QJsonValue &lv : vr.array(QStringLiteral("leads"))) {
+        const Reader lr = vr.item(lv, QStringLiteral("leads"));
+        vision::BootstrapDifference d;
+        d.a = lr.text(QStringLiteral("of"), QStringLiteral("student")).toStdString();
+        d.b = lr.text(QStringLiteral("over")).toStdString();
+        d.a_minus_b.recall = lr.number(QStringLiteral("recall"), 0, -1, 1);
+        d.a_minus_b.precision = lr.number(QStringLiteral("precision"), 0, -1, 1);
+        d.a_minus_b.f1 = lr.number(QStringLiteral("f1"), 0, -1, 1);
+        d.a_minus_b.ap50 = lr.number(QStringLiteral("ap50"), 0, -1, 1);
+        if (const auto ci = readIntervals(lr, -1))
+            d.ci = *ci;
+        v.differences.push_back(d);
+    }
+    v.disagreement_frames = vr.integer(QStringLiteral("disagreement_frames"), 0, 0, 1 << 30);
+    v.biased = vr.boolean(QStringLiteral("biased"), false);
     return v;
 }
 
@@ -539,8 +582,16 @@ bool Session::fromJson(const QJsonObject &json, QString *error)
         evaluation.done = true;
     }
     round = r.integer(QStringLiteral("self_training_round"), 1, 1, 1000);
-    if (r.has(QStringLiteral("operating_point")))
-        evaluation.operatingPoint = readOperatingPoint(r.object(QStringLiteral("operating_point")));
+    evaluation.operatingPointAgainst = QStringLiteral("labels");
+    if (r.has(QStringLiteral("operating_point"))) {
+        const Reader op = r.object(QStringLiteral("operating_point"));
+        evaluation.operatingPoint = readOperatingPoint(op);
+        const QString against = op.text(QStringLiteral("against"), QStringLiteral("labels"));
+        if (against != QLatin1String("labels") && against != QLatin1String("verified"))
+            op.reject(QStringLiteral("against"), "\"labels\" or \"verified\"");
+        else
+            evaluation.operatingPointAgainst = against;
+    }
     readVerifiedEvaluation(r.object(QStringLiteral("verified_evaluation")), evaluation);
     deployment.reset();
     if (r.has(QStringLiteral("deployment")))
