@@ -10,6 +10,7 @@
 #include "vision/detectionrun.h"
 #include "vision/framedataset.h"
 #include "vision/framesource.h"
+#include "vision/framestudent.h"
 #include "vision/studentteacher.h"
 #include "vision/teacher.h"
 
@@ -23,7 +24,7 @@ namespace edgetrain::app {
 EvaluationTask::EvaluationTask(const Session &session,
                                std::shared_ptr<const vision::LabelResult> labels,
                                vision::GroundTruth truth)
-    : m_session(session), m_labels(std::move(labels)), m_truth(truth.doneOnly())
+    : m_session(session), m_labels(std::move(labels)), m_truth(std::move(truth))
 {}
 
 std::string EvaluationTask::detectorPart(const QString &teacher)
@@ -126,16 +127,35 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
     auto source = vision::FrameSource::open(m_labels->source);
 
     // 0. The operating point, on the frames the student trained on (kept with its weights).
-    const vision::OperatingPoint point = calibrateStudent(
+    vision::OperatingPoint point = calibrateStudent(
         *source, model, *m_labels,
         s.frameStats ? std::optional(s.frameStats->ground) : std::nullopt, weights, report, stop);
     if (stop && stop->load())
         return out;
-    out.operating_point = point;
-    const float studentThreshold = point.threshold;
-    student.threshold = studentThreshold;
 
-    // 1. Against the tracker's labels, each detector at its operating point.
+    // 1. Every detector over the picked frames, verified or not yet.
+    const int first = heldOutFrom(*m_labels, source->frameCount());
+    const BaselineDetectors baselines(s.capture.teacher, QString::fromStdString(m_labels->source));
+    std::vector<VerifiedDetector> detectors = baselines.list();
+    detectors.push_back(
+        {"student", &student, point.threshold, std::min(kCurveScore, point.threshold)});
+    std::optional<VerifiedRun> run;
+    if (!m_truth.frames.empty()) {
+        run.emplace(*source, m_truth, detectors, 0, INT_MAX, report, stop, true);
+        if (stop && stop->load())
+            return out;
+        // 2. A person's truth on the frames it trained on, when there is enough of it.
+        if (const auto verified =
+                verifiedOperatingPoint(m_truth, run->detections(detectors.size() - 1), first)) {
+            point = *verified;
+            out.operating_point_against = QStringLiteral("verified");
+            vision::FrameStudent::saveModel(*model, weights, point.threshold);
+        }
+    }
+    out.operating_point = point;
+    student.threshold = point.threshold;
+
+    // 3. Against the tracker's labels, each detector at its operating point.
     vision::ViewpointOptions o;
     o.eval_frames = s.evaluation.frames;
     out.result = vision::Viewpoint::evaluate(
@@ -144,30 +164,27 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
             report(d, n,
                    QStringLiteral("against the tracker's labels: frame %1 of %2").arg(d).arg(n));
         });
-    if ((stop && stop->load()) || m_truth.frames.empty())
+    if ((stop && stop->load()) || !run)
         return out;
 
-    // 2. Against the verified frames the student never saw.
-    const int first = heldOutFrom(*m_labels, source->frameCount());
-    const BaselineDetectors baselines(s.capture.teacher, QString::fromStdString(m_labels->source));
-    std::vector<VerifiedDetector> detectors = baselines.list();
-    // The whole curve; scored at the operating threshold.
-    detectors.push_back(
-        {"student", &student, studentThreshold, std::min(kCurveScore, studentThreshold)});
-    const VerifiedRun run(*source, m_truth, detectors, first, INT_MAX, report, stop);
-    if ((stop && stop->load()) || run.frames(first) == 0)
-        return out;
-
-    VerifiedRound v;
-    v.round = s.round;
-    v.first_frame = first;
-    v.scores = run.score(first, INT_MAX, vision::MetricsOptions().iou);
-    out.teacher_fps = run.fps(0);
+    // 4. Against the verified frames the student never saw, with intervals.
+    VerifiedDetections kept;
+    kept.round = s.round;
+    kept.first_frame = first;
+    kept.frames = run->ranFrames();
+    for (std::size_t i = 0; i < detectors.size(); ++i)
+        kept.detectors.push_back(
+            {detectors[i].name,
+             i + 1 == detectors.size() ? point.threshold : detectors[i].threshold,
+             run->detections(i)});
+    out.teacher_fps = run->fps(0);
     if (baselines.motion)
-        out.motion_fps = run.fps(1);
-    out.student_fps = run.fps(detectors.size() - 1);
-    v.frames = v.scores.front().frames;
-    out.verified = v;
+        out.motion_fps = run->fps(1);
+    out.student_fps = run->fps(detectors.size() - 1);
+    VerifiedRound v = scoreVerified(m_truth, kept);
+    out.detections = std::move(kept);
+    if (v.frames > 0)
+        out.verified = std::move(v);
     return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "session.h"
 #include "taskrunner.h"
+#include "verifiedscoring.h"
 #include "vision/groundtruth.h"
 #include "vision/labeling.h"
 #include "vision/operatingpoint.h"
@@ -24,8 +25,13 @@ struct EvaluationOutcome
     /** Against the verified frames (full-frame student only), when the session has done ones. */
     std::optional<VerifiedRound> verified;
     double student_fps = 0, teacher_fps = 0, motion_fps = 0; // detect() only, one thread
-    /** The full-frame student's operating threshold, calibrated against the labels. */
+    /** The full-frame student's operating threshold, and what it was chosen against: "labels"
+     *  or "verified" (frames a person verified in the span the student trained on). */
     std::optional<vision::OperatingPoint> operating_point;
+    QString operating_point_against = QStringLiteral("labels");
+    /** Each detector's boxes on the picked frames, for scoring them again as more are verified
+     *  (saved as <session>/verified-detections.json). */
+    std::optional<VerifiedDetections> detections;
     QString error;
 };
 
@@ -34,18 +40,22 @@ struct EvaluationOutcome
  * thread with one compute thread (the frames/s are one core's); holds copies of what it reads.
  *
  * 0. Full-frame student: its operating threshold, the best F1 against the session's labels on
- *    60 training frames (OperatingPointCalibration), saved with its weights.
- * 1. Against the tracker's labels: the trained student and the capture teacher's detector on
+ *    60 training frames (calibrateStudent), saved with its weights.
+ * 1. The picked frames (kind "frames", when `truth` has any): a DetectionRun from the source's
+ *    start to the last picked frame with the teacher's detector part (the "hog" of "hog+motion",
+ *    at its own threshold), `motion` (when the source is a video file: a fixed camera) and the
+ *    student detecting down to kCurveScore (or its operating threshold, if lower) so the
+ *    precision-recall curve reaches low scores. Frames picked but not yet verified run too, so
+ *    their figures follow as soon as they are (VerifiedDetections).
+ * 2. When enough frames before heldOutFrom(labels) are verified, the student's threshold is
+ *    chosen on them instead (verifiedOperatingPoint: a person's truth rather than the labels)
+ *    and saved with its weights; the held-out frames are never looked at for it.
+ * 3. Against the tracker's labels: the trained student and the capture teacher's detector on
  *    frames of held-out tracks (crops: the test split's tracks; frames: tracks that start in a
  *    validation time block of the frame dataset), each at its operating threshold.
- * 2. Against the verified frames (kind "frames", when `truth` has done frames): a DetectionRun
- *    from the source's start to the last verified frame with the teacher's detector part (the
- *    "hog" of "hog+motion", at its own threshold), `motion` (when the source is a video file:
- *    a fixed camera) and the student detecting down to kCurveScore (or its operating threshold,
- *    if lower) so the precision-recall curve
- *    reaches low scores; DetectionMetrics scores the done frames >= heldOutFrom(labels) at IoU
- *    0.5, each detector at its operating point (teacher and motion: every box they give; the
- *    student: StudentTeacher's threshold). The round is the session's.
+ * 4. The verified round (scoreVerified): the done frames >= heldOutFrom(labels), each detector
+ *    at its operating point, with 95 % bootstrap intervals and the student's lead over each
+ *    baseline. The round is the session's.
  */
 class EvaluationTask
 {

@@ -74,13 +74,15 @@ std::vector<VerifiedDetector> BaselineDetectors::list() const
 
 VerifiedRun::VerifiedRun(vision::FrameSource &source, vision::GroundTruth truth,
                          std::vector<VerifiedDetector> detectors, int first, int last,
-                         const StepProgress &progress, const std::atomic<bool> *stop)
+                         const StepProgress &progress, const std::atomic<bool> *stop,
+                         bool pendingToo)
     : m_truth(std::move(truth)), m_detectors(std::move(detectors))
 {
     std::set<int> frames;
     for (const vision::TruthFrame &f : m_truth.frames)
-        if (f.done && f.index >= first && f.index <= last)
+        if ((f.done || pendingToo) && f.index >= first && f.index <= last)
             frames.insert(f.index);
+    m_frames.assign(frames.begin(), frames.end());
     std::vector<vision::Teacher *> run;
     for (const VerifiedDetector &d : m_detectors) {
         if (d.runThreshold >= 0)

@@ -58,16 +58,19 @@ struct BaselineDetectors
 };
 
 /**
- * One DetectionRun of the detectors over the verified frames in [first, last] of `truth`, then
- * scored (DetectionMetrics) on any span of them: the window's and the CLI's evaluation against
- * ground truth. Throws what DetectionRun throws; stopped, it holds what was run.
+ * One DetectionRun of the detectors over the verified frames in [first, last] of `truth` (with
+ * `pendingToo`, also over its picked frames nobody has finished yet, so their figures follow
+ * once they are), then scored (DetectionMetrics, done frames only) on any span of them: the
+ * window's and the CLI's evaluation against ground truth. Throws what DetectionRun throws;
+ * stopped, it holds what was run.
  */
 class VerifiedRun
 {
 public:
     VerifiedRun(vision::FrameSource &source, vision::GroundTruth truth,
                 std::vector<VerifiedDetector> detectors, int first, int last,
-                const StepProgress &progress, const std::atomic<bool> *stop);
+                const StepProgress &progress, const std::atomic<bool> *stop,
+                bool pendingToo = false);
 
     /** Verified frames in [first, last]. */
     int frames(int first = 0, int last = INT_MAX) const;
@@ -76,11 +79,17 @@ public:
     /** Frames per second of detector `i` (its detect() calls alone). */
     double fps(std::size_t i) const;
     const std::vector<VerifiedDetector> &detectors() const { return m_detectors; }
+    /** Detector `i`'s boxes, by frame (down to its run threshold). */
+    const vision::FrameDetections &detections(std::size_t i) const { return m_run.detections[i]; }
+    /** The frames the detectors ran on, sorted. */
+    const std::vector<int> &ranFrames() const { return m_frames; }
+    const vision::GroundTruth &truth() const { return m_truth; }
 
 private:
     vision::GroundTruth m_truth;
     std::vector<VerifiedDetector> m_detectors;
     vision::DetectionRunResult m_run;
+    std::vector<int> m_frames;
 };
 
 } // namespace edgetrain::app

@@ -5,6 +5,7 @@
 #include "detectorsteps.h"
 #include "labeltask.h"
 #include "verifiedframes.h"
+#include "verifiedscoring.h"
 #include "viewpointreport.h"
 #include "vision/framesource.h"
 #include "vision/framestudent.h"
@@ -49,7 +50,7 @@ private:
     core::Json trainHere(int round, const vision::FrameDatasetStats &stats);
     core::Json trainOnNodes(int round, const vision::FrameDatasetStats &stats);
     float operatingThreshold(core::Json &report);
-    core::Json verified();
+    core::Json verified(core::Json &report);
 
     const ViewpointPipelineOptions &m_o;
     const ViewpointCallbacks &m_cb;
@@ -78,7 +79,7 @@ ViewpointResult PipelineRun::run()
         vision::FrameStudent::saveModel(*m_model, weights, m_threshold);
     report.set("rounds", std::move(rounds)).set("student_weights", weights);
     if (!m_o.truth.frames.empty())
-        report.set("verified", verified());
+        report.set("verified", verified(report));
     else
         say("no verified frames (--truth, or truth.json in the session): the student is "
             "not evaluated against ground truth");
@@ -294,12 +295,12 @@ float PipelineRun::operatingThreshold(core::Json &report)
         vision::StudentTeacher::weightsPath(m_o.sessionDir), m_cb.progress, m_stop);
     if (stopped())
         throw core::Error("cancelled while calibrating the student's threshold");
-    report.set("operating_point",
-               Internal::operatingPointReport(point, [&](const std::string &l) { say(l); }));
+    report.set("operating_point", Internal::operatingPointReport(
+                                      point, "labels", [&](const std::string &l) { say(l); }));
     return point.threshold;
 }
 
-core::Json PipelineRun::verified()
+core::Json PipelineRun::verified(core::Json &report)
 {
     vision::GroundTruth truth = m_o.truth;
     const int split = m_o.label.max_frames;
@@ -322,15 +323,34 @@ core::Json PipelineRun::verified()
     if (stopped())
         throw core::Error("cancelled while scoring the verified frames");
     auto sayLine = [&](const std::string &l) { say(l); };
-    core::Json v = split <= 0 ? Internal::verifiedSpanReport(run, nBaselines, 0, INT_MAX,
-                                                             m_o.matchIou, "(all)", sayLine)
-                   : m_o.seenOnly
-                       ? core::Json::object()
-                       : Internal::verifiedSpanReport(run, nBaselines, split, INT_MAX, m_o.matchIou,
-                                                      ">= max-frames (held out)", sayLine);
+    // A person's truth on the frames the last round trained on chooses its threshold, as the
+    // window's evaluation does; the held-out frames stay out of it (not when tuning on them).
+    if (!m_o.studentThreshold && !m_o.seenOnly && split > 0)
+        if (const auto point =
+                verifiedOperatingPoint(run.truth(), run.detections(detectors.size() - 1), split)) {
+            m_threshold = point->threshold;
+            vision::FrameStudent::saveModel(
+                *m_model, vision::StudentTeacher::weightsPath(m_o.sessionDir), m_threshold);
+            report.set("operating_point",
+                       Internal::operatingPointReport(*point, "verified", sayLine));
+            report.set("student_threshold", double(m_threshold));
+        }
+    std::vector<VerifiedDetections::Detector> scored;
+    for (std::size_t i = 0; i < detectors.size(); ++i)
+        scored.push_back({detectors[i].name,
+                          int(i) < nBaselines ? detectors[i].threshold : m_threshold,
+                          run.detections(i)});
+    core::Json v =
+        split <= 0 ? Internal::verifiedSpanReport(run.truth(), scored, nBaselines, 0, INT_MAX,
+                                                  m_o.matchIou, "(all)", sayLine)
+        : m_o.seenOnly
+            ? core::Json::object()
+            : Internal::verifiedSpanReport(run.truth(), scored, nBaselines, split, INT_MAX,
+                                           m_o.matchIou, ">= max-frames (held out)", sayLine);
     if (split > 0)
-        v.set("seen", Internal::verifiedSpanReport(run, nBaselines, 0, split - 1, m_o.matchIou,
-                                                   "< max-frames (seen in training)", sayLine));
+        v.set("seen", Internal::verifiedSpanReport(run.truth(), scored, nBaselines, 0, split - 1,
+                                                   m_o.matchIou, "< max-frames (seen in training)",
+                                                   sayLine));
     core::Json fps;
     for (std::size_t i = 0; i < detectors.size(); ++i)
         fps.set(int(i) < nBaselines ? detectors[i].name

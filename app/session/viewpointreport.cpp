@@ -53,18 +53,21 @@ core::Json frameDatasetReport(const vision::FrameDatasetStats &stats,
     return dj;
 }
 
-core::Json operatingPointReport(const vision::OperatingPoint &p, const Say &say)
+core::Json operatingPointReport(const vision::OperatingPoint &p, const std::string &against,
+                                const Say &say)
 {
-    char line[200];
+    char line[240];
     std::snprintf(line, sizeof line,
                   "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
-                  "against the session's labels on %d training frames (%d boxes)",
-                  double(p.threshold), p.f1, p.recall, p.precision, p.frames, p.boxes);
+                  "against %s on %d training frames (%d boxes)",
+                  double(p.threshold), p.f1, p.recall, p.precision,
+                  against == "verified" ? "the frames a person verified" : "the session's labels",
+                  p.frames, p.boxes);
     say(line);
     core::Json pj;
     pj.set("threshold", double(p.threshold)).set("f1", p.f1).set("recall", p.recall);
     pj.set("precision", p.precision).set("frames", p.frames).set("boxes", p.boxes);
-    pj.set("against", "labels");
+    pj.set("against", against);
     return pj;
 }
 
@@ -87,29 +90,97 @@ std::string scoreLine(const vision::DetectorScore &s)
     return line;
 }
 
-core::Json verifiedSpanReport(const VerifiedRun &run, int baselines, int first, int last,
-                              double iou, const std::string &what, const Say &say)
+namespace {
+
+/** "0.833 [0.600, 1.000]". */
+std::string withInterval(double v, const vision::Interval &ci)
+{
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f [%.3f, %.3f]", v, ci.lo, ci.hi);
+    return text;
+}
+
+void setIntervals(core::Json &j, const vision::FigureIntervals &ci)
+{
+    j.set("recall_lo", ci.recall.lo).set("recall_hi", ci.recall.hi);
+    j.set("precision_lo", ci.precision.lo).set("precision_hi", ci.precision.hi);
+    j.set("f1_lo", ci.f1.lo).set("f1_hi", ci.f1.hi);
+    j.set("ap50_lo", ci.ap50.lo).set("ap50_hi", ci.ap50.hi);
+}
+
+} // namespace
+
+core::Json verifiedSpanReport(const vision::GroundTruth &truth,
+                              const std::vector<VerifiedDetections::Detector> &detectors,
+                              int baselines, int first, int last, double iou,
+                              const std::string &what, const Say &say)
 {
     core::Json v;
-    const int n = run.frames(first, last);
+    int n = 0;
+    for (const vision::TruthFrame &f : truth.frames)
+        n += f.done && f.index >= first && f.index <= last;
     v.set("frames", n).set("iou", iou);
     if (n == 0)
         return v;
     say("verified frames " + what + " (" + std::to_string(n) + " frames, IoU " +
-        std::to_string(iou).substr(0, 4) + "):");
-    const std::vector<vision::DetectorScore> scores = run.score(first, last, iou);
+        std::to_string(iou).substr(0, 4) + ", 95 % intervals over the frames):");
+    const IntervalScores scored = scoreWithIntervals(truth, detectors, first, last, iou);
+    const auto &scores = scored.scores;
+    const auto &ci = scored.bootstrap.intervals;
+    auto line = [&](std::size_t i) {
+        const vision::DetectorScore &s = scores[i];
+        char counts[48];
+        std::snprintf(counts, sizeof counts, "  AP50:95 %.3f  (%d/%d)", s.ap50_95, s.true_positives,
+                      s.truths);
+        char name[16];
+        std::snprintf(name, sizeof name, "  %-10s", s.name.c_str());
+        say(name + std::string(" recall ") + withInterval(s.recall, ci[i].recall) + "  precision " +
+            withInterval(s.precision, ci[i].precision) + "  F1 " + withInterval(s.f1, ci[i].f1) +
+            "  AP50 " + withInterval(s.ap50, ci[i].ap50) + counts);
+    };
+    auto json = [&](std::size_t i) {
+        core::Json j = scoreJson(scores[i]);
+        setIntervals(j, ci[i]);
+        return j;
+    };
     for (int i = 0; i < baselines; ++i) {
-        say(scoreLine(scores[std::size_t(i)]));
-        v.set(scores[std::size_t(i)].name, scoreJson(scores[std::size_t(i)]));
+        line(std::size_t(i));
+        v.set(scores[std::size_t(i)].name, json(std::size_t(i)));
     }
     core::Json perRound = core::Json::array();
     for (std::size_t r = std::size_t(baselines); r < scores.size(); ++r) {
-        say(scoreLine(scores[r]));
-        perRound.push(scoreJson(scores[r]).set("round", int(r) - baselines + 1));
+        line(r);
+        perRound.push(json(r).set("round", int(r) - baselines + 1));
         if (r + 1 == scores.size())
-            v.set("student", scoreJson(scores[r]));
+            v.set("student", json(r));
     }
     v.set("rounds", std::move(perRound));
+    core::Json leads = core::Json::array();
+    for (const vision::BootstrapDifference &d : scored.bootstrap.differences) {
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "  student − %s: recall %+.3f [%+.3f, %+.3f]  precision %+.3f [%+.3f, "
+                      "%+.3f]  F1 %+.3f [%+.3f, %+.3f]: %s",
+                      d.b.c_str(), d.a_minus_b.recall, d.ci.recall.lo, d.ci.recall.hi,
+                      d.a_minus_b.precision, d.ci.precision.lo, d.ci.precision.hi, d.a_minus_b.f1,
+                      d.ci.f1.lo, d.ci.f1.hi,
+                      d.ci.f1.clearOfZero() ? "clear of zero" : "not clear of zero");
+        say(text);
+        core::Json lead;
+        lead.set("over", d.b).set("recall", d.a_minus_b.recall);
+        lead.set("precision", d.a_minus_b.precision).set("f1", d.a_minus_b.f1);
+        lead.set("ap50", d.a_minus_b.ap50);
+        setIntervals(lead, d.ci);
+        lead.set("f1_clear_of_zero", d.ci.f1.clearOfZero());
+        leads.push(std::move(lead));
+    }
+    v.set("leads", std::move(leads));
+    core::Json boot;
+    boot.set("resamples", scored.bootstrap.resamples)
+        .set("seed", std::to_string(scored.bootstrap.seed))
+        .set("level", scored.bootstrap.level)
+        .set("unit", "frame");
+    v.set("bootstrap", std::move(boot));
     return v;
 }
 
