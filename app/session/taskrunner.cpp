@@ -23,6 +23,8 @@ QString taskName(Task task)
         return QStringLiteral("comparing clusters");
     case Task::Deployment:
         return QStringLiteral("running the student on the devices");
+    case Task::DisagreementPick:
+        return QStringLiteral("looking for frames where the detectors disagree");
     }
     return {};
 }

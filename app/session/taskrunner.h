@@ -22,7 +22,8 @@ enum class Task {
     Export,
     SelfTraining,
     ClusterPlan,
-    Deployment
+    Deployment,
+    DisagreementPick
 };
 QString taskName(Task task);
 

@@ -142,10 +142,35 @@ void Verification::pickFrames(const vision::LabelResult *labels, int sourceFrame
             if (std::binary_search(chosen.begin(), chosen.end(), f.index))
                 kept.push_back(f);
         t.frames = std::move(kept);
-        for (int f : chosen)
-            t.ensureFrame(f);
+        for (int f : chosen) {
+            vision::TruthFrame &frame = t.ensureFrame(f);
+            if (frame.pick.empty() && !frame.done && frame.boxes.empty())
+                frame.pick = "spread";
+        }
         return true;
     });
+}
+
+int Verification::addPickedFrames(const std::vector<int> &frames, const std::string &pick,
+                                  const std::string &source, cv::Size frameSize)
+{
+    std::vector<int> added;
+    for (int f : frames)
+        if (f >= 0 && !m_truth.frame(f))
+            added.push_back(f);
+    if (added.empty())
+        return 0;
+    edit(-1, tr("pick %1 frames where the detectors disagree").arg(added.size()),
+         [&](vision::GroundTruth &t) {
+             if (!source.empty() && t.source.empty())
+                 t.source = source;
+             if (frameSize.area() > 0 && t.frame_size.area() == 0)
+                 t.frame_size = frameSize;
+             for (int f : added)
+                 t.ensureFrame(f).pick = pick;
+             return true;
+         });
+    return int(added.size());
 }
 
 void Verification::addBox(int frame, const cv::Rect2d &box)

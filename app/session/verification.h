@@ -59,6 +59,10 @@ public:
      *  were picked but never touched may be replaced. One undoable command. */
     void pickFrames(const vision::LabelResult *labels, int sourceFrames, int count, int seed,
                     const std::string &source, cv::Size frameSize);
+    /** Adds `frames` (those not picked yet) as chosen by `pick` (e.g. "disagreement"), keeping
+     *  every frame picked so far. One undoable command; returns how many were new. */
+    int addPickedFrames(const std::vector<int> &frames, const std::string &pick,
+                        const std::string &source, cv::Size frameSize);
 
     // Edits (each one command; out-of-range box indices are ignored)
     void addBox(int frame, const cv::Rect2d &box);

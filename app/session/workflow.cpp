@@ -32,6 +32,7 @@ Workflow::Workflow(QObject *parent) : QObject(parent)
     connect(&m_runner, &TaskRunner::progress, this, &Workflow::taskProgress);
 
     connect(&m_nodes, &NodeRegistry::message, this, &Workflow::message);
+    connect(&m_verification, &Verification::truthChanged, this, [this] { rescoreVerified(); });
     connect(&m_nodes, &NodeRegistry::keyLoaded, this,
             [this](const QString &path) { m_session.keyFile = path; });
     connect(&m_nodes, &NodeRegistry::probeAdded, this, [this](const QString &hostPort) {
@@ -356,6 +357,7 @@ void Workflow::startTraining()
     m_session.training.nodes = names;
     m_session.evaluation.done = false;
     m_session.evaluation.operatingPoint.reset(); // new weights: calibrated again after training
+    dropVerifiedDetections();
     m_session.evaluation.result = {};
     // Earlier rounds' verified figures stay; this round's are measured again.
     std::erase_if(m_session.evaluation.verified,
@@ -587,8 +589,16 @@ void Workflow::startEvaluation()
             EvaluationRecord &e = m_session.evaluation;
             e.done = true;
             e.result = *out.result;
-            if (out.operating_point)
+            if (out.operating_point) {
                 e.operatingPoint = out.operating_point;
+                e.operatingPointAgainst = out.operating_point_against;
+            }
+            if (out.detections) {
+                m_verifiedDetections = out.detections;
+                QString error;
+                if (!out.detections->save(m_session.dir, &error))
+                    Q_EMIT message(error);
+            }
             if (out.verified) {
                 std::erase_if(e.verified, [&](const VerifiedRound &v) {
                     return v.round == out.verified->round;

@@ -6,6 +6,7 @@
 #include "session.h"
 #include "taskrunner.h"
 #include "verification.h"
+#include "verifiedscoring.h"
 #include "vision/labeling.h"
 
 #include <QElapsedTimer>
@@ -94,6 +95,22 @@ public:
 
     // Verify: the session's ground truth (truth.json), read when a session opens
     Verification *verification() { return &m_verification; }
+    /** The last evaluation's boxes on the picked frames (workflowverify.cpp): while they are the
+     *  current student's, every verified frame among them rescores the current round at once. */
+    const std::optional<VerifiedDetections> &verifiedDetections() const
+    {
+        return m_verifiedDetections;
+    }
+    /** Whether the verified frames are enough: the headline's interval, each comparison settled
+     *  or how many more frames it needs; empty before an evaluation with verified frames. */
+    VerifiedEnough verifiedEnough() const;
+    /** Why frames cannot be picked where the detectors disagree now (empty: they can): a
+     *  trained full-frame student, its labels, nothing running. */
+    QString disagreementBlocker() const;
+    /** Runs teacher, motion and the student over the source (Task::DisagreementPick) and adds
+     *  `count` frames where they and the tracker disagree most, spread over time, to the frames
+     *  to verify (pick "disagreement"); the frames picked so far stay. */
+    void startDisagreementPick(int count, int sourceFrames, cv::Size frameSize);
 
     // Plan
     /** Plans in the background; superseded requests are dropped; planReady() answers. */
@@ -199,6 +216,12 @@ private:
     /** A save of the session as it is now, on the saver thread (see saveInBackground). */
     void enqueueSave(bool announce);
     void saveLabels();
+    /** Reads <session>/verified-detections.json when it is the current round's. */
+    void loadVerifiedDetections();
+    /** The current round's verified figures from the kept boxes and the truth as it is now. */
+    void rescoreVerified();
+    /** New weights: the kept boxes are another student's (the file goes too). */
+    void dropVerifiedDetections();
     void editTrack(int track, const std::function<void(vision::Track &)> &edit);
 
     Session m_session;
@@ -208,6 +231,7 @@ private:
     TaskRunner m_runner;
     std::shared_ptr<const vision::LabelResult> m_labels;
     Verification m_verification;
+    std::optional<VerifiedDetections> m_verifiedDetections;
 
     QThread m_plannerThread;
     PlannerWorker *m_planner = nullptr; // lives on m_plannerThread

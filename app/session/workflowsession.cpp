@@ -96,6 +96,7 @@ void Workflow::restoreSession()
     m_clusterPreview.reset(); // the other session's nodes
     if (!m_verification.open(m_session.dir, &error))
         Q_EMIT message(error);
+    loadVerifiedDetections();
     Q_EMIT sessionChanged();
     Q_EMIT labelsChanged();
     Q_EMIT datasetChanged();
