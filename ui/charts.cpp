@@ -2,6 +2,7 @@
 
 #include "app/report/chart.h"
 
+#include <QAreaSeries>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLocale>
@@ -347,60 +348,95 @@ PrChart::PrChart(QWidget *parent) : QChartView(parent)
     setMinimumSize(260, 220);
 }
 
-void PrChart::show(const std::vector<vision::DetectorScore> &scores)
+void PrChart::show(const std::vector<vision::DetectorScore> &scores,
+                   const std::vector<vision::FigureIntervals> &intervals)
 {
-    for (auto &[name, series] : m_curves) {
-        chart()->removeSeries(series.first);
-        chart()->removeSeries(series.second);
-        delete series.first;
-        delete series.second;
-    }
+    for (auto &[name, d] : m_curves)
+        for (QAbstractSeries *s :
+             {static_cast<QAbstractSeries *>(d.curve), static_cast<QAbstractSeries *>(d.point),
+              static_cast<QAbstractSeries *>(d.box)})
+            if (s) {
+                chart()->removeSeries(s);
+                delete s;
+            }
     m_curves.clear();
+    const bool boxes = !intervals.empty() && intervals.size() == scores.size();
     chart()->setTitle(
-        scores.empty()
-            ? QStringLiteral("Precision against recall: no verified frames yet")
-            : QStringLiteral(
-                  "Precision–recall on verified frames (IoU 0.5); dots: operating points"));
-    for (const vision::DetectorScore &d : scores) {
+        scores.empty() ? QStringLiteral("Precision against recall: no verified frames yet")
+        : boxes        ? QStringLiteral("Precision–recall on verified frames (IoU 0.5); "
+                                               "dots: operating points, boxes: their 95 % intervals")
+                       : QStringLiteral("Precision–recall on verified frames (IoU 0.5); "
+                                               "dots: operating points"));
+    for (std::size_t i = 0; i < scores.size(); ++i) {
+        const vision::DetectorScore &d = scores[i];
         const QString name = QString::fromStdString(d.name);
         const QColor colour = detectorColor(name);
-        auto *line = new QLineSeries(this);
-        line->setName(QStringLiteral("%1 (AP50 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
-        line->setPen(QPen(colour, 2.0));
+        Detector shown;
+        if (boxes && d.detections > 0) {
+            const vision::FigureIntervals &ci = intervals[i];
+            auto *upper = new QLineSeries(this);
+            auto *lower = new QLineSeries(this);
+            upper->append(
+                {QPointF(ci.recall.lo, ci.precision.hi), QPointF(ci.recall.hi, ci.precision.hi)});
+            lower->append(
+                {QPointF(ci.recall.lo, ci.precision.lo), QPointF(ci.recall.hi, ci.precision.lo)});
+            shown.box = new QAreaSeries(upper, lower);
+            shown.box->setName(QStringLiteral("%1 95 % interval").arg(name));
+            QColor fill = colour;
+            fill.setAlpha(50);
+            shown.box->setBrush(fill);
+            shown.box->setPen(QPen(colour, 1.0, Qt::DashLine));
+        }
+        shown.curve = new QLineSeries(this);
+        shown.curve->setName(QStringLiteral("%1 (AP50 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
+        shown.curve->setPen(QPen(colour, 2.0));
         QList<QPointF> points;
         points.reserve(qsizetype(d.curve.size()));
         for (const vision::PrPoint &p : d.curve)
             points.append(QPointF(p.recall, p.precision));
-        line->replace(points);
-        auto *point = new QScatterSeries(this);
-        point->setName(QStringLiteral("%1 operating point").arg(name));
-        point->setMarkerSize(12);
-        point->setColor(colour);
-        point->setBorderColor(Qt::black);
-        point->replace(d.detections > 0 ? QList<QPointF>{QPointF(d.recall, d.precision)}
-                                        : QList<QPointF>{});
-        for (QXYSeries *s : {static_cast<QXYSeries *>(line), static_cast<QXYSeries *>(point)}) {
+        shown.curve->replace(points);
+        shown.point = new QScatterSeries(this);
+        shown.point->setName(QStringLiteral("%1 operating point").arg(name));
+        shown.point->setMarkerSize(12);
+        shown.point->setColor(colour);
+        shown.point->setBorderColor(Qt::black);
+        shown.point->replace(d.detections > 0 ? QList<QPointF>{QPointF(d.recall, d.precision)}
+                                              : QList<QPointF>{});
+        for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(shown.box),
+                                   static_cast<QAbstractSeries *>(shown.curve),
+                                   static_cast<QAbstractSeries *>(shown.point)}) {
+            if (!s)
+                continue;
             chart()->addSeries(s);
             s->attachAxis(m_x);
             s->attachAxis(m_y);
         }
-        // One legend entry per detector; the title says what the dots are.
-        for (QLegendMarker *marker : chart()->legend()->markers(point))
-            marker->setVisible(false);
-        m_curves[name] = {line, point};
+        // One legend entry per detector; the title says what the dots and boxes are.
+        for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(shown.point),
+                                   static_cast<QAbstractSeries *>(shown.box)})
+            if (s)
+                for (QLegendMarker *marker : chart()->legend()->markers(s))
+                    marker->setVisible(false);
+        m_curves[name] = shown;
     }
 }
 
 QLineSeries *PrChart::curve(const QString &name) const
 {
     const auto it = m_curves.find(name);
-    return it == m_curves.end() ? nullptr : it->second.first;
+    return it == m_curves.end() ? nullptr : it->second.curve;
 }
 
 QScatterSeries *PrChart::operatingPoint(const QString &name) const
 {
     const auto it = m_curves.find(name);
-    return it == m_curves.end() ? nullptr : it->second.second;
+    return it == m_curves.end() ? nullptr : it->second.point;
+}
+
+QAreaSeries *PrChart::intervalBox(const QString &name) const
+{
+    const auto it = m_curves.find(name);
+    return it == m_curves.end() ? nullptr : it->second.box;
 }
 
 } // namespace edgetrain::ui

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+class QAreaSeries;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
@@ -115,15 +116,26 @@ class PrChart : public QChartView
 
 public:
     explicit PrChart(QWidget *parent = nullptr);
-    /** Replaces the curves; no scores: an empty chart that says there are no verified frames. */
-    void show(const std::vector<vision::DetectorScore> &scores);
+    /** Replaces the curves; no scores: an empty chart that says there are no verified frames.
+     *  With `intervals` (one per score), each operating point sits in its 95 % box: recall's
+     *  interval across, precision's up. */
+    void show(const std::vector<vision::DetectorScore> &scores,
+              const std::vector<vision::FigureIntervals> &intervals = {});
     /** The curve and the operating point of a detector (nullptr if not shown). */
     QLineSeries *curve(const QString &name) const;
     QScatterSeries *operatingPoint(const QString &name) const;
+    /** The operating point's 95 % box (nullptr without intervals). */
+    QAreaSeries *intervalBox(const QString &name) const;
     int curveCount() const { return int(m_curves.size()); }
 
 private:
-    std::map<QString, std::pair<QLineSeries *, QScatterSeries *>> m_curves;
+    struct Detector
+    {
+        QLineSeries *curve = nullptr;
+        QScatterSeries *point = nullptr;
+        QAreaSeries *box = nullptr;
+    };
+    std::map<QString, Detector> m_curves;
     QValueAxis *m_x, *m_y;
 };
 

@@ -256,7 +256,10 @@ void ReportPage::refresh()
     fillTable(m_verified, ReportText::verifiedRows(s), false);
     m_verifiedTitle->setText(round ? tr("Against %1 verified frames").arg(round->frames)
                                    : tr("Against verified frames: none yet"));
-    m_pr->show(round ? round->scores : std::vector<vision::DetectorScore>());
+    if (round)
+        m_pr->show(round->scores, round->intervals);
+    else
+        m_pr->show({});
     fillTable(m_results, ReportText::trackerRows(s), true);
 
     if (round) {

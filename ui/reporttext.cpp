@@ -1,8 +1,11 @@
 #include "reporttext.h"
 
+#include "app/session/verifiedscoring.h"
+
 #include <QObject>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace edgetrain::ui {
@@ -26,6 +29,57 @@ std::vector<const vision::DetectorScore *> headlineOrder(const app::VerifiedRoun
 QString wholePercent(double fraction)
 {
     return QString::number(qRound(100 * fraction)) + QStringLiteral(" %");
+}
+
+/** "86 % (78–93 %)", or "86 %" without an interval. */
+QString withRange(double fraction, const vision::Interval *ci)
+{
+    if (!ci)
+        return wholePercent(fraction);
+    return QStringLiteral("%1 (%2–%3 %)")
+        .arg(wholePercent(fraction))
+        .arg(qRound(100 * ci->lo))
+        .arg(qRound(100 * ci->hi));
+}
+
+/** A table's figure: "86.3 % (78–93 %)", its 95 % interval in brackets when known. */
+QString cell(double fraction, const vision::Interval *ci)
+{
+    const QString v = ReportText::percent(fraction);
+    return ci ? QStringLiteral("%1 (%2–%3 %)")
+                    .arg(v)
+                    .arg(qRound(100 * ci->lo))
+                    .arg(qRound(100 * ci->hi))
+              : v;
+}
+
+/** A signed F1 difference, "+0.18" / "−0.04". */
+QString signedF1(double v)
+{
+    return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+           QString::number(std::abs(v), 'f', 2);
+}
+
+/** The student's lead over each baseline, whether the frames tell it from zero. */
+QString leadSentences(const app::VerifiedRound &round)
+{
+    QString text;
+    for (const vision::BootstrapDifference &d : round.differences) {
+        const QString other = ReportText::detectorPhrase(d.b);
+        const QString figures =
+            QObject::tr("F1 %1, 95 % interval %2 to %3")
+                .arg(signedF1(d.a_minus_b.f1), signedF1(d.ci.f1.lo), signedF1(d.ci.f1.hi));
+        if (d.ci.f1.clearOfZero())
+            text += d.a_minus_b.f1 > 0
+                        ? QObject::tr(" The student's lead over %1 is clear of zero (%2).")
+                              .arg(other, figures)
+                        : QObject::tr(" The student trails %1, clear of zero (%2).")
+                              .arg(other, figures);
+        else
+            text += QObject::tr(" Between the student and %1 these frames cannot tell (%2).")
+                        .arg(other, figures);
+    }
+    return text;
 }
 
 /** "1 frame", "13 frames". */
@@ -123,21 +177,31 @@ QString ReportText::headline(const app::Session &s, const std::string &category)
     bool first = true;
     for (const vision::DetectorScore *d : headlineOrder(*round)) {
         const QString who = detectorPhrase(d->name);
+        const vision::FigureIntervals *ci = round->interval(d->name);
+        const QString recall = withRange(d->recall, ci ? &ci->recall : nullptr);
+        const QString precision = withRange(d->precision, ci ? &ci->precision : nullptr);
         if (first) {
-            text +=
-                d->detections > 0
-                    ? QObject::tr(" %1 finds %2 of the %3 at %4 precision")
-                          .arg(who, wholePercent(d->recall), objects, wholePercent(d->precision))
-                    : QObject::tr(" %1 finds none of the %2 (no detection)").arg(who, objects);
-        } else {
             text += d->detections > 0
-                        ? QObject::tr("; %1 %2 at %3")
-                              .arg(who, wholePercent(d->recall), wholePercent(d->precision))
-                        : QObject::tr("; %1 none (no detection)").arg(who);
+                        ? QObject::tr(" %1 finds %2 of the %3 at %4 precision")
+                              .arg(who, recall, objects, precision)
+                        : QObject::tr(" %1 finds none of the %2 (no detection)").arg(who, objects);
+        } else {
+            text += d->detections > 0 ? QObject::tr("; %1 %2 at %3").arg(who, recall, precision)
+                                      : QObject::tr("; %1 none (no detection)").arg(who);
         }
         first = false;
     }
-    text += QLatin1Char('.');
+    text += QLatin1Char('.') + leadSentences(*round);
+    if (round->biased)
+        text += QObject::tr(" Every one of these frames was picked where the detectors disagree: "
+                            "the hardest frames, so every figure here understates the camera as a "
+                            "whole; verify frames of the spread pick for the headline.");
+    else if (round->disagreement_frames > 0)
+        text += QObject::tr(" %1 picked where the detectors disagree %2 left out of these "
+                            "figures, which the spread pick's frames give alone.")
+                    .arg(count(round->disagreement_frames, QObject::tr("verified frame"),
+                               QObject::tr("verified frames")))
+                    .arg(round->disagreement_frames == 1 ? QObject::tr("is") : QObject::tr("are"));
     if (s.evaluation.verified.size() > 1)
         for (const vision::DetectorScore &d : s.evaluation.verified.front().scores)
             if (d.name == "student")
@@ -163,10 +227,12 @@ QList<QStringList> ReportText::verifiedRows(const app::Session &s)
         const bool current = r + 1 == rounds.size();
         for (const vision::DetectorScore *d : headlineOrder(rounds[r])) {
             const double fps = current ? framesPerSecond(s, d->name) : 0.0;
+            const vision::FigureIntervals *ci = rounds[r].interval(d->name);
             QStringList row{
                 QString::fromStdString(d->name),
-                d->truths > 0 ? percent(d->recall) : QStringLiteral("–"),
-                d->detections > 0 ? percent(d->precision) : QStringLiteral("–"),
+                d->truths > 0 ? cell(d->recall, ci ? &ci->recall : nullptr) : QStringLiteral("–"),
+                d->detections > 0 ? cell(d->precision, ci ? &ci->precision : nullptr)
+                                  : QStringLiteral("–"),
                 number(d->f1, 3),
                 number(d->ap50, 3),
                 number(d->ap50_95, 3),
@@ -198,6 +264,15 @@ QString ReportText::verifiedMethod(const app::Session &s)
                "neither way. AP averages precision over recall (101 points); AP@[.5:.95] "
                "also over IoU 0.5–0.95. Frames/s: each detector's speed in the same evaluation.")
                .arg(count(truths, QObject::tr("box"), QObject::tr("boxes"))) +
+           (round->resamples > 0
+                ? QObject::tr(
+                      " Ranges are 95 % intervals from a bootstrap over the verified frames "
+                      "(%1 resamples of the frames with replacement, seed %2; frames, not "
+                      "boxes, are the unit, since the people in one frame are seen "
+                      "together).")
+                      .arg(round->resamples)
+                      .arg(round->seed)
+                : QString()) +
            operatingPoint(s);
 }
 
@@ -206,12 +281,23 @@ QString ReportText::operatingPoint(const app::Session &s)
     const auto &p = s.evaluation.operatingPoint;
     if (!p)
         return QString();
+    if (s.evaluation.operatingPointAgainst == QLatin1String("verified"))
+        return QObject::tr(" The student reports boxes scoring ≥ %1: the best F1 (%2) against "
+                           "%3 a person verified in the span it trained on (%4); the held-out "
+                           "frames above played no part in it.")
+            .arg(p->threshold, 0, 'f', 2)
+            .arg(p->f1, 0, 'f', 2)
+            .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")))
+            .arg(count(p->boxes, QObject::tr("box"), QObject::tr("boxes")));
     return QObject::tr(" The student reports boxes scoring ≥ %1: the best F1 (%2) against the "
                        "session's own labels on %3 it trained on, chosen before "
-                       "and without the verified frames.")
+                       "and without the verified frames (verify at least %4 frames with %5 "
+                       "in that span and it is chosen on them).")
         .arg(p->threshold, 0, 'f', 2)
         .arg(p->f1, 0, 'f', 2)
-        .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")));
+        .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")))
+        .arg(app::kMinThresholdFrames)
+        .arg(count(app::kMinThresholdBoxes, QObject::tr("box"), QObject::tr("boxes")));
 }
 
 QList<QStringList> ReportText::energyRows(const app::Session &s)

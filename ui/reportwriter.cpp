@@ -59,7 +59,7 @@ std::unique_ptr<Charts> makeCharts(const ReportContent &c)
     }
     charts->pr = new PrChart(charts->owner.get());
     if (const app::VerifiedRound *round = ReportText::currentRound(*c.session))
-        charts->pr->show(round->scores);
+        charts->pr->show(round->scores, round->intervals);
     else
         charts->pr->show({});
     for (const auto &[name, w] : charts->named()) {
@@ -490,10 +490,21 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
         evaluation += "precision,," + QByteArray::number(e.teacher_precision, 'g', 6) + ',' +
                       QByteArray::number(e.student_precision, 'g', 6) + '\n';
     }
+    const auto bounds = [](const vision::FigureIntervals *ci) {
+        QByteArray b;
+        for (const vision::Interval *i : {&ci->recall, &ci->precision, &ci->f1, &ci->ap50})
+            b += ',' + QByteArray::number(i->lo, 'g', 6) + ',' + QByteArray::number(i->hi, 'g', 6);
+        return b;
+    };
+    const QByteArray noBounds(8, ','); // a round scored before intervals existed
     QByteArray verified = "round,frames,first_frame,detector,truths,detections,true_positives,"
-                          "false_positives,recall,precision,f1,ap50,ap50_95,threshold\n";
-    for (const app::VerifiedRound &r : s.evaluation.verified)
-        for (const vision::DetectorScore &d : r.scores)
+                          "false_positives,recall,precision,f1,ap50,ap50_95,threshold,recall_lo,"
+                          "recall_hi,precision_lo,precision_hi,f1_lo,f1_hi,ap50_lo,ap50_hi\n";
+    QByteArray leads = "round,frames,of,over,recall,precision,f1,ap50,recall_lo,recall_hi,"
+                       "precision_lo,precision_hi,f1_lo,f1_hi,ap50_lo,ap50_hi,resamples,seed\n";
+    for (const app::VerifiedRound &r : s.evaluation.verified) {
+        for (const vision::DetectorScore &d : r.scores) {
+            const vision::FigureIntervals *ci = r.interval(d.name);
             verified +=
                 QByteArray::number(r.round) + ',' + QByteArray::number(r.frames) + ',' +
                 QByteArray::number(r.first_frame) + ',' + QByteArray::fromStdString(d.name) + ',' +
@@ -503,7 +514,17 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
                 QByteArray::number(d.precision, 'g', 6) + ',' + QByteArray::number(d.f1, 'g', 6) +
                 ',' + QByteArray::number(d.ap50, 'g', 6) + ',' +
                 QByteArray::number(d.ap50_95, 'g', 6) + ',' +
-                QByteArray::number(d.threshold, 'g', 6) + '\n';
+                QByteArray::number(d.threshold, 'g', 6) + (ci ? bounds(ci) : noBounds) + '\n';
+        }
+        for (const vision::BootstrapDifference &d : r.differences)
+            leads += QByteArray::number(r.round) + ',' + QByteArray::number(r.frames) + ',' +
+                     QByteArray::fromStdString(d.a) + ',' + QByteArray::fromStdString(d.b) + ',' +
+                     QByteArray::number(d.a_minus_b.recall, 'g', 6) + ',' +
+                     QByteArray::number(d.a_minus_b.precision, 'g', 6) + ',' +
+                     QByteArray::number(d.a_minus_b.f1, 'g', 6) + ',' +
+                     QByteArray::number(d.a_minus_b.ap50, 'g', 6) + bounds(&d.ci) + ',' +
+                     QByteArray::number(r.resamples) + ',' + QByteArray::number(r.seed) + '\n';
+    }
     QByteArray deployment = "device,camera,frames,detections,fps,latency_ms_p50,latency_ms_p95,"
                             "cpu_percent,rss_bytes,error\n";
     if (s.deployment)
@@ -521,6 +542,7 @@ bool ReportWriter::writeCsv(const QString &dir, const app::Session &s, QStringLi
         {QStringLiteral("epochs.csv"), s.epochsCsv()},
         {QStringLiteral("evaluation.csv"), evaluation},
         {QStringLiteral("verified.csv"), verified},
+        {QStringLiteral("verified-leads.csv"), leads},
         {QStringLiteral("deployment.csv"), deployment}};
     for (const auto &[name, data] : files) {
         const QString path = dir + QLatin1Char('/') + name;

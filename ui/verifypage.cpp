@@ -43,6 +43,11 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     m_view = new TruthView(m_verification, this);
     main->addWidget(m_view, 1);
     layout->addLayout(main, 1);
+    m_enough = new QLabel(this);
+    m_enough->setObjectName(QStringLiteral("verifyEnough"));
+    m_enough->setWordWrap(true);
+    m_enough->setTextFormat(Qt::RichText);
+    layout->addWidget(m_enough);
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
     m_info->setText(
@@ -69,6 +74,13 @@ QHBoxLayout *VerifyPage::toolBar()
     m_pick->setToolTip(tr("Picks frames spread over the video, favouring the held-out part and "
                           "frames where nobody was labelled; frames already verified are kept."));
     bar->addWidget(m_pick);
+    m_pickDisagree = new QPushButton(tr("Pick where they disagree"), this);
+    m_pickDisagree->setStatusTip(
+        tr("After training: runs teacher, motion and the student over the video and adds the "
+           "frames where they and the tracker disagree most (boxes only one has, scores near the "
+           "student's threshold), spread over time. Your review time goes where it matters; the "
+           "report's headline stays on the spread pick's frames, since these are the hardest."));
+    bar->addWidget(m_pickDisagree);
     m_progress = new QLabel(this);
     QFont bold = m_progress->font();
     bold.setBold(true);
@@ -139,18 +151,17 @@ void VerifyPage::connectControls()
                 tr("no frames to pick from: choose a source in Capture & label"));
             return;
         }
-        const cv::Size size = m_sourceSize.isValid()
-                                  ? cv::Size(m_sourceSize.width(), m_sourceSize.height())
-                              : labels ? labels->frame_size
-                                       : cv::Size();
         m_verification->pickFrames(labels.get(), frames, m_count->value(),
                                    m_workflow->session().dataset.seed,
-                                   m_workflow->session().capture.source.toStdString(), size);
+                                   m_workflow->session().capture.source.toStdString(), frameSize());
         if (m_current < 0 || !m_verification->truth().frame(m_current)) {
             const std::vector<int> picked = m_verification->frames();
             if (!picked.empty())
                 showFrame(picked.front());
         }
+    });
+    connect(m_pickDisagree, &QPushButton::clicked, this, [this] {
+        m_workflow->startDisagreementPick(m_count->value(), m_sourceFrames, frameSize());
     });
     connect(m_prev, &QPushButton::clicked, this, [this] { step(-1); });
     connect(m_next, &QPushButton::clicked, this, [this] { step(+1); });
@@ -212,6 +223,46 @@ void VerifyPage::connectSources()
             onSession(); // another video: other frames
     });
     connect(m_workflow, &app::Workflow::labelsChanged, this, &VerifyPage::updateProposals);
+    connect(m_workflow, &app::Workflow::evaluationChanged, this, &VerifyPage::updateEnough);
+    connect(m_workflow, &app::Workflow::taskStarted, this, &VerifyPage::refresh);
+    connect(m_workflow, &app::Workflow::taskFinished, this,
+            [this](app::Task task, bool ok, const QString &) {
+                refresh();
+                if (task != app::Task::DisagreementPick || !ok)
+                    return;
+                // Show the first new frame still to verify.
+                for (const vision::TruthFrame &f : m_verification->truth().frames)
+                    if (!f.done && f.pick == "disagreement") {
+                        showFrame(f.index);
+                        break;
+                    }
+            });
+}
+
+cv::Size VerifyPage::frameSize() const
+{
+    if (m_sourceSize.isValid())
+        return cv::Size(m_sourceSize.width(), m_sourceSize.height());
+    const auto labels = m_workflow->labels();
+    return labels ? labels->frame_size : cv::Size();
+}
+
+void VerifyPage::updateEnough()
+{
+    const app::VerifiedEnough e = m_workflow->verifiedEnough();
+    if (e.headline.isEmpty()) {
+        m_enough->setText(tr("<i>How sure the figures are shows here once the student is "
+                             "evaluated on verified frames (step 7).</i>"));
+        return;
+    }
+    QString html = QStringLiteral("<b>%1.</b>").arg(e.headline.toHtmlEscaped());
+    for (const QString &c : e.comparisons)
+        html += QStringLiteral(" ") + c.toHtmlEscaped();
+    if (e.pending > 0)
+        html += tr(" <i>%n verified frame(s) came after the last evaluation: evaluate again "
+                   "(step 7) to count them.</i>",
+                   nullptr, e.pending);
+    m_enough->setText(html);
 }
 
 void VerifyPage::onSession()
@@ -235,6 +286,7 @@ void VerifyPage::onSession()
     else if (!picked.empty())
         showFrame(picked.front());
     refresh();
+    updateEnough();
 }
 
 void VerifyPage::showFrame(int frame)
@@ -299,6 +351,8 @@ void VerifyPage::refresh()
         QString text = tr("frame %1 · %2 box(es)").arg(f.index).arg(f.boxes.size());
         if (ignored > 0)
             text += tr(", %1 ignore").arg(ignored);
+        if (f.pick == "disagreement")
+            text += tr(" · disagree");
         auto *item = new QListWidgetItem(
             (f.done ? QStringLiteral("✔ ") : QStringLiteral("○ ")) + text, m_list);
         item->setData(Qt::UserRole, f.index);
@@ -323,6 +377,10 @@ void VerifyPage::refresh()
     m_pick->setEnabled(m_sourceFrames > 0 ||
                        (m_workflow->labels() &&
                         (m_workflow->session().capture.source.isEmpty() || m_sourceFailed)));
+    const QString blocker = m_workflow->disagreementBlocker();
+    m_pickDisagree->setEnabled(blocker.isEmpty());
+    // Disabled, the tooltip says why.
+    m_pickDisagree->setToolTip(blocker.isEmpty() ? m_pickDisagree->statusTip() : blocker);
     const std::vector<int> picked = m_verification->frames();
     m_prev->setEnabled(!picked.empty() && m_current > picked.front());
     m_next->setEnabled(!picked.empty() && m_current < picked.back());

@@ -32,6 +32,10 @@ public:
     QListWidget *frameList() const { return m_list; }
     QSpinBox *countBox() const { return m_count; }
     QPushButton *pickButton() const { return m_pick; }
+    /** "Pick where they disagree": frames where teacher, motion, tracker and student disagree. */
+    QPushButton *disagreementButton() const { return m_pickDisagree; }
+    /** How sure the verified figures are, and whether more frames are needed. */
+    QLabel *enoughLabel() const { return m_enough; }
     QLabel *progressLabel() const { return m_progress; }
     /** The frame being verified (-1: none). */
     int currentFrame() const { return m_current; }
@@ -49,6 +53,9 @@ private:
     void step(int direction);
     void toggleDone();
     void updateProposals();
+    void updateEnough();
+    /** The source's frame size (or the labels'), for a new truth file. */
+    cv::Size frameSize() const;
 
     app::Workflow *m_workflow;
     app::Verification *m_verification;
@@ -59,8 +66,8 @@ private:
     QSize m_sourceSize;
     int m_current = -1;
     QSpinBox *m_count;
-    QPushButton *m_pick;
-    QLabel *m_progress, *m_info;
+    QPushButton *m_pick, *m_pickDisagree;
+    QLabel *m_progress, *m_info, *m_enough;
     QListWidget *m_list;
     TruthView *m_view;
     QPushButton *m_acceptAll, *m_done, *m_ignore, *m_delete, *m_prev, *m_next;
