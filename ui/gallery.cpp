@@ -167,7 +167,12 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
         f.setPixelSize(12);
         p.setFont(f);
         p.drawText(QRectF(4, 1, img.width() - 8, 16), Qt::AlignVCenter,
-                   QStringLiteral("frame %1 · %2 to find").arg(index).arg(toFind));
+                   QStringLiteral("frame %1 · %2 to find%3")
+                       .arg(index)
+                       .arg(toFind)
+                       .arg(tf->pick == "disagreement" ? QStringLiteral(" · disagreement pick")
+                            : tf->pick == "spread"     ? QStringLiteral(" · spread pick")
+                                                       : QString()));
         p.drawText(QRectF(4, 17, img.width() - 8, 16), Qt::AlignVCenter,
                    p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight,
                                               img.width() - 8));
