@@ -325,6 +325,7 @@ core::Json PipelineRun::verified(core::Json &report)
     auto sayLine = [&](const std::string &l) { say(l); };
     // A person's truth on the frames the last round trained on chooses its threshold, as the
     // window's evaluation does; the held-out frames stay out of it (not when tuning on them).
+    const float labelsThreshold = m_threshold;
     if (!m_o.studentThreshold && !m_o.seenOnly && split > 0)
         if (const auto point =
                 verifiedOperatingPoint(run.truth(), run.detections(detectors.size() - 1), split)) {
@@ -351,6 +352,14 @@ core::Json PipelineRun::verified(core::Json &report)
         v.set("seen", Internal::verifiedSpanReport(run.truth(), scored, nBaselines, 0, split - 1,
                                                    m_o.matchIou, "< max-frames (seen in training)",
                                                    sayLine));
+    if (m_threshold != labelsThreshold && split > 0) {
+        // What the labels' threshold would have given on the same held-out frames, for comparison.
+        for (std::size_t i = std::size_t(nBaselines); i < scored.size(); ++i)
+            scored[i].threshold = labelsThreshold;
+        v.set("held_out_at_labels_threshold",
+              Internal::verifiedSpanReport(run.truth(), scored, nBaselines, split, INT_MAX,
+                                           m_o.matchIou, "", [](const std::string &) {}));
+    }
     core::Json fps;
     for (std::size_t i = 0; i < detectors.size(); ++i)
         fps.set(int(i) < nBaselines ? detectors[i].name
