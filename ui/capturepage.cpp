@@ -91,7 +91,8 @@ QGroupBox *CapturePage::settingsBox()
     m_teacherFile->setToolTip(
         tr("The detector's file, or the folder of an earlier session whose trained student "
            "labels this one. A second opinion: FILE?verify=cascade:OTHER.xml (or hog, "
-           "onnx:MODEL) — tracks the verifier never finds are rejected"));
+           "onnx:MODEL) — tracks the verifier never finds are rejected. A Haar frontal-face "
+           "cascade gets the LBP frontal-face cascade as its verifier unless ?verify=none"));
     m_teacherBrowse = new QPushButton(tr("…"), settings);
     m_teacherBrowse->setMaximumWidth(32);
     auto *teacherRow = new QHBoxLayout;
