@@ -450,15 +450,24 @@ void HeadlessDemo::headline()
                         "IoU 0.5):")
              .arg(v.frames)
              .arg(v.first_frame));
+    auto range = [](const vision::Interval *ci) {
+        return ci ? QStringLiteral(" (%1–%2 %)")
+                        .arg(100 * ci->lo, 0, 'f', 0)
+                        .arg(100 * ci->hi, 0, 'f', 0)
+                  : QString();
+    };
     for (const vision::DetectorScore &sc : v.scores) {
         const double fps = sc.name == "student"   ? e.student_fps
                            : sc.name == "teacher" ? e.teacher_fps
                                                   : e.motion_fps;
-        step(QStringLiteral("  %1 finds %2 % of the people at %3 % precision (F1 %4, AP50 %5, "
-                            "%6 of %7 boxes, %8 false; %9 frames/s on one core)")
+        const vision::FigureIntervals *ci = v.interval(sc.name);
+        step(QStringLiteral("  %1 finds %2 %%3 of the people at %4 %%5 precision (F1 %6, AP50 "
+                            "%7, %8 of %9 boxes, %10 false; %11 frames/s on one core)")
                  .arg(QString::fromStdString(sc.name), -8)
                  .arg(100 * sc.recall, 0, 'f', 1)
+                 .arg(range(ci ? &ci->recall : nullptr))
                  .arg(100 * sc.precision, 0, 'f', 1)
+                 .arg(range(ci ? &ci->precision : nullptr))
                  .arg(sc.f1, 0, 'f', 3)
                  .arg(sc.ap50, 0, 'f', 3)
                  .arg(sc.true_positives)
@@ -466,6 +475,14 @@ void HeadlessDemo::headline()
                  .arg(sc.false_positives)
                  .arg(fps, 0, 'f', 1));
     }
+    for (const vision::BootstrapDifference &d : v.differences)
+        step(QStringLiteral("  student − %1: F1 %2 (95 % interval %3 to %4): %5")
+                 .arg(QString::fromStdString(d.b))
+                 .arg(d.a_minus_b.f1, 0, 'f', 3)
+                 .arg(d.ci.f1.lo, 0, 'f', 3)
+                 .arg(d.ci.f1.hi, 0, 'f', 3)
+                 .arg(d.ci.f1.clearOfZero() ? QStringLiteral("clear of zero")
+                                            : QStringLiteral("not clear of zero")));
     step(QStringLiteral("  ") + app::EvaluationTask::summary(e.result));
 }
 
