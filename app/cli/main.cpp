@@ -22,6 +22,7 @@
 #include <QCoreApplication>
 #include <QGuiApplication>
 
+#include <clocale>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -87,6 +88,9 @@ int main(int argc, char **argv)
     }
     if (!app)
         app = std::make_unique<QCoreApplication>(argc, argv);
+    // Qt set the C locale from the environment: printed figures keep a decimal point under
+    // every locale, as the files and --json do.
+    std::setlocale(LC_NUMERIC, "C");
     QCoreApplication::setApplicationName(QStringLiteral("edgetrain-cli"));
     QCoreApplication::setApplicationVersion(QStringLiteral(EDGETRAIN_VERSION));
     QStringList args = QCoreApplication::arguments();

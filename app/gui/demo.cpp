@@ -3,6 +3,7 @@
 #include "app/session/deploymentrun.h"
 #include "app/session/evaluationtask.h"
 #include "app/session/verifiedframes.h"
+#include "app/session/verifiedscoring.h"
 #include "net/protocol/keyfile.h"
 #include "ui/gallery.h"
 #include "ui/reportwriter.h"
@@ -481,8 +482,8 @@ void HeadlessDemo::headline()
                  .arg(d.a_minus_b.f1, 0, 'f', 3)
                  .arg(d.ci.f1.lo, 0, 'f', 3)
                  .arg(d.ci.f1.hi, 0, 'f', 3)
-                 .arg(d.ci.f1.clearOfZero() ? QStringLiteral("clear of zero")
-                                            : QStringLiteral("not clear of zero")));
+                 .arg(app::leadSettled(v.frames, d) ? QStringLiteral("settled")
+                                                    : QStringLiteral("not settled")));
     step(QStringLiteral("  ") + app::EvaluationTask::summary(e.result));
 }
 

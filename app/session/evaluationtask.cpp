@@ -149,7 +149,6 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
                 verifiedOperatingPoint(m_truth, run->detections(detectors.size() - 1), first)) {
             point = *verified;
             out.operating_point_against = QStringLiteral("verified");
-            vision::FrameStudent::saveModel(*model, weights, point.threshold);
         }
     }
     out.operating_point = point;
@@ -164,7 +163,13 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
             report(d, n,
                    QStringLiteral("against the tracker's labels: frame %1 of %2").arg(d).arg(n));
         });
-    if ((stop && stop->load()) || !run)
+    if (stop && stop->load())
+        return out;
+    // Saved once nothing can cancel any more: the weights never carry a threshold the session
+    // does not state.
+    if (out.operating_point_against == QLatin1String("verified"))
+        vision::FrameStudent::saveModel(*model, weights, point.threshold);
+    if (!run)
         return out;
 
     // 4. Against the verified frames the student never saw, with intervals.

@@ -144,7 +144,7 @@ void Verification::pickFrames(const vision::LabelResult *labels, int sourceFrame
         t.frames = std::move(kept);
         for (int f : chosen) {
             vision::TruthFrame &frame = t.ensureFrame(f);
-            if (frame.pick.empty() && !frame.done && frame.boxes.empty())
+            if (!frame.done && frame.boxes.empty()) // untouched: this pick's now
                 frame.pick = "spread";
         }
         return true;

@@ -39,6 +39,8 @@ QString range(const vision::Interval &ci)
 /** A signed F1 difference: "+0.18". */
 QString signedNumber(double v)
 {
+    if (std::abs(v) < 0.005) // no "−0.00"
+        v = 0.0;
     return (v >= 0 ? QStringLiteral("+") : QStringLiteral("−")) +
            QString::number(std::abs(v), 'f', 2);
 }
@@ -198,29 +200,47 @@ IntervalScores scoreWithIntervals(const vision::GroundTruth &truth,
     return out;
 }
 
+HeadlineFrames headlineFrames(const vision::GroundTruth &truth, int first, int last)
+{
+    HeadlineFrames out;
+    out.truth = truth;
+    std::erase_if(out.truth.frames, [&](const vision::TruthFrame &f) {
+        return !f.done || f.index < first || f.index > last;
+    });
+    const auto fromDisagreement = [](const vision::TruthFrame &f) {
+        return f.pick == "disagreement";
+    };
+    const std::size_t total = out.truth.frames.size();
+    const int disagreement =
+        int(std::count_if(out.truth.frames.begin(), out.truth.frames.end(), fromDisagreement));
+    if (disagreement > 0 && std::size_t(disagreement) < total) {
+        std::erase_if(out.truth.frames, fromDisagreement);
+        out.disagreement_frames = disagreement;
+    }
+    out.biased = disagreement > 0 && std::size_t(disagreement) == total;
+    return out;
+}
+
+bool leadSettled(int frames, const vision::BootstrapDifference &lead)
+{
+    return frames >= kMinFramesToCompare && lead.ci.f1.clearOfZero();
+}
+
 VerifiedRound scoreVerified(const vision::GroundTruth &truth, const VerifiedDetections &detections)
 {
     VerifiedRound round;
     round.round = detections.round;
     round.first_frame = detections.first_frame;
     const std::set<int> ran(detections.frames.begin(), detections.frames.end());
-    vision::GroundTruth scored = truth;
-    std::erase_if(scored.frames, [&](const vision::TruthFrame &f) {
-        return !f.done || f.index < detections.first_frame || !ran.count(f.index);
-    });
-    const auto fromDisagreement = [](const vision::TruthFrame &f) {
-        return f.pick == "disagreement";
-    };
-    const int disagreement =
-        int(std::count_if(scored.frames.begin(), scored.frames.end(), fromDisagreement));
-    if (disagreement > 0 && disagreement < int(scored.frames.size())) {
-        std::erase_if(scored.frames, fromDisagreement);
-        round.disagreement_frames = disagreement;
-    }
-    round.biased = disagreement > 0 && scored.frames.size() == std::size_t(disagreement);
-    IntervalScores s = scoreWithIntervals(scored, detections.detectors, detections.first_frame);
+    vision::GroundTruth run = truth;
+    std::erase_if(run.frames, [&](const vision::TruthFrame &f) { return !ran.count(f.index); });
+    HeadlineFrames scored = headlineFrames(run, detections.first_frame);
+    round.disagreement_frames = scored.disagreement_frames;
+    round.biased = scored.biased;
+    IntervalScores s =
+        scoreWithIntervals(scored.truth, detections.detectors, detections.first_frame);
     round.scores = std::move(s.scores);
-    round.frames = int(scored.frames.size());
+    round.frames = int(scored.truth.frames.size());
     round.intervals = std::move(s.bootstrap.intervals);
     round.differences = std::move(s.bootstrap.differences);
     round.resamples = s.bootstrap.resamples;
@@ -247,22 +267,44 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
         return e;
     e.headline =
         QStringLiteral(
-            "On %1 verified frame%2 the student finds %3 (%4) of the %5 at %6 (%7) precision")
+            "On %1 verified frame%2%8 the student finds %3 (%4) of the %5 at %6 (%7) precision")
             .arg(round.frames)
             .arg(round.frames == 1 ? QString() : QStringLiteral("s"))
             .arg(percent(student->recall), range(ci->recall), objects, percent(student->precision),
-                 range(ci->precision));
+                 range(ci->precision),
+                 round.disagreement_frames > 0
+                     ? QStringLiteral(" (%1 from the disagreement pick left out)")
+                           .arg(round.disagreement_frames)
+                     : QString());
     e.settled = !round.differences.empty();
     for (const vision::BootstrapDifference &d : round.differences) {
         const QString other = detectorWords(d.b);
         const double delta = d.a_minus_b.f1;
-        if (d.ci.f1.clearOfZero()) {
+        if (round.frames < kMinFramesToCompare) {
+            e.settled = false;
+            const int more = kMinFramesToCompare - round.frames;
+            e.comparisons.append(QStringLiteral("Student and %1: verify at least %2 more frame%3 "
+                                                "before comparing them (F1 %4 so far).")
+                                     .arg(other)
+                                     .arg(more)
+                                     .arg(more == 1 ? QString() : QStringLiteral("s"))
+                                     .arg(signedNumber(delta)));
+            continue;
+        }
+        if (leadSettled(round.frames, d)) {
             e.comparisons.append(QStringLiteral("Student and %1: told apart — F1 %2 (%3 to %4).")
                                      .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
                                           signedNumber(d.ci.f1.hi)));
             continue;
         }
         e.settled = false;
+        if (std::abs(delta) < 0.005) { // e.g. both find everyone on the first easy frames
+            e.comparisons.append(QStringLiteral("Student and %1: no difference so far (F1 %2, "
+                                                "%3 to %4) — verify more frames.")
+                                     .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
+                                          signedNumber(d.ci.f1.hi)));
+            continue;
+        }
         const std::optional<int> more =
             vision::Bootstrap::framesToSettle(round.frames, delta, d.ci.f1);
         e.comparisons.append(

@@ -72,6 +72,21 @@ IntervalScores scoreWithIntervals(const vision::GroundTruth &truth,
                                   const std::vector<VerifiedDetections::Detector> &detectors,
                                   int first = 0, int last = INT_MAX, double iou = 0.5);
 
+/** The frames a headline is computed from: the done ones in [first, last]; when some came from
+ *  the spread pick (or were imported or drawn by hand) and others from the disagreement pick,
+ *  the former alone. */
+struct HeadlineFrames
+{
+    vision::GroundTruth truth;   // those frames only
+    int disagreement_frames = 0; // left out
+    bool biased = false;         // only disagreement frames: they are used, and say so
+};
+HeadlineFrames headlineFrames(const vision::GroundTruth &truth, int first = 0, int last = INT_MAX);
+
+/** Whether the student's lead is settled: enough frames and the F1 difference's interval clear
+ *  of zero. The one rule of the Verify step, the report, the CLI and the CSV. */
+bool leadSettled(int frames, const vision::BootstrapDifference &lead);
+
 /**
  * The round's verified figures from the stored boxes: the done frames from `first_frame` on that
  * the detectors ran on; when some of them came from the spread pick (or were imported or drawn
@@ -81,6 +96,11 @@ IntervalScores scoreWithIntervals(const vision::GroundTruth &truth,
  * and the round the student's lead over teacher and motion.
  */
 VerifiedRound scoreVerified(const vision::GroundTruth &truth, const VerifiedDetections &detections);
+
+/** Fewer verified frames than this settle no comparison, whatever their interval says: a
+ *  handful of frames resampled has only a few distinct draws, and its spread understates how
+ *  much frames not verified would differ. */
+constexpr int kMinFramesToCompare = 5;
 
 /** How the Verify step says whether the verified frames are enough (the manual's rule). */
 struct VerifiedEnough

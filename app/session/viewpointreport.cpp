@@ -116,15 +116,16 @@ core::Json verifiedSpanReport(const vision::GroundTruth &truth,
                               const std::string &what, const Say &say)
 {
     core::Json v;
-    int n = 0;
-    for (const vision::TruthFrame &f : truth.frames)
-        n += f.done && f.index >= first && f.index <= last;
+    // The frames the window's headline is computed from (spread over disagreement picks).
+    const HeadlineFrames headline = headlineFrames(truth, first, last);
+    const int n = int(headline.truth.frames.size());
     v.set("frames", n).set("iou", iou);
+    v.set("disagreement_frames", headline.disagreement_frames).set("biased", headline.biased);
     if (n == 0)
         return v;
     say("verified frames " + what + " (" + std::to_string(n) + " frames, IoU " +
         std::to_string(iou).substr(0, 4) + ", 95 % intervals over the frames):");
-    const IntervalScores scored = scoreWithIntervals(truth, detectors, first, last, iou);
+    const IntervalScores scored = scoreWithIntervals(headline.truth, detectors, first, last, iou);
     const auto &scores = scored.scores;
     const auto &ci = scored.bootstrap.intervals;
     auto line = [&](std::size_t i) {
@@ -164,14 +165,16 @@ core::Json verifiedSpanReport(const vision::GroundTruth &truth,
                       d.b.c_str(), d.a_minus_b.recall, d.ci.recall.lo, d.ci.recall.hi,
                       d.a_minus_b.precision, d.ci.precision.lo, d.ci.precision.hi, d.a_minus_b.f1,
                       d.ci.f1.lo, d.ci.f1.hi,
-                      d.ci.f1.clearOfZero() ? "clear of zero" : "not clear of zero");
+                      leadSettled(n, d)         ? "settled"
+                      : n < kMinFramesToCompare ? "too few frames to compare"
+                                                : "not settled");
         say(text);
         core::Json lead;
         lead.set("over", d.b).set("recall", d.a_minus_b.recall);
         lead.set("precision", d.a_minus_b.precision).set("f1", d.a_minus_b.f1);
         lead.set("ap50", d.a_minus_b.ap50);
         setIntervals(lead, d.ci);
-        lead.set("f1_clear_of_zero", d.ci.f1.clearOfZero());
+        lead.set("f1_clear_of_zero", d.ci.f1.clearOfZero()).set("settled", leadSettled(n, d));
         leads.push(std::move(lead));
     }
     v.set("leads", std::move(leads));

@@ -598,19 +598,11 @@ void Workflow::startEvaluation()
                 QString error;
                 if (!out.detections->save(m_session.dir, &error))
                     Q_EMIT message(error);
-            }
-            if (out.verified) {
-                std::erase_if(e.verified, [&](const VerifiedRound &v) {
-                    return v.round == out.verified->round;
-                });
-                const auto at =
-                    std::find_if(e.verified.begin(), e.verified.end(), [&](const VerifiedRound &v) {
-                        return v.round > out.verified->round;
-                    });
-                e.verified.insert(at, *out.verified);
                 e.student_fps = out.student_fps;
                 e.teacher_fps = out.teacher_fps;
                 e.motion_fps = out.motion_fps;
+                // Scored against the truth as it is now: frames verified while it ran count.
+                applyVerifiedRound();
             }
             Q_EMIT evaluationChanged();
             finishTask(Task::Evaluation, true, EvaluationTask::summary(out));

@@ -218,8 +218,11 @@ private:
     void saveLabels();
     /** Reads <session>/verified-detections.json when it is the current round's. */
     void loadVerifiedDetections();
-    /** The current round's verified figures from the kept boxes and the truth as it is now. */
+    /** The current round's verified figures from the kept boxes and the truth as it is now
+     *  (not while an evaluation runs: its end scores them). */
     void rescoreVerified();
+    /** The same, unconditionally, without saving or signalling. */
+    void applyVerifiedRound();
     /** New weights: the kept boxes are another student's (the file goes too). */
     void dropVerifiedDetections();
     void editTrack(int track, const std::function<void(vision::Track &)> &edit);

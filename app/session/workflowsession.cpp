@@ -94,6 +94,9 @@ void Workflow::restoreSession()
             Q_EMIT message(error);
     m_nodes.restore(m_session.nodes);
     m_clusterPreview.reset(); // the other session's nodes
+    // The kept boxes are the other session's student's: gone before its truth's change signal
+    // could rescore this session with them.
+    m_verifiedDetections.reset();
     if (!m_verification.open(m_session.dir, &error))
         Q_EMIT message(error);
     loadVerifiedDetections();

@@ -41,14 +41,22 @@ void Workflow::rescoreVerified()
 {
     if (!m_verifiedDetections || busy() == Task::Evaluation)
         return;
+    applyVerifiedRound();
+    saveQuietly();
+    Q_EMIT evaluationChanged();
+}
+
+void Workflow::applyVerifiedRound()
+{
+    if (!m_verifiedDetections)
+        return;
     auto &rounds = m_session.evaluation.verified;
     VerifiedRound v = scoreVerified(m_verification.truth(), *m_verifiedDetections);
     const auto at = std::find_if(rounds.begin(), rounds.end(),
                                  [&](const VerifiedRound &r) { return r.round == v.round; });
     if (v.frames == 0) {
-        if (at == rounds.end())
-            return;
-        rounds.erase(at); // no verified frame left among the kept ones
+        if (at != rounds.end())
+            rounds.erase(at); // no verified frame left among the kept ones
     } else if (at != rounds.end()) {
         *at = std::move(v);
     } else {
@@ -56,8 +64,6 @@ void Workflow::rescoreVerified()
                                    [&](const VerifiedRound &r) { return r.round > v.round; }),
                       std::move(v));
     }
-    saveQuietly();
-    Q_EMIT evaluationChanged();
 }
 
 void Workflow::dropVerifiedDetections()
