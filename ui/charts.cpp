@@ -381,6 +381,8 @@ void PrChart::show(const std::vector<vision::DetectorScore> &scores,
             lower->append(
                 {QPointF(ci.recall.lo, ci.precision.lo), QPointF(ci.recall.hi, ci.precision.lo)});
             shown.box = new QAreaSeries(upper, lower);
+            upper->setParent(shown.box); // the area series does not own its edges
+            lower->setParent(shown.box);
             shown.box->setName(QStringLiteral("%1 95 % interval").arg(name));
             QColor fill = colour;
             fill.setAlpha(50);

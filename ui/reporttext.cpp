@@ -56,6 +56,8 @@ QString cell(double fraction, const vision::Interval *ci)
 /** A signed F1 difference, "+0.18" / "−0.04". */
 QString signedF1(double v)
 {
+    if (std::abs(v) < 0.005) // no "−0.00"
+        v = 0.0;
     return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
            QString::number(std::abs(v), 'f', 2);
 }
@@ -69,7 +71,11 @@ QString leadSentences(const app::VerifiedRound &round)
         const QString figures =
             QObject::tr("F1 %1, 95 % interval %2 to %3")
                 .arg(signedF1(d.a_minus_b.f1), signedF1(d.ci.f1.lo), signedF1(d.ci.f1.hi));
-        if (d.ci.f1.clearOfZero())
+        if (round.frames < app::kMinFramesToCompare)
+            text += QObject::tr(" With so few verified frames the student and %1 cannot be "
+                                "compared yet (%2).")
+                        .arg(other, figures);
+        else if (app::leadSettled(round.frames, d))
             text += d.a_minus_b.f1 > 0
                         ? QObject::tr(" The student's lead over %1 is clear of zero (%2).")
                               .arg(other, figures)
@@ -289,15 +295,22 @@ QString ReportText::operatingPoint(const app::Session &s)
             .arg(p->f1, 0, 'f', 2)
             .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")))
             .arg(count(p->boxes, QObject::tr("box"), QObject::tr("boxes")));
+    const app::VerifiedRound *round = currentRound(s);
+    // Only a held-out span leaves training frames a person's truth could choose on.
+    const QString hint =
+        round && round->first_frame > 0
+            ? QObject::tr(" (with %1 verified, holding %2, in the span it trained on, the next "
+                          "evaluation chooses it on them)")
+                  .arg(count(app::kMinThresholdFrames, QObject::tr("frame"), QObject::tr("frames")))
+                  .arg(count(app::kMinThresholdBoxes, QObject::tr("box"), QObject::tr("boxes")))
+            : QString();
     return QObject::tr(" The student reports boxes scoring ≥ %1: the best F1 (%2) against the "
                        "session's own labels on %3 it trained on, chosen before "
-                       "and without the verified frames (verify at least %4 frames with %5 "
-                       "in that span and it is chosen on them).")
+                       "and without the verified frames%4.")
         .arg(p->threshold, 0, 'f', 2)
         .arg(p->f1, 0, 'f', 2)
         .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")))
-        .arg(app::kMinThresholdFrames)
-        .arg(count(app::kMinThresholdBoxes, QObject::tr("box"), QObject::tr("boxes")));
+        .arg(hint);
 }
 
 QList<QStringList> ReportText::energyRows(const app::Session &s)

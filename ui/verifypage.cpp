@@ -34,6 +34,15 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     QHBoxLayout *bar = toolBar();
     addUndoButtons(bar);
     layout->addLayout(bar);
+    // The disagreement pick runs the detectors over the video: its progress and Cancel, shown
+    // from the first pick on (the editor keeps the room until then).
+    auto *strip = new TaskStrip(workflow, app::Task::DisagreementPick, this);
+    strip->hide();
+    connect(workflow, &app::Workflow::taskStarted, strip, [strip](app::Task task) {
+        if (task == app::Task::DisagreementPick)
+            strip->show();
+    });
+    layout->addWidget(strip);
 
     auto *main = new QHBoxLayout;
     m_list = new QListWidget(this);
@@ -76,8 +85,9 @@ QHBoxLayout *VerifyPage::toolBar()
     bar->addWidget(m_pick);
     m_pickDisagree = new QPushButton(tr("Pick where they disagree"), this);
     m_pickDisagree->setStatusTip(
-        tr("After training: runs teacher, motion and the student over the video and adds the "
-           "frames where they and the tracker disagree most (boxes only one has, scores near the "
+        tr("After training: runs teacher, motion and the student over the video and adds as "
+           "many frames as \"Frames to verify\" says, where they and the tracker disagree most "
+           "(boxes only one has, scores near the "
            "student's threshold), spread over time. Your review time goes where it matters; the "
            "report's headline stays on the spread pick's frames, since these are the hardest."));
     bar->addWidget(m_pickDisagree);
@@ -250,11 +260,10 @@ cv::Size VerifyPage::frameSize() const
 void VerifyPage::updateEnough()
 {
     const app::VerifiedEnough e = m_workflow->verifiedEnough();
-    if (e.headline.isEmpty()) {
-        m_enough->setText(tr("<i>How sure the figures are shows here once the student is "
-                             "evaluated on verified frames (step 7).</i>"));
+    // Until the student is evaluated on verified frames there is nothing to say.
+    m_enough->setVisible(!e.headline.isEmpty());
+    if (e.headline.isEmpty())
         return;
-    }
     QString html = QStringLiteral("<b>%1.</b>").arg(e.headline.toHtmlEscaped());
     for (const QString &c : e.comparisons)
         html += QStringLiteral(" ") + c.toHtmlEscaped();
