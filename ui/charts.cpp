@@ -361,11 +361,11 @@ void PrChart::show(const std::vector<vision::DetectorScore> &scores,
             }
     m_curves.clear();
     const bool boxes = !intervals.empty() && intervals.size() == scores.size();
-    chart()->setTitle(
-        scores.empty() ? QStringLiteral("Precision against recall: no verified frames yet")
-        : boxes        ? QStringLiteral("Precision–recall on verified frames (IoU 0.5); "
-                                               "dots: operating points, boxes: their 95 % intervals")
-                       : QStringLiteral("Precision–recall on verified frames (IoU 0.5); "
+    chart()->setTitle(scores.empty()
+                          ? QStringLiteral("Precision against recall: no verified frames yet")
+                      : boxes ? QStringLiteral("Precision–recall, verified frames (IoU 0.5); "
+                                               "boxes: 95 % intervals")
+                              : QStringLiteral("Precision–recall on verified frames (IoU 0.5); "
                                                "dots: operating points"));
     for (std::size_t i = 0; i < scores.size(); ++i) {
         const vision::DetectorScore &d = scores[i];
