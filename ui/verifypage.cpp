@@ -52,11 +52,18 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
     m_view = new TruthView(m_verification, this);
     main->addWidget(m_view, 1);
     layout->addLayout(main, 1);
-    m_enough = new QLabel(this);
+    // Once a student exists: how sure the figures are, and where to verify next.
+    m_trustRow = new QWidget(this);
+    auto *trust = new QHBoxLayout(m_trustRow);
+    trust->setContentsMargins(0, 0, 0, 0);
+    m_enough = new QLabel(m_trustRow);
     m_enough->setObjectName(QStringLiteral("verifyEnough"));
     m_enough->setWordWrap(true);
     m_enough->setTextFormat(Qt::RichText);
-    layout->addWidget(m_enough);
+    trust->addWidget(m_enough, 1);
+    trust->addWidget(m_pickDisagree, 0, Qt::AlignTop);
+    m_trustRow->hide();
+    layout->addWidget(m_trustRow);
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
     m_info->setText(
@@ -83,6 +90,7 @@ QHBoxLayout *VerifyPage::toolBar()
     m_pick->setToolTip(tr("Picks frames spread over the video, favouring the held-out part and "
                           "frames where nobody was labelled; frames already verified are kept."));
     bar->addWidget(m_pick);
+    // Shown under the editor once there is a student to disagree with (see m_trustRow).
     m_pickDisagree = new QPushButton(tr("Pick where they disagree"), this);
     m_pickDisagree->setStatusTip(
         tr("After training: runs teacher, motion and the student over the video and adds as "
@@ -90,7 +98,6 @@ QHBoxLayout *VerifyPage::toolBar()
            "(boxes only one has, scores near the "
            "student's threshold), spread over time. Your review time goes where it matters; the "
            "report's headline stays on the spread pick's frames, since these are the hardest."));
-    bar->addWidget(m_pickDisagree);
     m_progress = new QLabel(this);
     QFont bold = m_progress->font();
     bold.setBold(true);
@@ -388,6 +395,9 @@ void VerifyPage::refresh()
                         (m_workflow->session().capture.source.isEmpty() || m_sourceFailed)));
     const QString blocker = m_workflow->disagreementBlocker();
     m_pickDisagree->setEnabled(blocker.isEmpty());
+    const app::Session &session = m_workflow->session();
+    m_trustRow->setVisible(session.dataset.kind != QLatin1String("crops") &&
+                           !session.training.weights.isEmpty());
     // Disabled, the tooltip says why.
     m_pickDisagree->setToolTip(blocker.isEmpty() ? m_pickDisagree->statusTip() : blocker);
     const std::vector<int> picked = m_verification->frames();

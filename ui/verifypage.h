@@ -68,6 +68,7 @@ private:
     QSpinBox *m_count;
     QPushButton *m_pick, *m_pickDisagree;
     QLabel *m_progress, *m_info, *m_enough;
+    QWidget *m_trustRow;
     QListWidget *m_list;
     TruthView *m_view;
     QPushButton *m_acceptAll, *m_done, *m_ignore, *m_delete, *m_prev, *m_next;
