@@ -201,7 +201,8 @@ std::vector<DisagreementSource> Disagreement::collect(const DisagreementRun &run
     auto source = vision::FrameSource::open(run.source.toStdString());
     auto student = vision::StudentTeacher::fromSession(run.sessionDir);
     const float operating = student->threshold;
-    const BaselineDetectors baselines(run.teacher, run.source);
+    const BaselineDetectors baselines(run.teacher, run.source, std::nullopt,
+                                      run.labels && !run.labels->cuts.empty());
 
     std::vector<DisagreementSource> sources;
     std::vector<vision::Teacher *> detectors;

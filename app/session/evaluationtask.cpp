@@ -135,7 +135,8 @@ EvaluationOutcome EvaluationTask::runFrames(const TaskRunner::Report &report,
 
     // 1. Every detector over the picked frames, verified or not yet.
     const int first = heldOutFrom(*m_labels, source->frameCount());
-    const BaselineDetectors baselines(s.capture.teacher, QString::fromStdString(m_labels->source));
+    const BaselineDetectors baselines(s.capture.teacher, QString::fromStdString(m_labels->source),
+                                      std::nullopt, !m_labels->cuts.empty());
     std::vector<VerifiedDetector> detectors = baselines.list();
     detectors.push_back(
         {"student", &student, point.threshold, std::min(kCurveScore, point.threshold)});

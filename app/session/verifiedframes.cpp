@@ -55,12 +55,12 @@ bool fixedCamera(const QString &source)
 }
 
 BaselineDetectors::BaselineDetectors(const QString &teacherSpec, const QString &source,
-                                     std::optional<float> teacherThreshold)
+                                     std::optional<float> teacherThreshold, bool sceneCuts)
 {
     teacher = vision::Teacher::create(detectorPart(teacherSpec));
     if (teacherThreshold)
         teacher->threshold = *teacherThreshold;
-    if (fixedCamera(source))
+    if (fixedCamera(source) && !sceneCuts)
         motion = vision::Teacher::create("motion");
 }
 

@@ -47,11 +47,12 @@ struct VerifiedDetector
 
 /** The baselines a student is compared with: the teacher's detector (the "hog" of "hog+motion",
  *  at its own threshold or `teacherThreshold`), and `motion` where the source is a video file
- *  (a fixed camera). Owns them. */
+ *  (a fixed camera) whose labelling found no scene cut (`sceneCuts`: a cut means the view
+ *  changes, where background subtraction has nothing to say). Owns them. */
 struct BaselineDetectors
 {
     BaselineDetectors(const QString &teacherSpec, const QString &source,
-                      std::optional<float> teacherThreshold = std::nullopt);
+                      std::optional<float> teacherThreshold = std::nullopt, bool sceneCuts = false);
     std::vector<VerifiedDetector> list() const;
 
     std::unique_ptr<vision::Teacher> teacher, motion;

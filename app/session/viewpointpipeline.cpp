@@ -307,7 +307,8 @@ core::Json PipelineRun::verified(core::Json &report)
     if (m_o.seenOnly && split > 0) // tuning: the frames >= max-frames are neither run nor scored
         std::erase_if(truth.frames, [&](const vision::TruthFrame &f) { return f.index >= split; });
     const BaselineDetectors baselines(QString::fromStdString(m_o.teacher),
-                                      QString::fromStdString(m_o.source), m_o.teacherThreshold);
+                                      QString::fromStdString(m_o.source), m_o.teacherThreshold,
+                                      !m_labels.cuts.empty());
     std::vector<VerifiedDetector> detectors = baselines.list();
     const int nBaselines = int(detectors.size());
     std::vector<std::unique_ptr<vision::StudentTeacher>> students;
