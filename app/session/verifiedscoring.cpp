@@ -298,7 +298,9 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
             continue;
         }
         e.settled = false;
-        if (std::abs(delta) < 0.005) { // e.g. both find everyone on the first easy frames
+        // Both the same on every frame so far (e.g. both find everyone on the first easy frames):
+        // nothing says yet whether they differ.
+        if (std::abs(delta) < 0.005 && d.ci.f1.hi - d.ci.f1.lo < 1e-9) {
             e.comparisons.append(QStringLiteral("Student and %1: no difference so far (F1 %2, "
                                                 "%3 to %4) — verify more frames.")
                                      .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
