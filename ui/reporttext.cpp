@@ -31,17 +31,6 @@ QString wholePercent(double fraction)
     return QString::number(qRound(100 * fraction)) + QStringLiteral(" %");
 }
 
-/** "86 % (78–93 %)", or "86 %" without an interval. */
-QString withRange(double fraction, const vision::Interval *ci)
-{
-    if (!ci)
-        return wholePercent(fraction);
-    return QStringLiteral("%1 (%2–%3 %)")
-        .arg(wholePercent(fraction))
-        .arg(qRound(100 * ci->lo))
-        .arg(qRound(100 * ci->hi));
-}
-
 /** A table's figure: "86.3 % (78–93 %)", its 95 % interval in brackets when known. */
 QString cell(double fraction, const vision::Interval *ci)
 {
@@ -53,15 +42,6 @@ QString cell(double fraction, const vision::Interval *ci)
               : v;
 }
 
-/** A signed F1 difference, "+0.18" / "−0.04". */
-QString signedF1(double v)
-{
-    if (std::abs(v) < 0.005) // no "−0.00"
-        v = 0.0;
-    return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
-           QString::number(std::abs(v), 'f', 2);
-}
-
 /** The student's lead over each baseline, whether the frames tell it from zero. */
 QString leadSentences(const app::VerifiedRound &round)
 {
@@ -70,7 +50,8 @@ QString leadSentences(const app::VerifiedRound &round)
         const QString other = ReportText::detectorPhrase(d.b);
         const QString figures =
             QObject::tr("F1 %1, 95 % interval %2 to %3")
-                .arg(signedF1(d.a_minus_b.f1), signedF1(d.ci.f1.lo), signedF1(d.ci.f1.hi));
+                .arg(app::signedDifference(d.a_minus_b.f1), app::signedDifference(d.ci.f1.lo),
+                     app::signedDifference(d.ci.f1.hi));
         if (round.frames < app::kMinFramesToCompare)
             text += QObject::tr(" With so few verified frames the student and %1 cannot be "
                                 "compared yet (%2).")
@@ -184,8 +165,9 @@ QString ReportText::headline(const app::Session &s, const std::string &category)
     for (const vision::DetectorScore *d : headlineOrder(*round)) {
         const QString who = detectorPhrase(d->name);
         const vision::FigureIntervals *ci = round->interval(d->name);
-        const QString recall = withRange(d->recall, ci ? &ci->recall : nullptr);
-        const QString precision = withRange(d->precision, ci ? &ci->precision : nullptr);
+        const QString recall = app::percentWithRange(d->recall, ci ? &ci->recall : nullptr);
+        const QString precision =
+            app::percentWithRange(d->precision, ci ? &ci->precision : nullptr);
         if (first) {
             text += d->detections > 0
                         ? QObject::tr(" %1 finds %2 of the %3 at %4 precision")

@@ -24,27 +24,6 @@ QJsonArray boxesJson(const std::vector<vision::ScoredBox> &boxes)
     return a;
 }
 
-/** A whole percent: "86 %". */
-QString percent(double fraction)
-{
-    return QString::number(qRound(100 * fraction)) + QStringLiteral(" %");
-}
-
-/** "78–93 %". */
-QString range(const vision::Interval &ci)
-{
-    return QStringLiteral("%1–%2 %").arg(qRound(100 * ci.lo)).arg(qRound(100 * ci.hi));
-}
-
-/** A signed F1 difference: "+0.18". */
-QString signedNumber(double v)
-{
-    if (std::abs(v) < 0.005) // no "−0.00"
-        v = 0.0;
-    return (v >= 0 ? QStringLiteral("+") : QStringLiteral("−")) +
-           QString::number(std::abs(v), 'f', 2);
-}
-
 QString detectorWords(const std::string &name)
 {
     if (name == "teacher")
@@ -53,6 +32,25 @@ QString detectorWords(const std::string &name)
 }
 
 } // namespace
+
+QString percentWithRange(double fraction, const vision::Interval *ci)
+{
+    const QString whole = QString::number(qRound(100 * fraction)) + QStringLiteral(" %");
+    if (!ci)
+        return whole;
+    return QStringLiteral("%1 (%2–%3 %)")
+        .arg(whole)
+        .arg(qRound(100 * ci->lo))
+        .arg(qRound(100 * ci->hi));
+}
+
+QString signedDifference(double v)
+{
+    if (std::abs(v) < 0.005) // no "−0.00"
+        v = 0.0;
+    return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+           QString::number(std::abs(v), 'f', 2);
+}
 
 const VerifiedDetections::Detector *VerifiedDetections::detector(const std::string &name) const
 {
@@ -266,12 +264,11 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
     if (!student || !ci)
         return e;
     e.headline =
-        QStringLiteral(
-            "On %1 verified frame%2%8 the student finds %3 (%4) of the %5 at %6 (%7) precision")
+        QStringLiteral("On %1 verified frame%2%6 the student finds %3 of the %4 at %5 precision")
             .arg(round.frames)
             .arg(round.frames == 1 ? QString() : QStringLiteral("s"))
-            .arg(percent(student->recall), range(ci->recall), objects, percent(student->precision),
-                 range(ci->precision),
+            .arg(percentWithRange(student->recall, &ci->recall), objects,
+                 percentWithRange(student->precision, &ci->precision),
                  round.disagreement_frames > 0
                      ? QStringLiteral(" (%1 from the disagreement pick left out)")
                            .arg(round.disagreement_frames)
@@ -288,13 +285,14 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
                                      .arg(other)
                                      .arg(more)
                                      .arg(more == 1 ? QString() : QStringLiteral("s"))
-                                     .arg(signedNumber(delta)));
+                                     .arg(signedDifference(delta)));
             continue;
         }
         if (leadSettled(round.frames, d)) {
             e.comparisons.append(QStringLiteral("Student and %1: told apart — F1 %2 (%3 to %4).")
-                                     .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
-                                          signedNumber(d.ci.f1.hi)));
+                                     .arg(other, signedDifference(delta),
+                                          signedDifference(d.ci.f1.lo),
+                                          signedDifference(d.ci.f1.hi)));
             continue;
         }
         e.settled = false;
@@ -303,8 +301,9 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
         if (std::abs(delta) < 0.005 && d.ci.f1.hi - d.ci.f1.lo < 1e-9) {
             e.comparisons.append(QStringLiteral("Student and %1: no difference so far (F1 %2, "
                                                 "%3 to %4) — verify more frames.")
-                                     .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
-                                          signedNumber(d.ci.f1.hi)));
+                                     .arg(other, signedDifference(delta),
+                                          signedDifference(d.ci.f1.lo),
+                                          signedDifference(d.ci.f1.hi)));
             continue;
         }
         const std::optional<int> more =
@@ -312,14 +311,14 @@ VerifiedEnough verifiedEnough(const VerifiedRound &round, int pendingFrames, con
         e.comparisons.append(
             more ? QStringLiteral("Student and %1: not yet told apart (F1 %2, %3 to %4) — verify "
                                   "about %5 more frame%6 to tell them apart.")
-                       .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
-                            signedNumber(d.ci.f1.hi))
+                       .arg(other, signedDifference(delta), signedDifference(d.ci.f1.lo),
+                            signedDifference(d.ci.f1.hi))
                        .arg(*more)
                        .arg(*more == 1 ? QString() : QStringLiteral("s"))
                  : QStringLiteral("Student and %1: too close to tell apart (F1 %2, %3 to %4); "
                                   "more verified frames would hardly change that.")
-                       .arg(other, signedNumber(delta), signedNumber(d.ci.f1.lo),
-                            signedNumber(d.ci.f1.hi)));
+                       .arg(other, signedDifference(delta), signedDifference(d.ci.f1.lo),
+                            signedDifference(d.ci.f1.hi)));
     }
     return e;
 }

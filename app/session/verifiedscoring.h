@@ -102,6 +102,12 @@ VerifiedRound scoreVerified(const vision::GroundTruth &truth, const VerifiedDete
  *  much frames not verified would differ. */
 constexpr int kMinFramesToCompare = 5;
 
+/** A whole percent with its interval, "86 % (78–93 %)" ("86 %" without one): the Verify line's
+ *  and the report's. */
+QString percentWithRange(double fraction, const vision::Interval *ci);
+/** A signed difference, "+0.18" / "−0.04" (never "−0.00"). */
+QString signedDifference(double v);
+
 /** How the Verify step says whether the verified frames are enough (the manual's rule). */
 struct VerifiedEnough
 {
