@@ -11,6 +11,7 @@
 #include <QIcon>
 #include <QLoggingCategory>
 #include <QMessageBox>
+#include <QScreen>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -94,28 +95,38 @@ void closeOnInterrupt(QTimer &poll)
     poll.start(200);
 }
 
-/** --autorun's step hook: show each step's page and, with --screenshots, save it once done. */
+/** --autorun's step hook: show each step's page and, with --screenshots, save it once done as
+ *  DIR/<n>-<step>.png, numbered as the window numbers its steps. */
 std::function<void(int, bool)> showAndShoot(edgetrain::ui::MainWindow &window, const QString &shots)
 {
     return [&window, shots](int step, bool done) {
         using Window = edgetrain::ui::MainWindow;
+        struct Page
+        {
+            Window::Step step;
+            const char *file;
+        };
         // The demo's steps by number; the window has Verify between Dataset and Plan.
-        static const Window::Step pages[] = {Window::Nodes, Window::Capture, Window::Dataset,
-                                             Window::Plan,  Window::Train,   Window::Report,
-                                             Window::Deploy};
-        window.showStep(pages[step]);
+        static const Page pages[] = {{Window::Nodes, "1-nodes"},     {Window::Capture, "2-capture"},
+                                     {Window::Dataset, "3-dataset"}, {Window::Plan, "5-plan"},
+                                     {Window::Train, "6-train"},     {Window::Report, "7-report"},
+                                     {Window::Deploy, "8-deploy"}};
+        window.showStep(pages[step].step);
         if (!done || shots.isEmpty())
             return;
-        static const char *names[] = {"nodes", "capture", "dataset", "plan",
-                                      "train", "report",  "deploy"};
-        // Give lists, galleries, charts and the devices' views a moment to fill and paint.
-        QTimer::singleShot(step >= 5 ? 4000 : 1500, &window, [&window, shots, step] {
-            window.showStep(pages[step]);
+        const auto shoot = [&window, shots](const Page &page) {
+            window.showStep(page.step);
             QApplication::processEvents();
-            window.grab().save(QStringLiteral("%1/%2-%3.png")
-                                   .arg(shots)
-                                   .arg(step + 1)
-                                   .arg(QLatin1String(names[step])));
+            window.grab().save(QStringLiteral("%1/%2.png").arg(shots, QLatin1String(page.file)));
+        };
+        // Give lists, galleries, charts and the devices' views a moment to fill and paint.
+        QTimer::singleShot(step >= 5 ? 4000 : 1500, &window, [&window, shoot, step] {
+            // The Verify step once the report has scored its frames: its "how sure" line is full.
+            if (step == 5) {
+                shoot({Window::Verify, "4-verify"});
+                QApplication::processEvents();
+            }
+            shoot(pages[step]);
             if (step == 6) // the demo ends on the devices' live views
                 QTimer::singleShot(500, qApp, [] { QApplication::exit(0); });
         });
@@ -245,8 +256,12 @@ static int run(int argc, char **argv)
     if (demo && parser.isSet(QStringLiteral("autorun"))) {
         autorun = std::make_unique<edgetrain::gui::HeadlessDemo>(workflow, out, nodes);
         const QString shots = parser.value(QStringLiteral("screenshots"));
-        if (!shots.isEmpty())
+        if (!shots.isEmpty()) {
             QDir().mkpath(shots);
+            // The pictures show the window as big as the screen it is on (1366x768, 1920x1080).
+            if (const QScreen *screen = window.screen())
+                window.setGeometry(screen->availableGeometry());
+        }
         autorun->setStepHook(showAndShoot(window, shots));
         autorun->setDeploySeconds(0); // the window's demo ends on the live grid
         QObject::connect(autorun.get(), &edgetrain::gui::HeadlessDemo::finished, &app,
