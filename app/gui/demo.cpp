@@ -2,10 +2,12 @@
 
 #include "app/session/deploymentrun.h"
 #include "app/session/evaluationtask.h"
+#include "app/session/repeatability.h"
 #include "app/session/verifiedframes.h"
 #include "app/session/verifiedscoring.h"
 #include "net/protocol/keyfile.h"
 #include "ui/gallery.h"
+#include "ui/reporttext.h"
 #include "ui/reportwriter.h"
 #include "vision/framesource.h"
 #include "vision/groundtruth.h"
@@ -485,6 +487,9 @@ void HeadlessDemo::headline()
                  .arg(app::leadSettled(v.frames, d) ? QStringLiteral("settled")
                                                     : QStringLiteral("not settled")));
     step(QStringLiteral("  ") + app::EvaluationTask::summary(e.result));
+    const QString again = app::repeatabilityText(app::runRepeatability(m_workflow.session()));
+    if (!again.isEmpty())
+        step(QStringLiteral("  ") + again);
 }
 
 void HeadlessDemo::writeReport()
@@ -496,8 +501,20 @@ void HeadlessDemo::writeReport()
     ui::ReportContent c;
     c.session = &m_workflow.session();
     c.plan = m_plan;
+    c.category = m_workflow.verification()->truth().category;
     try {
-        c.gallery = ui::Gallery::renderGains(m_workflow.session(), *m_workflow.labels(), 12);
+        // As the window's Report step: the verified frames when there are any, with the
+        // teacher's and the student's boxes on each.
+        if (const app::VerifiedRound *round = ui::ReportText::currentRound(m_workflow.session())) {
+            c.gallery = ui::Gallery::renderVerified(m_workflow.session(),
+                                                    m_workflow.verification()->truth(),
+                                                    round->first_frame, round->scores, 6);
+            c.galleryVerified = true;
+        } else {
+            c.gallery =
+                ui::Gallery::renderGains(ui::ReportText::withOneGainPerFrame(m_workflow.session()),
+                                         *m_workflow.labels(), 12);
+        }
     } catch (const std::exception &e) {
         step(QStringLiteral("  no gallery: %1").arg(QString::fromStdString(e.what())));
     }

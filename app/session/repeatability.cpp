@@ -1,7 +1,6 @@
 #include "repeatability.h"
 
 #include <QCryptographicHash>
-#include <QDir>
 #include <QFile>
 #include <QStringList>
 
@@ -34,7 +33,7 @@ QString sha256(const QString &path)
 
 } // namespace
 
-RunRepeatability runRepeatability(const Session &session, const QString &sessionDir)
+RunRepeatability runRepeatability(const Session &session)
 {
     const TrainingRecord &t = session.training;
     RunRepeatability r;
@@ -46,7 +45,7 @@ RunRepeatability runRepeatability(const Session &session, const QString &session
         if (e.kind == net::ClusterEventKind::Regrouped)
             ++r.regroups;
     if (!t.weights.isEmpty())
-        r.weightsSha256 = sha256(QDir(sessionDir).filePath(t.weights));
+        r.weightsSha256 = sha256(session.path(t.weights));
     return r;
 }
 

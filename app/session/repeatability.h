@@ -21,8 +21,8 @@ struct RunRepeatability
     QString weightsSha256; // of the saved weights, hex; empty when there are none
 };
 
-/** The run's record in `session` and its weights file in the folder `sessionDir`. */
-RunRepeatability runRepeatability(const Session &session, const QString &sessionDir);
+/** The run's record in `session` and its weights file in the session's folder. */
+RunRepeatability runRepeatability(const Session &session);
 
 /** A paragraph for the report: empty when the run trained on one device (nothing to split). */
 QString repeatabilityText(const RunRepeatability &r);

@@ -36,6 +36,7 @@ private Q_SLOTS:
         weights.close();
 
         app::Session s;
+        s.dir = dir.path();
         s.training.nodes = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")};
         s.training.weights = QStringLiteral("detector.safetensors");
         s.training.epochs = {epoch(1, {0.3, 0.3, 0.4}), epoch(2, {0.3, 0.3, 0.4}),
@@ -46,7 +47,7 @@ private Q_SLOTS:
         lost.kind = net::ClusterEventKind::Lost;
         s.training.events = {regroup, lost, regroup};
 
-        const app::RunRepeatability r = app::runRepeatability(s, dir.path());
+        const app::RunRepeatability r = app::runRepeatability(s);
         QCOMPARE(r.nodes, 3);
         QCOMPARE(r.shareChanges, 2);
         QCOMPARE(r.regroups, 2);
