@@ -38,7 +38,8 @@ QByteArray StudentInference::snapshot()
     for (const vision::Detection &d : m_boxes) {
         const cv::Rect2d box(d.box.x * scale, d.box.y * scale, d.box.width * scale,
                              d.box.height * scale);
-        cv::rectangle(small, cv::Rect(box), cv::Scalar(0, 220, 0), 1);
+        // app::palette::onFrame(Student) in BGR: the node has no Qt Gui to read the palette from.
+        cv::rectangle(small, cv::Rect(box), cv::Scalar(0xa8, 0xe0, 0x2e), 1);
     }
     std::vector<uchar> jpeg;
     cv::imencode(".jpg", small, jpeg, {cv::IMWRITE_JPEG_QUALITY, 75});

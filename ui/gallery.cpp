@@ -1,6 +1,6 @@
 #include "gallery.h"
 
-#include "charts.h"
+#include "boxstyle.h"
 #include "vision/boxguard.h"
 #include "vision/detectionrun.h"
 #include "vision/framesource.h"
@@ -19,6 +19,55 @@ QImage Gallery::toImage(const cv::Mat &bgr)
     cv::Mat rgb;
     cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
     return QImage(rgb.data, rgb.cols, rgb.rows, int(rgb.step), QImage::Format_RGB888).copy();
+}
+
+QImage Gallery::renderSample(const QString &folder, const vision::FrameSample &sample, bool copy,
+                             int height)
+{
+    QImage img(folder + QLatin1Char('/') + QString::fromStdString(sample.file));
+    if (img.isNull() || img.height() <= 0)
+        return {};
+    const double scale = double(height) / img.height();
+    img =
+        img.scaledToHeight(height, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB32);
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    int objects = 0, ignores = 0;
+    for (const core::LabelBox &b : sample.boxes) {
+        const QRectF r(b.x0 * scale, b.y0 * scale, (b.x1 - b.x0) * scale, (b.y1 - b.y0) * scale);
+        if (b.ignore) {
+            p.setPen(BoxStyle::pen(app::palette::Source::Ignore, 1.5));
+            p.setBrush(BoxStyle::ignoreBrush());
+            ++ignores;
+        } else {
+            p.setPen(BoxStyle::pen(app::palette::Source::Tracker, 2.0));
+            p.setBrush(Qt::NoBrush);
+            ++objects;
+        }
+        p.drawRect(r);
+    }
+    const QString what =
+        sample.frame < 0 ? QStringLiteral("background")
+        : sample.pasted > 0
+            ? QStringLiteral("frame %1, %2 pasted").arg(sample.frame).arg(sample.pasted)
+        : copy ? QStringLiteral("frame %1, jittered").arg(sample.frame)
+               : QStringLiteral("frame %1").arg(sample.frame);
+    QStringList counts{what};
+    if (objects > 0)
+        counts.append(objects == 1 ? QStringLiteral("1 object")
+                                   : QStringLiteral("%1 objects").arg(objects));
+    if (ignores > 0)
+        counts.append(ignores == 1 ? QStringLiteral("1 ignore region")
+                                   : QStringLiteral("%1 ignore regions").arg(ignores));
+    QFont f = p.font();
+    f.setPixelSize(11);
+    p.setFont(f);
+    p.fillRect(QRectF(0, 0, img.width(), 16), QColor(0, 0, 0, 160));
+    p.setPen(Qt::white);
+    p.drawText(QRectF(3, 0, img.width() - 6, 16), Qt::AlignVCenter,
+               p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight,
+                                          img.width() - 6));
+    return img;
 }
 
 QList<QImage> Gallery::renderGains(const app::Session &session, const vision::LabelResult &labels,
@@ -54,9 +103,10 @@ QList<QImage> Gallery::renderGains(const app::Session &session, const vision::La
             return QRectF((r.x - area.x) * scale, (r.y - area.y) * scale, r.width * scale,
                           r.height * scale);
         };
-        p.setPen(QPen(QColor(255, 160, 0), 2, Qt::DashLine));
+        // The labelled box (the tracker followed the person the teacher missed), the student's.
+        p.setPen(BoxStyle::pen(app::palette::Source::Tracker));
         p.drawRect(rect(g.box));
-        p.setPen(QPen(QColor(40, 220, 90), 2));
+        p.setPen(BoxStyle::pen(app::palette::Source::Student));
         p.drawRect(rect(g.student));
         p.fillRect(QRectF(0, 0, img.width(), 18), QColor(0, 0, 0, 150));
         p.setPen(Qt::white);
@@ -136,10 +186,11 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
 
         QPainter p(&img);
         p.setRenderHint(QPainter::Antialiasing);
-        QStringList counts;
+        QList<BoxStyle::Key> counts;
         for (const auto &[name, boxes] : kept) {
             const QString qname = QString::fromStdString(name);
-            p.setPen(QPen(detectorColor(qname), 1.8));
+            const app::palette::Source who = app::palette::sourceOf(qname);
+            p.setPen(BoxStyle::pen(who, 1.8));
             const auto it = boxes.find(index);
             if (it != boxes.end())
                 for (const vision::ScoredBox &b : it->second)
@@ -149,19 +200,20 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
             options.threshold = 0.0f;
             const vision::DetectorScore s =
                 vision::DetectionMetrics::evaluate(name, boxes, one, options);
-            counts.append(QStringLiteral("%1 %2 found, %3 false")
-                              .arg(qname)
-                              .arg(s.true_positives)
-                              .arg(s.false_positives));
+            counts.append({who, QStringLiteral("%1 %2 found, %3 false")
+                                    .arg(app::palette::name(who))
+                                    .arg(s.true_positives)
+                                    .arg(s.false_positives)});
         }
         // The truth last: on top of the detections that match it.
         for (const vision::TruthBox &b : tf->boxes) {
-            p.setPen(b.ignore ? QPen(QColor(170, 170, 170), 1.5, Qt::DashLine)
-                              : QPen(detectorColor(QStringLiteral("truth")), 2.5));
+            p.setPen(b.ignore ? BoxStyle::pen(app::palette::Source::Ignore, 1.5)
+                              : BoxStyle::pen(app::palette::Source::Truth, 2.5));
             p.drawRect(rect(b.box));
         }
-        // Two lines on top: the frame and what is to be found; what each detector found.
-        p.fillRect(QRectF(0, 0, img.width(), 34), QColor(0, 0, 0, 160));
+        // Two lines on top: the frame and what is to be found; what each detector found, each
+        // beside its line style.
+        p.fillRect(QRectF(0, 0, img.width(), 17), QColor(0, 0, 0, 160));
         p.setPen(Qt::white);
         QFont f = p.font();
         f.setPixelSize(12);
@@ -173,9 +225,8 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
                        .arg(tf->pick == "disagreement" ? QStringLiteral(" · disagreement pick")
                             : tf->pick == "spread"     ? QStringLiteral(" · spread pick")
                                                        : QString()));
-        p.drawText(QRectF(4, 17, img.width() - 8, 16), Qt::AlignVCenter,
-                   p.fontMetrics().elidedText(counts.join(QStringLiteral(" · ")), Qt::ElideRight,
-                                              img.width() - 8));
+        counts.append({app::palette::Source::Truth, {}});
+        BoxStyle::drawLegend(p, QPointF(0, 17), counts);
         images.append(img);
     }
     return images;

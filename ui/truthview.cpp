@@ -1,5 +1,7 @@
 #include "truthview.h"
 
+#include "boxstyle.h"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -10,37 +12,26 @@
 namespace edgetrain::ui {
 
 namespace {
-const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150),
-    kStudent(60, 140, 255), kTruth(255, 40, 220), kIgnore(170, 170, 170);
+using Source = app::palette::Source;
 constexpr double kHandle = 5.0;  // half the side of a handle, widget pixels
 constexpr double kMinSide = 3.0; // a drawn box smaller than this (image pixels) is a click
 constexpr double kClick = 4.0;   // a press that moves less than this (widget pixels) is a click
 
-QColor proposalColor(app::Proposal::Kind kind)
+/** Who proposed a box: a rejected track is drawn as what it becomes in the dataset, an ignore
+ *  region. */
+Source proposalSource(app::Proposal::Kind kind)
 {
     switch (kind) {
     case app::Proposal::Kind::Teacher:
-        return kTeacher;
+        return Source::Teacher;
     case app::Proposal::Kind::Tracker:
-        return kTracker;
+        return Source::Tracker;
     case app::Proposal::Kind::Rejected:
-        return kRejected;
+        return Source::Ignore;
     case app::Proposal::Kind::Student:
-        return kStudent;
+        return Source::Student;
     }
-    return kTeacher;
-}
-
-Qt::PenStyle proposalStyle(app::Proposal::Kind kind)
-{
-    switch (kind) {
-    case app::Proposal::Kind::Tracker:
-        return Qt::DashLine;
-    case app::Proposal::Kind::Rejected:
-        return Qt::DotLine;
-    default:
-        return Qt::SolidLine;
-    }
+    return Source::Teacher;
 }
 
 /** The eight handles of a box: which edges each one moves, and where it is. */
@@ -380,9 +371,7 @@ void TruthView::paintEvent(QPaintEvent *)
 
     p.setBrush(Qt::NoBrush);
     for (const app::Proposal &prop : m_proposals) {
-        QPen pen(proposalColor(prop.kind), 1.6);
-        pen.setStyle(proposalStyle(prop.kind));
-        p.setPen(pen);
+        p.setPen(BoxStyle::pen(proposalSource(prop.kind), 1.6));
         p.drawRect(toWidget(prop.box));
     }
 
@@ -394,13 +383,8 @@ void TruthView::paintEvent(QPaintEvent *)
         const bool dragging =
             selected && (m_drag == Drag::Move || m_drag == Drag::Resize) && m_moved;
         const QRectF r = toWidget(dragging ? m_preview : b.box);
-        if (b.ignore) {
-            p.setPen(QPen(kIgnore, selected ? 3.0 : 2.0));
-            p.setBrush(QBrush(QColor(200, 200, 200, 150), Qt::BDiagPattern));
-        } else {
-            p.setPen(QPen(kTruth, selected ? 3.0 : 2.0));
-            p.setBrush(Qt::NoBrush);
-        }
+        p.setPen(BoxStyle::pen(b.ignore ? Source::Ignore : Source::Truth, selected ? 3.0 : 2.0));
+        p.setBrush(b.ignore ? BoxStyle::ignoreBrush() : QBrush(Qt::NoBrush));
         p.drawRect(r);
         if (selected) {
             p.setPen(QPen(Qt::black, 1));
@@ -410,43 +394,23 @@ void TruthView::paintEvent(QPaintEvent *)
         }
     }
     if (m_drag == Drag::Draw && m_moved) {
-        p.setPen(QPen(kTruth, 2.0, Qt::DashLine));
+        QPen pen = BoxStyle::pen(Source::Truth, 2.0);
+        pen.setStyle(Qt::DashLine); // not a box yet
+        p.setPen(pen);
         p.setBrush(Qt::NoBrush);
         p.drawRect(toWidget(m_preview));
     }
 
     // Legend and the frame's state
-    struct Key
-    {
-        QColor colour;
-        Qt::PenStyle style;
-        QString name;
-    };
-    const Key keys[] = {{kTeacher, Qt::SolidLine, tr("teacher")},
-                        {kTracker, Qt::DashLine, tr("tracker")},
-                        {kStudent, Qt::SolidLine, tr("student")},
-                        {kTruth, Qt::SolidLine, tr("truth")},
-                        {kIgnore, Qt::SolidLine, tr("ignore")}};
-    const QFontMetrics fm(font);
     const QString state =
         f && f->done ? tr("frame %1 · done").arg(m_frame) : tr("frame %1").arg(m_frame);
-    double w = 12 + fm.horizontalAdvance(state);
-    for (const Key &k : keys)
-        w += 30 + fm.horizontalAdvance(k.name);
-    p.setPen(Qt::NoPen);
-    p.setBrush(QColor(0, 0, 0, 170));
-    p.drawRect(QRectF(target.x() + 6, target.y() + 6, w, 20));
-    double x = target.x() + 12;
-    const double y = target.y() + 16;
-    for (const Key &k : keys) {
-        p.setPen(QPen(k.colour, 2, k.style));
-        p.drawLine(QPointF(x, y), QPointF(x + 20, y));
-        p.setPen(Qt::white);
-        p.drawText(QPointF(x + 24, y + 4), k.name);
-        x += 30 + fm.horizontalAdvance(k.name);
-    }
-    p.setPen(f && f->done ? QColor(120, 230, 120) : Qt::white);
-    p.drawText(QPointF(x + 4, y + 4), state);
+    BoxStyle::drawLegend(p, target.topLeft() + QPointF(6, 6),
+                         {{Source::Teacher, {}},
+                          {Source::Tracker, {}},
+                          {Source::Student, {}},
+                          {Source::Truth, {}},
+                          {Source::Ignore, tr("ignore / rejected")}},
+                         state);
 }
 
 } // namespace edgetrain::ui

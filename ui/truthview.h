@@ -8,9 +8,9 @@
 namespace edgetrain::ui {
 
 /**
- * The Verify step's editor: one frame with the proposals in their usual styles (teacher solid
- * green, tracker dashed orange, rejected tracks dotted grey, student solid blue) and the truth
- * boxes over them in magenta (ignore boxes hatched grey), the selected one with eight handles.
+ * The Verify step's editor: one frame with the proposals in the palette's styles (BoxStyle:
+ * teacher, tracker, student; rejected tracks as ignore regions) and the verified boxes over them
+ * (ignore boxes hatched), the selected one with eight handles.
  *
  * Mouse: press on a truth box selects it and drags it; on a handle of the selected box resizes
  * it; a click on a proposal accepts it into the truth; a drag anywhere else draws a new box.

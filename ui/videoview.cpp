@@ -1,5 +1,7 @@
 #include "videoview.h"
 
+#include "boxstyle.h"
+
 #include <QMouseEvent>
 #include <QPainter>
 
@@ -9,8 +11,11 @@ namespace edgetrain::ui {
 
 namespace {
 constexpr int kRow = 7, kGap = 2, kTop = 4;
-const QColor kTeacher(40, 200, 80), kTracker(255, 150, 0), kRejected(150, 150, 150),
-    kStudent(60, 140, 255), kFailure(220, 30, 30);
+using Source = app::palette::Source;
+/** A rejected track is drawn as what it becomes in the dataset, an ignore region. */
+const QColor kTeacher = app::palette::onLight(Source::Teacher),
+             kTracker = app::palette::onLight(Source::Tracker),
+             kRejected = app::palette::onLight(Source::Ignore), kFailure = app::palette::kError;
 } // namespace
 
 VideoView::VideoView(QWidget *parent) : QWidget(parent)
@@ -81,7 +86,7 @@ void VideoView::paintEvent(QPaintEvent *)
     p.setRenderHint(QPainter::Antialiasing);
     const bool student = m_studentFrame >= 0;
     if (student && m_studentFrame == m_frame) {
-        p.setPen(QPen(kStudent, 2.0));
+        p.setPen(BoxStyle::pen(Source::Student, 2.0));
         for (const QRectF &b : m_studentBoxes)
             p.drawRect(QRectF(target.x() + b.x() * k, target.y() + b.y() * k, b.width() * k,
                               b.height() * k));
@@ -101,34 +106,22 @@ void VideoView::paintEvent(QPaintEvent *)
                        b->box.height * k);
         const bool rejected = t.state == vision::Track::State::Rejected;
         const bool teacher = b->source == vision::BoxSource::Teacher;
-        QPen pen(rejected  ? kRejected
-                 : teacher ? kTeacher
-                           : kTracker,
-                 t.id == m_selected ? 3.0 : 1.8);
-        pen.setStyle(rejected ? Qt::DotLine : teacher ? Qt::SolidLine : Qt::DashLine);
-        p.setPen(pen);
+        p.setPen(BoxStyle::pen(rejected  ? Source::Ignore
+                               : teacher ? Source::Teacher
+                                         : Source::Tracker,
+                               t.id == m_selected ? 3.0 : 1.8));
         p.drawRect(r);
         p.drawText(r.topLeft() + QPointF(2, -3), QStringLiteral("#%1").arg(t.id));
     }
     // Legend
-    const QRectF legend(8, 8, student ? 420 : 250, 20);
-    p.fillRect(legend, QColor(0, 0, 0, 160));
-    p.setPen(QPen(kTeacher, 2));
-    p.drawLine(QPointF(14, 18), QPointF(34, 18));
-    p.setPen(Qt::white);
-    p.drawText(QPointF(38, 22), tr("teacher"));
-    p.setPen(QPen(kTracker, 2, Qt::DashLine));
-    p.drawLine(QPointF(100, 18), QPointF(120, 18));
-    p.setPen(Qt::white);
-    p.drawText(QPointF(124, 22), tr("tracker · frame %1").arg(m_frame));
-    if (student) {
-        p.setPen(QPen(kStudent, 2));
-        p.drawLine(QPointF(250, 18), QPointF(270, 18));
-        p.setPen(Qt::white);
-        p.drawText(QPointF(274, 22), m_studentFps > 0
-                                         ? tr("student · %1 frames/s").arg(m_studentFps, 0, 'f', 0)
-                                         : tr("student"));
-    }
+    QList<BoxStyle::Key> keys{{Source::Teacher, {}}, {Source::Tracker, {}}};
+    if (m_labels)
+        keys.append({Source::Ignore, tr("rejected")});
+    if (student)
+        keys.append({Source::Student, m_studentFps > 0
+                                          ? tr("student · %1 frames/s").arg(m_studentFps, 0, 'f', 0)
+                                          : QString()});
+    BoxStyle::drawLegend(p, QPointF(8, 8), keys, tr("frame %1").arg(m_frame));
 }
 
 TrackTimeline::TrackTimeline(QWidget *parent) : QWidget(parent)

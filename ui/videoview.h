@@ -7,9 +7,9 @@
 
 namespace edgetrain::ui {
 
-/** One frame with the labels on it: teacher boxes solid green, tracker boxes dashed orange,
- *  rejected tracks dotted grey, the selected track thicker and numbered; and, when given, the
- *  student's detections on the frame solid blue with its speed in the legend. */
+/** One frame with the labels on it in the palette's styles (BoxStyle): teacher and tracker boxes,
+ *  rejected tracks as ignore regions, the selected track thicker and numbered; and, when given,
+ *  the student's detections on the frame with its speed in the legend. */
 class VideoView : public QWidget
 {
     Q_OBJECT
@@ -46,8 +46,9 @@ private:
     double m_studentFps = 0;
 };
 
-/** The tracks over the video's frames, one row each: tracker spans in orange, teacher hits in
- *  green, rejected tracks grey, a red mark where a tracker error ended a track. Click a row to
+/** The tracks over the video's frames, one row each, in the palette's colours: tracker spans,
+ *  teacher hits over them, rejected tracks grey, an error-red mark where a tracker error ended a
+ *  track. Click a row to
  *  select its track; the current frame is a line. */
 class TrackTimeline : public QWidget
 {

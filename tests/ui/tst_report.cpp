@@ -9,6 +9,7 @@
 // PNGs (in DIR with EDGETRAIN_SCREENSHOTS=DIR set, else in a temporary folder).
 #include "../support/pdfinfo.h"
 #include "../support/walkingvideo.h"
+#include "app/report/palette.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
@@ -450,15 +451,16 @@ void TestReport::verifiedGallery()
     const QImage &img = images.first();
     QCOMPARE(img.height(), 300);
     QCOMPARE(img.width(), 400);
-    // The verified box in magenta where the person is (x 140 at scale 1.25), the motion teacher's
-    // box in green inside it.
+    // The verified box in the palette's truth colour where the person is (x 140 at scale 1.25),
+    // the motion teacher's box in the teacher's colour inside it.
+    using Source = app::palette::Source;
     const double k = 300.0 / kSize.height;
     const cv::Rect2d p = personAt(40);
     QCOMPARE(img.pixelColor(int((p.x - 4) * k), int((p.y + p.height / 2) * k)),
-             ui::detectorColor(QStringLiteral("truth")));
-    QVERIFY2(pixelsLike(img, ui::detectorColor(QStringLiteral("teacher"))) > 100,
+             app::palette::onFrame(Source::Truth));
+    QVERIFY2(pixelsLike(img, app::palette::onFrame(Source::Teacher)) > 100,
              "no teacher box drawn");
-    QCOMPARE(pixelsLike(img, ui::detectorColor(QStringLiteral("student"))), 0);
+    QCOMPARE(pixelsLike(img, app::palette::onFrame(Source::Student)), 0);
 }
 
 void TestReport::captureTeachersAndPreview()
