@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include "app/report/palette.h"
+
 #include <QDir>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -7,6 +9,8 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QVBoxLayout>
+
+#include <cstdlib>
 
 // The icons are compiled into this static library: its resources are registered by hand (outside
 // any namespace, as Q_INIT_RESOURCE wants).
@@ -48,11 +52,44 @@ QWidget *pageHeader(const QString &title, const QString &explanation, QWidget *p
     f.setBold(true);
     t->setFont(f);
     auto *e = new QLabel(explanation, w);
+    e->setObjectName(QStringLiteral("explanation"));
     e->setWordWrap(true);
-    e->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    e->setStyleSheet(textColour(app::palette::kMutedText));
     l->addWidget(t);
     l->addWidget(e);
     return w;
+}
+
+QLabel *headerExplanation(QWidget *header)
+{
+    return header->findChild<QLabel *>(QStringLiteral("explanation"));
+}
+
+QString textColour(const QColor &colour)
+{
+    return QStringLiteral("color: %1;").arg(colour.name());
+}
+
+QString counted(qint64 n, const QString &singular, const QString &plural)
+{
+    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? singular : plural);
+}
+
+QString ordinal(int n)
+{
+    const int tens = std::abs(n) % 100, ones = std::abs(n) % 10;
+    const char *suffix = tens >= 11 && tens <= 13 ? "th"
+                         : ones == 1              ? "st"
+                         : ones == 2              ? "nd"
+                         : ones == 3              ? "rd"
+                                                  : "th";
+    return QString::number(n) + QLatin1String(suffix);
+}
+
+QString everyNth(int n, const QString &noun)
+{
+    return n <= 1 ? QStringLiteral("every %1").arg(noun)
+                  : QStringLiteral("every %1 %2").arg(ordinal(n), noun);
 }
 
 TaskStrip::TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent) : QWidget(parent)
@@ -102,7 +139,7 @@ TaskStrip::TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent) :
                     return;
                 m_bar->setRange(0, 1);
                 m_bar->setValue(ok ? 1 : 0);
-                m_text->setStyleSheet(ok ? QString() : QStringLiteral("color: #b00020;"));
+                m_text->setStyleSheet(ok ? QString() : textColour(app::palette::kError));
                 m_text->setText(text);
                 m_cancel->setEnabled(false);
             });

@@ -2,6 +2,7 @@
 
 #include "app/session/workflow.h"
 
+#include <QColor>
 #include <QIcon>
 #include <QWidget>
 
@@ -11,8 +12,21 @@ class QPushButton;
 
 namespace edgetrain::ui {
 
-/** A page's title and the one sentence that says what the step is for. */
+/** A page's title and the one sentence that says what the step is for (in the palette's muted
+ *  text colour, readable on the window's background). */
 QWidget *pageHeader(const QString &title, const QString &explanation, QWidget *parent);
+/** The explanation label of a pageHeader(), for a page whose sentence depends on the session. */
+QLabel *headerExplanation(QWidget *header);
+
+/** A style sheet giving a label text `colour` (one of app::palette's text colours). */
+QString textColour(const QColor &colour);
+
+/** "1 node", "3 nodes": `n` with the singular or the plural noun. */
+QString counted(qint64 n, const QString &singular, const QString &plural);
+/** An English ordinal: "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "112th". */
+QString ordinal(int n);
+/** "every frame", "every 2nd frame": one in `n` of `noun`. */
+QString everyNth(int n, const QString &noun);
 
 /**
  * An action's icon: the desktop theme's `themeName` where the theme has it (the window then looks
