@@ -105,7 +105,10 @@ QGroupBox *CapturePage::settingsBox()
     form->addRow(tr("Tracker:"), m_tracker);
     m_every = new QSpinBox(settings);
     m_every->setRange(1, 1000);
-    m_every->setSuffix(tr(" frame(s)"));
+    // "1 frame", "10 frames": the unit follows the number.
+    auto everySuffix = [this](int n) { m_every->setSuffix(n == 1 ? tr(" frame") : tr(" frames")); };
+    everySuffix(m_every->value());
+    connect(m_every, &QSpinBox::valueChanged, m_every, everySuffix);
     m_every->setToolTip(tr("The teacher runs on every k-th frame; the tracker covers the rest"));
     form->addRow(tr("Teacher every:"), m_every);
     m_maxFrames = new QSpinBox(settings);
@@ -116,8 +119,8 @@ QGroupBox *CapturePage::settingsBox()
     m_label->setDefault(true);
     form->addRow(m_label);
     m_showStudent = new QCheckBox(tr("Show student"), settings);
-    m_showStudent->setToolTip(
-        tr("Draw the trained student's detections (blue) on the frame shown"));
+    m_showStudent->setToolTip(tr(
+        "Draw the trained student's detections on the frame shown (solid, named in the legend)"));
     m_studentSpeed = new QLabel(settings);
     auto *studentRow = new QHBoxLayout;
     studentRow->addWidget(m_showStudent);
@@ -361,7 +364,8 @@ void CapturePage::updateStudent()
                               vision::StudentTeacher::weightsPath(dir.toStdString())));
     m_showStudent->setEnabled(trained);
     m_showStudent->setToolTip(
-        trained ? tr("Draw the trained student's detections (blue) on the frame shown")
+        trained ? tr("Draw the trained student's detections on the frame shown (solid, named in "
+                     "the legend)")
                 : tr("No full-frame student in this session yet: train one (step 6)"));
     const bool on = trained && m_showStudent->isChecked();
     m_frames.setStudent(on ? dir : QString());

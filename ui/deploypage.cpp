@@ -1,5 +1,6 @@
 #include "deploypage.h"
 
+#include "app/report/palette.h"
 #include "app/session/deploymentrun.h"
 #include "common.h"
 #include "devicetile.h"
@@ -34,7 +35,7 @@ DeployPage::DeployPage(app::Workflow *workflow, QWidget *parent)
     layout->addLayout(bar);
     m_reason = new QLabel(this);
     m_reason->setWordWrap(true);
-    m_reason->setStyleSheet(QStringLiteral("color: #8a5a00;"));
+    m_reason->setStyleSheet(textColour(app::palette::kWarning));
     layout->addWidget(m_reason);
     m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
@@ -151,9 +152,9 @@ void DeployPage::updateSummary()
         int failed = 0;
         for (const auto &[node, t] : m_tiles)
             failed += t->failed() ? 1 : 0;
-        QString text = tr("%1 of %2 device(s) running the student · %3 frames/s in all")
+        QString text = tr("%1 of %2 running the student · %3 frames/s in all")
                            .arg(m_fps.size())
-                           .arg(m_tiles.size())
+                           .arg(counted(qint64(m_tiles.size()), tr("device"), tr("devices")))
                            .arg(fps, 0, 'f', 1);
         if (failed > 0)
             text += tr(" · %1 out of the run").arg(failed);
@@ -166,10 +167,10 @@ void DeployPage::updateSummary()
         return;
     }
     m_summary->setText(
-        tr("Last deployment: %1, %2 s on %3 device(s)%4.")
+        tr("Last deployment: %1, %2 s on %3%4.")
             .arg(d->started.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
             .arg(d->seconds, 0, 'f', 0)
-            .arg(d->devices.size())
+            .arg(counted(qint64(d->devices.size()), tr("device"), tr("devices")))
             .arg(d->stopped ? tr(", stopped") : QString()));
 }
 

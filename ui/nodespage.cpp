@@ -1,5 +1,6 @@
 #include "nodespage.h"
 
+#include "app/report/palette.h"
 #include "charts.h"
 #include "common.h"
 #include "devicesetupdialog.h"
@@ -192,9 +193,10 @@ void NodesPage::addRehearsalRow(QFormLayout *form)
     connect(&lab, &app::LabControl::started, this, [this, showLab](const net::LabState &s) {
         showLab();
         m_keyFile->setText(s.key_file);
-        QString text = tr("%n emulated device(s) up in %1, paired with the lab's key", nullptr,
-                          int(s.nodes.size()))
-                           .arg(s.dir);
+        QString text =
+            tr("%1 up in %2, paired with the lab's key")
+                .arg(counted(qint64(s.nodes.size()), tr("emulated device"), tr("emulated devices")))
+                .arg(s.dir);
         if (s.time_scale > 1.0 + 1e-9)
             text += tr("; every device runs %1x slower than its profile (this machine has too "
                        "few cores)")
@@ -369,15 +371,15 @@ void NodesPage::refresh()
                                          : tr("other key (%1)").arg(shortKey));
         keyItem->setToolTip(nodeKey);
         keyItem->setForeground(!ourKey.isEmpty() && !nodeKey.isEmpty() && nodeKey != ourKey
-                                   ? QColor(0xb0, 0x60, 0x00)
+                                   ? app::palette::kWarning
                                    : palette().text().color());
         QTableWidgetItem *state =
             set(State, app::nodeStateName(n.state) +
                            (n.detail.isEmpty() ? QString() : QStringLiteral(" — ") + n.detail));
         state->setToolTip(n.detail);
-        const QColor colour = n.state == app::NodeView::State::Paired   ? QColor(0x1b, 0x7f, 0x3a)
-                              : n.state == app::NodeView::State::Lost   ? QColor(0xb0, 0x00, 0x20)
-                              : n.state == app::NodeView::State::Locked ? QColor(0xb0, 0x60, 0x00)
+        const QColor colour = n.state == app::NodeView::State::Paired   ? app::palette::kGood
+                              : n.state == app::NodeView::State::Lost   ? app::palette::kError
+                              : n.state == app::NodeView::State::Locked ? app::palette::kWarning
                                                                         : palette().text().color();
         state->setForeground(colour);
         const qint64 ago = n.lastSeen.isValid() ? n.lastSeen.secsTo(now) : -1;

@@ -1,5 +1,6 @@
 #include "planpage.h"
 
+#include "app/report/palette.h"
 #include "charts.h"
 #include "common.h"
 
@@ -202,7 +203,7 @@ QGroupBox *PlanPage::memoryBox()
     m_overhead->setWordWrap(true);
     m_warning = new QLabel(memoryBox);
     m_warning->setWordWrap(true);
-    m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_warning->setStyleSheet(textColour(app::palette::kError));
     m_memory = new QTableWidget(7, 1, memoryBox);
     m_memory->setHorizontalHeaderLabels({tr("Predicted peak")});
     m_memory->setVerticalHeaderLabels({tr("Weights"), tr("Gradients"), tr("Optimizer"),
@@ -313,12 +314,10 @@ void PlanPage::showCandidates()
         return;
     }
     QString summary =
-        (preview ? tr("Compared now, by %1, nothing trained: %n candidate(s) ranked after %2 s of "
-                      "profiling",
-                      nullptr, int(plan->candidates.size()))
-                 : tr("Last run, by %1: %n candidate(s) ranked after %2 s of profiling", nullptr,
-                      int(plan->candidates.size())))
+        (preview ? tr("Compared now, by %1, nothing trained: %2 ranked after %3 s of profiling")
+                 : tr("Last run, by %1: %2 ranked after %3 s of profiling"))
             .arg(plan->objective)
+            .arg(counted(qint64(plan->candidates.size()), tr("candidate"), tr("candidates")))
             .arg(plan->profilingSeconds, 0, 'f', 1);
     if (plan->chosen >= 0 && plan->chosen < int(plan->candidates.size())) {
         const auto &c = plan->candidates[std::size_t(plan->chosen)];
@@ -358,7 +357,7 @@ void PlanPage::showCandidates()
                 items[col]->setFont(f);
                 items[col]->setBackground(QColor(0xe4, 0xf2, 0xe4));
             } else if (!c.whyNot.isEmpty()) {
-                items[col]->setForeground(QColor(0x80, 0x80, 0x80));
+                items[col]->setForeground(app::palette::kMutedText);
             }
             m_candidates->setItem(r, col, items[col]);
         }
@@ -479,12 +478,13 @@ void PlanPage::replan()
     if (m_loading)
         return;
     const std::int64_t b = m_workflow->deviceBatch();
-    m_batchNote->setText(tr("Planned for a device batch of %1 (a global batch of %2 over %3 "
-                            "device(s); shares follow measured speed, and each device plans its "
-                            "own slice again when the job starts).")
+    const qint64 devices = std::max<qsizetype>(1, m_workflow->session().plan.nodes.size());
+    m_batchNote->setText(tr("Planned for a device batch of %1 (a global batch of %2 over %3; "
+                            "shares follow measured speed, and each device plans its own slice "
+                            "again when the job starts).")
                              .arg(b)
                              .arg(m_workflow->session().plan.batch)
-                             .arg(std::max<qsizetype>(1, m_workflow->session().plan.nodes.size())));
+                             .arg(counted(devices, tr("device"), tr("devices"))));
     if (m_rangeFor != b) // first learn store-all's peak and the floor, then set the slider
         m_workflow->requestPlan(m_workflow->planRequestFor(-1));
     else
@@ -542,10 +542,10 @@ void PlanPage::show(const app::PlanView &v)
                 ? tr("Fits, with %1 to spare.")
                       .arg(formatBytes(double(v.request.budgetBytes - plan.predicted_peak_bytes)))
                 : QString());
-        m_warning->setStyleSheet(QStringLiteral("color: #1b7f3a;"));
+        m_warning->setStyleSheet(textColour(app::palette::kGood));
     }
     if (v.request.budgetBytes >= 0 && !plan.fits)
-        m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
+        m_warning->setStyleSheet(textColour(app::palette::kError));
     m_chart->show(v);
 }
 

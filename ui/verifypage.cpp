@@ -1,5 +1,6 @@
 #include "verifypage.h"
 
+#include "app/report/palette.h"
 #include "common.h"
 #include "truthview.h"
 
@@ -70,7 +71,7 @@ VerifyPage::VerifyPage(app::Workflow *workflow, QWidget *parent)
         tr("Mouse: click a proposal to accept it · drag a box to move it · drag a handle "
            "to resize · drag on empty space to draw. Keys: N/→ next, P/← previous, "
            "A accept all, I ignore, Del delete, D done, Ctrl+Z undo, Ctrl+Shift+Z redo."));
-    m_info->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    m_info->setStyleSheet(textColour(app::palette::kMutedText));
     layout->addWidget(m_info);
 
     connectControls();
@@ -275,9 +276,10 @@ void VerifyPage::updateEnough()
     for (const QString &c : e.comparisons)
         html += QStringLiteral(" ") + c.toHtmlEscaped();
     if (e.pending > 0)
-        html += tr(" <i>%n verified frame(s) came after the last evaluation: evaluate again "
-                   "(step 7) to count them.</i>",
-                   nullptr, e.pending);
+        html += tr(" <i>%1 after the last evaluation: evaluate again (step 7) to count "
+                   "them.</i>")
+                    .arg(e.pending == 1 ? tr("1 verified frame came")
+                                        : tr("%1 verified frames came").arg(e.pending));
     m_enough->setText(html);
 }
 
@@ -364,7 +366,9 @@ void VerifyPage::refresh()
         int ignored = 0;
         for (const vision::TruthBox &b : f.boxes)
             ignored += b.ignore ? 1 : 0;
-        QString text = tr("frame %1 · %2 box(es)").arg(f.index).arg(f.boxes.size());
+        QString text = tr("frame %1 · %2")
+                           .arg(f.index)
+                           .arg(counted(qint64(f.boxes.size()), tr("box"), tr("boxes")));
         if (ignored > 0)
             text += tr(", %1 ignore").arg(ignored);
         if (f.pick == "disagreement")
@@ -373,7 +377,7 @@ void VerifyPage::refresh()
             (f.done ? QStringLiteral("✔ ") : QStringLiteral("○ ")) + text, m_list);
         item->setData(Qt::UserRole, f.index);
         if (f.done)
-            item->setForeground(QColor(30, 140, 60));
+            item->setForeground(app::palette::kGood);
         if (f.index == m_current)
             m_list->setCurrentItem(item);
     }

@@ -87,7 +87,9 @@ void DeploymentRun::start(const DeploymentSetup &setup)
     m_modelId = QUuid::createUuid().toString(QUuid::WithoutBraces);
     if (setup.nodes.isEmpty())
         return end(failure(QStringLiteral("no nodes to deploy to")));
-    Q_EMIT status(QStringLiteral("connecting to %1 node(s)").arg(setup.nodes.size()));
+    Q_EMIT status(setup.nodes.size() == 1
+                      ? QStringLiteral("connecting to 1 node")
+                      : QStringLiteral("connecting to %1 nodes").arg(setup.nodes.size()));
     for (const auto &[host, port] : setup.nodes) {
         auto node = std::make_unique<Node>();
         Node *n = node.get();

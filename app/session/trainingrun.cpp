@@ -116,7 +116,9 @@ void TrainingRun::start(const TrainingSetup &s)
             return keep;
         });
     }
-    Q_EMIT status(QStringLiteral("connecting to %1 node(s)").arg(s.nodes.size()));
+    Q_EMIT status(s.nodes.size() == 1
+                      ? QStringLiteral("connecting to 1 node")
+                      : QStringLiteral("connecting to %1 nodes").arg(s.nodes.size()));
     m_pending = int(s.nodes.size());
     for (const auto &[host, port] : s.nodes) {
         auto *c = new net::ControlClient(host, port, s.key, m_coordinator);

@@ -548,9 +548,11 @@ void Workflow::connectTrainingRun()
                                            : QString())
                                 : QString(),
                             planned)
-            : o.cancelled
-                ? QStringLiteral("training stopped after %1 epoch(s)").arg(t.epochs.size())
-                : QStringLiteral("training failed: %1").arg(o.error);
+            : o.cancelled ? QStringLiteral("training stopped after %1 %2")
+                                .arg(t.epochs.size())
+                                .arg(t.epochs.size() == 1 ? QStringLiteral("epoch")
+                                                          : QStringLiteral("epochs"))
+                          : QStringLiteral("training failed: %1").arg(o.error);
         finishTask(Task::Training, o.ok, text);
         // A finished run is evaluated at once: that is what the user trained for.
         if (o.ok && o.weightsSaved && m_labels)

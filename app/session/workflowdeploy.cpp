@@ -50,10 +50,12 @@ QString deploymentSummary(const DeploymentOutcome &o)
     double fps = 0;
     for (const DeviceView &v : o.last)
         fps += v.fps;
-    QString text = QStringLiteral("the student ran on %1 device(s) for %2 s, %3 frames/s in all")
-                       .arg(o.last.size())
-                       .arg(o.seconds, 0, 'f', 0)
-                       .arg(fps, 0, 'f', 1);
+    QString text =
+        QStringLiteral("the student ran on %1 %2 for %3 s, %4 frames/s in all")
+            .arg(o.last.size())
+            .arg(o.last.size() == 1 ? QStringLiteral("device") : QStringLiteral("devices"))
+            .arg(o.seconds, 0, 'f', 0)
+            .arg(fps, 0, 'f', 1);
     if (!o.nodeErrors.empty())
         text += QStringLiteral("; %1 refused or dropped out").arg(o.nodeErrors.size());
     if (o.cancelled)

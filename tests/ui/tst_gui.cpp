@@ -911,7 +911,7 @@ void TstGui::rehearseWithEmulatedDevices()
     QCOMPARE(table->item(row, column(table, QStringLiteral("Cores")))->text(), QStringLiteral("4"));
     QCOMPARE(table->item(row, column(table, QStringLiteral("Arch")))->text(),
              QStringLiteral("aarch64"));
-    QVERIFY2(state->text().contains(QLatin1String("2 emulated device(s) up")),
+    QVERIFY2(state->text().contains(QLatin1String("2 emulated devices up")),
              qPrintable(state->text()));
     QCOMPARE(button->text(), QStringLiteral("Stop the rehearsal"));
     QVERIFY(QFileInfo::exists(labDir + QStringLiteral("/lab.json")));

@@ -385,7 +385,7 @@ void TestVerify::editor()
         if (text.contains(QStringLiteral("frame %1 ·").arg(frame))) {
             listed = true;
             QVERIFY2(text.startsWith(QStringLiteral("✔")), qPrintable(text));
-            QVERIFY2(text.contains(QStringLiteral("2 box(es)")), qPrintable(text));
+            QVERIFY2(text.contains(QStringLiteral("2 boxes")), qPrintable(text));
         }
     }
     QVERIFY(listed);
