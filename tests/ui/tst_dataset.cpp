@@ -230,6 +230,13 @@ void TestDataset::boxColours()
     };
     auto rect = [](const cv::Rect2d &r) { return QRectF(r.x, r.y, r.width, r.height); };
     const QImage teacherFrame = drawn(10), trackerFrame = drawn(15);
+    if (qEnvironmentVariableIsSet("EDGETRAIN_SCREENSHOTS")) { // DIR/videoview-boxes.png
+        view.resize(640, 480);
+        view.setFrame(10, frame);
+        view.grab().save(qEnvironmentVariable("EDGETRAIN_SCREENSHOTS") +
+                         QStringLiteral("/videoview-boxes.png"));
+        view.resize(kSize.width, kSize.height);
+    }
     const struct
     {
         const QImage &image;
