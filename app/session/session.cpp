@@ -199,6 +199,8 @@ std::optional<Session> Session::open(const QString &dir, QString *error)
             m.powerMeasured = f[12] == "measured";
             m.energyJoules = f[13].toDouble();
         }
+        if (f.size() >= 15 && !f[14].isEmpty()) // sessions from before it have 14 columns
+            m.processRssBytes = f[14].toDouble();
         s.training.metrics.push_back(m);
     }
     for (const QList<QByteArray> &f :
@@ -251,8 +253,10 @@ QByteArray Session::metricsCsv() const
 {
     QByteArray out = "seconds,node,cpu_percent,memory_used_bytes,rx_bytes_per_second,"
                      "tx_bytes_per_second,phase,epoch,loss,accuracy,images_per_second,"
-                     "power_watts,power,energy_joules\n";
+                     "power_watts,power,energy_joules,process_rss_bytes\n";
     for (const MetricRow &m : training.metrics) {
+        const QByteArray rss =
+            m.processRssBytes < 0 ? QByteArray() : QByteArray::number(qint64(m.processRssBytes));
         out += QByteArray::number(m.seconds, 'f', 3) + ',' + csvField(m.node) + ',' +
                QByteArray::number(m.cpuPercent, 'f', 1) + ',' +
                QByteArray::number(qint64(m.memoryUsedBytes)) + ',' +
@@ -265,7 +269,7 @@ QByteArray Session::metricsCsv() const
                                  : QByteArray::number(m.powerWatts, 'f', 3) + ',' +
                                        (m.powerMeasured ? "measured" : "estimated") + ',' +
                                        QByteArray::number(m.energyJoules, 'f', 3)) +
-               '\n';
+               ',' + rss + '\n';
     }
     return out;
 }

@@ -84,9 +84,10 @@ struct MetricRow
     QString phase;
     int epoch = 0;
     double loss = 0.0, accuracy = 0.0, imagesPerSecond = 0.0;
-    double powerWatts = -1.0;   // the device's (-1: it reports none)
-    bool powerMeasured = false; // by a sensor; else estimated from its device profile
-    double energyJoules = 0.0;  // the device's running total since its agent started
+    double powerWatts = -1.0;      // the device's (-1: it reports none)
+    bool powerMeasured = false;    // by a sensor; else estimated from its device profile
+    double energyJoules = 0.0;     // the device's running total since its agent started
+    double processRssBytes = -1.0; // the node's agent, where training runs (-1: not recorded)
 };
 
 /** One node's training progress (from the node's progress messages: twice a second at most and at

@@ -440,6 +440,8 @@ void Workflow::connectTrainingRun()
                 m.cpuPercent = sample.cpu_percent;
                 m.memoryUsedBytes =
                     double(sample.memory_total_bytes - sample.memory_available_bytes);
+                if (sample.agent_rss_bytes > 0)
+                    m.processRssBytes = double(sample.agent_rss_bytes);
                 // The node's own traffic: on one machine (the demo) the interfaces are shared
                 // and loopback is not counted.
                 m.rxBytesPerSecond = sample.agent_rx_bytes_per_second;
