@@ -1,6 +1,6 @@
 #include "charts.h"
 
-#include "app/report/chart.h"
+#include "app/report/palette.h"
 
 #include <QAreaSeries>
 #include <QLegendMarker>
@@ -13,8 +13,6 @@
 #include <cmath>
 
 namespace edgetrain::ui {
-
-namespace {
 
 QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title)
 {
@@ -29,7 +27,6 @@ QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title)
     return axis;
 }
 
-/** A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten. */
 double niceCeil(double v)
 {
     if (v <= 0)
@@ -41,7 +38,18 @@ double niceCeil(double v)
     return 10 * p;
 }
 
-} // namespace
+void roundAxis(QValueAxis *axis, double min, double max, int ticks, double minStep)
+{
+    const double step = std::max(minStep, niceCeil(std::max(max - min, 1e-9) / ticks));
+    const double bottom = std::floor(min / step + 1e-9) * step;
+    const double top = std::max(bottom + step, std::ceil(max / step - 1e-9) * step);
+    axis->setRange(bottom, top);
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(bottom);
+    axis->setTickInterval(step);
+    const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step) - 1e-9));
+    axis->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) + QStringLiteral("f"));
+}
 
 void styleChart(QChart *chart, const QString &title)
 {
@@ -61,199 +69,12 @@ void styleChart(QChart *chart, const QString &title)
 
 QColor chartColour(int i)
 {
-    return app::Chart::colour(i); // the reports' palette: one copy
+    return app::palette::series(i);
 }
 
 QString formatBytes(double bytes)
 {
     return QLocale().formattedDataSize(qint64(bytes), 1, QLocale::DataSizeIecFormat);
-}
-
-DeviceChart::DeviceChart(const QString &title, const QString &unit, QWidget *parent)
-    : QChartView(parent), m_title(title), m_unit(unit)
-{
-    auto *c = new QChart;
-    styleChart(c, title);
-    setChart(c);
-    setRenderHint(QPainter::Antialiasing);
-    m_x = makeAxis(c, Qt::AlignBottom, QStringLiteral("seconds"));
-    m_y = makeAxis(c, Qt::AlignLeft, unit);
-    m_x->setRange(0, 10);
-    m_y->setRange(0, 1);
-    setMinimumSize(260, 170);
-}
-
-DeviceChart::Line &DeviceChart::line(const QString &device, int variant)
-{
-    Line &l = m_lines[{device, variant}];
-    if (!l.series) {
-        if (!m_colors->count(device)) {
-            const int next = int(m_colors->size());
-            (*m_colors)[device] = next;
-        }
-        l.series = new QLineSeries(this);
-        chart()->addSeries(l.series);
-        l.series->attachAxis(m_x);
-        l.series->attachAxis(m_y);
-        restyle(device);
-    }
-    return l;
-}
-
-void DeviceChart::restyle(const QString &device)
-{
-    const bool lost = m_lost[device];
-    for (int v = 0; v < 2; ++v) {
-        const auto it = m_lines.find({device, v});
-        if (it == m_lines.end())
-            continue;
-        QPen pen(chartColour((*m_colors)[device]), 1.6);
-        pen.setStyle(lost ? Qt::DotLine : v == 1 ? Qt::DashLine : Qt::SolidLine);
-        it->second.series->setPen(pen);
-        QString name = device;
-        if (lost)
-            name += QStringLiteral(" (lost)");
-        it->second.series->setName(name);
-        // One legend entry per device: the second variant is told apart by its dashes (title).
-        if (v == 1)
-            for (QLegendMarker *marker : chart()->legend()->markers(it->second.series))
-                marker->setVisible(false);
-    }
-}
-
-void DeviceChart::append(const QString &device, double seconds, double value, int variant)
-{
-    if (!std::isfinite(value))
-        return;
-    Line &l = line(device, variant);
-    l.points.emplace_back(seconds, value);
-    l.dirty = true;
-}
-
-void DeviceChart::flush()
-{
-    bool any = false;
-    double xMax = 10, yMax = 0;
-    for (auto &[key, l] : m_lines) {
-        if (!l.points.empty()) {
-            xMax = std::max(xMax, l.points.back().x());
-            for (const QPointF &p : l.points)
-                yMax = std::max(yMax, p.y());
-        }
-        if (!l.dirty)
-            continue;
-        l.series->replace(QList<QPointF>(l.points.begin(), l.points.end()));
-        l.dirty = false;
-        any = true;
-    }
-    if (!any)
-        return;
-    m_x->setRange(0, std::ceil(xMax * 1.05));
-    m_x->setLabelFormat(QStringLiteral("%.0f"));
-    const double top = m_fixedMax > 0 ? m_fixedMax : niceCeil(yMax * 1.1);
-    m_y->setRange(0, top);
-    m_y->setLabelFormat(top >= 20  ? QStringLiteral("%.0f")
-                        : top >= 2 ? QStringLiteral("%.1f")
-                                   : QStringLiteral("%.2f"));
-}
-
-void DeviceChart::clear()
-{
-    for (auto &[key, l] : m_lines) {
-        chart()->removeSeries(l.series);
-        delete l.series;
-    }
-    m_lines.clear();
-    m_colors->clear();
-    m_lost.clear();
-    m_x->setRange(0, 10);
-    m_y->setRange(0, 1);
-}
-
-void DeviceChart::setLost(const QString &device, bool lost)
-{
-    m_lost[device] = lost;
-    restyle(device);
-}
-
-int DeviceChart::pointCount() const
-{
-    int n = 0;
-    for (const auto &[key, l] : m_lines)
-        n += int(l.series->count());
-    return n;
-}
-
-TrainingCharts TrainingCharts::create(QWidget *parent)
-{
-    TrainingCharts c;
-    c.cpu = new DeviceChart(QStringLiteral("CPU"), QStringLiteral("% of the device"), parent);
-    c.cpu->setFixedMax(100);
-    c.memory = new DeviceChart(QStringLiteral("Memory in use"), QStringLiteral("MiB"), parent);
-    c.network = new DeviceChart(QStringLiteral("Network: received (solid), sent (dashed)"),
-                                QStringLiteral("KiB/s"), parent);
-    // measured where a sensor exposes it, else the device profile's estimate (the Train page's
-    // device table says which)
-    c.power = new DeviceChart(QStringLiteral("Power"), QStringLiteral("W"), parent);
-    c.loss = new DeviceChart(QStringLiteral("Training loss"), QStringLiteral("loss"), parent);
-    c.accuracy = new DeviceChart(QStringLiteral("Training accuracy"), QStringLiteral("%"), parent);
-    c.accuracy->setFixedMax(100);
-    c.speed = new DeviceChart(QStringLiteral("Throughput"), QStringLiteral("images/s"), parent);
-    const auto colors = std::make_shared<std::map<QString, int>>();
-    for (DeviceChart *chart : c.all())
-        chart->sharePalette(colors);
-    return c;
-}
-
-void TrainingCharts::add(const app::MetricRow &m)
-{
-    cpu->append(m.node, m.seconds, m.cpuPercent);
-    memory->append(m.node, m.seconds, m.memoryUsedBytes / (1024.0 * 1024.0));
-    network->append(m.node, m.seconds, m.rxBytesPerSecond / 1024.0, 0);
-    network->append(m.node, m.seconds, m.txBytesPerSecond / 1024.0, 1);
-    if (m.powerWatts >= 0)
-        power->append(m.node, m.seconds, m.powerWatts);
-}
-
-void TrainingCharts::add(const app::ProgressRow &p)
-{
-    loss->append(p.node, p.seconds, p.loss);
-    accuracy->append(p.node, p.seconds, 100 * p.accuracy);
-    speed->append(p.node, p.seconds, p.imagesPerSecond);
-}
-
-void TrainingCharts::flush()
-{
-    for (DeviceChart *c : all())
-        c->flush();
-}
-
-void TrainingCharts::clear()
-{
-    for (DeviceChart *c : all())
-        c->clear();
-}
-
-void TrainingCharts::load(const app::Session &session)
-{
-    clear();
-    for (const app::MetricRow &m : session.training.metrics) {
-        add(m);
-        // Sessions from before progress.csv: the training curves from the device readings.
-        if (session.training.progress.empty() && m.phase == QLatin1String("training") &&
-            m.epoch > 0)
-            add(app::ProgressRow{m.seconds, m.node, m.epoch, 0, m.loss, m.accuracy,
-                                 m.imagesPerSecond});
-    }
-    for (const app::ProgressRow &p : session.training.progress)
-        add(p);
-    for (const auto &e : session.training.events) {
-        const QString &name = e.node.name;
-        if (net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind))
-            for (DeviceChart *c : all())
-                c->setLost(name, net::takesNodeOut(e.kind));
-    }
-    flush();
 }
 
 MemoryChart::MemoryChart(QWidget *parent) : QChartView(parent)
@@ -266,17 +87,17 @@ MemoryChart::MemoryChart(QWidget *parent) : QChartView(parent)
     m_y = makeAxis(c, Qt::AlignLeft, QStringLiteral("predicted peak, MiB"));
     m_frontier = new QLineSeries(this);
     m_frontier->setName(QStringLiteral("schedules"));
-    m_frontier->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
+    m_frontier->setPen(QPen(app::palette::kBlue, 1.5));
     m_points = new QScatterSeries(this);
     m_points->setMarkerSize(7);
-    m_points->setColor(QColor(0x1f, 0x77, 0xb4));
+    m_points->setColor(app::palette::kBlue);
     m_current = new QScatterSeries(this);
     m_current->setName(QStringLiteral("chosen"));
     m_current->setMarkerSize(13);
-    m_current->setColor(QColor(0xd6, 0x27, 0x28));
+    m_current->setColor(app::palette::kVermillion);
     m_budget = new QLineSeries(this);
     m_budget->setName(QStringLiteral("budget"));
-    m_budget->setPen(QPen(QColor(0x55, 0x55, 0x55), 1.2, Qt::DashLine));
+    m_budget->setPen(QPen(app::palette::kMutedText, 1.2, Qt::DashLine));
     for (QXYSeries *s : {static_cast<QXYSeries *>(m_frontier), static_cast<QXYSeries *>(m_points),
                          static_cast<QXYSeries *>(m_budget), static_cast<QXYSeries *>(m_current)}) {
         c->addSeries(s);
@@ -305,31 +126,21 @@ void MemoryChart::show(const app::PlanView &v)
     m_current->replace(v.error.isEmpty() && v.plan.fits
                            ? QList<QPointF>{QPointF(v.plan.predicted_recompute_factor, chosenY)}
                            : QList<QPointF>{});
-    const double x1 = std::max(1.0, std::ceil(xMax * 10 + 0.5) / 10);
+    // Store-all (1) a little off the left edge, so its dot is not cut in half.
+    roundAxis(m_x, 0.95, std::max(xMax * 1.02, 1.05), 4);
     if (v.request.budgetBytes >= 0) {
         const double b = double(v.request.budgetBytes) / MiB;
-        m_budget->replace({QPointF(0.95, b), QPointF(x1, b)});
+        m_budget->replace({QPointF(m_x->min(), b), QPointF(m_x->max(), b)});
         yMax = std::max(yMax, b);
     } else {
         m_budget->clear();
     }
-    m_x->setRange(0.95, x1);
-    m_y->setRange(0, niceCeil(yMax * 1.1));
+    roundAxis(m_y, 0, yMax * 1.05);
 }
 
 QColor detectorColor(const QString &name)
 {
-    if (name == QLatin1String("teacher"))
-        return QColor(40, 200, 80);
-    if (name == QLatin1String("tracker"))
-        return QColor(255, 150, 0);
-    if (name == QLatin1String("student"))
-        return QColor(60, 140, 255);
-    if (name == QLatin1String("motion"))
-        return QColor(148, 103, 189);
-    if (name == QLatin1String("truth"))
-        return QColor(255, 40, 220);
-    return QColor(120, 120, 120);
+    return app::palette::onLight(app::palette::sourceOf(name));
 }
 
 PrChart::PrChart(QWidget *parent) : QChartView(parent)
@@ -391,7 +202,8 @@ void PrChart::show(const std::vector<vision::DetectorScore> &scores,
         }
         shown.curve = new QLineSeries(this);
         shown.curve->setName(QStringLiteral("%1 (AP50 %2)").arg(name).arg(d.ap50, 0, 'f', 2));
-        shown.curve->setPen(QPen(colour, 2.0));
+        shown.curve->setPen(
+            QPen(colour, 2.0, app::palette::lineStyle(app::palette::sourceOf(name))));
         QList<QPointF> points;
         points.reserve(qsizetype(d.curve.size()));
         for (const vision::PrPoint &p : d.curve)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/session/workflow.h"
+#include "trainingcharts.h"
 #include "vision/detectionmetrics.h"
 
 #include <QChartView>
@@ -20,74 +21,16 @@ namespace edgetrain::ui {
 /** The window's charts' look, the report's drawn charts' too (app/report/chart.h): a bold
  *  9.5 pt title, small margins, square corners, the legend below in 8 pt, no animation. */
 void styleChart(QChart *chart, const QString &title);
-/** The i-th colour of the charts' palette (eight, repeating): app::Chart::colour's. */
+/** The i-th device's colour (app::palette::series), the same in every chart. */
 QColor chartColour(int i);
-
-/**
- * A quantity over time with one line per device (and, for a second variant such as network
- * transmit, a dashed one). Points are buffered and reach the chart when flush() is called, so a
- * burst of readings costs one repaint. The train page flushes one of its six charts every 100 ms,
- * in turn, so each chart is redrawn every 600 ms.
- */
-class DeviceChart : public QChartView
-{
-    Q_OBJECT
-
-public:
-    DeviceChart(const QString &title, const QString &unit, QWidget *parent = nullptr);
-    void append(const QString &device, double seconds, double value, int variant = 0);
-    void flush();
-    void clear();
-    /** Marks a device's lines as dropped out ("name (lost)", dotted). */
-    void setLost(const QString &device, bool lost);
-    void setFixedMax(double max) { m_fixedMax = max; } // percentages: 0-100 whatever the data
-    /** Colours by device shared with other charts, so a device has one colour everywhere. */
-    void sharePalette(std::shared_ptr<std::map<QString, int>> colors)
-    {
-        m_colors = std::move(colors);
-    }
-    int pointCount() const; // points shown, all lines together
-    const QString &title() const { return m_title; }
-
-private:
-    struct Line
-    {
-        QLineSeries *series = nullptr;
-        std::vector<QPointF> points;
-        bool dirty = false;
-    };
-    Line &line(const QString &device, int variant);
-    void restyle(const QString &device);
-
-    QString m_title, m_unit;
-    std::map<std::pair<QString, int>, Line> m_lines;
-    std::shared_ptr<std::map<QString, int>> m_colors = std::make_shared<std::map<QString, int>>();
-    std::map<QString, bool> m_lost;
-    QValueAxis *m_x = nullptr, *m_y = nullptr;
-    double m_fixedMax = 0;
-};
-
-/** The training charts of one run, in a fixed order. */
-struct TrainingCharts
-{
-    DeviceChart *cpu, *memory, *network, *power, *loss, *accuracy, *speed;
-    std::vector<DeviceChart *> all() const
-    {
-        return {cpu, memory, network, power, loss, accuracy, speed};
-    }
-    /** The six of the report's training page (its power figures are in its energy table). */
-    std::vector<DeviceChart *> reportPage() const
-    {
-        return {cpu, memory, network, loss, accuracy, speed};
-    }
-    static TrainingCharts create(QWidget *parent);
-    void add(const app::MetricRow &row);   // CPU, memory, network, power
-    void add(const app::ProgressRow &row); // loss, accuracy, throughput
-    void flush();
-    void clear();
-    /** Fills the charts from a session's recorded readings (reports, reopened sessions). */
-    void load(const app::Session &session);
-};
+/** A value axis in the charts' 8 pt type, added to `chart` at `where`. */
+QValueAxis *makeAxis(QChart *chart, Qt::Alignment where, const QString &title);
+/** A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten. */
+double niceCeil(double v);
+/** Round ticks from `min` to at least `max` (about `ticks` steps of 1, 2 or 5 times a power of
+ *  ten, at least `minStep`), the range widened to whole steps; the labels carry as many
+ *  decimals as the step needs. */
+void roundAxis(QValueAxis *axis, double min, double max, int ticks = 4, double minStep = 0);
 
 /** Peak memory against recompute factor for the schedules the planner found, with the chosen
  *  plan marked and the budget as a line. */
@@ -139,8 +82,8 @@ private:
     QValueAxis *m_x, *m_y;
 };
 
-/** One colour per detector everywhere (charts, galleries, video views): teacher green, tracker
- *  orange, student blue, motion purple, truth magenta; others grey. */
+/** One colour per detector everywhere (charts, galleries, video views): app::palette's colour
+ *  on a light background for the detector's source (palette::sourceOf); others grey. */
 QColor detectorColor(const QString &name);
 
 /** Byte counts for people: "38.2 MiB". */

@@ -1,5 +1,7 @@
 #include "chart.h"
 
+#include "palette.h"
+
 #include <QFontMetricsF>
 #include <QImage>
 #include <QPaintDevice>
@@ -16,10 +18,6 @@ namespace edgetrain::app {
 
 namespace {
 
-const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
-                           QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
-                           QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf),
-                           QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
 const QColor kText(0x40, 0x40, 0x40), kFrame(0xd4, 0xd4, 0xd4), kAxis(0x9a, 0x9a, 0x9a),
     kGrid(0xe0, 0xe0, 0xe0), kMinorGrid(0xf2, 0xf2, 0xf2);
 
@@ -194,7 +192,7 @@ void ChartAxis::roundOut(int ticks)
 
 QColor Chart::colour(int i)
 {
-    return kPalette[((i % 8) + 8) % 8];
+    return palette::series(i);
 }
 
 void Chart::paint(QPainter &p, const QRectF &box) const

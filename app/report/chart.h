@@ -60,7 +60,7 @@ struct Chart
     std::vector<ChartSeries> series;
     std::vector<ChartBars> bars;
 
-    /** The report's palette: colour i of eight (tab10's first eight), i taken modulo 8. */
+    /** The report's palette: palette::series(i), the colour-blind-safe one of the window. */
     static QColor colour(int i);
 
     /** Draws the chart into `box` of `p`'s device; leaves the painter's state as it was. */

@@ -10,6 +10,7 @@
 #include "../support/pdfinfo.h"
 #include "../support/walkingvideo.h"
 #include "app/report/palette.h"
+#include "app/report/palette.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
@@ -344,9 +345,11 @@ void TestReport::prChart()
         QVERIFY2(curve->name().startsWith(name + QStringLiteral(" (AP50 ")),
                  qPrintable(curve->name()));
     }
+    // The palette's colours, as the report's (app/report/palette.h).
     QCOMPARE(ui::detectorColor(QStringLiteral("student")),
-             QColor(60, 140, 255)); // as the video views
-    QCOMPARE(ui::detectorColor(QStringLiteral("teacher")), QColor(40, 200, 80));
+             app::palette::onLight(app::palette::Source::Student));
+    QCOMPARE(ui::detectorColor(QStringLiteral("teacher")),
+             app::palette::onLight(app::palette::Source::Teacher));
     // Again with fewer detectors: the old curves go.
     chart.show({rounds.back().scores[0]});
     QCOMPARE(chart.curveCount(), 1);
