@@ -101,13 +101,12 @@ MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
     connect(workflow, &app::Workflow::taskStarted, this, &MainWindow::updateStatus);
     connect(workflow, &app::Workflow::taskFinished, this, &MainWindow::updateStatus);
     connect(workflow, &app::Workflow::message, this,
-            [this](const QString &text) { statusBar()->showMessage(text, 8000); });
+            [this](const QString &text) { showStatus(text, 8000); });
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::sessionChanged, this, &MainWindow::showSessionOrStart);
     connect(workflow, &app::Workflow::settingsChanged, this, &MainWindow::updateTitle);
     connect(workflow, &app::Workflow::saved, this, [this](bool ok, const QString &text) {
-        statusBar()->showMessage(ok ? text : tr("the session was NOT saved: %1").arg(text),
-                                 ok ? 5000 : 0);
+        showStatus(ok ? text : tr("the session was NOT saved: %1").arg(text), ok ? 5000 : 0);
     });
 
     buildMenus();
@@ -248,6 +247,16 @@ void MainWindow::updateTitle()
 {
     const QString dir = m_workflow->session().dir;
     setWindowTitle(dir.isEmpty() ? tr("EdgeTrain") : tr("%1 — EdgeTrain").arg(dir));
+}
+
+void MainWindow::showStatus(const QString &text, int timeout_ms)
+{
+    // A long result (the dataset's, the training's) is cut with an ellipsis, not mid-word at the
+    // cluster's corner; the whole of it is the tool tip and the step's own page.
+    const int room = statusBar()->width() - m_cluster->sizeHint().width() - 32;
+    statusBar()->showMessage(statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, room),
+                             timeout_ms);
+    statusBar()->setToolTip(text);
 }
 
 void MainWindow::updateStatus()

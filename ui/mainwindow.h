@@ -76,6 +76,8 @@ private:
     void showSessionOrStart();
     void updateTitle();
     void updateStatus();
+    /** `text` in the status bar for `timeout_ms` (0: until replaced), elided to fit. */
+    void showStatus(const QString &text, int timeout_ms);
     void addRecent(const QString &dir);
     void fillRecent();
     bool saveSession();

@@ -6,6 +6,7 @@
 #include "app/session/verifiedframes.h"
 #include "app/session/verifiedscoring.h"
 #include "net/protocol/keyfile.h"
+#include "ui/common.h"
 #include "ui/gallery.h"
 #include "ui/reporttext.h"
 #include "ui/reportwriter.h"
@@ -335,10 +336,11 @@ void HeadlessDemo::start()
                      .arg(m_workflow.nodes().pairedNodes().join(QStringLiteral(", "))));
             hook(0, true);
             hook(1, false);
-            step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on every %3 frame(s)")
+            step(QStringLiteral("== 2. Labelling %1 with the %2 teacher on %3")
                      .arg(QFileInfo(m_workflow.session().capture.source).fileName(),
-                          m_workflow.session().capture.teacher)
-                     .arg(m_workflow.session().capture.every));
+                          m_workflow.session().capture.teacher,
+                          ui::everyNth(m_workflow.session().capture.every,
+                                       QStringLiteral("frame"))));
             m_workflow.startLabelling();
         } else if (m_clock.elapsed() > 20000) {
             poll->stop();
