@@ -96,8 +96,10 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     tables->addWidget(m_verifiedTitle);
     m_verified = new QTableWidget(this);
     m_verified->verticalHeader()->setVisible(false);
+    // Every column as wide as its header and cells (a scroll bar when the window is narrow):
+    // a stretched last column was squeezed below its header's width, "Frames/s" elided.
     m_verified->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_verified->horizontalHeader()->setStretchLastSection(true);
+    m_verified->horizontalHeader()->setTextElideMode(Qt::ElideNone);
     m_verified->setEditTriggers(QAbstractItemView::NoEditTriggers);
     tables->addWidget(m_verified, 1);
     tables->addWidget(
@@ -299,12 +301,10 @@ void ReportPage::loadGallery()
     m_gallery->clear();
     m_imagesVerified = round != nullptr;
     m_galleryTitle->setText(
-        round
-            ? tr("Verified frames the student never trained on: magenta the verified boxes, green "
-                 "the teacher's detections, blue the student's.")
-            : tr("Frames the teacher missed and the student found (dashed orange: the tracker's "
-                 "box; "
-                 "green: the student), against the tracker's labels:"));
+        (round ? tr("Verified frames the student never trained on. ")
+               : tr("Held-out frames where the teacher found nobody at the labelled place and "
+                    "the student did, against the tracker's labels. ")) +
+        ReportText::galleryLegend(round != nullptr));
     m_gallery->setIconSize(round ? QSize(400, 300) : QSize(200, 220));
     if (!round && !labels)
         return;
@@ -323,7 +323,8 @@ void ReportPage::loadGallery()
                     return Result(Gallery::renderVerified(s, truth, verified->first_frame,
                                                           verified->scores, 6),
                                   {});
-                return Result(Gallery::renderGains(s, *labels, 12), {});
+                return Result(Gallery::renderGains(ReportText::withOneGainPerFrame(s), *labels, 12),
+                              {});
             } catch (const std::exception &e) {
                 // The video or a model moved: the numbers stand, the pictures are gone.
                 return Result({}, QString::fromStdString(e.what()));

@@ -1,5 +1,6 @@
 #include "reporttext.h"
 
+#include "app/report/palette.h"
 #include "app/session/verifiedscoring.h"
 
 #include <QObject>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace edgetrain::ui {
 
@@ -67,12 +69,6 @@ QString leadSentences(const app::VerifiedRound &round)
                         .arg(other, figures);
     }
     return text;
-}
-
-/** "1 frame", "13 frames". */
-QString count(int n, const QString &one, const QString &many)
-{
-    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
 }
 
 QString number(double v, int decimals)
@@ -139,8 +135,8 @@ QString ReportText::trackerHeadline(const app::Session &s)
         .arg(e.tracker_only_boxes)
         .arg(s.capture.every == 1
                  ? QObject::tr(" (the teacher ran on every frame: exactly the ones it missed)")
-                 : QObject::tr(" (the teacher ran on every %1th frame: some of these it never saw)")
-                       .arg(s.capture.every))
+                 : QObject::tr(" (the teacher ran on %1: some of these it never saw)")
+                       .arg(everyNth(s.capture.every)))
         .arg(e.tracker_only_boxes > 0 ? percent(e.student_recall_tracker_only)
                                       : QStringLiteral("–"))
         .arg(e.tracker_only_boxes > 0 ? percent(e.teacher_recall_tracker_only)
@@ -204,7 +200,7 @@ QList<QStringList> ReportText::verifiedRows(const app::Session &s)
     const auto &rounds = s.evaluation.verified;
     const bool several = rounds.size() > 1;
     QStringList header{QObject::tr("Detector"), QObject::tr("Recall"),  QObject::tr("Precision"),
-                       QObject::tr("F1"),       QObject::tr("AP@0.5"),  QObject::tr("AP@[.5:.95]"),
+                       QObject::tr("F1"),       QObject::tr("AP50"),    QObject::tr("AP@[.5:.95]"),
                        QObject::tr("TP / FP"),  QObject::tr("Frames/s")};
     if (several)
         header.prepend(QObject::tr("Round"));
@@ -249,7 +245,7 @@ QString ReportText::verifiedMethod(const app::Session &s)
            QObject::tr(
                ", %1 to find. A detection is true when it overlaps a verified box "
                "by IoU ≥ 0.5 (greedy by score, as COCO); one on an ignore box counts "
-               "neither way. AP averages precision over recall (101 points); AP@[.5:.95] "
+               "neither way. AP50 averages precision over recall (101 points); AP@[.5:.95] "
                "also over IoU 0.5–0.95. Frames/s: each detector's speed in the same evaluation.")
                .arg(count(truths, QObject::tr("box"), QObject::tr("boxes"))) +
            (round->resamples > 0
@@ -409,6 +405,160 @@ QList<QStringList> ReportText::trackerRows(const app::Session &s)
              ? QStringLiteral("%1 (%2)").arg(percent(e.student_precision)).arg(e.student_detections)
              : QStringLiteral("–")});
     return rows;
+}
+
+QString ReportText::count(int n, const QString &one, const QString &many)
+{
+    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+}
+
+QString ReportText::ordinal(int n)
+{
+    const int tens = std::abs(n) % 100, last = std::abs(n) % 10;
+    const char *suffix = tens >= 11 && tens <= 13 ? "th"
+                         : last == 1              ? "st"
+                         : last == 2              ? "nd"
+                         : last == 3              ? "rd"
+                                                  : "th";
+    return QString::number(n) + QLatin1String(suffix);
+}
+
+QString ReportText::everyNth(int n)
+{
+    return n <= 1 ? QObject::tr("every frame") : QObject::tr("every %1 frame").arg(ordinal(n));
+}
+
+QString ReportText::trainingFacts(const app::Session &s)
+{
+    const app::TrainingRecord &t = s.training;
+    if (t.epochs.empty())
+        return QString();
+    const int run = t.epochs.back().epoch > 0 ? t.epochs.back().epoch : int(t.epochs.size());
+    const int most = std::max(s.plan.epochs, run);
+    QString text =
+        QObject::tr("Trained %1 of at most %2 on %3 in %4 s")
+            .arg(run)
+            .arg(count(most, QObject::tr("epoch"), QObject::tr("epochs")))
+            .arg(count(int(t.nodes.size()), QObject::tr("device"), QObject::tr("devices")))
+            .arg(t.seconds, 0, 'f', 0);
+    if (run < most)
+        text += t.state == app::TrainingRecord::State::Finished && t.keptEpoch > 0
+                    ? QObject::tr("; it stopped early, since no epoch after the %1 lowered the "
+                                  "validation loss")
+                          .arg(ordinal(t.keptEpoch))
+                    : QObject::tr("; it was stopped before the last epoch");
+    text += QLatin1Char('.');
+    if (t.keptEpoch > 0)
+        text += t.averageDecay > 0
+                    ? QObject::tr(" The student keeps the moving average of the weights at epoch "
+                                  "%1, the one with the lowest validation loss.")
+                          .arg(t.keptEpoch)
+                    : QObject::tr(" The student keeps the weights of epoch %1, the one with the "
+                                  "lowest validation loss.")
+                          .arg(t.keptEpoch);
+    else
+        text += QObject::tr(" The student keeps the weights of the last epoch.");
+    return text;
+}
+
+QString ReportText::galleryLegend(bool verified)
+{
+    using app::palette::Source;
+    auto key = [](Source source, const QString &colour, const QString &what) {
+        return QObject::tr("%1 %2, %3").arg(colour, app::palette::name(source), what);
+    };
+    if (verified)
+        return QObject::tr("Boxes: %1; %2; %3; %4.")
+            .arg(
+                key(Source::Truth, QObject::tr("yellow"),
+                    QObject::tr("solid: checked by a person")),
+                key(Source::Ignore, QObject::tr("grey"), QObject::tr("dashed: counts neither way")),
+                key(Source::Teacher, QObject::tr("orange"), QObject::tr("dashed")),
+                key(Source::Student, QObject::tr("green"), QObject::tr("solid")));
+    return QObject::tr("Boxes: %1; %2.")
+        .arg(key(Source::Tracker, QObject::tr("purple"),
+                 QObject::tr("dash-dot: the box the tracker carried there")),
+             key(Source::Student, QObject::tr("green"), QObject::tr("solid: its detection")));
+}
+
+app::Session ReportText::withOneGainPerFrame(app::Session session)
+{
+    auto &gains = session.evaluation.result.gains;
+    std::set<int> seen;
+    gains.erase(std::remove_if(
+                    gains.begin(), gains.end(),
+                    [&](const vision::ViewpointGain &g) { return !seen.insert(g.frame).second; }),
+                gains.end());
+    return session;
+}
+
+QList<QStringList> ReportText::glossary()
+{
+    return {
+        {QObject::tr("Term"), QObject::tr("What it means")},
+        {QObject::tr("95 % interval"),
+         QObject::tr("The range a figure would most likely fall in on other frames of the same "
+                     "camera: drawing the verified frames again at random many times (a "
+                     "bootstrap), 95 of 100 results lie inside it. Fewer frames, wider range.")},
+        {QObject::tr("AP50"),
+         QObject::tr("Average precision: precision averaged over every recall the detector "
+                     "reaches as its threshold goes down; a box counts as found at IoU ≥ 0.5. "
+                     "1 is perfect.")},
+        {QObject::tr("AP@[.5:.95]"),
+         QObject::tr("AP averaged over stricter and stricter overlaps (IoU 0.5 to 0.95): "
+                     "rewards boxes that sit tightly on the object (the COCO measure).")},
+        {QObject::tr("Early stop"),
+         QObject::tr("Training ends when the validation loss has stopped falling for a number "
+                     "of epochs; the student keeps the weights of the epoch where it was lowest.")},
+        {QObject::tr("EDP"),
+         QObject::tr(
+             "Energy-delay product: energy in joules times time in seconds. Lower is better; it "
+             "weighs a fast cluster and a frugal one against each other.")},
+        {QObject::tr("Epoch"), QObject::tr("One pass of training over every training frame.")},
+        {QObject::tr("F1"),
+         QObject::tr("One figure for recall and precision together (their harmonic mean); high "
+                     "only when both are.")},
+        {QObject::tr("Frames/s"),
+         QObject::tr("How many frames a detector handles per second on this machine.")},
+        {QObject::tr("Held-out"),
+         QObject::tr("Frames (or tracks) kept away from training, so the figures show how the "
+                     "student does on pictures it has never seen.")},
+        {QObject::tr("IoU"),
+         QObject::tr("Intersection over union: how much two boxes overlap, from 0 (not at all) "
+                     "to 1 (the same box).")},
+        {QObject::tr("Motion"),
+         QObject::tr("A baseline that boxes whatever moves against the background; only "
+                     "meaningful for a camera that does not move.")},
+        {QObject::tr("Operating point"),
+         QObject::tr("The score threshold above which the student reports a box, chosen where "
+                     "its F1 is best; it trades recall against precision.")},
+        {QObject::tr("Precision"),
+         QObject::tr("Of the boxes a detector reports, the share that are real: 90 % means one "
+                     "false alarm in ten boxes.")},
+        {QObject::tr("Recall"),
+         QObject::tr("Of the objects really there, the share a detector finds: 90 % means one "
+                     "in ten is missed.")},
+        {QObject::tr("Store-all"),
+         QObject::tr("Training that keeps every intermediate result in memory; the memory plan "
+                     "recomputes some instead, to fit a smaller budget at some extra compute.")},
+        {QObject::tr("Student"),
+         QObject::tr("The small network trained here for this camera, to run on the devices.")},
+        {QObject::tr("Teacher"),
+         QObject::tr("The ready-made detector whose boxes (with the tracker's) the student "
+                     "learns from.")},
+        {QObject::tr("TP / FP"),
+         QObject::tr("True positives (boxes that match a verified object) and false positives "
+                     "(boxes that match none).")},
+        {QObject::tr("Tracker"),
+         QObject::tr("Follows each object the teacher found from frame to frame, adding boxes "
+                     "on frames where the teacher missed it.")},
+        {QObject::tr("Validation loss"),
+         QObject::tr("The training error measured on frames the student does not train on; "
+                     "when it stops falling, more training stops helping.")},
+        {QObject::tr("Verified frame"),
+         QObject::tr("A frame whose boxes a person checked and corrected in the Verify step: "
+                     "the truth the figures are measured against.")},
+    };
 }
 
 } // namespace edgetrain::ui

@@ -39,7 +39,7 @@ public:
     /** What to do when no frame is verified (names the Verify step). */
     static QString verifyInvitation();
 
-    /** Header + one row per detector of the current round: recall, precision, F1, AP@0.5,
+    /** Header + one row per detector of the current round: recall, precision, F1, AP50,
      *  AP@[.5:.95], TP / FP, frames/s. With more than one round, every round's rows, the
      *  first column naming the round. Only the header without verified figures. */
     static QList<QStringList> verifiedRows(const app::Session &session);
@@ -65,6 +65,25 @@ public:
     /** Detections per second of a detector in the current round (0: not measured). */
     static double framesPerSecond(const app::Session &session, const std::string &name);
     static QString percent(double fraction, int decimals = 1);
+
+    /** `n` with the word that goes with it: "1 node", "3 nodes", "0 nodes". */
+    static QString count(int n, const QString &one, const QString &many);
+    /** An English ordinal: "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "112th". */
+    static QString ordinal(int n);
+    /** "every frame" for 1 (or less), else "every 2nd frame", "every 10th frame". */
+    static QString everyNth(int n);
+
+    /** The run in a sentence: epochs run of the maximum, whether and why it ended early, and
+     *  which epoch's weights the student keeps ("" when nothing was trained). */
+    static QString trainingFacts(const app::Session &session);
+    /** What the gallery's boxes are, named and described as app::palette draws them. */
+    static QString galleryLegend(bool verified);
+    /** `session` with at most one evaluation gain per frame (its first), for Gallery::renderGains:
+     *  two people found in one frame would show that frame twice. */
+    static app::Session withOneGainPerFrame(app::Session session);
+    /** Header + one row per term or abbreviation the report uses, with its meaning in plain
+     *  words, in alphabetical order. */
+    static QList<QStringList> glossary();
 };
 
 } // namespace edgetrain::ui

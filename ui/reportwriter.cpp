@@ -3,7 +3,7 @@
 #include "app/report/pdfpage.h"
 #include "app/session/csvfield.h"
 #include "chartfiles.h"
-#include "charts.h"
+#include "reportpages.h"
 #include "reporttext.h"
 
 #include <QApplication>
@@ -14,403 +14,7 @@
 
 namespace edgetrain::ui {
 
-namespace {
-
 using app::PdfPage;
-
-constexpr int kChartW = 900, kChartH = 480; // the charts' own size when rendered
-
-QString percent(double v)
-{
-    return QString::number(100 * v, 'f', 1) + QStringLiteral(" %");
-}
-
-struct Charts
-{
-    std::unique_ptr<QWidget> owner = std::make_unique<QWidget>();
-    TrainingCharts training;
-    MemoryChart *memory = nullptr;
-    PrChart *pr = nullptr;
-    std::vector<std::pair<QString, QWidget *>> named() const
-    {
-        std::vector<std::pair<QString, QWidget *>> list{
-            {QStringLiteral("cpu"), training.cpu},
-            {QStringLiteral("memory"), training.memory},
-            {QStringLiteral("network"), training.network},
-            {QStringLiteral("power"), training.power},
-            {QStringLiteral("loss"), training.loss},
-            {QStringLiteral("accuracy"), training.accuracy},
-            {QStringLiteral("throughput"), training.speed}};
-        if (memory)
-            list.emplace_back(QStringLiteral("memory-plan"), memory);
-        list.emplace_back(QStringLiteral("pr"), pr);
-        return list;
-    }
-};
-
-std::unique_ptr<Charts> makeCharts(const ReportContent &c)
-{
-    auto charts = std::make_unique<Charts>();
-    charts->training = TrainingCharts::create(charts->owner.get());
-    charts->training.load(*c.session);
-    if (c.plan) {
-        charts->memory = new MemoryChart(charts->owner.get());
-        charts->memory->show(*c.plan);
-    }
-    charts->pr = new PrChart(charts->owner.get());
-    if (const app::VerifiedRound *round = ReportText::currentRound(*c.session))
-        charts->pr->show(round->scores, round->intervals);
-    else
-        charts->pr->show({});
-    for (const auto &[name, w] : charts->named()) {
-        w->setAttribute(Qt::WA_DontShowOnScreen);
-        w->resize(kChartW, kChartH);
-        w->setBackgroundRole(QPalette::Base);
-        w->show(); // not on screen: lays the legends out
-    }
-    // The charts' layouts (legends, axes) settle through posted layout requests: deliver those,
-    // and nothing else (processEvents() would run whatever the user did meanwhile, re-entering
-    // the caller).
-    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    return charts;
-}
-
-/** The title page: what the report is about, its headline and the contents. */
-void titlePage(PdfPage page, QPainter &painter, const ReportContent &c)
-{
-    const app::Session &s = *c.session;
-    const QRectF &area = page.area();
-    page.skip(260);
-    QFont f = painter.font();
-    f.setPointSizeF(26);
-    f.setBold(true);
-    painter.setFont(f);
-    painter.setPen(QColor(0x12, 0x3a, 0x63));
-    painter.drawText(QRectF(0, page.y(), area.width(), 100), Qt::AlignLeft,
-                     QObject::tr("Viewpoint adaptation report"));
-    page.skip(110);
-    page.paragraph(
-        QObject::tr("Session “%1”, created %2; report written %3.")
-            .arg(s.title, s.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")),
-                 QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
-    page.paragraph(
-        QObject::tr("Source: %1 · teacher: %2 · tracker: %3")
-            .arg(QFileInfo(s.capture.source).fileName(), s.capture.teacher, s.capture.tracker));
-    page.skip(30);
-    QFont hf = painter.font();
-    hf.setPointSizeF(13);
-    painter.setFont(hf);
-    painter.setPen(Qt::black);
-    const QString head = ReportText::headline(s, c.category);
-    const QRectF r =
-        painter.boundingRect(QRectF(0, page.y(), area.width(), 600), Qt::TextWordWrap, head);
-    painter.drawText(r, Qt::TextWordWrap, head);
-    page.skip(r.height() + 50);
-    page.subheading(QObject::tr("Contents"));
-    page.paragraph(
-        QObject::tr("2  Nodes\n3  Settings and data\n4  Memory plan\n5  Training on the devices\n"
-                    "6  Results against verified frames\n7  Results against the tracker's labels\n"
-                    "8  Gallery") +
-        (s.deployment ? QObject::tr("\n9  Running on the devices") : QString()));
-}
-
-/** The nodes: what each one is, and what happened to them during training. */
-void nodesPage(PdfPage page, const app::Session &s)
-{
-    page.heading(QObject::tr("2  Nodes"));
-    QList<QStringList> rows{{QObject::tr("Name"), QObject::tr("Address"), QObject::tr("Arch"),
-                             QObject::tr("Cores"), QObject::tr("RAM"), QObject::tr("Trained")}};
-    for (const app::SessionNode &n : s.nodes)
-        rows.append({n.name, QStringLiteral("%1:%2").arg(n.host).arg(n.port), n.arch,
-                     n.cores ? QString::number(n.cores) : QString(),
-                     n.ramBytes ? formatBytes(double(n.ramBytes)) : QString(),
-                     s.training.nodes.contains(n.name) ? QObject::tr("yes") : QObject::tr("no")});
-    page.table(rows, {0.2, 0.24, 0.12, 0.1, 0.17, 0.17});
-    page.subheading(QObject::tr("What happened to the nodes during training"));
-    QList<QStringList> events{
-        {QObject::tr("Time"), QObject::tr("Node"), QObject::tr("Event"), QObject::tr("Details")}};
-    for (const auto &e : s.training.events)
-        events.append({QStringLiteral("%1 s").arg(e.seconds, 0, 'f', 1), e.node.name,
-                       net::eventKindName(e.kind), e.message});
-    if (events.size() == 1)
-        page.paragraph(QObject::tr("No events recorded."));
-    else
-        page.table(events, {0.1, 0.18, 0.12, 0.6}, 30);
-}
-
-/** The settings: capture and labelling, the dataset, the training run. */
-void settingsPage(PdfPage page, const app::Session &s)
-{
-    page.heading(QObject::tr("3  Settings and data"));
-    page.subheading(QObject::tr("Capture and labelling"));
-    QList<QStringList> capture{
-        {QObject::tr("Setting"), QObject::tr("Value")},
-        {QObject::tr("Source"), s.capture.source},
-        {QObject::tr("Teacher"), s.capture.teacher},
-        {QObject::tr("Tracker"), s.capture.tracker},
-        {QObject::tr("Teacher runs on"), QObject::tr("every %1 frame(s)").arg(s.capture.every)}};
-    page.table(capture, {0.3, 0.7});
-    page.subheading(QObject::tr("Dataset (split by track)"));
-    QList<QStringList> data{{QObject::tr("Split"), QObject::tr("Tracks"), QObject::tr("Positives"),
-                             QObject::tr("Negatives")}};
-    const char *splits[] = {"train", "validation", "test"};
-    for (int i = 0; i < 3; ++i)
-        data.append(
-            {QString::fromLatin1(splits[i]),
-             s.datasetStats ? QString::number(s.datasetStats->tracks[i]) : QStringLiteral("–"),
-             s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
-             s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
-    page.table(data, {0.25, 0.25, 0.25, 0.25});
-    if (s.dataset.kind == QLatin1String("frames"))
-        page.paragraph(
-            QObject::tr("Whole frames for the full-frame student, downscaled to %1 pixels wide.")
-                .arg(s.dataset.frameWidth));
-    else
-        page.paragraph(QObject::tr("Crops of %1 × %2 pixels, %3 negatives per positive.")
-                           .arg(s.dataset.width)
-                           .arg(s.dataset.height)
-                           .arg(s.dataset.negativesPerPositive));
-    page.subheading(QObject::tr("Training"));
-    QList<QStringList> plan{
-        {QObject::tr("Setting"), QObject::tr("Value")},
-        {QObject::tr("Student model"), s.plan.model},
-        {QObject::tr("Global batch"), QString::number(s.plan.batch)},
-        {QObject::tr("Epochs"), QString::number(s.plan.epochs)},
-        {QObject::tr("Learning rate"), QString::number(s.plan.lr)},
-        {QObject::tr("Mode"), s.plan.mode},
-        {QObject::tr("Devices"), s.training.nodes.join(QStringLiteral(", "))},
-        {QObject::tr("Run"),
-         QStringLiteral("%1 (%2, %3 s)")
-             .arg(s.training.jobId, QString::fromLatin1(app::trainingStateName(s.training.state)))
-             .arg(s.training.seconds, 0, 'f', 1)}};
-    if (s.plan.mode == QLatin1String("async"))
-        plan.append({QObject::tr("Staleness bound"), QString::number(s.plan.staleness)});
-    if (s.plan.mode == QLatin1String("local-sgd"))
-        plan.append({QObject::tr("Steps between averages"), QString::number(s.plan.localSteps)});
-    page.table(plan, {0.3, 0.7});
-}
-
-/** The memory plan: the budgets, and the plan with its chart when one was computed. */
-void memoryPlanPage(PdfPage page, const ReportContent &c, const Charts &charts)
-{
-    const app::Session &s = *c.session;
-    const QRectF &area = page.area();
-    page.heading(QObject::tr("4  Memory plan"));
-    QList<QStringList> budgets{{QObject::tr("Device"), QObject::tr("Budget")}};
-    budgets.append({QObject::tr("all devices"), s.plan.budgetAllBytes < 0
-                                                    ? QObject::tr("none")
-                                                    : formatBytes(double(s.plan.budgetAllBytes))});
-    for (const auto &[node, b] : s.plan.deviceBudgetBytes)
-        budgets.append({node, b < 0 ? QObject::tr("none") : formatBytes(double(b))});
-    page.table(budgets, {0.5, 0.5});
-    if (c.plan) {
-        const app::PlanView &v = *c.plan;
-        page.paragraph(
-            QObject::tr("For a device batch of %1: schedule %2, %3 more compute per step "
-                        "than keeping every activation; predicted peak %4 (store-all: %5; "
-                        "the floor at this batch: %6).")
-                .arg(v.request.deviceBatch)
-                .arg(v.schedule)
-                .arg(percent(v.plan.predicted_recompute_factor - 1))
-                .arg(formatBytes(double(v.plan.predicted_peak_bytes)))
-                .arg(formatBytes(double(v.storeAllPeak)))
-                .arg(formatBytes(double(v.minimumBudget))));
-        if (v.request.budgetBytes >= 0 && !v.plan.fits)
-            page.paragraph(QObject::tr("The budget does not fit: at least %1 is needed.")
-                               .arg(formatBytes(double(v.plan.min_budget_bytes))),
-                           QColor(0xb0, 0x00, 0x20));
-        QList<QStringList> cats{{QObject::tr("Category"), QObject::tr("Predicted peak")}};
-        const char *names[] = {"weights",     "gradients", "optimizer state",
-                               "activations", "workspace", "recompute"};
-        for (int i = 0; i < 6; ++i)
-            cats.append({QString::fromLatin1(names[i]),
-                         formatBytes(double(v.plan.predicted.peak_bytes[std::size_t(i)]))});
-        cats.append({QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
-        page.table(cats, {0.5, 0.5});
-        const QRectF target(0, page.y(), area.width(), area.width() * kChartH / kChartW);
-        page.image(ChartFiles::image(charts.memory, target.size()), target);
-    } else {
-        page.paragraph(QObject::tr("No memory plan was computed in this session."));
-    }
-}
-
-/** Training on the devices: their charts, the energy used, the planner's choice. */
-void trainingPage(PdfPage page, const app::Session &s, const Charts &charts)
-{
-    const QRectF &area = page.area();
-    page.heading(QObject::tr("5  Training on the devices"));
-    const auto list = charts.training.reportPage();
-    const double w = (area.width() - 20) / 2, h = w * kChartH / kChartW;
-    for (int i = 0; i < int(list.size()); ++i) {
-        const QRectF target((i % 2) * (w + 20), page.y() + (i / 2) * (h + 14), w, h);
-        page.image(ChartFiles::image(list[std::size_t(i)], target.size()), target);
-    }
-    page.skip(3 * (h + 14));
-    if (s.training.metrics.empty())
-        page.paragraph(QObject::tr("No training run was recorded in this session."));
-    // Energy, from the devices' power (measured, or estimated from their profiles)
-    if (const QList<QStringList> energy = ReportText::energyRows(s); energy.size() > 1)
-        page.table(energy, {0.3, 0.2, 0.17, 0.17, 0.16}, 6);
-    // The planner's choice, when it chose the devices
-    if (s.training.plan) {
-        page.paragraph(ReportText::clusterPlanSummary(s));
-        page.table(ReportText::clusterPlanRows(s, 6), {0.24, 0.07, 0.08, 0.09, 0.09, 0.1, 0.33}, 7);
-    }
-}
-
-/** Results against verified frames, with the precision-recall chart. */
-void verifiedResultsPage(PdfPage page, const ReportContent &c, const Charts &charts)
-{
-    const app::Session &s = *c.session;
-    const QRectF &area = page.area();
-    page.heading(QObject::tr("6  Results against verified frames"));
-    const app::VerifiedRound *round = ReportText::currentRound(s);
-    if (round) {
-        page.paragraph(ReportText::headline(s, c.category));
-        const QList<QStringList> rows = ReportText::verifiedRows(s);
-        page.table(rows, rows.first().size() == 9
-                             ? QList<double>{0.08, 0.12, 0.11, 0.12, 0.08, 0.09, 0.14, 0.13, 0.13}
-                             : QList<double>{0.14, 0.12, 0.12, 0.09, 0.1, 0.13, 0.15, 0.15});
-        page.paragraph(ReportText::verifiedMethod(s), QColor(0x44, 0x44, 0x44));
-    } else {
-        page.paragraph(ReportText::verifyInvitation());
-    }
-    const double h = area.width() * kChartH / kChartW;
-    const QRectF prTarget(0, page.y(), area.width(), h);
-    page.image(ChartFiles::image(charts.pr, prTarget.size()), prTarget);
-    page.skip(h + 10);
-}
-
-/** Results against the tracker's labels, and the epochs. */
-void trackerResultsPage(PdfPage page, const app::Session &s)
-{
-    page.heading(QObject::tr("7  Results against the tracker's labels"));
-    page.paragraph(ReportText::trackerHeadline(s));
-    if (s.evaluation.done) {
-        page.table(ReportText::trackerRows(s), {0.43, 0.13, 0.22, 0.22});
-        page.paragraph(
-            QObject::tr("Evaluated on %1 frames with held-out (test-split) tracks; a box counts "
-                        "as found when a detection overlaps it by IoU ≥ %2. These labels were "
-                        "made by the teacher and the tracker themselves: the teacher's own "
-                        "boxes favour it, the tracker's mistakes count as truth, and "
-                        "unlabelled people count against the student.")
-                .arg(s.evaluation.result.frames)
-                .arg(s.evaluation.result.match_iou));
-    }
-    page.subheading(QObject::tr("Epochs"));
-    QList<QStringList> epochs{{QObject::tr("Epoch"), QObject::tr("Devices"), QObject::tr("Loss"),
-                               QObject::tr("Accuracy"), QObject::tr("Validation"),
-                               QObject::tr("Images/s"), QObject::tr("Seconds")}};
-    for (const auto &e : s.training.epochs)
-        epochs.append({QString::number(e.epoch), QString::number(e.nodes),
-                       QString::number(e.train_loss, 'f', 4), percent(e.train_accuracy),
-                       e.test_accuracy < 0 ? QStringLiteral("–") : percent(e.test_accuracy),
-                       QString::number(e.images_per_second, 'f', 0),
-                       QString::number(e.seconds, 'f', 1)});
-    page.table(epochs, {0.1, 0.12, 0.16, 0.16, 0.16, 0.16, 0.14}, 30);
-}
-
-/** The gallery: verified frames, or what the student found. */
-void galleryPage(PdfPage page, const ReportContent &c)
-{
-    const QRectF &area = page.area();
-    if (c.galleryVerified) {
-        page.heading(QObject::tr("8  Gallery: verified frames"));
-        page.paragraph(
-            QObject::tr("Verified frames the student never trained on. Magenta: the boxes a "
-                        "person verified (dashed grey: ignored); green: the teacher's "
-                        "detections; blue: the student's, each at its operating threshold."));
-    } else {
-        page.heading(QObject::tr("8  Gallery: what the student found"));
-        page.paragraph(
-            QObject::tr("Held-out frames where the teacher found nobody at the labelled place "
-                        "and the student did. Dashed orange: the box the tracker carried there; "
-                        "green: the student's detection. Verify frames to see the detectors "
-                        "against boxes a person checked."));
-    }
-    if (c.gallery.isEmpty())
-        page.paragraph(QObject::tr("No such frame in this session."));
-    // Whole frames (wider than high) two to a row; crops of one person four.
-    const bool wide =
-        !c.gallery.isEmpty() && c.gallery.first().width() > c.gallery.first().height();
-    const int columns = wide ? 2 : 4;
-    const double cellW = (area.width() - (columns - 1) * 12) / columns;
-    const double maxH = wide ? 560.0 : 300.0;
-    double y = page.y(), rowH = 0;
-    for (int i = 0; i < c.gallery.size() && i < 16; ++i) {
-        const QImage &img = c.gallery[i];
-        const double scale = std::min(cellW / img.width(), maxH / img.height());
-        const QSizeF size(img.width() * scale, img.height() * scale);
-        if (i % columns == 0 && i > 0) {
-            y += rowH + 12;
-            rowH = 0;
-        }
-        if (y + size.height() > area.bottom())
-            break;
-        page.image(img, QRectF((i % columns) * (cellW + 12), y, size.width(), size.height()));
-        rowH = std::max(rowH, size.height());
-    }
-}
-
-/** The last deployment: each device's figures and its last frame with the student's boxes. */
-void deployPage(PdfPage page, const app::Session &s)
-{
-    const app::DeploymentRecord &d = *s.deployment;
-    page.heading(QObject::tr("9  Running on the devices"));
-    page.paragraph(
-        QObject::tr("The student ran on %1 device(s), each on its own camera, for %2 s from %3%4. "
-                    "Figures from each device's last report: frames/s over the run, the latency "
-                    "of one frame (p50 / p95), the agent's CPU (100 % = one core) and memory.")
-            .arg(d.devices.size())
-            .arg(d.seconds, 0, 'f', 0)
-            .arg(d.started.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
-            .arg(d.stopped ? QObject::tr(" until stopped") : QString()));
-    if (!d.error.isEmpty())
-        page.paragraph(d.error, QColor(0xb0, 0x00, 0x20));
-    QList<QStringList> rows{{QObject::tr("Device"), QObject::tr("Camera"), QObject::tr("Frames"),
-                             QObject::tr("Frames/s"), QObject::tr("p50 ms"), QObject::tr("p95 ms"),
-                             QObject::tr("Boxes"), QObject::tr("CPU"), QObject::tr("Memory")}};
-    for (const app::DeploymentRecord::Device &v : d.devices)
-        rows.append({v.node, v.source, QString::number(v.frames), QString::number(v.fps, 'f', 1),
-                     QString::number(v.latencyMsP50, 'f', 0),
-                     QString::number(v.latencyMsP95, 'f', 0), QString::number(v.detections),
-                     QStringLiteral("%1 %").arg(v.cpuPercent, 0, 'f', 0),
-                     v.rssBytes > 0 ? formatBytes(double(v.rssBytes)) : QString()});
-    page.table(rows, {0.14, 0.18, 0.09, 0.1, 0.09, 0.09, 0.08, 0.08, 0.13});
-    for (const app::DeploymentRecord::Device &v : d.devices)
-        if (!v.error.isEmpty())
-            page.paragraph(QStringLiteral("%1: %2").arg(v.node, v.error), QColor(0xb0, 0x00, 0x20));
-    page.skip(10);
-    // The last frames, two to a row, each under its device's name.
-    const QRectF &area = page.area();
-    const double cellW = (area.width() - 20) / 2, captionH = 64; // two lines
-    double y = page.y(), rowH = 0;
-    int shown = 0;
-    for (const app::DeploymentRecord::Device &v : d.devices) {
-        const QImage img(s.path(v.frame));
-        if (v.frame.isEmpty() || img.isNull())
-            continue;
-        const double scale = cellW / img.width();
-        const QSizeF size(cellW, img.height() * scale);
-        if (shown % 2 == 0 && shown > 0) {
-            y += rowH + 16;
-            rowH = 0;
-        }
-        if (y + captionH + size.height() > area.bottom())
-            break;
-        const double x = (shown % 2) * (cellW + 20);
-        PdfPage caption(page.painter(), QRectF(x, y, cellW, captionH));
-        caption.paragraph(QObject::tr("%1 · %2\n%3 frames/s · %4 boxes in this frame")
-                              .arg(v.node, v.source)
-                              .arg(v.fps, 0, 'f', 1)
-                              .arg(v.frameDetections));
-        page.image(img, QRectF(x, y + captionH, size.width(), size.height()));
-        rowH = std::max(rowH, captionH + size.height());
-        ++shown;
-    }
-}
-
-} // namespace
 
 int ReportWriter::pages(const app::Session &session)
 {
@@ -428,7 +32,7 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         *error = QStringLiteral("cannot write the PDF '%1'").arg(path);
         return false;
     }
-    const auto charts = makeCharts(c);
+    const auto charts = ReportCharts::make(c);
     const QRect full = writer.pageLayout().paintRectPixels(writer.resolution());
     const QRectF area = PdfPage::bodyArea(full);
     int pageNumber = 0;
@@ -443,16 +47,30 @@ bool ReportWriter::writePdf(const QString &path, const ReportContent &c, QString
         return PdfPage(painter, area);
     };
 
-    titlePage(newPage(), painter, c);
-    nodesPage(newPage(), s);
-    settingsPage(newPage(), s);
-    memoryPlanPage(newPage(), c, *charts);
-    trainingPage(newPage(), s, *charts);
-    verifiedResultsPage(newPage(), c, *charts);
-    trackerResultsPage(newPage(), s);
-    galleryPage(newPage(), c);
+    // Page by page, the sections in the order of the contents on the first page.
+    QStringList contents{QObject::tr("2  Nodes; settings and data"),
+                         QObject::tr("3  Memory plan"),
+                         QObject::tr("4  Training on the devices"),
+                         QObject::tr("5  Results against verified frames"),
+                         QObject::tr("6  Results against the tracker's labels"),
+                         QObject::tr("7  Gallery")};
     if (s.deployment)
-        deployPage(newPage(), s);
+        contents.append(QObject::tr("8  Running on the devices"));
+    contents.append(QObject::tr("%1  Glossary").arg(pages(s)));
+    ReportPages::front(newPage(), c, *charts, contents);
+    {
+        PdfPage page = newPage();
+        ReportPages::nodes(page, s);
+        ReportPages::settings(page, s);
+    }
+    ReportPages::memoryPlan(newPage(), c, *charts);
+    ReportPages::training(newPage(), s, *charts);
+    ReportPages::verifiedResults(newPage(), c, *charts);
+    ReportPages::trackerResults(newPage(), s);
+    ReportPages::gallery(newPage(), c);
+    if (s.deployment)
+        ReportPages::deploy(newPage(), s);
+    ReportPages::glossary(newPage());
     if (!painter.end()) {
         *error = QStringLiteral("cannot finish the PDF '%1'").arg(path);
         return false;
@@ -467,7 +85,7 @@ bool ReportWriter::writeCharts(const QString &dir, const ReportContent &c, QStri
         *error = QStringLiteral("cannot create '%1'").arg(dir);
         return false;
     }
-    const auto charts = makeCharts(c);
+    const auto charts = ReportCharts::make(c);
     for (const auto &[name, w] : charts->named())
         if (!ChartFiles::write(w, dir, name, written, error))
             return false;

@@ -22,10 +22,11 @@ struct ReportContent
 };
 
 /**
- * The session's report: a PDF (title, nodes, settings, memory plan, training charts, results
- * against verified frames with the precision-recall chart, results against the tracker's labels,
- * gallery — one page each, so kPages pages; and when the student ran on the devices, a Deploy
- * page: pages()), every chart as PNG and SVG (the
+ * The session's report: a PDF (the front page with the key figures, nodes with the settings,
+ * memory plan, training charts, results against verified frames with the precision-recall chart,
+ * results against the tracker's labels, gallery, glossary — a page each, so kPages pages; and
+ * when the student ran on the devices, a Deploy page before the glossary: pages()), its charts
+ * drawn as vectors, every chart as PNG and SVG (the
  * precision-recall chart as pr.png / pr.svg), and the figures as CSV. Needs a QApplication (charts
  * are widgets); runs on the GUI thread in well under a second for a demo session.
  */
@@ -33,7 +34,8 @@ class ReportWriter
 {
 public:
     static constexpr int kPages = 8;
-    /** The PDF's pages for `session`: kPages, one more with a deployment (the Deploy page). */
+    /** The PDF's pages for `session`: kPages, one more with a deployment (the Deploy page). The
+     *  last is the glossary. */
     static int pages(const app::Session &session);
     static bool writePdf(const QString &path, const ReportContent &content, QString *error);
     /** <dir>/<name>.png and .svg for each chart; the files written are appended to `written`. */

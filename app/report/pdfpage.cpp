@@ -5,6 +5,8 @@
 #include <QPageSize>
 #include <QPdfWriter>
 
+#include <algorithm>
+
 namespace edgetrain::app {
 
 void PdfPage::setUp(QPdfWriter &writer, const QString &title)
@@ -22,7 +24,7 @@ void PdfPage::footer(QPainter &p, const QRect &full, const QString &left, int pa
     f.setPointSizeF(8);
     f.setBold(false);
     p.setFont(f);
-    p.setPen(QColor(0x77, 0x77, 0x77));
+    p.setPen(palette::kMutedText);
     const QRectF line(0, full.height() - 30, full.width(), 30);
     p.drawText(line, Qt::AlignLeft | Qt::AlignBottom, left);
     p.drawText(line, Qt::AlignRight | Qt::AlignBottom,
@@ -35,11 +37,11 @@ void PdfPage::heading(const QString &text)
     f.setPointSizeF(16);
     f.setBold(true);
     m_p.setFont(f);
-    m_p.setPen(QColor(0x12, 0x3a, 0x63));
+    m_p.setPen(palette::kHeading);
     const QRectF r(m_area.left(), m_y, m_area.width(), 60);
     m_p.drawText(r, Qt::AlignLeft | Qt::AlignTop, text);
     m_y += m_p.fontMetrics().height() + 8;
-    m_p.setPen(QPen(QColor(0x12, 0x3a, 0x63), 2));
+    m_p.setPen(QPen(palette::kHeading, 2));
     m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
     m_y += 18;
     body();
@@ -52,7 +54,7 @@ void PdfPage::subheading(const QString &text)
     f.setPointSizeF(11.5);
     f.setBold(true);
     m_p.setFont(f);
-    m_p.setPen(Qt::black);
+    m_p.setPen(palette::kHeading);
     m_p.drawText(QRectF(m_area.left(), m_y, m_area.width(), 40), Qt::AlignLeft, text);
     m_y += m_p.fontMetrics().height() + 6;
     body();
@@ -64,7 +66,9 @@ void PdfPage::paragraph(const QString &text, const QColor &colour)
     m_p.setPen(colour);
     const QRectF r =
         m_p.boundingRect(QRectF(m_area.left(), m_y, m_area.width(), 2000), Qt::TextWordWrap, text);
-    m_p.drawText(r, Qt::TextWordWrap, text);
+    // Into the full width: wrapped again into the tight rectangle a line can break otherwise and
+    // fall outside it (drawText clips to its rectangle).
+    m_p.drawText(QRectF(m_area.left(), m_y, m_area.width(), r.height()), Qt::TextWordWrap, text);
     m_y += r.height() + 10;
 }
 
@@ -75,16 +79,21 @@ void PdfPage::table(const QList<QStringList> &rows, const QList<double> &widths,
     f.setPointSizeF(8.5);
     m_p.setFont(f);
     const double h = m_p.fontMetrics().height() + 8;
+    // Tints of the palette's text colours behind the rows: the text on them stays >= 4.5:1.
+    QColor headerFill = palette::kHeading, stripe = palette::kMutedText, rule = palette::kMutedText;
+    headerFill.setAlphaF(0.12);
+    stripe.setAlphaF(0.06);
+    rule.setAlphaF(0.45);
     for (int r = 0; r < rows.size() && r <= maxRows; ++r) {
         double x = m_area.left();
         if (r == 0)
-            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xe4, 0xec, 0xf5));
+            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), headerFill);
         else if (r % 2 == 0)
-            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), QColor(0xf6, 0xf6, 0xf6));
+            m_p.fillRect(QRectF(x, m_y, m_area.width(), h), stripe);
         QFont cf = f;
         cf.setBold(r == 0);
         m_p.setFont(cf);
-        m_p.setPen(Qt::black);
+        m_p.setPen(palette::kText);
         for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
             const double w = widths[c] * m_area.width();
             const QString text =
@@ -97,10 +106,36 @@ void PdfPage::table(const QList<QStringList> &rows, const QList<double> &widths,
         }
         m_y += h;
     }
-    m_p.setPen(QPen(QColor(0xbb, 0xbb, 0xbb), 1));
+    m_p.setPen(QPen(rule, 1));
     m_p.drawLine(QPointF(m_area.left(), m_y), QPointF(m_area.right(), m_y));
     m_y += 14;
     body();
+}
+
+void PdfPage::definitions(const QList<QStringList> &rows, double termWidth)
+{
+    body();
+    const double termW = termWidth * m_area.width(), gap = 12;
+    const QRectF wide(0, 0, m_area.width() - termW - gap, 2000);
+    for (const QStringList &row : rows) {
+        if (row.size() < 2)
+            continue;
+        QFont f = m_p.font();
+        f.setBold(true);
+        m_p.setFont(f);
+        m_p.setPen(palette::kHeading);
+        const QRectF term =
+            m_p.boundingRect(QRectF(m_area.left(), m_y, termW, 2000), Qt::TextWordWrap, row[0]);
+        m_p.drawText(QRectF(term.left(), term.top(), termW, term.height()), Qt::TextWordWrap,
+                     row[0]);
+        body();
+        const QRectF text = m_p.boundingRect(wide.translated(m_area.left() + termW + gap, m_y),
+                                             Qt::TextWordWrap, row[1]);
+        m_p.drawText(QRectF(text.left(), text.top(), wide.width(), text.height()), Qt::TextWordWrap,
+                     row[1]);
+        m_y += std::max(term.height(), text.height()) + 8;
+    }
+    m_y += 6;
 }
 
 void PdfPage::chart(const Chart &chart, QRectF target)
@@ -114,7 +149,7 @@ void PdfPage::body()
     f.setPointSizeF(9.5);
     f.setBold(false);
     m_p.setFont(f);
-    m_p.setPen(Qt::black);
+    m_p.setPen(palette::kText);
 }
 
 } // namespace edgetrain::app

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "palette.h"
+
 #include <QColor>
 #include <QList>
 #include <QPainter>
@@ -31,9 +33,12 @@ public:
 
     void heading(const QString &text);
     void subheading(const QString &text);
-    void paragraph(const QString &text, const QColor &colour = Qt::black);
+    void paragraph(const QString &text, const QColor &colour = palette::kText);
     /** Rows of cells; the first row is the header. Widths are fractions of the page width. */
     void table(const QList<QStringList> &rows, const QList<double> &widths, int maxRows = 40);
+    /** Terms and their meanings: the term bold in the first `termWidth` (a fraction of the
+     *  page width), the meaning wrapped beside it. */
+    void definitions(const QList<QStringList> &rows, double termWidth);
     /** A chart drawn into the given rectangle, as vectors and text of the PDF. */
     void chart(const Chart &chart, QRectF target);
     void image(const QImage &img, QRectF target) { m_p.drawImage(target, img); }

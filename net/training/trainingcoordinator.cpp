@@ -343,9 +343,10 @@ void TrainingCoordinator::formGroup()
     m_groupBroken = false;
     if (generation > 0)
         note(nullptr, ClusterEventKind::Regrouped,
-             QStringLiteral("group %1 of %2 node(s): %3")
-                 .arg(generation)
+             QStringLiteral("%1 %2 in group %3: %4")
                  .arg(members.size())
+                 .arg(members.size() == 1 ? QStringLiteral("node") : QStringLiteral("nodes"))
+                 .arg(generation)
                  .arg(names));
     else
         qCInfo(lcCoordinator).noquote() << "group 0:" << names;
