@@ -25,20 +25,28 @@ QBrush BoxStyle::ignoreBrush()
     return QBrush(c, Qt::BDiagPattern);
 }
 
+double BoxStyle::legendWidth(const QFont &font, const QList<Key> &keys, const QString &trailer)
+{
+    const QFontMetricsF fm(font);
+    double w = kGap;
+    for (const Key &k : keys)
+        w += kSample + kGap +
+             fm.horizontalAdvance(k.text.isEmpty() ? app::palette::name(k.source) : k.text) +
+             kSpacing;
+    if (!trailer.isEmpty())
+        w += fm.horizontalAdvance(trailer) + kGap;
+    return w;
+}
+
 QRectF BoxStyle::drawLegend(QPainter &p, const QPointF &topLeft, const QList<Key> &keys,
                             const QString &trailer, const QColor &trailerColour)
 {
     const QFontMetricsF fm(p.font());
     const double h = fm.height() + 6;
     QStringList texts;
-    double w = kGap;
-    for (const Key &k : keys) {
+    for (const Key &k : keys)
         texts.append(k.text.isEmpty() ? app::palette::name(k.source) : k.text);
-        w += kSample + kGap + fm.horizontalAdvance(texts.back()) + kSpacing;
-    }
-    if (!trailer.isEmpty())
-        w += fm.horizontalAdvance(trailer) + kGap;
-    const QRectF strip(topLeft, QSizeF(w, h));
+    const QRectF strip(topLeft, QSizeF(legendWidth(p.font(), keys, trailer), h));
     p.save();
     p.setPen(Qt::NoPen);
     p.setBrush(QColor(0, 0, 0, 170));

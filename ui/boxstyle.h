@@ -43,6 +43,10 @@ public:
                              const QString &trailer = QString(),
                              const QColor &trailerColour = Qt::white);
 
+    /** The width drawLegend() takes for these keys in `font`. */
+    static double legendWidth(const QFont &font, const QList<Key> &keys,
+                              const QString &trailer = QString());
+
     /** The legend alone as a picture in `font`, for a page that shows frames in a list. */
     static QPixmap legendPixmap(const QList<Key> &keys, const QFont &font);
 };

@@ -225,7 +225,10 @@ QList<QImage> Gallery::renderVerified(const app::Session &session, const vision:
                        .arg(tf->pick == "disagreement" ? QStringLiteral(" · disagreement pick")
                             : tf->pick == "spread"     ? QStringLiteral(" · spread pick")
                                                        : QString()));
-        counts.append({app::palette::Source::Truth, {}});
+        // The verified boxes named too where the tile has room for it.
+        const BoxStyle::Key truthKey{app::palette::Source::Truth, {}};
+        if (BoxStyle::legendWidth(p.font(), counts + QList<BoxStyle::Key>{truthKey}) <= img.width())
+            counts.append(truthKey);
         BoxStyle::drawLegend(p, QPointF(0, 17), counts);
         images.append(img);
     }
