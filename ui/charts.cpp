@@ -40,13 +40,18 @@ double niceCeil(double v)
 
 void roundAxis(QValueAxis *axis, double min, double max, int ticks, double minStep)
 {
-    const double step = std::max(minStep, niceCeil(std::max(max - min, 1e-9) / ticks));
+    if (!(max > min)) // nothing above the bottom yet (all zeros): one unit
+        max = min + 1;
+    const double step = std::max(minStep, niceCeil((max - min) / ticks));
     const double bottom = std::floor(min / step + 1e-9) * step;
     const double top = std::max(bottom + step, std::ceil(max / step - 1e-9) * step);
+    // Fixed ticks while range and interval change: a wide range with the old, narrow interval
+    // would lay out millions of ticks in between.
+    axis->setTickType(QValueAxis::TicksFixed);
     axis->setRange(bottom, top);
-    axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(bottom);
     axis->setTickInterval(step);
+    axis->setTickType(QValueAxis::TicksDynamic);
     const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step) - 1e-9));
     axis->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) + QStringLiteral("f"));
 }

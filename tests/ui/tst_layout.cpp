@@ -263,6 +263,7 @@ class TestLayout : public QObject
 
 private Q_SLOTS:
     void initTestCase();
+    void axesFollowTheData();
     void checksSeeCutText();
     void everyStepReads_data();
     void everyStepReads();
@@ -278,6 +279,28 @@ void TestLayout::initTestCase()
     QVERIFY(m_dir.isValid());
     m_video = m_dir.filePath(QStringLiteral("walk.avi"));
     tests::writeWalkingVideo(m_video);
+}
+
+void TestLayout::axesFollowTheData()
+{
+    // Zeros first (a device idle at the start), then readings in MiB/s: the axis grows to round
+    // ticks in the unit that reads (and does not lay out the ticks of the old, tiny range).
+    ui::DeviceChart chart(QStringLiteral("Network"), QString());
+    chart.setValues(ui::DeviceChart::Values::BytesPerSecond);
+    chart.append(QStringLiteral("a"), 0, 0);
+    chart.flush();
+    for (int s = 1; s <= 400; ++s)
+        chart.append(QStringLiteral("a"), s, 37.3 * 1024 * 1024);
+    chart.flush();
+    const auto *x = qobject_cast<QValueAxis *>(chart.chart()->axes(Qt::Horizontal).first());
+    const auto *y = qobject_cast<QValueAxis *>(chart.chart()->axes(Qt::Vertical).first());
+    QCOMPARE(y->titleText(), QStringLiteral("MiB/s"));
+    QCOMPARE(y->min(), 0.0);
+    QCOMPARE(y->max(), 40.0);
+    QCOMPARE(y->tickInterval(), 10.0);
+    QCOMPARE(x->titleText(), QStringLiteral("minutes"));
+    QCOMPARE(x->max(), 8.0); // 6 min 40 s
+    QCOMPARE(x->tickInterval(), 2.0);
 }
 
 void TestLayout::checksSeeCutText()
