@@ -115,9 +115,9 @@ private:
 
 /**
  * A Haar or LBP cascade (e.g. haarcascade_frontalface_default.xml); score = level weight. The
- * box convention follows the file's name: frontal-face cascades are moved to the face from
- * hairline to chin and cheek to cheek, full-body cascades are corrected like HOG's window, others
- * are left as they are (see defaultConvention()).
+ * box convention follows the file's name: frontal-face cascades box brow to mouth (extended to
+ * hairline and chin), full-body cascades are corrected like HOG's window, others are left as
+ * they are (see defaultConvention()).
  */
 class CascadeTeacher : public Teacher
 {
