@@ -2,6 +2,7 @@
 
 #include <QObject>
 
+#include <algorithm>
 #include <set>
 
 namespace edgetrain::ui {
@@ -45,14 +46,14 @@ void TrainingCharts::setMemoryMeaning(bool wholeDevice)
 void TrainingCharts::add(const app::MetricRow &m)
 {
     cpu->append(m.node, m.seconds, m.cpuPercent);
-    // A node that does not report its process's memory (an older node): the whole device's
-    // for every device, so that one chart never mixes the two.
-    if (!m_wholeDevice && m.processRssBytes < 0) {
-        memory->clear();
-        setMemoryMeaning(true);
-        setPlannedMemory(m_plannedBytes);
-    }
-    memory->append(m.node, m.seconds, m_wholeDevice ? m.memoryUsedBytes : m.processRssBytes);
+    // One chart never mixes the two: a reading without the process's memory (a session from
+    // before it was recorded) is left out of a chart of the processes'.
+    if (m_wholeDevice)
+        memory->append(m.node, m.seconds, m.memoryUsedBytes);
+    else if (m.processRssBytes >= 0)
+        memory->append(m.node, m.seconds, m.processRssBytes);
+    else
+        memory->addDevice(m.node);
     network->append(m.node, m.seconds, m.rxBytesPerSecond, 0);
     network->append(m.node, m.seconds, m.txBytesPerSecond, 1);
     if (m.powerWatts >= 0)
@@ -139,6 +140,8 @@ void TrainingCharts::load(const app::Session &session)
     // The devices in the run's order first, so each has the same colour in every chart.
     for (const QString &node : session.training.nodes)
         cpu->addDevice(node);
+    setMemoryMeaning(std::any_of(session.training.metrics.begin(), session.training.metrics.end(),
+                                 [](const app::MetricRow &m) { return m.processRssBytes < 0; }));
     for (const app::MetricRow &m : session.training.metrics) {
         add(m);
         // Sessions from before progress.csv: the training curves from the device readings.

@@ -19,8 +19,9 @@ struct TrainingCharts
         return {cpu, memory, network, loss, accuracy, speed};
     }
     static TrainingCharts create(QWidget *parent);
-    /** CPU, memory (the training process's RSS where the node reports it, else the whole
-     *  device's, and the chart's title says which), network, power. */
+    /** CPU, memory (the training process's RSS; the whole device's for a session recorded
+     *  before the RSS was, as load() finds, and the chart's title says which), network,
+     *  power. */
     void add(const app::MetricRow &row);
     void add(const app::ProgressRow &row);    // loss, accuracy (by epoch), throughput (over time)
     void add(const net::ClusterEpoch &epoch); // the validation loss and accuracy, dashed

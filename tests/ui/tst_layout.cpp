@@ -255,6 +255,24 @@ QStringList headerProblems(QHeaderView *header)
     return problems;
 }
 
+/** Each device's lines have the colour of its CPU line in every chart. */
+void sameColours(const ui::TrainingCharts &charts)
+{
+    for (const ui::DeviceChart *c : charts.all())
+        for (QAbstractSeries *s : c->chart()->series()) {
+            auto *line = qobject_cast<QLineSeries *>(s);
+            const QString node = line->name().section(QLatin1Char(' '), 0, 0);
+            if (!node.startsWith(QStringLiteral("demo-node-")))
+                continue;
+            const QLineSeries *cpuLine = nullptr;
+            for (QAbstractSeries *o : charts.cpu->chart()->series())
+                if (o->name() == line->name())
+                    cpuLine = qobject_cast<QLineSeries *>(o);
+            QVERIFY2(cpuLine, qPrintable(line->name()));
+            QCOMPARE(line->pen().color(), cpuLine->pen().color());
+        }
+}
+
 } // namespace
 
 class TestLayout : public QObject
@@ -414,20 +432,8 @@ void TestLayout::trainStepSaysWhatItShows()
     // The time axis of a run of minutes counts minutes.
     const auto *x = qobject_cast<QValueAxis *>(charts.cpu->chart()->axes(Qt::Horizontal).first());
     QCOMPARE(x->titleText(), QStringLiteral("minutes"));
-    // One colour per device in every chart.
-    for (const ui::DeviceChart *c : charts.all())
-        for (QAbstractSeries *s : c->chart()->series()) {
-            auto *line = qobject_cast<QLineSeries *>(s);
-            const QString node = line->name().section(QLatin1Char(' '), 0, 0);
-            if (!node.startsWith(QStringLiteral("demo-node-")))
-                continue;
-            const QLineSeries *cpuLine = nullptr;
-            for (QAbstractSeries *o : charts.cpu->chart()->series())
-                if (o->name() == line->name())
-                    cpuLine = qobject_cast<QLineSeries *>(o);
-            QVERIFY2(cpuLine, qPrintable(line->name()));
-            QCOMPARE(line->pen().color(), cpuLine->pen().color());
-        }
+    sameColours(charts);
+    QVERIFY(!QTest::currentTestFailed());
     // The events in words: the epochs, the node that dropped out and came back, the end.
     QStringList events;
     for (int i = 0; i < page->eventsList()->count(); ++i)
@@ -439,6 +445,20 @@ void TestLayout::trainStepSaysWhatItShows()
              qPrintable(events.join(QLatin1Char('\n'))));
     QVERIFY2(events.first().startsWith(QStringLiteral("Epoch 1 of 40")),
              qPrintable(events.first()));
+
+    // A session recorded before the process's memory was: the whole device's, named so, with
+    // the devices' colours as in the other charts.
+    app::Session older = trainedSession(m_video);
+    for (app::MetricRow &m : older.training.metrics)
+        m.processRssBytes = -1;
+    QWidget owner;
+    ui::TrainingCharts old = ui::TrainingCharts::create(&owner);
+    old.load(older);
+    QVERIFY2(old.memory->title().contains(QStringLiteral("whole device")),
+             qPrintable(old.memory->title()));
+    QCOMPARE(old.memory->pointCount(), old.cpu->pointCount());
+    sameColours(old);
+    QVERIFY(!QTest::currentTestFailed());
 }
 
 int main(int argc, char **argv)
