@@ -104,7 +104,7 @@ double tiles(PdfPage &page, const app::VerifiedRound &round)
                 order.push_back(i);
     if (order.empty())
         return 0;
-    const double gap = 16, h = 180;
+    const double gap = 16, h = 196;
     const double w = (page.area().width() - gap * double(order.size() - 1)) / double(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
         const vision::DetectorScore &d = round.scores[order[k]];
@@ -120,8 +120,8 @@ void verifiedTable(PdfPage &page, const app::Session &s)
 {
     const QList<QStringList> rows = ReportText::verifiedRows(s);
     page.table(rows, rows.first().size() == 9
-                         ? QList<double>{0.08, 0.12, 0.12, 0.12, 0.07, 0.08, 0.13, 0.13, 0.15}
-                         : QList<double>{0.13, 0.14, 0.14, 0.08, 0.09, 0.14, 0.14, 0.14});
+                         ? QList<double>{0.07, 0.1, 0.17, 0.17, 0.07, 0.07, 0.12, 0.11, 0.12}
+                         : QList<double>{0.11, 0.19, 0.19, 0.08, 0.08, 0.13, 0.11, 0.11});
 }
 
 } // namespace
@@ -289,8 +289,15 @@ void memoryPlan(PdfPage page, const ReportContent &c, const ReportCharts &charts
                          formatBytes(double(v.plan.predicted.peak_bytes[std::size_t(i)]))});
         cats.append({QObject::tr("all at once"), formatBytes(double(v.plan.predicted_peak_bytes))});
         page.table(cats, {0.5, 0.5});
-        const double h = std::min(area.width() * 0.6, area.bottom() - page.y());
+        const double h = std::min(area.width() * 0.75, area.bottom() - page.y() - 160);
         chart(page, charts.memory, QRectF(0, page.y(), area.width(), h));
+        page.skip(h + 10);
+        page.paragraph(QObject::tr("Each dot is a schedule the planner weighed: how much memory "
+                                   "it needs at its peak against how much compute a training "
+                                   "step costs, where 1 is store-all (every intermediate result "
+                                   "kept, nothing computed twice). The dashed line is the "
+                                   "budget; the larger dot the schedule chosen."),
+                       palette::kMutedText);
     } else {
         page.paragraph(QObject::tr("No memory plan was computed in this session."));
     }
@@ -513,10 +520,10 @@ void front(PdfPage page, const ReportContent &c, const ReportCharts &charts,
     // One frame beside the run's facts.
     const double top = page.y();
     double bottom = top;
-    const double factsX = c.gallery.isEmpty() ? 0 : area.width() * 0.55 + 20;
+    const double factsX = c.gallery.isEmpty() ? 0 : area.width() * 0.5 + 20;
     if (!c.gallery.isEmpty()) {
         const QImage &img = c.gallery.first();
-        const double w = area.width() * 0.55;
+        const double w = area.width() * 0.5;
         const double scale = std::min(w / img.width(), 680.0 / img.height());
         const QSizeF size(img.width() * scale, img.height() * scale);
         page.image(img, QRectF(QPointF(0, top), size));
@@ -557,7 +564,7 @@ void front(PdfPage page, const ReportContent &c, const ReportCharts &charts,
         verifiedTable(page, s);
         // The curves behind the figures, in what room is left.
         const double h = std::min(area.width() * 0.5, area.bottom() - page.y());
-        if (h > area.width() * 0.28)
+        if (h > area.width() * 0.3)
             chart(page, charts.pr, QRectF(0, page.y(), area.width(), h));
     } else if (s.evaluation.done) {
         page.subheading(QObject::tr("Against the tracker's labels (not checked by a person)"));
@@ -577,11 +584,13 @@ void glossary(PdfPage page)
 
 void chart(PdfPage &page, QWidget *w, const QRectF &target)
 {
-    // Paper at the PDF's resolution against the widget's screen: its 8 pt text lands at
-    // kChartTextPt.
-    const double paperDpi = page.painter().device()->logicalDpiY();
-    const double scale = kChartTextPt / kChartFontPt * paperDpi / w->logicalDpiY();
-    ChartFiles::paint(w, page.painter(), target, scale);
+    ChartFiles::paint(w, page.painter(), target, chartScale(*page.painter().device(), *w));
+}
+
+double chartScale(const QPaintDevice &paper, const QWidget &chart)
+{
+    // Paper at the PDF's resolution against the widget's screen.
+    return kChartTextPt / kChartFontPt * paper.logicalDpiY() / chart.logicalDpiY();
 }
 
 } // namespace ReportPages

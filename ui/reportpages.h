@@ -48,6 +48,9 @@ void glossary(app::PdfPage page);
 
 /** Draws `chart` as vectors into `target`, its text at a size that reads on paper. */
 void chart(app::PdfPage &page, QWidget *chart, const QRectF &target);
+/** How many of `paper`'s pixels one of `chart`'s pixels becomes on a page (ChartFiles::paint's
+ *  scale): the charts' 8 pt text lands at 7.5 pt. */
+double chartScale(const QPaintDevice &paper, const QWidget &chart);
 
 } // namespace ReportPages
 
