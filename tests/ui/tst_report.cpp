@@ -10,16 +10,19 @@
 #include "../support/pdfinfo.h"
 #include "../support/walkingvideo.h"
 #include "app/report/palette.h"
-#include "app/report/palette.h"
+#include "app/report/pdfpage.h"
 #include "app/session/workflow.h"
 #include "core/safetensors.h"
 #include "core/zoo.h"
+#include "reportsupport.h"
 #include "ui/capturepage.h"
+#include "ui/chartfiles.h"
 #include "ui/charts.h"
 #include "ui/gallery.h"
 #include "ui/mainwindow.h"
 #include "ui/planpage.h"
 #include "ui/reportpage.h"
+#include "ui/reportpages.h"
 #include "ui/reporttext.h"
 #include "ui/reportwriter.h"
 #include "ui/videoview.h"
@@ -31,15 +34,18 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QPdfWriter>
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStyleOptionHeader>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -110,22 +116,11 @@ void trackerEvaluation(app::Session &s)
     e.student_detections = 512;
 }
 
-QString pdfText(const QString &pdf, int page)
-{
-    QProcess p;
-    p.start(QStringLiteral("pdftotext"),
-            {QStringLiteral("-f"), QString::number(page), QStringLiteral("-l"),
-             QString::number(page), QStringLiteral("-layout"), pdf, QStringLiteral("-")});
-    if (!p.waitForFinished(20000) || p.exitCode() != 0)
-        return QString();
-    // pdftotext writes the fonts' ligatures as they are: "veriﬁed".
-    return QString::fromUtf8(p.readAllStandardOutput())
-        .replace(QChar(0xfb01), QStringLiteral("fi"))
-        .replace(QChar(0xfb02), QStringLiteral("fl"))
-        .simplified();
-}
-
+using tests::inkedFraction;
 using tests::pdfPages;
+using tests::pdfText;
+using tests::renderPage;
+using tests::stoppedEarly;
 
 constexpr int kFrames = tests::kWalkingFrames;
 const cv::Size kSize = tests::kWalkingSize;
@@ -254,7 +249,7 @@ void TestReport::verifiedPage()
     QStringList header;
     for (int c = 0; c < t->columnCount(); ++c)
         header << t->horizontalHeaderItem(c)->text();
-    QCOMPARE(header, QStringList({"Round", "Detector", "Recall", "Precision", "F1", "AP@0.5",
+    QCOMPARE(header, QStringList({"Round", "Detector", "Recall", "Precision", "F1", "AP50",
                                   "AP@[.5:.95]", "TP / FP", "Frames/s"}));
     auto row = [t](int r) {
         QStringList cells;
@@ -273,6 +268,25 @@ void TestReport::verifiedPage()
     // The tracker's figures stay, named for what they are.
     QCOMPARE(page.trackerTable()->item(1, 2)->text(), QStringLiteral("44.0 %"));
     QCOMPARE(page.prChart()->curveCount(), 3);
+
+    // On a 1366 x 768 screen every column header reads whole ("Frames/s" was elided).
+    page.resize(1366, 768);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QHeaderView *h = t->horizontalHeader();
+    for (int c = 0; c < t->columnCount(); ++c) {
+        const QString text = t->horizontalHeaderItem(c)->text();
+        QStyleOptionHeader option;
+        option.initFrom(h);
+        option.text = text;
+        option.section = c;
+        const int needed =
+            h->style()->sizeFromContents(QStyle::CT_HeaderSection, &option, QSize(), h).width();
+        QVERIFY2(
+            h->sectionSize(c) >= needed,
+            qPrintable(
+                QStringLiteral("'%1': %2 of %3 px").arg(text).arg(h->sectionSize(c)).arg(needed)));
+    }
 }
 
 void TestReport::withoutVerifiedFrames()
@@ -359,7 +373,7 @@ void TestReport::prChart()
 void TestReport::pdfAndCharts_data()
 {
     QTest::addColumn<bool>("verified");
-    QTest::addColumn<QString>("results"); // on page 6
+    QTest::addColumn<QString>("results"); // on page 5
     QTest::newRow("verified") << true
                               << QStringLiteral(
                                      "the student finds 87 % of the people at 93 % precision");
@@ -374,11 +388,17 @@ void TestReport::pdfAndCharts()
     s.dir = m_dir.filePath(QStringLiteral("pdf"));
     s.capture.source = QStringLiteral("vtest.avi");
     s.capture.maxFrames = 480;
+    s.capture.every = 2;
     trackerEvaluation(s);
+    stoppedEarly(s);
     if (verified)
         s.evaluation.verified = verifiedRounds();
     ui::ReportContent content;
     content.session = &s;
+    // The tracker's gains (no verified gallery): a frame for the front page.
+    QImage frame(400, 300, QImage::Format_RGB32);
+    frame.fill(QColor(90, 110, 90));
+    content.gallery = {frame, frame};
     const QString out =
         m_dir.filePath(verified ? QStringLiteral("out-verified") : QStringLiteral("out-none"));
     QStringList written;
@@ -404,30 +424,76 @@ void TestReport::pdfAndCharts()
     if (pages < 0)
         QFAIL("pdfinfo (poppler-utils) is missing: scripts/install-deps.sh installs it");
     QCOMPARE(pages, ui::ReportWriter::kPages);
-    const QString page6 = pdfText(pdf, 6);
-    QVERIFY2(page6.contains(QStringLiteral("Results against verified frames")), qPrintable(page6));
-    QVERIFY2(page6.contains(results), qPrintable(page6));
-    if (verified) {
-        QVERIFY2(page6.contains(QStringLiteral("AP@[.5:.95]")), qPrintable(page6));
-        // The PR chart is drawn on the page (as an image: see ReportWriter's Page::widget).
-        QProcess images;
-        images.start(QStringLiteral("pdfimages"),
-                     {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("6"),
-                      QStringLiteral("-l"), QStringLiteral("6"), pdf});
-        QVERIFY(images.waitForFinished(20000));
-        const QStringList lines = QString::fromUtf8(images.readAllStandardOutput())
-                                      .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        QVERIFY2(lines.size() >= 3 && lines[2].trimmed().startsWith(QLatin1String("6 ")),
-                 qPrintable(lines.join(QLatin1Char('\n'))));
+    const QString page5 = pdfText(pdf, 5);
+    QVERIFY2(page5.contains(QStringLiteral("Results against verified frames")), qPrintable(page5));
+    QVERIFY2(page5.contains(results), qPrintable(page5));
+    if (verified)
+        QVERIFY2(page5.contains(QStringLiteral("AP@[.5:.95]")), qPrintable(page5));
+    // The PR chart is drawn as vectors (no image on the page).
+    QProcess images;
+    images.start(QStringLiteral("pdfimages"),
+                 {QStringLiteral("-list"), QStringLiteral("-f"), QStringLiteral("5"),
+                  QStringLiteral("-l"), QStringLiteral("5"), pdf});
+    QVERIFY(images.waitForFinished(20000));
+    const QStringList lines = QString::fromUtf8(images.readAllStandardOutput())
+                                  .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2); // the list's header only
+    // Drawn through its SVG: the chart's smallest text, scaled as on the page, reads on paper.
+    {
+        QPdfWriter paper(m_dir.filePath(QStringLiteral("scale.pdf")));
+        app::PdfPage::setUp(paper, QString());
+        ui::PrChart chart;
+        chart.setAttribute(Qt::WA_DontShowOnScreen);
+        chart.resize(400, 300);
+        chart.show(verifiedRounds().back().scores, {});
+        chart.QWidget::show();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        static const QRegularExpression size(QStringLiteral("font-size=\"([0-9.]+)\""));
+        double smallest = 1e9;
+        for (auto it = size.globalMatch(QString::fromUtf8(ui::ChartFiles::svg(&chart, {})));
+             it.hasNext();)
+            smallest = std::min(smallest, it.next().captured(1).toDouble());
+        const double points =
+            smallest * ui::ReportPages::chartScale(paper, chart) * 72.0 / paper.logicalDpiY();
+        QVERIFY2(points >= 7.0 && points < 1e8, qPrintable(QString::number(points)));
     }
+    // The words a customer reads without help, and a glossary for the rest.
+    QString all;
+    for (int page = 1; page <= pages; ++page)
+        all += pdfText(pdf, page) + QLatin1Char(' ');
+    for (const char *wrong : {"(s)", "2th", "every 2 frame"})
+        QVERIFY2(!all.contains(QLatin1String(wrong)), wrong);
+    // The invitation to verify frames only while none is verified.
+    QCOMPARE(all.contains(QStringLiteral("Verify frames to see")), !verified);
+    QVERIFY2(all.contains(QStringLiteral("every 2nd frame")), qPrintable(all));
+    const QString settings = pdfText(pdf, 2);
+    QVERIFY2(settings.contains(QStringLiteral("25 run of at most 40")), qPrintable(settings));
+    QVERIFY2(settings.contains(QStringLiteral("keeps the weights of epoch 15")),
+             qPrintable(settings));
+    const QString glossary = pdfText(pdf, pages);
+    QVERIFY2(glossary.contains(QStringLiteral("Glossary")), qPrintable(glossary));
+    for (const QList<QString> &row : ui::ReportText::glossary().mid(1))
+        QVERIFY2(glossary.contains(row.first()), qPrintable(row.first()));
+    for (const char *term : {"AP50", "AP@[.5:.95]", "IoU", "TP / FP", "EDP", "Store-all",
+                             "Operating point", "95 % interval", "Held-out", "Recall", "Precision",
+                             "F1", "Teacher", "Student", "Motion", "Tracker"})
+        QVERIFY2(glossary.contains(QLatin1String(term)), term);
+    // The front page is filled, not two thirds blank.
+    const QImage front = renderPage(pdf, 1, m_dir.filePath(QStringLiteral("front")));
+    QVERIFY(!front.isNull());
+    QVERIFY2(inkedFraction(front) > 0.6, qPrintable(QString::number(inkedFraction(front))));
     const QString title = pdfText(pdf, 1);
     QVERIFY2(title.contains(verified ? QStringLiteral("On 13 verified frames")
                                      : QStringLiteral("Against the tracker's labels")),
              qPrintable(title));
-    const QString page7 = pdfText(pdf, 7);
-    QVERIFY2(page7.contains(QStringLiteral("Results against the tracker's labels")),
-             qPrintable(page7));
-    QVERIFY2(page7.contains(QStringLiteral("44.0 %")), qPrintable(page7));
+    QVERIFY2(title.contains(QStringLiteral("25 of at most 40 epochs")), qPrintable(title));
+    if (verified) // the key figures: student, teacher, motion with their recall and precision
+        for (const char *tile : {"student", "teacher", "motion", "recall", "precision"})
+            QVERIFY2(title.contains(QLatin1String(tile)), tile);
+    const QString page6 = pdfText(pdf, 6);
+    QVERIFY2(page6.contains(QStringLiteral("Results against the tracker's labels")),
+             qPrintable(page6));
+    QVERIFY2(page6.contains(QStringLiteral("44.0 %")), qPrintable(page6));
 }
 
 void TestReport::verifiedGallery()
@@ -461,8 +527,7 @@ void TestReport::verifiedGallery()
     const cv::Rect2d p = personAt(40);
     QCOMPARE(img.pixelColor(int((p.x - 4) * k), int((p.y + p.height / 2) * k)),
              app::palette::onFrame(Source::Truth));
-    QVERIFY2(pixelsLike(img, app::palette::onFrame(Source::Teacher)) > 100,
-             "no teacher box drawn");
+    QVERIFY2(pixelsLike(img, app::palette::onFrame(Source::Teacher)) > 100, "no teacher box drawn");
     QCOMPARE(pixelsLike(img, app::palette::onFrame(Source::Student)), 0);
 }
 
@@ -662,8 +727,8 @@ void TestReport::look()
                         shots + QStringLiteral("/pr-chart.png")));
     QFile::copy(out + QStringLiteral("/report.pdf"), shots + QStringLiteral("/report.pdf"));
     for (const auto &[first, name] :
-         {std::pair{6, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
-          std::pair{8, "report-pdf-gallery"}}) {
+         {std::pair{5, "report-pdf-results"}, std::pair{1, "report-pdf-title"},
+          std::pair{7, "report-pdf-gallery"}}) {
         QProcess ppm;
         ppm.start(QStringLiteral("pdftoppm"),
                   {QStringLiteral("-f"), QString::number(first), QStringLiteral("-l"),
@@ -679,7 +744,7 @@ void TestReport::look()
         QVERIFY2(pixelsLike(rendered, Qt::white) < rendered.width() * rendered.height(), name);
     }
     // The PDF's results page and its title page carry the same headline.
-    const QString results = pdfText(out + QStringLiteral("/report.pdf"), 6);
+    const QString results = pdfText(out + QStringLiteral("/report.pdf"), 5);
     QVERIFY2(results.contains(QStringLiteral("On %1 verified frames").arg(frames.size())),
              qPrintable(results));
     QVERIFY2(results.contains(QString::number(100 * hog.recall, 'f', 1) + QStringLiteral(" %")),

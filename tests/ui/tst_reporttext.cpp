@@ -1,0 +1,98 @@
+// ReportText's words: plurals and ordinals, the training run in a sentence, the glossary.
+#include "reportsupport.h"
+#include "ui/reporttext.h"
+
+#include <QObject>
+#include <QSet>
+#include <QTest>
+
+#include <algorithm>
+#include <tuple>
+
+using namespace edgetrain;
+
+class TestReportText : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void words_data();
+    void words();
+    void trainingFacts();
+    void glossary();
+};
+
+void TestReportText::words_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<QString>("ordinal");
+    QTest::addColumn<QString>("nodes");
+    QTest::addColumn<QString>("every");
+    const std::tuple<int, const char *, const char *, const char *> rows[] = {
+        {1, "1st", "1 node", "every frame"},
+        {2, "2nd", "2 nodes", "every 2nd frame"},
+        {3, "3rd", "3 nodes", "every 3rd frame"},
+        {4, "4th", "4 nodes", "every 4th frame"},
+        {11, "11th", "11 nodes", "every 11th frame"},
+        {12, "12th", "12 nodes", "every 12th frame"},
+        {13, "13th", "13 nodes", "every 13th frame"},
+        {21, "21st", "21 nodes", "every 21st frame"},
+        {22, "22nd", "22 nodes", "every 22nd frame"},
+        {101, "101st", "101 nodes", "every 101st frame"},
+        {111, "111th", "111 nodes", "every 111th frame"},
+        {112, "112th", "112 nodes", "every 112th frame"},
+        {0, "0th", "0 nodes", "every frame"}};
+    for (const auto &[n, ordinal, nodes, every] : rows)
+        QTest::newRow(ordinal) << n << QString::fromLatin1(ordinal) << QString::fromLatin1(nodes)
+                               << QString::fromLatin1(every);
+}
+
+void TestReportText::words()
+{
+    QFETCH(int, n);
+    QFETCH(QString, ordinal);
+    QFETCH(QString, nodes);
+    QFETCH(QString, every);
+    QCOMPARE(ui::ReportText::ordinal(n), ordinal);
+    QCOMPARE(ui::ReportText::count(n, QStringLiteral("node"), QStringLiteral("nodes")), nodes);
+    QCOMPARE(ui::ReportText::everyNth(n), every);
+}
+
+void TestReportText::trainingFacts()
+{
+    app::Session s;
+    QCOMPARE(ui::ReportText::trainingFacts(s), QString());
+    tests::stoppedEarly(s);
+    QCOMPARE(ui::ReportText::trainingFacts(s),
+             QStringLiteral("Trained 25 of at most 40 epochs on 3 devices in 297 s; it stopped "
+                            "early, since no epoch after the 15th lowered the validation loss. "
+                            "The student keeps the weights of epoch 15, the one with the lowest "
+                            "validation loss."));
+    s.training.state = app::TrainingRecord::State::Stopped;
+    s.training.keptEpoch = 0;
+    QVERIFY2(ui::ReportText::trainingFacts(s).contains(
+                 QStringLiteral("it was stopped before the last epoch. The student keeps the "
+                                "weights of the last epoch.")),
+             qPrintable(ui::ReportText::trainingFacts(s)));
+}
+
+void TestReportText::glossary()
+{
+    // Every term the report uses once, in alphabetical order, each with a meaning.
+    const QList<QStringList> rows = ui::ReportText::glossary();
+    QVERIFY(rows.size() > 10);
+    QStringList terms;
+    for (const QStringList &row : rows.mid(1)) {
+        QCOMPARE(row.size(), 2);
+        QVERIFY2(row[1].size() > 20, qPrintable(row[0]));
+        terms << row[0];
+    }
+    QStringList sorted = terms;
+    std::sort(sorted.begin(), sorted.end(), [](const QString &a, const QString &b) {
+        return a.compare(b, Qt::CaseInsensitive) < 0;
+    });
+    QCOMPARE(terms, sorted);
+    QCOMPARE(QSet<QString>(terms.begin(), terms.end()).size(), terms.size());
+}
+
+QTEST_MAIN(TestReportText)
+#include "tst_reporttext.moc"
