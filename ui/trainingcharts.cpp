@@ -137,8 +137,10 @@ void TrainingCharts::clear()
 void TrainingCharts::load(const app::Session &session)
 {
     clear();
-    // The devices in the run's order first, so each has the same colour in every chart.
-    for (const QString &node : session.training.nodes)
+    // The run's devices first, so each has the same colour in every chart.
+    QStringList nodes = session.training.nodes;
+    nodes.sort(); // the legends in the order of the names
+    for (const QString &node : nodes)
         cpu->addDevice(node);
     setMemoryMeaning(std::any_of(session.training.metrics.begin(), session.training.metrics.end(),
                                  [](const app::MetricRow &m) { return m.processRssBytes < 0; }));
