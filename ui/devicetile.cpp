@@ -1,5 +1,6 @@
 #include "devicetile.h"
 
+#include "app/report/palette.h"
 #include "app/session/deploymentrun.h"
 #include "charts.h"
 
@@ -32,7 +33,8 @@ DeviceTile::DeviceTile(const QString &node, QWidget *parent) : QFrame(parent), m
     m_figures->hide(); // until the first report
     m_message = new QLabel(this);
     m_message->setWordWrap(true);
-    m_message->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold;"));
+    m_message->setStyleSheet(
+        QStringLiteral("color: %1; font-weight: bold;").arg(app::palette::kError.name()));
     m_message->hide();
     layout->addWidget(m_title);
     layout->addWidget(m_picture, 1);
@@ -72,7 +74,8 @@ void DeviceTile::setFailed(const QString &message)
     m_failure = message;
     m_message->setText(message);
     m_message->show();
-    setStyleSheet(QStringLiteral("#deviceTile { border: 2px solid #b00020; }"));
+    setStyleSheet(
+        QStringLiteral("#deviceTile { border: 2px solid %1; }").arg(app::palette::kError.name()));
     if (m_image.isNull())
         m_picture->setText(tr("no frame"));
     fitHeight();

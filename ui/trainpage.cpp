@@ -195,7 +195,20 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
         for (DeviceChart *c : m_charts.all())
             c->setLost(name, m_lost.count(name) > 0);
     });
-    connect(m_workflow, &app::Workflow::taskStarted, this, &TrainPage::updateButtons);
+    connect(m_workflow, &app::Workflow::taskStarted, this, [this](app::Task task) {
+        updateButtons();
+        if (task != app::Task::Training)
+            return;
+        // The devices' colours in the order of their names, as when the run is reopened, not
+        // in the order their first readings come.
+        QStringList names;
+        for (const app::SessionNode &n : m_workflow->session().nodes)
+            if (n.paired)
+                names << n.name;
+        names.sort();
+        for (const QString &name : names)
+            m_charts.cpu->addDevice(name);
+    });
     connect(m_workflow, &app::Workflow::taskFinished, this,
             [this](app::Task task, bool, const QString &message) {
                 updateButtons();
