@@ -36,14 +36,15 @@ const char *const kStepNames[] = {"nodes", "capture", "dataset", "verify",
                                   "plan",  "train",   "report",  "deploy"};
 
 /**
- * Failures of pages this test does not own, named by step and text; each is a bug for the
+ * Failures of pages this test does not own, named by size, step and text; each is a bug for the
  * page's owner. A listed failure that no longer happens is reported (qWarning) so the list can
  * shrink; one not listed fails the test.
  */
 const std::set<QString> kKnownFailures = {
-    // None at the moment. Add "<step>: <problem>" as the test prints it, with the page's file,
-    // e.g. the Report step's verified table (ui/reportpage.cpp): "report: header 'Frames/s'
-    // elided".
+    // The Report step's table of verified figures (ui/reportpage.cpp): with intervals up to
+    // "(94–100 %)" the table is wider than its half of the page at 1366 px and scrolls
+    // sideways; the edge cuts "Frames/s" to "Frames/".
+    QStringLiteral("1366x768 report: header 'Frames/s' cut by the table's edge"),
 };
 
 vision::DetectorScore score(const std::string &name, double recall, double precision)
@@ -152,9 +153,10 @@ app::Session trainedSession(const QString &video)
     app::VerifiedRound round;
     round.frames = 16;
     round.first_frame = 30;
-    round.scores = {score("teacher", 0.41, 0.80), score("motion", 0.70, 0.62),
-                    score("student", 0.86, 0.93)};
-    round.intervals = {intervals(0.41, 0.80), intervals(0.70, 0.62), intervals(0.86, 0.93)};
+    // The widest figures the table shows: an interval up to 100 %.
+    round.scores = {score("teacher", 0.48, 0.891), score("motion", 0.696, 0.789),
+                    score("student", 0.824, 0.977)};
+    round.intervals = {intervals(0.48, 0.891), intervals(0.696, 0.789), intervals(0.824, 0.977)};
     round.resamples = 2000;
     s.evaluation.verified = {round};
     s.evaluation.student_fps = 41.5;
@@ -251,6 +253,13 @@ QStringList headerProblems(QHeaderView *header)
         for (const QString &line : text.split(QLatin1Char('\n')))
             if (fm.elidedText(line, Qt::ElideRight, room) != line)
                 problems << QStringLiteral("header '%1' elided").arg(text);
+        // A column the table's edge cuts through (its table scrolls sideways): what shows of
+        // its header is cut short as well.
+        const int left = header->sectionViewportPosition(i);
+        const int shown = header->viewport()->width() - left;
+        if (header->orientation() == Qt::Horizontal && left >= 0 && shown > 0 &&
+            shown < header->sectionSize(i) && fm.horizontalAdvance(text) + 2 * margin > shown)
+            problems << QStringLiteral("header '%1' cut by the table's edge").arg(text);
     }
     return problems;
 }
@@ -391,16 +400,17 @@ void TestLayout::everyStepReads()
                 problems << headerProblems(header);
         problems.removeDuplicates();
         for (const QString &p : problems)
-            failures << name + QStringLiteral(": ") + p;
+            failures
+                << QStringLiteral("%1x%2 %3: %4").arg(size.width()).arg(size.height()).arg(name, p);
     }
     QStringList unexpected;
     for (const QString &f : failures)
         if (!kKnownFailures.count(f))
             unexpected << f;
+    const QString here = QStringLiteral("%1x%2 ").arg(size.width()).arg(size.height());
     for (const QString &known : kKnownFailures)
-        if (!failures.contains(known))
-            qWarning("known failure no longer happens at %dx%d, remove it: %s", size.width(),
-                     size.height(), qPrintable(known));
+        if (known.startsWith(here) && !failures.contains(known))
+            qWarning("known failure no longer happens, remove it: %s", qPrintable(known));
     QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(QLatin1Char('\n'))));
 }
 
