@@ -58,68 +58,13 @@ using namespace edgetrain;
 
 namespace {
 
-vision::DetectorScore score(const std::string &name, double recall, double precision, int truths,
-                            std::vector<vision::PrPoint> curve)
-{
-    vision::DetectorScore s;
-    s.name = name;
-    s.frames = 13;
-    s.truths = truths;
-    s.true_positives = int(std::lround(recall * truths));
-    s.detections = int(std::lround(s.true_positives / precision));
-    s.false_positives = s.detections - s.true_positives;
-    s.recall = recall;
-    s.precision = precision;
-    s.f1 = 2 * recall * precision / (recall + precision);
-    s.ap50 = recall * precision;
-    s.ap50_95 = 0.5 * s.ap50;
-    s.threshold = name == "student" ? 0.3f : 0.0f;
-    s.curve = std::move(curve);
-    return s;
-}
-
-/** Two self-training rounds on 13 verified frames from frame 480 on; the current round's
- *  student finds 87 % at 93 %, the teacher 41 % at 80 %, motion 90 % at 95 %. */
-std::vector<app::VerifiedRound> verifiedRounds()
-{
-    app::VerifiedRound r1;
-    r1.round = 1;
-    r1.frames = 13;
-    r1.first_frame = 480;
-    r1.scores = {score("teacher", 0.41, 0.80, 82, {{0.2, 0.9f, 2.0f}, {0.41, 0.80, 0.0f}}),
-                 score("motion", 0.90, 0.95, 82, {{0.5, 1.0, 1.0f}, {0.90, 0.95, 0.0f}}),
-                 score("student", 0.70, 0.88, 82, {{0.3, 0.97, 0.8f}, {0.70, 0.88, 0.3f}})};
-    app::VerifiedRound r2 = r1;
-    r2.round = 2;
-    r2.scores[2] =
-        score("student", 0.87, 0.93, 82,
-              {{0.1, 1.0, 0.9f}, {0.5, 0.96, 0.6f}, {0.87, 0.93, 0.3f}, {0.92, 0.71, 0.1f}});
-    return {r1, r2};
-}
-
-/** An evaluation against the tracker's labels, as the app records it. */
-void trackerEvaluation(app::Session &s)
-{
-    s.evaluation.done = true;
-    auto &e = s.evaluation.result;
-    e.frames = 40;
-    e.teacher_found_boxes = 120;
-    e.tracker_only_boxes = 310;
-    e.teacher_recall_teacher_found = 1.0;
-    e.student_recall_teacher_found = 0.87;
-    e.teacher_recall_tracker_only = 0.0;
-    e.student_recall_tracker_only = 0.44;
-    e.teacher_precision = 0.99;
-    e.student_precision = 0.48;
-    e.teacher_detections = 121;
-    e.student_detections = 512;
-}
-
 using tests::inkedFraction;
 using tests::pdfPages;
 using tests::pdfText;
 using tests::renderPage;
 using tests::stoppedEarly;
+using tests::trackerEvaluation;
+using tests::verifiedRounds;
 
 constexpr int kFrames = tests::kWalkingFrames;
 const cv::Size kSize = tests::kWalkingSize;
@@ -161,8 +106,6 @@ class TestReport : public QObject
 
 private Q_SLOTS:
     void initTestCase();
-    void headline_data();
-    void headline();
     void verifiedPage();
     void withoutVerifiedFrames();
     void verifyButtonGoesToVerify();
@@ -183,38 +126,6 @@ void TestReport::initTestCase()
     // The window keeps settings (recent sessions, geometry): never in the user's own.
     QStandardPaths::setTestModeEnabled(true);
     QVERIFY(m_dir.isValid());
-}
-
-void TestReport::headline_data()
-{
-    QTest::addColumn<QString>("category");
-    QTest::addColumn<int>("maxFrames");
-    QTest::addColumn<QString>("expected");
-    const QString rest = QStringLiteral(
-        " the student finds 87 % of the %1 at 93 % precision; the teacher 41 % at 80 %; "
-        "motion 90 % at 95 %. Before self-training (round 1) the student found 70 % at 88 %.");
-    QTest::newRow("people, held out")
-        << "person" << 480
-        << QStringLiteral("On 13 verified frames (from frame 480 on, never seen in training)") +
-               rest.arg(QStringLiteral("people"));
-    // Trained on the whole video: the verified frames may have been seen, and it must not say
-    // otherwise.
-    QTest::newRow("faces, whole video")
-        << "face" << 0
-        << QStringLiteral("On 13 verified frames (from frame 480 on)") +
-               rest.arg(QStringLiteral("objects"));
-}
-
-void TestReport::headline()
-{
-    QFETCH(QString, category);
-    QFETCH(int, maxFrames);
-    QFETCH(QString, expected);
-    app::Session s;
-    s.capture.maxFrames = maxFrames;
-    trackerEvaluation(s);
-    s.evaluation.verified = verifiedRounds();
-    QCOMPARE(ui::ReportText::headline(s, category.toStdString()), expected);
 }
 
 void TestReport::verifiedPage()

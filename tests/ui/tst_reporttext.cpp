@@ -1,4 +1,5 @@
-// ReportText's words: plurals and ordinals, the training run in a sentence, the glossary.
+// ReportText's words: the headline, plurals and ordinals, the training run in a sentence, the
+// glossary.
 #include "reportsupport.h"
 #include "ui/reporttext.h"
 
@@ -15,11 +16,45 @@ class TestReportText : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    void headline_data();
+    void headline();
     void words_data();
     void words();
     void trainingFacts();
     void glossary();
 };
+
+void TestReportText::headline_data()
+{
+    QTest::addColumn<QString>("category");
+    QTest::addColumn<int>("maxFrames");
+    QTest::addColumn<QString>("expected");
+    const QString rest = QStringLiteral(
+        " the student finds 87 % of the %1 at 93 % precision; the teacher 41 % at 80 %; "
+        "motion 90 % at 95 %. Before self-training (round 1) the student found 70 % at 88 %.");
+    QTest::newRow("people, held out")
+        << "person" << 480
+        << QStringLiteral("On 13 verified frames (from frame 480 on, never seen in training)") +
+               rest.arg(QStringLiteral("people"));
+    // Trained on the whole video: the verified frames may have been seen, and it must not say
+    // otherwise.
+    QTest::newRow("faces, whole video")
+        << "face" << 0
+        << QStringLiteral("On 13 verified frames (from frame 480 on)") +
+               rest.arg(QStringLiteral("objects"));
+}
+
+void TestReportText::headline()
+{
+    QFETCH(QString, category);
+    QFETCH(int, maxFrames);
+    QFETCH(QString, expected);
+    app::Session s;
+    s.capture.maxFrames = maxFrames;
+    tests::trackerEvaluation(s);
+    s.evaluation.verified = tests::verifiedRounds();
+    QCOMPARE(ui::ReportText::headline(s, category.toStdString()), expected);
+}
 
 void TestReportText::words_data()
 {
