@@ -62,6 +62,7 @@ private Q_SLOTS:
     void laterGroupsFollowTheSpeeds();
     void theFirstGroupSettlesFromTheProfiles();
     void sharesAreCappedByMemory();
+    void aBudgetIsCappedByTheWorkersOwnMeasure();
     void membersAreToldTheirGroup();
     void aSpeedThatMovedRebalances();
 };
@@ -126,6 +127,25 @@ void TestGroupFormer::sharesAreCappedByMemory()
     // node-1's part of a step: at most 2 + (65 - 3) * share samples, within its 12
     QVERIFY2(2 + 62 * shares[1] <= 12 + 1e-9, qPrintable(QString::number(shares[1])));
     QVERIFY(shares[2] > shares[1]);
+}
+
+void TestGroupFormer::aBudgetIsCappedByTheWorkersOwnMeasure()
+{
+    std::vector<std::unique_ptr<Member>> members;
+    for (int i = 0; i < 3; ++i)
+        members.push_back(testMember(i, 100));
+    // Every node has a budget that takes the whole batch by the plan alone, but node-1's worker
+    // measured its process growing beyond the engine's tensors: 8 samples at most.
+    members[1]->ready.profile.max_local_batch = 8;
+    const std::int64_t roomy = std::int64_t(1) << 40;
+    GroupFormer groups(job(), {{QStringLiteral("node-0"), roomy},
+                               {QStringLiteral("node-1"), roomy},
+                               {QStringLiteral("node-2"), roomy}});
+    groups.form(pointers(members));
+    const auto &shares = groups.shares();
+    QVERIFY(std::abs(sum(shares) - 1.0) < 1e-12);
+    QVERIFY2(2 + 62 * shares[1] <= 8 + 1e-9, qPrintable(QString::number(shares[1])));
+    QVERIFY(shares[0] > shares[1] && shares[2] > shares[1]);
 }
 
 void TestGroupFormer::membersAreToldTheirGroup()

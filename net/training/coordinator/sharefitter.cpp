@@ -74,7 +74,12 @@ std::vector<double> ShareFitter::fit(const std::vector<Member *> &members,
             continue;
         }
         try {
-            const std::int64_t fit = largestBatchWithin(b->second);
+            std::int64_t fit = largestBatchWithin(b->second);
+            // The worker's own largest batch within that budget also counts what a step grows
+            // its process beyond the engine's tensors, which the plan here cannot see: a share
+            // above it made the worker refuse its part and fail the run.
+            if (const std::int64_t own = members[i]->ready.profile.max_local_batch; own >= 0)
+                fit = std::min(fit, own);
             // Never 0: a group's shares must all be positive. A node that cannot take even
             // its one sample refuses the job itself and says what would fit.
             cap[i] = std::max(1e-3, double(fit - 2) / std::max(1.0, total - n));
