@@ -206,7 +206,10 @@ void settings(PdfPage &page, const app::Session &s)
         {QObject::tr("Tracker"), s.capture.tracker},
         {QObject::tr("Teacher runs on"), ReportText::everyNth(s.capture.every)}};
     page.table(capture, {0.3, 0.7});
-    page.subheading(QObject::tr("Dataset (split by track)"));
+    // The split-by-track counts are the crop dataset's: the full-frame student's would be a
+    // table of dashes.
+    const bool crops = s.dataset.kind != QLatin1String("frames");
+    page.subheading(crops ? QObject::tr("Dataset (split by track)") : QObject::tr("Dataset"));
     QList<QStringList> data{{QObject::tr("Split"), QObject::tr("Tracks"), QObject::tr("Positives"),
                              QObject::tr("Negatives")}};
     const char *splits[] = {"train", "validation", "test"};
@@ -216,8 +219,9 @@ void settings(PdfPage &page, const app::Session &s)
              s.datasetStats ? QString::number(s.datasetStats->tracks[i]) : QStringLiteral("–"),
              s.datasetStats ? QString::number(s.datasetStats->positives[i]) : QStringLiteral("–"),
              s.datasetStats ? QString::number(s.datasetStats->negatives[i]) : QStringLiteral("–")});
-    page.table(data, {0.25, 0.25, 0.25, 0.25});
-    if (s.dataset.kind == QLatin1String("frames"))
+    if (crops || s.datasetStats)
+        page.table(data, {0.25, 0.25, 0.25, 0.25});
+    if (!crops)
         page.paragraph(
             QObject::tr("Whole frames for the full-frame student, downscaled to %1 pixels wide.")
                 .arg(s.dataset.frameWidth));
