@@ -2,6 +2,7 @@
 
 #include "chart.h"
 #include "pdfpage.h"
+#include "wording.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -147,7 +148,8 @@ QString labLine(const net::LabState &lab)
     if (lab.nodes.empty())
         return QObject::tr("The lab's description was not available (--report-only without "
                            "--lab).");
-    QString text = QObject::tr("%n node(s)", nullptr, int(lab.nodes.size()));
+    QString text =
+        wording::counted(qint64(lab.nodes.size()), QStringLiteral("node"), QStringLiteral("nodes"));
     if (!lab.not_emulated.isEmpty())
         text += QObject::tr("; not emulated: %1").arg(lab.not_emulated.join(QStringLiteral("; ")));
     else
@@ -387,9 +389,10 @@ QString StudyPdf::piResult() const
             }
             if (!fastest)
                 continue;
-            QString line = QObject::tr("%1, %2: fastest on %n device(s), %3 s an epoch", nullptr,
-                                       fastest->devices)
+            QString line = QObject::tr("%1, %2: fastest on %3, %4 s an epoch")
                                .arg(g.title, net::modeName(mode),
+                                    wording::counted(fastest->devices, QStringLiteral("device"),
+                                                     QStringLiteral("devices")),
                                     QString::number(fastest->epoch_seconds, 'g', 3));
             if (one && fastest != one)
                 line += QObject::tr(" (%1x one device's speed)")
