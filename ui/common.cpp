@@ -10,7 +10,6 @@
 #include <QSettings>
 #include <QVBoxLayout>
 
-#include <cstdlib>
 
 // The icons are compiled into this static library: its resources are registered by hand (outside
 // any namespace, as Q_INIT_RESOURCE wants).
@@ -68,28 +67,6 @@ QLabel *headerExplanation(QWidget *header)
 QString textColour(const QColor &colour)
 {
     return QStringLiteral("color: %1;").arg(colour.name());
-}
-
-QString counted(qint64 n, const QString &singular, const QString &plural)
-{
-    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? singular : plural);
-}
-
-QString ordinal(int n)
-{
-    const int tens = std::abs(n) % 100, ones = std::abs(n) % 10;
-    const char *suffix = tens >= 11 && tens <= 13 ? "th"
-                         : ones == 1              ? "st"
-                         : ones == 2              ? "nd"
-                         : ones == 3              ? "rd"
-                                                  : "th";
-    return QString::number(n) + QLatin1String(suffix);
-}
-
-QString everyNth(int n, const QString &noun)
-{
-    return n <= 1 ? QStringLiteral("every %1").arg(noun)
-                  : QStringLiteral("every %1 %2").arg(ordinal(n), noun);
 }
 
 TaskStrip::TaskStrip(app::Workflow *workflow, app::Task task, QWidget *parent) : QWidget(parent)

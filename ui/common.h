@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/report/wording.h"
 #include "app/session/workflow.h"
 
 #include <QColor>
@@ -21,12 +22,10 @@ QLabel *headerExplanation(QWidget *header);
 /** A style sheet giving a label text `colour` (one of app::palette's text colours). */
 QString textColour(const QColor &colour);
 
-/** "1 node", "3 nodes": `n` with the singular or the plural noun. */
-QString counted(qint64 n, const QString &singular, const QString &plural);
-/** An English ordinal: "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "112th". */
-QString ordinal(int n);
-/** "every frame", "every 2nd frame": one in `n` of `noun`. */
-QString everyNth(int n, const QString &noun);
+// Plurals and ordinals: the reports' words (app/report/wording.h), the same in the window.
+using app::wording::counted;
+using app::wording::everyNth;
+using app::wording::ordinal;
 
 /**
  * An action's icon: the desktop theme's `themeName` where the theme has it (the window then looks

@@ -1,6 +1,7 @@
 #include "reporttext.h"
 
 #include "app/report/palette.h"
+#include "app/report/wording.h"
 #include "app/session/verifiedscoring.h"
 
 #include <QObject>
@@ -409,23 +410,17 @@ QList<QStringList> ReportText::trackerRows(const app::Session &s)
 
 QString ReportText::count(int n, const QString &one, const QString &many)
 {
-    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+    return app::wording::counted(n, one, many);
 }
 
 QString ReportText::ordinal(int n)
 {
-    const int tens = std::abs(n) % 100, last = std::abs(n) % 10;
-    const char *suffix = tens >= 11 && tens <= 13 ? "th"
-                         : last == 1              ? "st"
-                         : last == 2              ? "nd"
-                         : last == 3              ? "rd"
-                                                  : "th";
-    return QString::number(n) + QLatin1String(suffix);
+    return app::wording::ordinal(n);
 }
 
 QString ReportText::everyNth(int n)
 {
-    return n <= 1 ? QObject::tr("every frame") : QObject::tr("every %1 frame").arg(ordinal(n));
+    return app::wording::everyNth(n, QStringLiteral("frame"));
 }
 
 QString ReportText::trainingFacts(const app::Session &s)
