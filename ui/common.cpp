@@ -10,7 +10,6 @@
 #include <QSettings>
 #include <QVBoxLayout>
 
-
 // The icons are compiled into this static library: its resources are registered by hand (outside
 // any namespace, as Q_INIT_RESOURCE wants).
 static void initIconResource()
