@@ -2,6 +2,7 @@
 
 #include "app/report/palette.h"
 #include "app/report/pdfpage.h"
+#include "app/session/repeatability.h"
 #include "app/session/verifiedscoring.h"
 #include "chartfiles.h"
 #include "reporttext.h"
@@ -313,6 +314,9 @@ void training(PdfPage page, const app::Session &s, const ReportCharts &charts)
     const QRectF &area = page.area();
     page.heading(QObject::tr("Training on the devices"));
     page.paragraph(ReportText::trainingFacts(s));
+    // What another run of this session (in the window, or headless) may change, and why.
+    if (const QString again = app::repeatabilityText(app::runRepeatability(s)); !again.isEmpty())
+        page.paragraph(again, app::palette::kMutedText);
     const auto list = charts.training.reportPage();
     // Three rows of two, as tall as the page leaves room for beside the tables below them.
     const double below = s.training.plan ? 420 : ReportText::energyRows(s).size() > 1 ? 200 : 60;

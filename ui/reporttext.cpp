@@ -533,6 +533,9 @@ QList<QStringList> ReportText::glossary()
         {QObject::tr("Recall"),
          QObject::tr("Of the objects really there, the share a detector finds: 90 % means one "
                      "in ten is missed.")},
+        {QObject::tr("SHA-256"),
+         QObject::tr("A fingerprint of a file: two reports whose student weights have the same "
+                     "one scored the same student.")},
         {QObject::tr("Store-all"),
          QObject::tr("Training that keeps every intermediate result in memory; the memory plan "
                      "recomputes some instead, to fit a smaller budget at some extra compute.")},

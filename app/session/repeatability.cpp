@@ -38,6 +38,8 @@ RunRepeatability runRepeatability(const Session &session)
     const TrainingRecord &t = session.training;
     RunRepeatability r;
     r.nodes = int(t.nodes.size());
+    for (const net::ClusterEpoch &e : t.epochs)
+        r.sharesRecorded = r.sharesRecorded || !e.shares.empty();
     for (size_t i = 1; i < t.epochs.size(); ++i)
         if (!sameShares(t.epochs[i].shares, t.epochs[i - 1].shares))
             ++r.shareChanges;
@@ -62,9 +64,10 @@ QString repeatabilityText(const RunRepeatability &r)
         moved << QStringLiteral("the devices formed a new group %1")
                      .arg(r.regroups == 1 ? QStringLiteral("once")
                                           : QStringLiteral("%1 times").arg(r.regroups));
-    const QString what = moved.isEmpty()
-                             ? QStringLiteral("in this run they never moved")
-                             : QStringLiteral("in this run ") + moved.join(QStringLiteral(" and "));
+    const QString what =
+        moved.isEmpty() && !r.sharesRecorded ? QStringLiteral("this session did not record them")
+        : moved.isEmpty()                    ? QStringLiteral("in this run they never moved")
+                          : QStringLiteral("in this run ") + moved.join(QStringLiteral(" and "));
     QString text =
         QStringLiteral(
             "Training on several devices is repeatable only up to float rounding: each device's "

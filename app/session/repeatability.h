@@ -15,10 +15,11 @@ namespace edgetrain::app {
  */
 struct RunRepeatability
 {
-    int shareChanges = 0;  // epochs whose batch shares differ from the epoch before
-    int regroups = 0;      // groups formed after the first (a device lost, failed or back)
-    int nodes = 0;         // devices the run trained on
-    QString weightsSha256; // of the saved weights, hex; empty when there are none
+    int shareChanges = 0;        // epochs whose batch shares differ from the epoch before
+    int regroups = 0;            // groups formed after the first (a device lost, failed or back)
+    int nodes = 0;               // devices the run trained on
+    bool sharesRecorded = false; // a session from before the shares were kept has none
+    QString weightsSha256;       // of the saved weights, hex; empty when there are none
 };
 
 /** The run's record in `session` and its weights file in the session's folder. */

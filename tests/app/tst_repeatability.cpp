@@ -71,6 +71,8 @@ private Q_SLOTS:
         QVERIFY(app::repeatabilityText(r).contains(
             QLatin1String("moved in 1 epoch and the devices formed a new group once")));
         r.shareChanges = r.regroups = 0;
+        QVERIFY(app::repeatabilityText(r).contains(QLatin1String("did not record them")));
+        r.sharesRecorded = true;
         QVERIFY(app::repeatabilityText(r).contains(QLatin1String("they never moved")));
         QVERIFY(!app::repeatabilityText(r).contains(QLatin1String("SHA-256 match")));
         r.nodes = 1; // one device: nothing was split

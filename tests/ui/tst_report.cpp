@@ -385,6 +385,8 @@ void TestReport::pdfAndCharts()
     // The invitation to verify frames only while none is verified.
     QCOMPARE(all.contains(QStringLiteral("Verify frames to see")), !verified);
     QVERIFY2(all.contains(QStringLiteral("every 2nd frame")), qPrintable(all));
+    // Why another run of this session may differ (three devices trained it).
+    QVERIFY2(all.contains(QStringLiteral("repeatable only up to float rounding")), qPrintable(all));
     const QString settings = pdfText(pdf, 2);
     QVERIFY2(settings.contains(QStringLiteral("25 run of at most 40")), qPrintable(settings));
     // The full-frame student's dataset is not shown as the crop student's table of dashes.
