@@ -26,6 +26,8 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace edgetrain::ui {
 
 MainWindow::MainWindow(app::Workflow *workflow, QWidget *parent)
@@ -253,7 +255,8 @@ void MainWindow::showStatus(const QString &text, int timeout_ms)
 {
     // A long result (the dataset's, the training's) is cut with an ellipsis, not mid-word at the
     // cluster's corner; the whole of it is the tool tip and the step's own page.
-    const int room = statusBar()->width() - m_cluster->sizeHint().width() - 32;
+    // Before the window is laid out the bar may have no width yet: never elide to nothing.
+    const int room = std::max(240, statusBar()->width() - m_cluster->sizeHint().width() - 32);
     statusBar()->showMessage(statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, room),
                              timeout_ms);
     statusBar()->setToolTip(text);

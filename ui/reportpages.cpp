@@ -147,6 +147,10 @@ std::unique_ptr<ReportCharts> ReportCharts::make(const ReportContent &c)
     auto charts = std::make_unique<ReportCharts>();
     charts->training = TrainingCharts::create(charts->owner.get());
     charts->training.load(*c.session);
+    if (c.plan && c.plan->error.isEmpty()) { // the window's dashed line of the plan's peak
+        charts->training.setPlannedMemory(double(c.plan->plan.predicted_peak_bytes));
+        charts->training.memory->flush();
+    }
     if (c.plan) {
         charts->memory = new MemoryChart(charts->owner.get());
         charts->memory->show(*c.plan);
@@ -236,11 +240,12 @@ void settings(PdfPage &page, const app::Session &s)
         {QObject::tr("Setting"), QObject::tr("Value")},
         {QObject::tr("Student model"), s.plan.model},
         {QObject::tr("Global batch"), QString::number(s.plan.batch)},
-        {QObject::tr("Epochs"), s.training.epochs.empty()
-                                    ? QObject::tr("at most %1").arg(s.plan.epochs)
-                                    : QObject::tr("%1 run of at most %2")
-                                          .arg(s.training.epochs.size())
-                                          .arg(s.plan.epochs)},
+        {QObject::tr("Epochs"),
+         s.training.epochs.empty()
+             ? QObject::tr("at most %1").arg(s.plan.epochs)
+             : QObject::tr("%1 run of at most %2")
+                   .arg(s.training.epochs.size())
+                   .arg(std::max<qsizetype>(s.plan.epochs, s.training.epochs.size()))},
         {QObject::tr("Learning rate"), QString::number(s.plan.lr)},
         {QObject::tr("Mode"), s.plan.mode},
         {QObject::tr("Devices"), s.training.nodes.join(QStringLiteral(", "))},

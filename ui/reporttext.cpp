@@ -441,6 +441,8 @@ QString ReportText::trainingFacts(const app::Session &s)
                     ? QObject::tr("; it stopped early, since no epoch after the %1 lowered the "
                                   "validation loss")
                           .arg(ordinal(t.keptEpoch))
+                : t.state == app::TrainingRecord::State::Failed
+                    ? QObject::tr("; it failed before the last epoch")
                     : QObject::tr("; it was stopped before the last epoch");
     text += QLatin1Char('.');
     if (t.keptEpoch > 0)

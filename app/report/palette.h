@@ -33,7 +33,7 @@ inline QColor onLight(Source source)
     case Source::Tracker:
         return kReddishPurple;
     case Source::Student:
-        return kBlue;
+        return kBluishGreen;
     case Source::Truth:
         return kBlack;
     case Source::Ignore:
@@ -43,7 +43,7 @@ inline QColor onLight(Source source)
 }
 
 /** The colour of `source` drawn over a video frame: bright enough on dark and on busy pictures
- *  (the student's blue is too dark there, so it is the bluish green's lighter kin). */
+ *  (the student's bluish green a little lighter, the truth yellow instead of black). */
 inline QColor onFrame(Source source)
 {
     switch (source) {
@@ -125,10 +125,11 @@ inline QColor series(int i)
     return colours[((i % n) + n) % n];
 }
 
-/** The line style of the i-th series: solid for the first seven, then dashed, then dotted. */
+/** The line style of the i-th series: solid for the first seven, then dash-dot-dot, then
+ *  dash-dot (dashed and dotted already mean "sent" and "dropped out" in the device charts). */
 inline Qt::PenStyle seriesStyle(int i)
 {
-    static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine};
+    static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashDotDotLine, Qt::DashDotLine};
     return styles[(i / 7) % 3];
 }
 

@@ -1,6 +1,7 @@
 #include "pdfpage.h"
 
 #include "chart.h"
+#include "wording.h"
 
 #include <QPageSize>
 #include <QPdfWriter>
@@ -96,10 +97,14 @@ void PdfPage::table(const QList<QStringList> &rows, const QList<double> &widths,
         m_p.setPen(palette::kText);
         for (int c = 0; c < rows[r].size() && c < widths.size(); ++c) {
             const double w = widths[c] * m_area.width();
+            // One row left over takes the place a "1 more row" line would: it is shown instead.
+            const qint64 left = rows.size() - maxRows;
             const QString text =
-                r == maxRows ? (c == 0 ? QStringLiteral("… %1 more rows").arg(rows.size() - maxRows)
-                                       : QString())
-                             : rows[r][c];
+                r == maxRows && left > 1
+                    ? (c == 0 ? QStringLiteral("… %1").arg(wording::counted(
+                                    left, QStringLiteral("more row"), QStringLiteral("more rows")))
+                              : QString())
+                    : rows[r][c];
             m_p.drawText(QRectF(x + 6, m_y, w - 12, h), Qt::AlignVCenter | Qt::AlignLeft,
                          m_p.fontMetrics().elidedText(text, Qt::ElideRight, int(w - 12)));
             x += w;

@@ -57,6 +57,10 @@ private Q_SLOTS:
         QVERIFY(palette::seriesStyle(0) != palette::seriesStyle(7));
         QVERIFY(palette::series(0) != palette::series(1));
         QCOMPARE(palette::series(-1), palette::series(6));
+        // Dashed and dotted mean "sent" and "dropped out" in the device charts: never a device's.
+        for (int i = 0; i < 30; ++i)
+            QVERIFY(palette::seriesStyle(i) != Qt::DashLine &&
+                    palette::seriesStyle(i) != Qt::DotLine);
     }
 };
 
