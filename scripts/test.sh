@@ -19,7 +19,17 @@ stage() {
   echo "== test.sh: $1 took $took s"
   stage_start=$SECONDS
 }
-trap 'if [ ${#stage_times[@]} -gt 0 ]; then echo "== test.sh: where the time went:"; printf "%s\n" "${stage_times[@]}"; echo "$SECONDS s in all"; fi' EXIT
+# At the end, or when a stage fails: every stage's time, the failing one as unfinished.
+report_times() {
+  local status=$?
+  echo "== test.sh: where the time went:"
+  [ ${#stage_times[@]} -eq 0 ] || printf '%s\n' "${stage_times[@]}"
+  if [ "$status" -ne 0 ]; then
+    printf '%5d s  (unfinished: failed in the stage after the last one above)\n' "$((SECONDS - stage_start))"
+  fi
+  echo "$SECONDS s in all"
+}
+trap report_times EXIT
 scripts/install-deps.sh
 stage "install"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
