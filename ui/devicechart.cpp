@@ -90,6 +90,22 @@ void DeviceChart::addDevice(const QString &device)
     }
 }
 
+void DeviceChart::orderDevices(const QStringList &order)
+{
+    std::vector<std::pair<int, QString>> others;
+    for (const auto &[name, index] : *m_colors)
+        if (!order.contains(name))
+            others.emplace_back(index, name);
+    std::sort(others.begin(), others.end());
+    std::map<QString, int> colors;
+    for (const QString &name : order)
+        colors.emplace(name, int(colors.size()));
+    for (const auto &[index, name] : others)
+        colors.emplace(name, int(colors.size()));
+    *m_colors = std::move(colors);
+    reorder();
+}
+
 DeviceChart::Line &DeviceChart::line(const QString &device, int variant)
 {
     Line &l = m_lines[{device, variant}];
@@ -109,7 +125,7 @@ void DeviceChart::reorder()
 {
     std::vector<std::pair<std::pair<int, int>, QLineSeries *>> order;
     for (const auto &[key, l] : m_lines)
-        order.push_back({{(*m_colors)[key.first], key.second}, l.series});
+        order.push_back({{colorIndex(key.first), key.second}, l.series});
     std::sort(order.begin(), order.end(),
               [](const auto &a, const auto &b) { return a.first < b.first; });
     for (const auto &[name, r] : m_references)
@@ -125,10 +141,17 @@ void DeviceChart::reorder()
             restyle(key.first);
 }
 
+int DeviceChart::colorIndex(const QString &device) const
+{
+    const auto it = m_colors->find(device);
+    return it == m_colors->end() ? int(m_colors->size()) : it->second;
+}
+
 void DeviceChart::restyle(const QString &device)
 {
-    const bool lost = m_lost[device];
-    const int index = (*m_colors)[device];
+    const auto lostIt = m_lost.find(device);
+    const bool lost = lostIt != m_lost.end() && lostIt->second;
+    const int index = colorIndex(device);
     for (int v = 0; v < 2; ++v) {
         const auto it = m_lines.find({device, v});
         if (it == m_lines.end())
@@ -251,8 +274,11 @@ void DeviceChart::flush()
         yPer = per;
         yTitle = m_values == Values::BytesPerSecond ? unit + QStringLiteral("/s") : unit;
     }
+    const bool rescaled = xPer != m_xPer || yPer != m_yPer;
+    m_xPer = xPer;
+    m_yPer = yPer;
     for (auto &[key, l] : m_lines) {
-        if (!l.dirty && !m_dirty)
+        if (!l.dirty && !m_dirty && !rescaled)
             continue;
         l.series->replace(scaled(l.points, xPer, yPer));
         l.dirty = false;
@@ -288,6 +314,7 @@ void DeviceChart::clear()
     m_references.clear();
     m_colors->clear();
     m_lost.clear();
+    m_xPer = m_yPer = 1.0;
     roundAxis(m_x, 0, m_xAxis == XAxis::Epoch ? 1 : 10, 4, m_xAxis == XAxis::Epoch ? 1 : 0);
     roundAxis(m_y, 0, m_fixedMax > 0 ? m_fixedMax : 1);
     placeNote();

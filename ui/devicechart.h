@@ -2,6 +2,7 @@
 
 #include <QChartView>
 #include <QPointF>
+#include <QStringList>
 
 #include <map>
 #include <memory>
@@ -55,6 +56,9 @@ public:
     }
     /** Gives `device` the next colour of the shared palette if it has none yet. */
     void addDevice(const QString &device);
+    /** Gives the shared palette's colours in `order` (devices it knew besides keep theirs, after
+     *  those) and restyles this chart's lines; every chart sharing the palette calls it alike. */
+    void orderDevices(const QStringList &order);
     int pointCount() const; // points shown, the devices' lines together (not the references)
     const QString &title() const { return m_title; }
     void setTitle(const QString &title);
@@ -77,6 +81,9 @@ private:
     };
     Line &line(const QString &device, int variant);
     void restyle(const QString &device);
+    /** The device's place in the shared palette; one past the known ones for a stranger (the
+     *  lookup adds no entry). */
+    int colorIndex(const QString &device) const;
     /** Puts the series in the palette's order, so every chart's legend lists the devices
      *  alike. */
     void reorder();
@@ -93,6 +100,9 @@ private:
     QGraphicsTextItem *m_note = nullptr;
     QString m_noteText;
     double m_fixedMax = 0;
+    // The units the series hold now: when the axes' unit changes, every line is rescaled, not
+    // only the ones that got points.
+    double m_xPer = 1.0, m_yPer = 1.0;
     bool m_dirty = false;
 };
 

@@ -134,14 +134,34 @@ void TrainingCharts::clear()
     power->setNote(QString());
 }
 
+QStringList TrainingCharts::deviceOrder(const app::Session &session)
+{
+    QStringList order = session.training.nodes;
+    order.sort(); // the legends in the order of the names
+    std::set<QString> others;
+    for (const app::MetricRow &m : session.training.metrics)
+        others.insert(m.node);
+    for (const app::ProgressRow &p : session.training.progress)
+        others.insert(p.node);
+    for (const QString &name : others)
+        if (!order.contains(name))
+            order << name;
+    return order;
+}
+
+void TrainingCharts::orderDevices(const app::Session &session)
+{
+    const QStringList order = deviceOrder(session);
+    for (DeviceChart *c : all())
+        c->orderDevices(order);
+}
+
 void TrainingCharts::load(const app::Session &session)
 {
+    m_plannedBytes = -1; // another session's plan is not this one's
     clear();
     // The run's devices first, so each has the same colour in every chart.
-    QStringList nodes = session.training.nodes;
-    nodes.sort(); // the legends in the order of the names
-    for (const QString &node : nodes)
-        cpu->addDevice(node);
+    orderDevices(session);
     setMemoryMeaning(std::any_of(session.training.metrics.begin(), session.training.metrics.end(),
                                  [](const app::MetricRow &m) { return m.processRssBytes < 0; }));
     for (const app::MetricRow &m : session.training.metrics) {
@@ -159,7 +179,7 @@ void TrainingCharts::load(const app::Session &session)
     explainPower(session);
     for (const auto &e : session.training.events) {
         const QString &name = e.node.name;
-        if (net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind))
+        if (!name.isEmpty() && (net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind)))
             for (DeviceChart *c : all())
                 c->setLost(name, net::takesNodeOut(e.kind));
     }

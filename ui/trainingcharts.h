@@ -33,6 +33,11 @@ struct TrainingCharts
     void explainPower(const app::Session &session);
     void flush();
     void clear();
+    /** The order of a run's device colours, live and reopened alike: the training's nodes by
+     *  name, then any other device with readings (one released during the run) by name. */
+    static QStringList deviceOrder(const app::Session &session);
+    /** Gives the devices their colours in deviceOrder(session) in every chart. */
+    void orderDevices(const app::Session &session);
     /** Fills the charts from a session's recorded readings (reports, reopened sessions). */
     void load(const app::Session &session);
 

@@ -188,9 +188,12 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
     connect(m_workflow, &app::Workflow::clusterEvent, this, [this](const net::ClusterEvent &e) {
         const QString name = e.node.name;
         addEvent(eventText(e));
+        // The group's events (regrouped, rebalanced, ...) name no device: no line changes.
+        if (name.isEmpty() || !(net::takesNodeOut(e.kind) || net::bringsNodeBack(e.kind)))
+            return;
         if (net::takesNodeOut(e.kind))
             m_lost.insert(name);
-        else if (net::bringsNodeBack(e.kind))
+        else
             m_lost.erase(name);
         for (DeviceChart *c : m_charts.all())
             c->setLost(name, m_lost.count(name) > 0);
@@ -201,13 +204,12 @@ TrainPage::TrainPage(app::Workflow *workflow, QWidget *parent)
             return;
         // The devices' colours in the order of their names, as when the run is reopened, not
         // in the order their first readings come.
-        QStringList names;
-        for (const app::SessionNode &n : m_workflow->session().nodes)
-            if (n.paired)
-                names << n.name;
-        names.sort();
-        for (const QString &name : names)
-            m_charts.cpu->addDevice(name);
+        m_charts.orderDevices(m_workflow->session());
+    });
+    // The planner picks the devices that train: their colours as the reopened run gives them.
+    connect(m_workflow, &app::Workflow::clusterPlanChanged, this, [this] {
+        if (m_workflow->isTraining())
+            m_charts.orderDevices(m_workflow->session());
     });
     connect(m_workflow, &app::Workflow::taskFinished, this,
             [this](app::Task task, bool, const QString &message) {

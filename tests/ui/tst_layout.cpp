@@ -6,6 +6,8 @@
 #include "../support/walkingvideo.h"
 #include "app/session/workflow.h"
 #include "ui/mainwindow.h"
+#include "ui/reportpages.h"
+#include "ui/reportwriter.h"
 #include "ui/trainpage.h"
 
 #include <QApplication>
@@ -280,6 +282,23 @@ void sameColours(const ui::TrainingCharts &charts)
             QVERIFY2(cpuLine, qPrintable(line->name()));
             QCOMPARE(line->pen().color(), cpuLine->pen().color());
         }
+    // and two devices never share one
+    std::map<QRgb, QString> owners;
+    for (QAbstractSeries *s : charts.cpu->chart()->series()) {
+        const QString node = s->name().section(QLatin1Char(' '), 0, 0);
+        const QRgb colour = qobject_cast<QLineSeries *>(s)->pen().color().rgb();
+        const auto [it, added] = owners.emplace(colour, node);
+        QVERIFY2(added || it->second == node, qPrintable(it->second + QStringLiteral(", ") + node));
+    }
+}
+
+/** The line of `chart` named `name`, or none. */
+const QLineSeries *lineNamed(const ui::DeviceChart *chart, const QString &name)
+{
+    for (QAbstractSeries *s : chart->chart()->series())
+        if (s->name() == name)
+            return qobject_cast<QLineSeries *>(s);
+    return nullptr;
 }
 
 } // namespace
@@ -291,6 +310,10 @@ class TestLayout : public QObject
 private Q_SLOTS:
     void initTestCase();
     void axesFollowTheData();
+    void everyLineFollowsTheUnit();
+    void coloursLiveAsReopened();
+    void groupEventsTakeNoColour();
+    void planLineFollowsTheSession();
     void checksSeeCutText();
     void everyStepReads_data();
     void everyStepReads();
@@ -328,6 +351,107 @@ void TestLayout::axesFollowTheData()
     QCOMPARE(x->titleText(), QStringLiteral("minutes"));
     QCOMPARE(x->max(), 8.0); // 6 min 40 s
     QCOMPARE(x->tickInterval(), 2.0);
+}
+
+void TestLayout::everyLineFollowsTheUnit()
+{
+    // Device b drops out before the run passes three minutes, and sends KiB/s while a's grow to
+    // MiB/s: its line is in the axes' new units too.
+    ui::DeviceChart chart(QStringLiteral("Network"), QString());
+    chart.setValues(ui::DeviceChart::Values::BytesPerSecond);
+    for (int s = 0; s <= 120; ++s) {
+        chart.append(QStringLiteral("a"), s, 20 * 1024);
+        chart.append(QStringLiteral("b"), s, 20 * 1024);
+    }
+    chart.flush();
+    for (int s = 121; s <= 600; ++s)
+        chart.append(QStringLiteral("a"), s, 20 * 1024 * 1024);
+    chart.flush();
+    const auto *y = qobject_cast<QValueAxis *>(chart.chart()->axes(Qt::Vertical).first());
+    QCOMPARE(y->titleText(), QStringLiteral("MiB/s"));
+    const QLineSeries *b = lineNamed(&chart, QStringLiteral("b"));
+    QVERIFY(b);
+    QCOMPARE(b->at(b->count() - 1), QPointF(2.0, 20.0 / 1024)); // 120 s at 20 KiB/s
+    const QLineSeries *a = lineNamed(&chart, QStringLiteral("a"));
+    QCOMPARE(a->at(a->count() - 1), QPointF(10.0, 20.0));
+}
+
+void TestLayout::coloursLiveAsReopened()
+{
+    // Three paired devices, the run on two of them: the third device's colour is the same live
+    // (colours given at the start, readings after) as in the reopened run and the PDF.
+    app::Session session;
+    for (const char *name : {"demo-node-1", "demo-node-2", "demo-node-3"}) {
+        app::SessionNode n;
+        n.name = QString::fromLatin1(name);
+        n.paired = true;
+        session.nodes.push_back(n);
+    }
+    session.training.nodes = {QStringLiteral("demo-node-3"), QStringLiteral("demo-node-1")};
+    for (int s = 0; s < 10; ++s)
+        for (const QString &node : session.training.nodes) {
+            app::MetricRow m;
+            m.seconds = s;
+            m.node = node;
+            m.cpuPercent = 40;
+            m.processRssBytes = 1e8;
+            session.training.metrics.push_back(m);
+        }
+    QWidget owner;
+    ui::TrainingCharts live = ui::TrainingCharts::create(&owner);
+    live.orderDevices(session);
+    for (const app::MetricRow &m : session.training.metrics)
+        live.add(m);
+    live.flush();
+    ui::TrainingCharts reopened = ui::TrainingCharts::create(&owner);
+    reopened.load(session);
+    QCOMPARE(ui::TrainingCharts::deviceOrder(session),
+             QStringList({QStringLiteral("demo-node-1"), QStringLiteral("demo-node-3")}));
+    for (const QString &node : session.training.nodes) {
+        const QLineSeries *l = lineNamed(live.cpu, node), *r = lineNamed(reopened.cpu, node);
+        QVERIFY(l && r);
+        QCOMPARE(l->pen().color(), r->pen().color());
+    }
+    sameColours(live);
+    sameColours(reopened);
+}
+
+void TestLayout::groupEventsTakeNoColour()
+{
+    // A group's event names no device: it takes no place in the palette.
+    ui::DeviceChart chart(QStringLiteral("CPU"), QStringLiteral("%")),
+        alone(QStringLiteral("CPU"), QString());
+    chart.setLost(QString(), false);
+    chart.append(QStringLiteral("a"), 0, 1);
+    chart.flush();
+    alone.append(QStringLiteral("a"), 0, 1);
+    alone.flush();
+    QCOMPARE(lineNamed(&chart, QStringLiteral("a"))->pen().color(),
+             lineNamed(&alone, QStringLiteral("a"))->pen().color());
+}
+
+void TestLayout::planLineFollowsTheSession()
+{
+    const QString planLine = QStringLiteral("plan: peak of a step");
+    QWidget owner;
+    ui::TrainingCharts charts = ui::TrainingCharts::create(&owner);
+    charts.setPlannedMemory(1e9);
+    charts.clear(); // a new run of the same session keeps its plan
+    charts.flush();
+    QVERIFY(lineNamed(charts.memory, planLine));
+    app::Session session = trainedSession(m_video);
+    charts.load(session); // another session: not that plan's line
+    QVERIFY(!lineNamed(charts.memory, planLine));
+
+    // The PDF's memory chart has the line as the window's.
+    ui::ReportContent content;
+    content.session = &session;
+    content.plan = app::PlanView{};
+    content.plan->plan.predicted_peak_bytes = std::int64_t(1) << 30;
+    const auto report = ui::ReportCharts::make(content);
+    const QLineSeries *line = lineNamed(report->training.memory, planLine);
+    QVERIFY(line);
+    QCOMPARE(line->at(0).y(), 1024.0); // MiB
 }
 
 void TestLayout::checksSeeCutText()
