@@ -16,6 +16,22 @@ namespace edgetrain::ui {
 namespace {
 
 constexpr double kKiB = 1024.0;
+// Points a line over time holds at most: a long run's line stays light to copy and draw.
+constexpr std::size_t kMaxPoints = 4000;
+
+/** Halves the older half of `points` by averaging neighbouring pairs; the first point stays, so
+ *  the line still starts where the run did (and the newer half keeps its detail). */
+void thin(std::vector<QPointF> &points)
+{
+    const std::size_t older = points.size() / 2;
+    std::vector<QPointF> out{points.front()};
+    out.reserve(points.size());
+    std::size_t i = 1;
+    for (; i + 1 < older; i += 2)
+        out.push_back((points[i] + points[i + 1]) / 2);
+    out.insert(out.end(), points.begin() + std::ptrdiff_t(i), points.end());
+    points = std::move(out);
+}
 
 /** The time axis's unit for a run `seconds` long: its title and seconds per unit. */
 std::pair<QString, double> timeUnit(double seconds)
@@ -185,6 +201,8 @@ void DeviceChart::append(const QString &device, double x, double value, int vari
             l.points.emplace_back(e, sc.first / sc.second);
     } else {
         l.points.emplace_back(x, value);
+        if (l.points.size() > kMaxPoints)
+            thin(l.points);
     }
     l.dirty = true;
 }

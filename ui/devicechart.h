@@ -35,7 +35,8 @@ public:
     DeviceChart(const QString &title, const QString &unit, QWidget *parent = nullptr);
     void setXAxis(XAxis x);
     void setValues(Values values) { m_values = values; }
-    /** x: seconds, or the epoch (values of one epoch and device are averaged into one point). */
+    /** x: seconds, or the epoch (values of one epoch and device are averaged into one point).
+     *  A line over time keeps a few thousand points: past that its older half is thinned. */
     void append(const QString &device, double x, double value, int variant = 0);
     /** A named grey dashed line besides the devices' (a plan, a validation figure): `points` in
      *  the chart's x (seconds or epochs) and values; one point: a level across the chart. Empty

@@ -311,6 +311,7 @@ private Q_SLOTS:
     void initTestCase();
     void axesFollowTheData();
     void everyLineFollowsTheUnit();
+    void longRunsStayLight();
     void coloursLiveAsReopened();
     void groupEventsTakeNoColour();
     void planLineFollowsTheSession();
@@ -374,6 +375,23 @@ void TestLayout::everyLineFollowsTheUnit()
     QCOMPARE(b->at(b->count() - 1), QPointF(2.0, 20.0 / 1024)); // 120 s at 20 KiB/s
     const QLineSeries *a = lineNamed(&chart, QStringLiteral("a"));
     QCOMPARE(a->at(a->count() - 1), QPointF(10.0, 20.0));
+}
+
+void TestLayout::longRunsStayLight()
+{
+    // A reading a second for over five hours: the line keeps a few thousand points, still from
+    // the run's start to its last reading.
+    ui::DeviceChart chart(QStringLiteral("CPU"), QStringLiteral("%"));
+    for (int s = 0; s < 20000; ++s)
+        chart.append(QStringLiteral("a"), s, 50);
+    chart.flush();
+    const QLineSeries *a = lineNamed(&chart, QStringLiteral("a"));
+    QVERIFY(a);
+    QVERIFY2(a->count() <= 4000, qPrintable(QString::number(a->count())));
+    QCOMPARE(a->at(0), QPointF(0, 50));
+    QCOMPARE(a->at(a->count() - 1), QPointF(19999.0 / 3600, 50)); // hours
+    for (int i = 1; i < a->count(); ++i)
+        QVERIFY(a->at(i).x() > a->at(i - 1).x());
 }
 
 void TestLayout::coloursLiveAsReopened()
