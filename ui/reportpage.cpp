@@ -109,10 +109,11 @@ ReportPage::ReportPage(app::Workflow *workflow, PlanSource plan, QWidget *parent
     m_results->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_results->setMaximumHeight(110);
     tables->addWidget(m_results);
-    row->addLayout(tables, 1);
+    // Three fifths for the tables: the verified one, with its intervals, fits whole at 1366 px.
+    row->addLayout(tables, 3);
     m_pr = new PrChart(this);
     m_pr->setMinimumSize(420, 280);
-    row->addWidget(m_pr, 1);
+    row->addWidget(m_pr, 2);
     auto *buttons = new QHBoxLayout;
     m_evaluate = new QPushButton(tr("Evaluate"), this);
     m_frames = new QSpinBox(this);
