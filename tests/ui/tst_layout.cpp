@@ -26,7 +26,6 @@
 #include <QValueAxis>
 
 #include <cmath>
-#include <set>
 
 using namespace edgetrain;
 
@@ -38,15 +37,7 @@ constexpr double kEpochSeconds = 18.7; // a run of several minutes: the time axi
 const char *const kStepNames[] = {"nodes", "capture", "dataset", "verify",
                                   "plan",  "train",   "report",  "deploy"};
 
-/**
- * Failures of pages this test does not own, named by size, step and text; each is a bug for the
- * page's owner. A listed failure that no longer happens is reported (qWarning) so the list can
- * shrink; one not listed fails the test.
- */
-const std::set<QString> kKnownFailures = {};
-
-/** The report suites' score (reportsupport.h) on 16 frames with 90 people, as wide as the demo's.
- */
+/** The report suites' score (reportsupport.h): 16 frames, 90 people, as wide as the demo's. */
 vision::DetectorScore score(const std::string &name, double recall, double precision)
 {
     vision::DetectorScore s =
@@ -535,15 +526,7 @@ void TestLayout::everyStepReads()
             failures
                 << QStringLiteral("%1x%2 %3: %4").arg(size.width()).arg(size.height()).arg(name, p);
     }
-    QStringList unexpected;
-    for (const QString &f : failures)
-        if (!kKnownFailures.count(f))
-            unexpected << f;
-    const QString here = QStringLiteral("%1x%2 ").arg(size.width()).arg(size.height());
-    for (const QString &known : kKnownFailures)
-        if (known.startsWith(here) && !failures.contains(known))
-            qWarning("known failure no longer happens, remove it: %s", qPrintable(known));
-    QVERIFY2(unexpected.isEmpty(), qPrintable(unexpected.join(QLatin1Char('\n'))));
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join(QLatin1Char('\n'))));
 }
 
 void TestLayout::trainStepSaysWhatItShows()
