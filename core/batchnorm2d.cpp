@@ -68,6 +68,18 @@ Json BatchNorm2d::spec() const
     return j;
 }
 
+void BatchNorm2d::trackStatistics(const double *mean, const double *variance, std::int64_t count)
+{
+    for (int c = 0; c < m_channels; ++c) {
+        float &rm = m_runningMean.data()[c];
+        float &rv = m_runningVar.data()[c];
+        rm = float((1.0 - m_momentum) * rm + m_momentum * mean[c]);
+        rv = float((1.0 - m_momentum) * rv +
+                   m_momentum * variance[c] * double(count) / double(count - 1));
+    }
+    ++m_batchesTracked;
+}
+
 Tensor BatchNorm2d::forward(const Tensor &x, LayerCache *cache, const PassContext &ctx)
 {
     return forwardImpl(x, cache, ctx, false, nullptr);

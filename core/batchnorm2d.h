@@ -27,6 +27,14 @@ public:
     Json spec() const override;
 
     std::int64_t batchesTracked() const { return m_batchesTracked; }
+    int channels() const { return m_channels; }
+    double eps() const { return m_eps; }
+    /**
+     * What forward() does to the running statistics in training, for statistics gathered
+     * elsewhere (a tile group sums them over its tiles): `mean` and the biased `variance` per
+     * channel over `count` values each.
+     */
+    void trackStatistics(const double *mean, const double *variance, std::int64_t count);
 
     /**
      * forward() with a ReLU after it, in the same pass over memory: y = max(bn(x), 0), or with

@@ -18,6 +18,8 @@ public:
                     bool needInputGrad) override;
     Json spec() const override;
 
+    const Pool2dOptions &options() const { return m_options; }
+
 private:
     Pool2dOptions m_options;
 };

@@ -3,6 +3,7 @@
 #include "chainexecutor.h"
 #include "error.h"
 #include "random.h"
+#include "tiledstage.h"
 
 namespace edgetrain::core {
 
@@ -52,6 +53,40 @@ StepResult Model::forwardBackward(const Tensor &x, const std::int32_t *labels,
     if (m_storeAll.stageCount() != int(m_stages.size()))
         m_storeAll = Schedule::storeAll(int(m_stages.size()));
     return ChainExecutor::run(*this, m_storeAll, x, labels, ctx);
+}
+
+void Model::setTiling(int stages, int rows, int cols)
+{
+    if (m_tiling.active()) { // back to the plain chain first
+        auto *group = static_cast<TiledStage *>(m_stages.front().get());
+        auto inner = group->release();
+        m_stages.erase(m_stages.begin());
+        m_stages.insert(m_stages.begin(), std::make_move_iterator(inner.begin()),
+                        std::make_move_iterator(inner.end()));
+        m_tiling = Tiling{};
+    }
+    if (stages <= 0 || rows * cols <= 1)
+        return;
+    if (stages >= int(m_stages.size()))
+        throw SpecError("model '" + m_spec.name() + "' has " + std::to_string(m_stages.size()) +
+                        " stages: a tile group of " + std::to_string(stages) +
+                        " leaves none for the rest of the network");
+    for (int i = 0; i < stages; ++i)
+        if (const std::string why = TiledStage::refusal(*m_stages[std::size_t(i)]); !why.empty())
+            throw SpecError("model '" + m_spec.name() + "': cannot tile " + why);
+    Shape out = batchShape(1);
+    for (int i = 0; i < stages; ++i)
+        out = m_stages[std::size_t(i)]->outputShape(out);
+    if (out.rank() != 4 || rows > out[2] || cols > out[3])
+        throw SpecError("model '" + m_spec.name() + "': a grid of " + std::to_string(rows) + "x" +
+                        std::to_string(cols) + " tiles does not fit the output " + out.toString() +
+                        " of its first " + std::to_string(stages) + " stages");
+    std::vector<std::unique_ptr<Stage>> inner(std::make_move_iterator(m_stages.begin()),
+                                              std::make_move_iterator(m_stages.begin() + stages));
+    m_stages.erase(m_stages.begin(), m_stages.begin() + stages);
+    auto group = std::make_unique<TiledStage>(std::move(inner), rows, cols);
+    m_stages.insert(m_stages.begin(), std::move(group));
+    m_tiling = Tiling{stages, rows, cols};
 }
 
 std::vector<NamedParameter> Model::parameters()

@@ -66,6 +66,23 @@ public:
     std::vector<NamedParameter> parameters();
     std::vector<NamedBuffer> buffers();
     std::int64_t parameterCount();
+    /**
+     * Runs the first `stages` stages as one fused tile group on a rows x cols grid (TiledStage):
+     * they become stage 0 of the chain, so stageCount() falls by stages - 1 and schedules are
+     * for the shorter chain. Parameters, names and results stay the same. stages = 0 or a 1 x 1
+     * grid undoes it. Throws SpecError if a stage cannot be tiled or the grid does not fit.
+     */
+    void setTiling(int stages, int rows, int cols);
+    /** The tiled stages' count and grid; {0, 1, 1} when the model is not tiled. */
+    struct Tiling
+    {
+        int stages = 0;
+        int rows = 1;
+        int cols = 1;
+        bool active() const { return stages > 0 && rows * cols > 1; }
+    };
+    Tiling tiling() const { return m_tiling; }
+
     /** Forward FLOPs (2 x multiply-adds of conv and linear layers, plus the rest) for a batch. */
     double forwardFlops(std::int64_t batch) const;
 
@@ -76,6 +93,7 @@ private:
     std::vector<std::unique_ptr<Stage>> m_stages;
     int m_classes = 0;
     Schedule m_storeAll; // the default program, built once
+    Tiling m_tiling;
 };
 
 } // namespace edgetrain::core
