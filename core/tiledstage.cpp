@@ -85,11 +85,22 @@ TiledStage::TiledStage(std::vector<std::unique_ptr<Stage>> stages, int gridRows,
         if (const std::string why = refusal(*stage); !why.empty())
             throw SpecError("cannot tile " + why);
         stage->forEachLayer([&](const std::string &, Layer &layer) {
-            m_layers.push_back(
-                {&layer, dynamic_cast<BatchNorm2d *>(&layer), *windowOf(layer), params});
+            m_layers.push_back({&layer, dynamic_cast<BatchNorm2d *>(&layer), *windowOf(layer),
+                                params, layer.type() == "relu"});
             params += layer.parameters().size();
         });
     }
+}
+
+std::optional<std::size_t> TiledStage::tailNorm() const
+{
+    for (std::size_t l = m_layers.size(); l-- > 0;) {
+        if (m_layers[l].norm)
+            return l;
+        if (!m_layers[l].relu)
+            return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 Shape TiledStage::outputShape(const Shape &input) const
@@ -179,8 +190,17 @@ Tensor TiledStage::runTile(const Tensor &x, const TileSteps &t, std::size_t end,
                 cache->tensors = {h};
                 cache->inputShape = h.shape();
             }
-            h = tiles::normalize(h, stats[norm++], params[0]->value.data(),
-                                 params[1]->value.data());
+            // A ReLU after it runs in the same pass; its cache is its output, as ReLU leaves it.
+            const bool relu = l + 1 < end && m_layers[l + 1].relu;
+            h = tiles::normalize(h, stats[norm++], params[0]->value.data(), params[1]->value.data(),
+                                 relu);
+            if (!keepsAll(t.rows[l], t.cols[l], h.shape())) // only what the next layer reads
+                h = tiles::crop(h, keptOfOutput(t.rows[l], t.cols[l]), MemoryCategory::Activations);
+            if (relu) {
+                ++l;
+                if (caches && l >= cacheFrom)
+                    (*caches)[l] = LayerCache{{h}, h.shape()};
+            }
             continue;
         }
         const Shape inShape = h.shape();
@@ -213,17 +233,26 @@ TiledStage::Statistics TiledStage::runningStatistics() const
     return out;
 }
 
-TiledStage::Statistics
-TiledStage::gatherStatistics(const Tensor &x, const TileGeometry &g, const PassContext &ctx,
-                             std::vector<tiles::ChannelMoments> &moments) const
+TiledStage::Statistics TiledStage::gatherStatistics(const Tensor &x, const TileGeometry &g,
+                                                    const PassContext &ctx,
+                                                    std::vector<tiles::ChannelMoments> &moments,
+                                                    Tensor *y) const
 {
     Statistics stats;
     for (std::size_t l : normLayers()) {
         const BatchNorm2d &norm = *m_layers[l].norm;
         tiles::ChannelMoments m(norm.channels());
+        const bool tail = y && tailNorm() == l;
         for (const TileSteps &t : g.tiles()) {
             const Tensor h = runTile(x, t, l, stats, nullptr, 0, ctx);
-            m.add(h, relative(t.rows[l], t.cols[l], t.rows[l].owned, t.cols[l].owned));
+            const tiles::Window owned =
+                relative(t.rows[l], t.cols[l], t.rows[l].owned, t.cols[l].owned);
+            m.add(h, owned);
+            // The last norm's map is the output's, its owned parts the output's cores: the
+            // values it normalises go straight to the output, saving a pass over the tiles.
+            if (tail)
+                tiles::place(tiles::crop(h, owned, MemoryCategory::Activations), *y,
+                             {t.rows[l].owned, t.cols[l].owned});
         }
         if (m.count < 2)
             throw ShapeError("layer '" + norm.name() +
@@ -295,19 +324,25 @@ double TiledStage::stepCostFactor(const Shape &input) const
     // A layer's backward counted as twice its forward, as the planner's profile does.
     const double all = tiled[n];
     double cost = 0.0;
-    for (std::size_t l : normLayers())
-        cost += tiled[l] + all + 2.0 * (all - tiled[l + 1]); // statistics; backward sums
-    cost += all + all + 2.0 * all;                           // forward; final backward pass
+    const auto tail = tailNorm();
+    for (std::size_t l : normLayers()) {
+        cost += tiled[l]; // its statistics
+        if (l != tail)
+            cost += all + 2.0 * (all - tiled[l + 1]); // its backward sums
+    }
+    cost += (tail ? 0.0 : all) + all + 2.0 * all; // output; the final backward pass
     return untiled > 0.0 ? cost / (3.0 * untiled) : 1.0;
 }
 
 Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext &ctx)
 {
     const TileGeometry &g = geometry(x.shape());
+    Tensor y(outputShape(x.shape()), MemoryCategory::Activations);
     Statistics stats;
+    const auto tail = ctx.training ? tailNorm() : std::nullopt;
     if (ctx.training) {
         std::vector<tiles::ChannelMoments> moments;
-        stats = gatherStatistics(x, g, ctx, moments);
+        stats = gatherStatistics(x, g, ctx, moments, tail ? &y : nullptr);
         // Only a step's first forward moves the running statistics, as BatchNorm2d does.
         if (!ctx.recompute && !x.isVirtual()) {
             std::size_t j = 0;
@@ -321,12 +356,19 @@ Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext
     } else {
         stats = runningStatistics();
     }
-    Tensor y(outputShape(x.shape()), MemoryCategory::Activations);
-    for (const TileSteps &t : g.tiles())
-        tiles::place(runTile(x, t, m_layers.size(), stats, nullptr, 0, ctx), y,
-                     {t.rows.back().output, t.cols.back().output});
+    if (tail) { // y holds the last norm's input: normalise it (and the ReLU) in place
+        auto params = m_layers[*tail].norm->parameters();
+        tiles::normalizeInto(y, y, stats.back(), params[0]->value.data(), params[1]->value.data(),
+                             *tail + 1 < m_layers.size());
+    } else {
+        for (const TileSteps &t : g.tiles())
+            tiles::place(runTile(x, t, m_layers.size(), stats, nullptr, 0, ctx), y,
+                         {t.rows.back().output, t.cols.back().output});
+    }
+    // The output is kept too (the next stage holds it anyway): backward reads the last norm's
+    // sums from it.
     if (cache)
-        cache->tensors = {x, pack(stats)};
+        cache->tensors = {x, pack(stats), y};
     return y;
 }
 
@@ -344,6 +386,8 @@ Tensor TiledStage::backTile(Tensor grad, const TileSteps &t, std::size_t stop,
             const Tensor &in = caches[l].tensors.at(0);
             --norm;
             auto params = gl.norm->parameters();
+            if (!keepsAll(t.rows[l], t.cols[l], in.shape())) // zero where the tile only owns
+                grad = tiles::padded(grad, in.shape(), keptOfOutput(t.rows[l], t.cols[l]));
             if (gradSums) {
                 std::vector<double> dBeta(std::size_t(gl.norm->channels()), 0.0);
                 std::vector<double> dGamma(dBeta.size(), 0.0);
@@ -402,14 +446,26 @@ Tensor TiledStage::backward(const Tensor &dy, const StageCache &cache, const Pas
         meanDyXhat[j].assign(C, 0.0);
         if (!ctx.training)
             continue;
-        for (const TileSteps &t : g.tiles()) {
-            std::vector<LayerCache> caches(m_layers.size());
-            runTile(x, t, m_layers.size(), stats, &caches, l, ctx);
-            const Tensor grad =
-                backTile(tiles::crop(dy, core(t), MemoryCategory::Activations), t, l + 1, stats,
-                         caches, meanDy, meanDyXhat, ctx, true, nullptr);
-            tiles::addGradientSums(grad, caches[l].tensors.at(0), stats[j], meanDy[j],
-                                   meanDyXhat[j]);
+        auto params = m_layers[l].norm->parameters();
+        const float *gamma = params[0]->value.data(), *beta = params[1]->value.data();
+        if (tailNorm() == l && !x.isVirtual() &&
+            std::none_of(gamma, gamma + C, [](float v) { return v == 0.0f; })) {
+            tiles::addTailGradientSums(dy, cache.tensors.at(2), gamma, beta, meanDy[j],
+                                       meanDyXhat[j]);
+        } else {
+            for (const TileSteps &t : g.tiles()) {
+                std::vector<LayerCache> caches(m_layers.size());
+                runTile(x, t, m_layers.size(), stats, &caches, l, ctx);
+                const Tensor grad =
+                    backTile(tiles::crop(dy, core(t), MemoryCategory::Activations), t, l + 1, stats,
+                             caches, meanDy, meanDyXhat, ctx, true, nullptr);
+                const Tensor &in = caches[l].tensors.at(0);
+                tiles::addGradientSums(
+                    keepsAll(t.rows[l], t.cols[l], in.shape())
+                        ? grad
+                        : tiles::padded(grad, in.shape(), keptOfOutput(t.rows[l], t.cols[l])),
+                    in, stats[j], meanDy[j], meanDyXhat[j]);
+            }
         }
         const double count = double(x.dim(0)) * double(g.height(l)) * double(g.width(l));
         for (std::size_t c = 0; c < C; ++c) {

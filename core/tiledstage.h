@@ -65,6 +65,7 @@ private:
         BatchNorm2d *norm = nullptr; // the layer, when it is a batch norm
         TileLayerWindow window;
         std::size_t firstParam = 0; // index of its first parameter among the group's
+        bool relu = false;
     };
     using Statistics = std::vector<tiles::NormStatistics>; // by batch norm, in layer order
     /** A tile's pass, layer by layer, from the group's input up to layer `end` (exclusive). */
@@ -73,7 +74,10 @@ private:
     std::vector<std::size_t> normLayers() const;
     /** The whole map's statistics of every batch norm, one pass over the tiles each. */
     Statistics gatherStatistics(const Tensor &x, const TileGeometry &g, const PassContext &ctx,
-                                std::vector<tiles::ChannelMoments> &moments) const;
+                                std::vector<tiles::ChannelMoments> &moments, Tensor *y) const;
+    /** The last batch norm, when only ReLUs follow it: its map is the output's, so forward
+     *  writes its input straight to the output and backward reads its sums from the output. */
+    std::optional<std::size_t> tailNorm() const;
     Statistics runningStatistics() const;
     Tensor runTile(const Tensor &x, const TileSteps &t, std::size_t end, const Statistics &stats,
                    std::vector<LayerCache> *caches, std::size_t cacheFrom,

@@ -53,12 +53,16 @@ std::vector<TileAxisStep> TileGeometry::axisSteps(bool rows, const std::vector<s
     for (std::size_t l = n; l-- > 0;) {
         const AxisWindow &w = rows ? m_layers[l].rows : m_layers[l].cols;
         TileAxisStep &step = steps[l];
+        step.output = need;
         if (m_layers[l].batchNorm) {
-            // The tile normalises with the whole map's statistics and gathers its owned part's.
+            // The tile normalises with the whole map's statistics and gathers its owned part's:
+            // it computes the norm's input over both, and keeps what the next layer reads.
             step.owned = splitSpan(sizes[l + 1], index, parts);
             need = {std::min(need.begin, step.owned.begin), std::max(need.end, step.owned.end)};
+            step.input = need;
+            step.outputOrigin = need.begin;
+            continue;
         }
-        step.output = need;
         if (w.positionwise()) {
             step.input = need;
             step.outputOrigin = need.begin;

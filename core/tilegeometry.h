@@ -42,7 +42,7 @@ struct TileLayerWindow
  * which is the next layer's `input`. Positions of the crop's output outside `output` may be wrong
  * (the layer padded where the map goes on); they are cut away and never reach a kept value.
  * At a batch norm, `owned` is the part of the map whose statistics this tile gathers: the owned
- * parts of all tiles partition the map.
+ * parts of all tiles partition the map, and the norm's `input` covers both `owned` and `output`.
  */
 struct TileAxisStep
 {

@@ -1,5 +1,6 @@
 #include "tilekernels.h"
 
+#include "eigentypes.h"
 #include "error.h"
 
 #include <algorithm>
@@ -42,8 +43,7 @@ void transfer(const Tensor &small, const Tensor &big, const Window &w)
             if constexpr (!ToBig)
                 std::memcpy(s, b, std::size_t(cw) * sizeof(float));
             else if constexpr (Add)
-                for (std::int64_t i = 0; i < cw; ++i)
-                    b[i] += s[i];
+                ArrayMap(b, cw) += ConstArrayMap(s, cw);
             else
                 std::memcpy(b, s, std::size_t(cw) * sizeof(float));
         }
@@ -104,24 +104,28 @@ void ChannelMoments::add(const Tensor &x, const Window &w)
         count += n;
         return;
     }
+    const std::int64_t cw = w.cols.size();
+    // Row by row in float (a row is short), rows summed in double; then the deviations from
+    // the part's own mean, so the merge below stays exact in double.
+    auto rowAt = [&](std::int64_t i, std::int64_t c, std::int64_t r) {
+        return ConstArrayMap(x.data() + ((i * C + c) * H + r) * W + w.cols.begin, cw);
+    };
     for (std::int64_t c = 0; c < C; ++c) {
         double sum = 0.0;
         for (std::int64_t i = 0; i < N; ++i)
-            for (std::int64_t r = w.rows.begin; r < w.rows.end; ++r) {
-                const float *row = x.data() + ((i * C + c) * H + r) * W;
-                for (std::int64_t k = w.cols.begin; k < w.cols.end; ++k)
-                    sum += row[k];
-            }
+            for (std::int64_t r = w.rows.begin; r < w.rows.end; ++r)
+                sum += double(rowAt(i, c, r).sum());
         const double partMean = sum / double(n);
-        double partM2 = 0.0;
+        const auto m = float(partMean);
+        double partM2 = 0.0, drift = 0.0;
         for (std::int64_t i = 0; i < N; ++i)
             for (std::int64_t r = w.rows.begin; r < w.rows.end; ++r) {
-                const float *row = x.data() + ((i * C + c) * H + r) * W;
-                for (std::int64_t k = w.cols.begin; k < w.cols.end; ++k) {
-                    const double d = row[k] - partMean;
-                    partM2 += d * d;
-                }
+                const auto d = rowAt(i, c, r) - m;
+                partM2 += double(d.square().sum());
+                drift += double(d.sum());
             }
+        // The float mean's rounding, taken back out (sum of squares about the exact mean).
+        partM2 -= drift * drift / double(n);
         const auto cc = std::size_t(c);
         const double total = double(count + n);
         const double delta = partMean - mean[cc];
@@ -139,22 +143,31 @@ std::vector<double> ChannelMoments::variance() const
     return v;
 }
 
-Tensor normalize(const Tensor &x, const NormStatistics &s, const float *gamma, const float *beta)
+Tensor normalize(const Tensor &x, const NormStatistics &s, const float *gamma, const float *beta,
+                 bool relu)
 {
     Tensor y(x.shape(), MemoryCategory::Activations);
+    if (!y.isVirtual())
+        normalizeInto(x, y, s, gamma, beta, relu);
+    return y;
+}
+
+void normalizeInto(const Tensor &x, Tensor &y, const NormStatistics &s, const float *gamma,
+                   const float *beta, bool relu)
+{
     if (y.isVirtual())
-        return y;
+        return;
     const std::int64_t C = x.dim(1), HW = x.dim(2) * x.dim(3);
     forPlanes(x.shape(), [&](std::int64_t p) {
         const auto c = std::size_t(p % C);
         const float scale = gamma[c] * s.invStd[c];
         const float offset = beta[c] - s.mean[c] * scale;
-        const float *in = x.data() + p * HW;
-        float *out = y.data() + p * HW;
-        for (std::int64_t i = 0; i < HW; ++i)
-            out[i] = in[i] * scale + offset;
+        auto out = ArrayMap(y.data() + p * HW, HW);
+        if (relu)
+            out = (ConstArrayMap(x.data() + p * HW, HW) * scale + offset).max(0.0f);
+        else
+            out = ConstArrayMap(x.data() + p * HW, HW) * scale + offset;
     });
-    return y;
 }
 
 void addGradientSums(const Tensor &dy, const Tensor &x, const NormStatistics &s,
@@ -168,14 +181,35 @@ void addGradientSums(const Tensor &dy, const Tensor &x, const NormStatistics &s,
     const std::int64_t C = x.dim(1), HW = x.dim(2) * x.dim(3);
     forPlanes(x.shape(), [&](std::int64_t p) {
         const auto c = std::size_t(p % C);
-        const float *g = dy.data() + p * HW, *in = x.data() + p * HW;
-        double a = 0.0, b = 0.0;
+        const ConstArrayMap g(dy.data() + p * HW, HW);
+        sumDy[c] += double(g.sum());
+        sumDyXhat[c] +=
+            double((g * (ConstArrayMap(x.data() + p * HW, HW) - s.mean[c])).sum()) * s.invStd[c];
+    });
+}
+
+void addTailGradientSums(const Tensor &dy, const Tensor &y, const float *gamma, const float *beta,
+                         std::vector<double> &sumDy, std::vector<double> &sumDyXhat)
+{
+    if (dy.shape() != y.shape())
+        throw ShapeError("tile norm: gradient " + dy.shape().toString() + " against output " +
+                         y.shape().toString());
+    if (dy.isVirtual())
+        return;
+    const std::int64_t C = y.dim(1), HW = y.dim(2) * y.dim(3);
+    forPlanes(y.shape(), [&](std::int64_t p) {
+        const auto c = std::size_t(p % C);
+        const float *g = dy.data() + p * HW, *out = y.data() + p * HW;
+        float a = 0.0f, b = 0.0f;
+        // Where the ReLU passed its input, y is the norm's output: xhat = (y - beta) / gamma.
+#pragma omp simd reduction(+ : a, b)
         for (std::int64_t i = 0; i < HW; ++i) {
-            a += g[i];
-            b += double(g[i]) * double(in[i] - s.mean[c]);
+            const float gi = out[i] > 0.0f ? g[i] : 0.0f;
+            a += gi;
+            b += gi * (out[i] - beta[c]);
         }
         sumDy[c] += a;
-        sumDyXhat[c] += b * s.invStd[c];
+        sumDyXhat[c] += double(b) / gamma[c];
     });
 }
 
@@ -187,20 +221,20 @@ Tensor normBackward(const Tensor &dy, const Tensor &x, const NormStatistics &s, 
     Tensor dx(x.shape(), MemoryCategory::Activations);
     if (dx.isVirtual())
         return dx;
-    const std::int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const std::int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), cw = owned.cols.size();
     forPlanes(x.shape(), [&](std::int64_t p) {
         const auto c = std::size_t(p % C);
         const float k = gamma[c] * s.invStd[c];
         const float *g = dy.data() + p * H * W, *in = x.data() + p * H * W;
         float *out = dx.data() + p * H * W;
-        for (std::int64_t i = 0; i < H * W; ++i)
-            out[i] = k * g[i];
+        ArrayMap(out, H * W) = ConstArrayMap(g, H * W) * k;
         // The whole map's mean terms, once: on the part of the map this tile owns.
-        const float a = float(-k * meanDy[c] + k * s.invStd[c] * meanDyXhat[c] * s.mean[c]);
-        const float b = float(-k * s.invStd[c] * meanDyXhat[c]);
-        for (std::int64_t r = owned.rows.begin; r < owned.rows.end; ++r)
-            for (std::int64_t q = owned.cols.begin; q < owned.cols.end; ++q)
-                out[r * W + q] += in[r * W + q] * b + a;
+        const auto a = float(-k * meanDy[c] + k * s.invStd[c] * meanDyXhat[c] * s.mean[c]);
+        const auto b = float(-k * s.invStd[c] * meanDyXhat[c]);
+        for (std::int64_t r = owned.rows.begin; r < owned.rows.end; ++r) {
+            const std::int64_t at = r * W + owned.cols.begin;
+            ArrayMap(out + at, cw) += ConstArrayMap(in + at, cw) * b + a;
+        }
     });
     return dx;
 }

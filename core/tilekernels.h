@@ -49,12 +49,21 @@ struct NormStatistics
     std::vector<float> invStd;
 };
 
-/** y = gamma (x - mean) invStd + beta, per channel. */
-Tensor normalize(const Tensor &x, const NormStatistics &s, const float *gamma, const float *beta);
+/** y = gamma (x - mean) invStd + beta, per channel (with `relu`, max(that, 0)). */
+Tensor normalize(const Tensor &x, const NormStatistics &s, const float *gamma, const float *beta,
+                 bool relu);
+/** The same into y (may be x itself). */
+void normalizeInto(const Tensor &x, Tensor &y, const NormStatistics &s, const float *gamma,
+                   const float *beta, bool relu);
 
 /** Adds sum(dy) and sum(dy * xhat) per channel over the whole tensors to the two sums. */
 void addGradientSums(const Tensor &dy, const Tensor &x, const NormStatistics &s,
                      std::vector<double> &sumDy, std::vector<double> &sumDyXhat);
+
+/** The same sums for a batch norm followed only by ReLUs, from the group's output y = max(bn, 0)
+ *  and its gradient: dy counts where y > 0, and there xhat = (y - beta) / gamma (gamma != 0). */
+void addTailGradientSums(const Tensor &dy, const Tensor &y, const float *gamma, const float *beta,
+                         std::vector<double> &sumDy, std::vector<double> &sumDyXhat);
 
 /**
  * One tile's share of a batch norm's input gradient: gamma invStd dy everywhere, less
