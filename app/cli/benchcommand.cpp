@@ -10,6 +10,7 @@
 #include "core/trainingbenchmark.h"
 #include "core/zoo.h"
 #include "net/training/collectives.h"
+#include "tilingoptions.h"
 
 #include <QStringList>
 #include <gloo/rendezvous/file_store.h>
@@ -335,6 +336,7 @@ int BenchCommand::run(const QStringList &arguments)
                   "on: a batch norm and the ReLU after it run as one pass (the engine's way); "
                   "off: layer by layer (the reference, for comparison).",
                   "on|off", "on");
+    addTilingOptions(cli);
     if (!cli.parse())
         return ExitSuccess;
     const std::string fuse = cli.text("fuse");
@@ -354,6 +356,16 @@ int BenchCommand::run(const QStringList &arguments)
     options.warmup_steps = int(cli.integer("warmup", 0, 1000));
     options.seed = std::uint64_t(cli.integer("seed", 0, std::int64_t(1) << 53));
     core::Model model(cli.modelSpec(), options.seed);
+    const TilingRequest tiling = tilingRequest(cli);
+    std::optional<core::TiledPlan> tiled;
+    if (tiling.requested) {
+        try {
+            tiled = core::planTiling(model, options.batch, -1, tiling.stages, tiling.grid);
+        } catch (const core::SpecError &e) {
+            throw UsageError(std::string("--tiles: ") + e.what());
+        }
+        cli.message(tilingText(*tiled));
+    }
     CliContext::installStopHandler();
     const core::BenchmarkResult r =
         core::TrainingBenchmark::run(model, options, CliContext::stopFlag());
@@ -404,6 +416,8 @@ int BenchCommand::run(const QStringList &arguments)
         json.set("gflops", r.gflops).set("step_seconds", std::move(steps));
         json.set("peak_bytes", r.memory.peak_total_bytes);
         json.set("peak_bytes_by_category", CliContext::memoryJson(r.memory));
+        if (tiled)
+            setTilingJson(json, *tiled);
         cli.printJson(json);
     }
     return ExitSuccess;

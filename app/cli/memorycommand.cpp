@@ -10,6 +10,7 @@
 #include "core/random.h"
 #include "core/sgd.h"
 #include "core/zoo.h"
+#include "tilingoptions.h"
 
 #include <algorithm>
 #include <chrono>
@@ -316,6 +317,7 @@ int MemoryCommand::run(const QStringList &arguments)
     cli.addOption("steps", "Steps for --run.", "N", "4");
     cli.addOption("profile", "Plan with measured stage times instead of FLOP counts.");
     cli.addOption("sweep", "Print the curve of peak memory against recompute factor.");
+    addTilingOptions(cli);
     if (!cli.parse())
         return ExitSuccess;
     const std::int64_t batch = cli.integer("batch", 1, 65536);
@@ -339,6 +341,18 @@ int MemoryCommand::run(const QStringList &arguments)
     if (!run && !profile)
         virtualWeights.emplace();
     auto model = std::make_unique<core::Model>(spec, 0);
+    const TilingRequest tiling = tilingRequest(cli);
+    std::optional<core::TiledPlan> tiled;
+    if (tiling.requested) {
+        cli.progress("weighing tile grids and groups");
+        try {
+            tiled = core::planTiling(*model, batch, budget, tiling.stages, tiling.grid);
+        } catch (const core::SpecError &e) {
+            throw UsageError(std::string("--tiles: ") + e.what());
+        }
+        cli.progressDone();
+        cli.message(tilingText(*tiled));
+    }
     const int L = int(model->stageCount());
 
     core::MemoryPlanner planner(*model, batch);
@@ -367,8 +381,12 @@ int MemoryCommand::run(const QStringList &arguments)
             return ExitFailure;
         }
     }
-    if (cli.json())
-        cli.printJson(m.resultJson(plan, measured, curve));
+    if (cli.json()) {
+        core::Json json = m.resultJson(plan, measured, curve);
+        if (tiled)
+            setTilingJson(json, *tiled);
+        cli.printJson(json);
+    }
     return plan.fits || budget < 0 ? ExitSuccess : ExitFailure;
 }
 
