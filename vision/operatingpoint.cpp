@@ -9,17 +9,21 @@
 
 namespace edgetrain::vision {
 
-OperatingPoint OperatingPointCalibration::bestF1(const DetectorScore &score)
+OperatingPoint OperatingPointCalibration::bestF(const DetectorScore &score, double beta)
 {
     OperatingPoint best;
+    best.beta = beta;
     best.frames = score.frames;
     best.boxes = score.truths;
+    const double b2 = beta * beta;
     for (const PrPoint &p : score.curve) {
-        const double f1 = p.recall + p.precision > 0
-                              ? 2 * p.recall * p.precision / (p.recall + p.precision)
-                              : 0.0;
-        if (f1 > best.f1 + 1e-9) {
-            best.f1 = f1;
+        const double sum = b2 * p.precision + p.recall;
+        const double f = sum > 0 ? (1 + b2) * p.precision * p.recall / sum : 0.0;
+        if (f > best.f_beta + 1e-9) {
+            best.f_beta = f;
+            best.f1 = p.recall + p.precision > 0
+                          ? 2 * p.recall * p.precision / (p.recall + p.precision)
+                          : 0.0;
             best.recall = p.recall;
             best.precision = p.precision;
             best.threshold = p.threshold;
@@ -73,7 +77,8 @@ OperatingPoint OperatingPointCalibration::calibrate(FrameSource &source, Teacher
     student.threshold = kept;
     MetricsOptions m;
     m.iou = options.iou;
-    return bestF1(DetectionMetrics::evaluate("student", run.detections.front(), truth, m));
+    return bestF(DetectionMetrics::evaluate("student", run.detections.front(), truth, m),
+                 options.beta);
 }
 
 } // namespace edgetrain::vision

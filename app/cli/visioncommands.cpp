@@ -9,6 +9,7 @@
 #include "core/safetensors.h"
 #include "core/zoo.h"
 #include "labelcommand.h"
+#include "tilingoptions.h"
 #include "vision/cropdataset.h"
 #include "vision/groundtruth.h"
 #include "vision/labeling.h"
@@ -133,6 +134,7 @@ ViewpointPipelineOptions frameViewpointOptions(CliContext &cli, const std::strin
     }
     if (wantsCluster(cli))
         o.cluster = clusterOptions(cli);
+    o.tiling = tilingRequest(cli);
     o.truth = loadTruth(cli, out, sourceSpec);
     return o;
 }
@@ -222,8 +224,8 @@ void addViewpointOptions(CliContext &cli)
                   "shift, colour).",
                   "N", "4");
     cli.addOption("student-threshold",
-                  "frames: the student's operating threshold, or auto: the best F1 against "
-                  "the session's labels on the training frames.",
+                  "frames: the student's operating threshold, or auto: the best F0.5 "
+                  "(precision first) against the session's labels on the training frames.",
                   "X", "auto");
     cli.addOption("labels",
                   "frames: reuse the labels.json of this session instead of labelling "

@@ -19,7 +19,7 @@ class FrameSource;
 namespace edgetrain::app {
 
 /**
- * The full-frame student's operating threshold: its best F1 against the session's labels on the
+ * The full-frame student's operating threshold: its best F0.5 against the session's labels on the
  * frames it trained on (OperatingPointCalibration at its defaults: 60 frames, IoU 0.5; never the
  * held-out or the verified frames), with the frame dataset's ground plane so the labels are the
  * targets it trained on. Saved with the weights at `weightsPath` (when not empty), so every later

@@ -39,7 +39,7 @@ struct EvaluationOutcome
  * What "Evaluate" does (step 6, also run after a finished training). Runs on a TaskRunner
  * thread with one compute thread (the frames/s are one core's); holds copies of what it reads.
  *
- * 0. Full-frame student: its operating threshold, the best F1 against the session's labels on
+ * 0. Full-frame student: its operating threshold, the best F0.5 against the session's labels on
  *    60 training frames (calibrateStudent), saved with its weights.
  * 1. The picked frames (kind "frames", when `truth` has any): a DetectionRun from the source's
  *    start to the last picked frame with the teacher's detector part (the "hog" of "hog+motion",

@@ -56,17 +56,25 @@ core::Json frameDatasetReport(const vision::FrameDatasetStats &stats,
 core::Json operatingPointReport(const vision::OperatingPoint &p, const std::string &against,
                                 const Say &say)
 {
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
-                  "against %s on %d training frames (%d boxes)",
-                  double(p.threshold), p.f1, p.recall, p.precision,
-                  against == "verified" ? "the frames a person verified" : "the session's labels",
-                  p.frames, p.boxes);
+    const char *where =
+        against == "verified" ? "the frames a person verified" : "the session's labels";
+    char line[260];
+    if (p.beta == 1.0)
+        std::snprintf(line, sizeof line,
+                      "student threshold %.3f: the best F1 (%.3f: recall %.3f, precision %.3f) "
+                      "against %s on %d training frames (%d boxes)",
+                      double(p.threshold), p.f1, p.recall, p.precision, where, p.frames, p.boxes);
+    else
+        std::snprintf(line, sizeof line,
+                      "student threshold %.3f: the best F%.2g (%.3f: recall %.3f, precision "
+                      "%.3f, F1 %.3f) against %s on %d training frames (%d boxes)",
+                      double(p.threshold), p.beta, p.f_beta, p.recall, p.precision, p.f1, where,
+                      p.frames, p.boxes);
     say(line);
     core::Json pj;
     pj.set("threshold", double(p.threshold)).set("f1", p.f1).set("recall", p.recall);
     pj.set("precision", p.precision).set("frames", p.frames).set("boxes", p.boxes);
+    pj.set("beta", p.beta).set("f_beta", p.f_beta);
     pj.set("against", against);
     return pj;
 }

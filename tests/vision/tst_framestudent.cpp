@@ -216,7 +216,7 @@ private Q_SLOTS:
     void boxesMapBackToSourcePixels();
     void mirrorViewsAreFused();
     void labelsKeepStudentBoxes();
-    void operatingPointIsTheBestF1AgainstTheLabels();
+    void operatingPointWeighsPrecisionAgainstTheLabels();
     void operatingThresholdTravelsWithTheWeights();
 
 private:
@@ -792,11 +792,13 @@ void TestFrameStudent::labelsKeepStudentBoxes()
     QCOMPARE(back.tracks[0].boxes[2].source, BoxSource::Teacher);
 }
 
-void TestFrameStudent::operatingPointIsTheBestF1AgainstTheLabels()
+void TestFrameStudent::operatingPointWeighsPrecisionAgainstTheLabels()
 {
     // The curve by hand (per frame: movers 0 and 1 at 0.6, mover 2 at 0.25, a false box at 0.4,
-    // the rejected track's box at 0.9 neither way): >= 0.6 recall 2/3 at precision 1 (F1 0.8);
-    // >= 0.4 recall 2/3 at 2/3 (0.667); >= 0.25 recall 1 at 3/4 (F1 0.857): the best is 0.25.
+    // the rejected track's box at 0.9 neither way): >= 0.6 recall 2/3 at precision 1 (F1 0.8,
+    // F0.5 0.909); >= 0.4 recall 2/3 at 2/3 (0.667, 0.667); >= 0.25 recall 1 at 3/4 (F1 0.857,
+    // F0.5 0.789). The default F0.5 keeps 0.6, giving up the third mover for no false box;
+    // the best F1 would take 0.25.
     LabelResult labels = m_scene.labels(100);
     Track rejected;
     rejected.id = 9;
@@ -817,12 +819,23 @@ void TestFrameStudent::operatingPointIsTheBestF1AgainstTheLabels()
         QVERIFY2(f <= 79, "a frame after last_frame was used");
     QCOMPARE(detector.threshold, 0.5f); // restored
     QCOMPARE(p.frames, 8);
-    QCOMPARE(p.threshold, 0.25f);
-    QVERIFY2(std::abs(p.recall - 1.0) < 1e-9, qPrintable(QString::number(p.recall)));
-    QVERIFY2(std::abs(p.precision - 0.75) < 1e-9, qPrintable(QString::number(p.precision)));
-    QVERIFY(std::abs(p.f1 - 6.0 / 7.0) < 1e-9);
     QCOMPARE(p.boxes, 3 * 8);
-    // Without the third mover's hits, 0.6 is best (recall 2/3 at precision 1).
+    QCOMPARE(p.beta, 0.5);
+    QCOMPARE(p.threshold, 0.6f);
+    QVERIFY2(std::abs(p.recall - 2.0 / 3.0) < 1e-9, qPrintable(QString::number(p.recall)));
+    QVERIFY2(std::abs(p.precision - 1.0) < 1e-9, qPrintable(QString::number(p.precision)));
+    QVERIFY(std::abs(p.f1 - 0.8) < 1e-9); // the F1 there, reported beside the F0.5
+    QVERIFY(std::abs(p.f_beta - 10.0 / 11.0) < 1e-9);
+    // As the best F1: 0.25 (recall 1 at precision 3/4).
+    o.beta = 1.0;
+    ScriptedDetector plain(m_scene, labels);
+    const OperatingPoint f1 = OperatingPointCalibration::calibrate(*source, plain, labels, o);
+    QCOMPARE(f1.threshold, 0.25f);
+    QVERIFY2(std::abs(f1.recall - 1.0) < 1e-9, qPrintable(QString::number(f1.recall)));
+    QVERIFY2(std::abs(f1.precision - 0.75) < 1e-9, qPrintable(QString::number(f1.precision)));
+    QVERIFY(std::abs(f1.f1 - 6.0 / 7.0) < 1e-9);
+    QVERIFY(std::abs(f1.f_beta - f1.f1) < 1e-12);
+    // Without the third mover's hits, 0.6 is the best F1 too (recall 2/3 at precision 1).
     for (Track &t : labels.tracks)
         if (t.id == 2)
             t.state = Track::State::Rejected;
