@@ -38,10 +38,11 @@ public:
     struct Options
     {
         int frames = 60; // labelled frames used, spread evenly over [0, last_frame]
-        /** The F-beta maximised: below 1 precision weighs more. The student learnt these
-         *  frames' backgrounds as negatives, so its false boxes are rarer here than on new
-         *  frames, while a session nobody has verified reports at this point; 0.5 is the usual
-         *  precision-first choice (recall counts half as much). 1: the best F1. */
+        /** The F-beta maximised: below 1 precision weighs more. The student repeats the
+         *  labels' own wrong boxes, which the labels count as hits, so against a person's truth
+         *  on the same frames its precision falls further below the labels' figure than its
+         *  recall does; and a session nobody has verified reports at this point. 0.5 is the
+         *  usual precision-first choice (recall counts half as much). 1: the best F1. */
         double beta = 0.5;
         int last_frame = -1; // inclusive; -1: every labelled frame (< the labels' max_frames)
         double iou = 0.5;
