@@ -6,6 +6,7 @@
 #include "net/protocol/controlclient.h"
 #include "net/protocol/keyfile.h"
 #include "net/training/trainingcoordinator.h"
+#include "tilingoptions.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -75,6 +76,7 @@ void addNodeOptions(CliContext &cli, const QString &collectiveTimeout)
                   "async: how many pushes the fastest node may run ahead of the slowest.", "S",
                   "4");
     cli.addOption("local-steps", "local-sgd: steps between model averages.", "H", "8");
+    addTilingOptions(cli);
     cli.addOption("collective-timeout",
                   "How long a collective may wait for a peer before the peer counts as lost.",
                   "DURATION", collectiveTimeout);
@@ -125,6 +127,7 @@ ClusterOptions clusterOptions(CliContext &cli)
     if (!net::readKeyFile(QString::fromStdString(cli.text("key-file")), &o.key, &error))
         throw core::IoError(error.toStdString());
     o.nodes = resolveNodes(cli);
+    o.tiling = tilingRequest(cli);
     return o;
 }
 
@@ -134,6 +137,15 @@ bool wantsCluster(const CliContext &cli)
 }
 
 namespace {
+
+/** How many nodes the run asks for (--nodes' list, or --discover N): each trains its part of a
+ *  batch, which the tiling is planned for. */
+qsizetype plannedNodes(const CliContext &cli)
+{
+    if (cli.isSet("nodes"))
+        return QString::fromStdString(cli.text("nodes")).split(QLatin1Char(',')).size();
+    return cli.isSet("discover") ? qsizetype(cli.integer("discover", 1, 4096)) : 1;
+}
 
 /** The job `train` sends the nodes, from its options; every option is checked here, before
  *  anything is read or connected. */
@@ -173,6 +185,12 @@ net::JobSpec clusterJob(const CliContext &cli, const ClusterTrainSettings &s)
     if (job.collective_timeout_ms < 500)
         throw UsageError("--collective-timeout must be at least 500ms");
     job.memory_budget_bytes = s.budget_bytes;
+    try {
+        applyTiling(job, s.spec, plannedNodes(cli), {{QString(), s.budget_bytes}},
+                    tilingRequest(cli));
+    } catch (const core::SpecError &e) {
+        throw UsageError(std::string("--tiles: ") + e.what());
+    }
     job.profile_steps = int(cli.integer("profile-steps", 1, net::JobSpec::kMaxProfileSteps));
     job.dataset = QString::fromStdString(s.dataset);
     job.train_limit = s.train_limit;

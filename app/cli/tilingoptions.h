@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/session/tiling.h"
 #include "core/json.h"
 #include "core/tilingplanner.h"
 
@@ -9,15 +10,6 @@
 namespace edgetrain::app {
 
 class CliContext;
-
-/** What --tiles NxM|auto and --group K|auto asked for: nothing, or a grid and a group each
- *  fixed or left to the planner. */
-struct TilingRequest
-{
-    bool requested = false;
-    std::optional<std::pair<int, int>> grid; // none: auto
-    std::optional<int> stages;               // none: auto
-};
 
 /** Adds --tiles and --group to a command. */
 void addTilingOptions(CliContext &cli);

@@ -13,6 +13,7 @@
 #include "core/trainer.h"
 #include "core/weightaverage.h"
 #include "core/zoo.h"
+#include "tilingoptions.h"
 
 #include <chrono>
 #include <cstdio>
@@ -246,6 +247,16 @@ int trainLocally(CliContext &cli, const TrainSettings &t)
     if (budget >= 0)
         core::BufferPool::instance().setLimit(budget); // kept blocks stay within it too
     core::Model model(cli.modelSpec(), options.seed);
+    try {
+        const core::Model::Tiling tiling =
+            resolveTiling(model.spec(), options.batch, budget, tilingRequest(cli));
+        model.setTiling(tiling.stages, tiling.rows, tiling.cols);
+        if (tiling.active())
+            cli.message("the first " + std::to_string(tiling.stages) + " stages run on " +
+                        std::to_string(tiling.rows) + "x" + std::to_string(tiling.cols) + " tiles");
+    } catch (const core::SpecError &e) {
+        throw UsageError(std::string("--tiles: ") + e.what());
+    }
     if (budget >= 0)
         fitBudget(cli, model, budget, options);
     cli.message("loading " + t.dataset + " from " + cli.text("data-dir"));

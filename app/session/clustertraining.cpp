@@ -8,6 +8,22 @@
 
 namespace edgetrain::app {
 
+void applyTiling(net::JobSpec &job, const core::ModelSpec &spec, qsizetype nodes,
+                 const std::map<QString, std::int64_t> &budgets, const TilingRequest &request)
+{
+    // A node's part of the batch, evenly split (the planner's shares move it a little), within
+    // the smallest budget any node has.
+    std::int64_t budget = -1;
+    for (const auto &[name, bytes] : budgets)
+        if (bytes >= 0)
+            budget = budget < 0 ? bytes : std::min(budget, bytes);
+    const std::int64_t n = std::max<qsizetype>(1, nodes);
+    const core::Model::Tiling t = resolveTiling(spec, (job.batch + n - 1) / n, budget, request);
+    job.tiled_stages = t.active() ? t.stages : 0;
+    job.tile_rows = t.active() ? t.rows : 1;
+    job.tile_cols = t.active() ? t.cols : 1;
+}
+
 TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)
 {
     TrainingSetup s;
@@ -29,6 +45,7 @@ TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)
         job.average_decay = j.averageDecay; // async: the server's
     }
     job.dataset = QStringLiteral("shipped");
+    applyTiling(job, j.spec, cluster.nodes.size(), cluster.budgetBytes, cluster.tiling);
     s.key = cluster.key;
     s.nodes = cluster.nodes;
     s.budgetBytes = cluster.budgetBytes;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/session/tiling.h"
 #include "core/modelspec.h"
 #include "net/planner/clusterplanner.h"
 #include "net/training/job.h"
@@ -32,6 +33,9 @@ struct ClusterOptions
     std::map<QString, std::int64_t> budgetBytes; // memory budget by node name
     /** Set: every node profiles the job and the run trains on the best cluster for it. */
     std::optional<net::PlanObjective> objective;
+    /** Each node's early stages as a fused tile group (resolveTiling: for its part of the batch
+     *  within the smallest of the budgets). */
+    TilingRequest tiling;
 };
 
 /** What is trained: the model, its dataset in the session folder, and the optimiser's numbers. */
@@ -52,6 +56,11 @@ struct ClusterJob
     QString weightsPath; // where the trained weights are written
     QString idPrefix = QStringLiteral("session");
 };
+
+/** Sets the job's tiling for a request (resolveTiling): each of `nodes` nodes with its part of
+ *  the batch within the smallest of `budgets`. Throws core::SpecError where it cannot be met. */
+void applyTiling(net::JobSpec &job, const core::ModelSpec &spec, qsizetype nodes,
+                 const std::map<QString, std::int64_t> &budgets, const TilingRequest &request);
 
 /** The cluster run's setup: the job the nodes get (the detector trains as
  *  FrameStudentTrainer trains it: cosine from the peak, its weight decay), the nodes and key.

@@ -159,9 +159,16 @@ core::Json PipelineRun::round(int round)
 
 core::Json PipelineRun::trainHere(int round, const vision::FrameDatasetStats &stats)
 {
-    if (!m_model)
+    if (!m_model) {
         m_model = std::make_shared<core::Model>(vision::FrameStudentTrainer::spec(stats.input),
                                                 m_o.train.seed);
+        const core::Model::Tiling t =
+            resolveTiling(m_model->spec(), m_o.train.batch, -1, m_o.tiling);
+        m_model->setTiling(t.stages, t.rows, t.cols);
+        if (t.active())
+            say("the detector's first " + std::to_string(t.stages) + " stages run on " +
+                std::to_string(t.rows) + "x" + std::to_string(t.cols) + " tiles");
+    }
     vision::FrameTrainOptions rt = m_o.train;
     const int epochs = round == 1 ? rt.epochs : std::max(1, rt.epochs / 2);
     rt.epochs = epochs;

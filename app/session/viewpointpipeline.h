@@ -38,6 +38,9 @@ struct ViewpointPipelineOptions
     /** Set: every round trains on these nodes through TrainingRun, as the window's training
      *  step does (a fresh job each round, at `train`'s epochs and lr); unset: here. */
     std::optional<ClusterOptions> cluster;
+    /** Trained here: the detector's early stages as a fused tile group (resolveTiling, at the
+     *  training batch; on nodes, cluster->tiling says it). */
+    TilingRequest tiling;
 };
 
 /** What the pipeline says as it goes; every member may be empty. */

@@ -125,6 +125,7 @@ private Q_SLOTS:
     void parameterServerKeepsTheAverage();
 
     // real nodes
+    void syncEqualsOneNode_data();
     void syncEqualsOneNode();
     void syncAverageEqualsOneNodesAverage();
     void asyncLearnsWithoutCollapse_data();
@@ -422,6 +423,20 @@ void TestCluster::jobsAreValidated()
     const auto fromOld = net::JobSpec::fromCbor(old, &error);
     QVERIFY2(fromOld, qPrintable(error));
     QCOMPARE(fromOld->memory_budget_bytes, std::int64_t(64 << 20));
+    // Tiling travels as three numbers; an older app's job (none of them) runs untiled.
+    net::JobSpec tiled = job;
+    tiled.tiled_stages = 3;
+    tiled.tile_rows = 2;
+    tiled.tile_cols = 4;
+    const auto tiledBack = net::JobSpec::fromCbor(tiled.toCbor(), &error);
+    QVERIFY2(tiledBack, qPrintable(error));
+    QCOMPARE(tiledBack->tiled_stages, 3);
+    QCOMPARE(tiledBack->tile_rows, 2);
+    QCOMPARE(tiledBack->tile_cols, 4);
+    QCOMPARE(back->tiled_stages, 0);
+    QCborMap noTiles = tiled.toCbor();
+    noTiles.remove(QLatin1String("tiled_stages"));
+    QCOMPARE(net::JobSpec::fromCbor(noTiles, &error)->tiled_stages, 0);
     // The async exchange: bf16 by default, not pipelined; an older app's job (no such fields)
     // means the float32 exchange without pipelining, which its parameter server speaks.
     net::JobSpec pipelined = job;
@@ -806,12 +821,31 @@ void TestCluster::parameterServerKeepsTheAverage()
     QVERIFY(average != now);
 }
 
+void TestCluster::syncEqualsOneNode_data()
+{
+    QTest::addColumn<int>("tiledStages");
+    QTest::newRow("untiled") << 0;
+    QTest::newRow("first 3 stages on 2x3 tiles") << 3;
+}
+
 void TestCluster::syncEqualsOneNode()
 {
     if (!haveFashionMnist())
         QFAIL("dataset-fashion-mnist is missing: scripts/install-deps.sh installs it");
     startNodes(3);
-    const net::JobSpec job = lenetJob(net::TrainingMode::Sync, 1280);
+    QFETCH(int, tiledStages);
+    net::JobSpec job = lenetJob(net::TrainingMode::Sync, 1280);
+    // Tiled: every node runs LeNet-5's first stages tile by tile on its part of each batch.
+    job.tiled_stages = tiledStages;
+    job.tile_rows = tiledStages ? 2 : 1;
+    job.tile_cols = tiledStages ? 3 : 1;
+    if (tiledStages) { // the nodes do read it: a grid larger than the stages' output is refused
+        net::JobSpec tooFine = job;
+        tooFine.tile_rows = 64;
+        const net::ClusterResult refused = run(tooFine);
+        QVERIFY(!refused.finished);
+        QVERIFY2(refused.error.contains(QLatin1String("tiles")), qPrintable(refused.error));
+    }
     const net::ClusterResult r = run(job);
     QVERIFY2(r.finished, qPrintable(r.error));
     QCOMPARE(r.fingerprints.size(), std::size_t(3));

@@ -62,6 +62,9 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("collective_timeout_ms"), collective_timeout_ms);
     m.insert(QStringLiteral("memory_budget_bytes"), qint64(memory_budget_bytes));
     m.insert(QStringLiteral("memory_budget"), qint64(memory_budget_bytes)); // what older nodes read
+    m.insert(QStringLiteral("tiled_stages"), tiled_stages);
+    m.insert(QStringLiteral("tile_rows"), tile_rows);
+    m.insert(QStringLiteral("tile_cols"), tile_cols);
     m.insert(QStringLiteral("dataset"), dataset);
     m.insert(QStringLiteral("train_limit"), qint64(train_limit));
     m.insert(QStringLiteral("test_limit"), qint64(test_limit));
@@ -121,6 +124,9 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     j.memory_budget_bytes =
         r.integer(r.has("memory_budget_bytes") ? "memory_budget_bytes" : "memory_budget", -1,
                   std::int64_t(1) << 50);
+    j.tiled_stages = int(r.integerOr("tiled_stages", 0, 0, 1024));
+    j.tile_rows = int(r.integerOr("tile_rows", 1, 1, 64));
+    j.tile_cols = int(r.integerOr("tile_cols", 1, 1, 64));
     j.dataset = r.text("dataset", 64);
     j.train_limit = r.integer("train_limit", 0, std::int64_t(1) << 40);
     j.test_limit = r.integer("test_limit", 0, std::int64_t(1) << 40);

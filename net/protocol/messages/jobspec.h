@@ -81,6 +81,12 @@ struct JobSpec
      *  link turn, and the nodes in line behind it wait 30 s before they give up. */
     int exchangeProbeTimeoutMs() const { return std::min(collective_timeout_ms, 8000); }
     std::int64_t memory_budget_bytes = -1; // per node, bytes; -1: the node's own limit only
+    // Each node runs its model's first `tiled_stages` stages as a fused tile group on a
+    // tile_rows x tile_cols grid (core::TiledStage) over its part of every batch; 0: untiled
+    // (and what an older coordinator's job means).
+    int tiled_stages = 0;
+    int tile_rows = 1;
+    int tile_cols = 1;
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"
     // (the coordinator sends it first, in checksummed chunks, under these shipment ids).

@@ -42,6 +42,7 @@ std::int64_t ShareFitter::largestBatchWithin(std::int64_t budget)
     if (const auto known = m_batchWithin.find(budget); known != m_batchWithin.end())
         return known->second;
     core::Model model(core::ModelSpec::fromJson(m_job.model, "the job's model"), m_job.seed);
+    model.setTiling(m_job.tiled_stages, m_job.tile_rows, m_job.tile_cols); // as the nodes run it
     std::int64_t lo = 0, hi = m_job.batch + 1; // lo fits (0 trivially), find the largest
     while (lo < hi) {
         const std::int64_t mid = (lo + hi + 1) / 2;

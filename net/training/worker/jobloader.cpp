@@ -34,6 +34,8 @@ LoadedJob JobLoader::load(const JobSpec &job, const WorkerContext &context)
     LoadedJob loaded;
     const core::ModelSpec spec = core::ModelSpec::fromJson(job.model, "the job's model");
     loaded.model = std::make_unique<core::Model>(spec, job.seed);
+    // Before the optimizer and the flat state: they hold the parameters, which tiling keeps.
+    loaded.model->setTiling(job.tiled_stages, job.tile_rows, job.tile_cols);
     core::SgdOptions sgd;
     sgd.momentum = job.momentum;
     sgd.weight_decay = job.weight_decay;
