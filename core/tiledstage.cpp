@@ -165,6 +165,40 @@ std::vector<std::size_t> TiledStage::normLayers() const
     return out;
 }
 
+std::vector<const TileSteps *> TiledStage::ownTiles(const TileGeometry &g) const
+{
+    std::vector<const TileSteps *> out;
+    for (std::size_t i = 0; i < g.tiles().size(); ++i)
+        if (!m_team || int(i % std::size_t(m_team->size)) == m_team->rank)
+            out.push_back(&g.tiles()[i]);
+    return out;
+}
+
+void TiledStage::teamMoments(tiles::ChannelMoments &m, const BatchNorm2d &norm) const
+{
+    const std::size_t C = m.mean.size();
+    std::vector<double> shift(C, 0.0);
+    for (const LayerBuffer &b : const_cast<BatchNorm2d &>(norm).buffers())
+        if (b.name == "running_mean" && b.tensor->data())
+            shift.assign(b.tensor->data(), b.tensor->data() + C);
+    // Sums about a shift every rank shares, so the team's sum is one allreduce.
+    std::vector<double> v(2 * C + 1, 0.0);
+    const double n = double(m.count);
+    for (std::size_t c = 0; c < C; ++c) {
+        const double d = m.mean[c] - shift[c];
+        v[c] = n * d;
+        v[C + c] = m.m2[c] + n * d * d;
+    }
+    v[2 * C] = n;
+    m_team->sumDoubles(v.data(), v.size());
+    m.count = std::int64_t(std::llround(v[2 * C]));
+    for (std::size_t c = 0; c < C; ++c) {
+        const double d = m.count > 0 ? v[c] / double(m.count) : 0.0;
+        m.mean[c] = shift[c] + d;
+        m.m2[c] = std::max(0.0, v[C + c] - double(m.count) * d * d);
+    }
+}
+
 std::vector<int> TiledStage::normChannels() const
 {
     std::vector<int> out;
@@ -243,7 +277,8 @@ TiledStage::Statistics TiledStage::gatherStatistics(const Tensor &x, const TileG
         const BatchNorm2d &norm = *m_layers[l].norm;
         tiles::ChannelMoments m(norm.channels());
         const bool tail = y && tailNorm() == l;
-        for (const TileSteps &t : g.tiles()) {
+        for (const TileSteps *own : ownTiles(g)) {
+            const TileSteps &t = *own;
             const Tensor h = runTile(x, t, l, stats, nullptr, 0, ctx);
             const tiles::Window owned =
                 relative(t.rows[l], t.cols[l], t.rows[l].owned, t.cols[l].owned);
@@ -254,6 +289,8 @@ TiledStage::Statistics TiledStage::gatherStatistics(const Tensor &x, const TileG
                 tiles::place(tiles::crop(h, owned, MemoryCategory::Activations), *y,
                              {t.rows[l].owned, t.cols[l].owned});
         }
+        if (m_team && !x.isVirtual())
+            teamMoments(m, norm);
         if (m.count < 2)
             throw ShapeError("layer '" + norm.name() +
                              "' (batchnorm2d): training needs more than one value per channel");
@@ -337,7 +374,9 @@ double TiledStage::stepCostFactor(const Shape &input) const
 Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext &ctx)
 {
     const TileGeometry &g = geometry(x.shape());
-    Tensor y(outputShape(x.shape()), MemoryCategory::Activations);
+    // A team's ranks each write their cores; the sum of the ranks' outputs is the output.
+    Tensor y = m_team ? Tensor::zeros(outputShape(x.shape()), MemoryCategory::Activations)
+                      : Tensor(outputShape(x.shape()), MemoryCategory::Activations);
     Statistics stats;
     const auto tail = ctx.training ? tailNorm() : std::nullopt;
     if (ctx.training) {
@@ -357,13 +396,17 @@ Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext
         stats = runningStatistics();
     }
     if (tail) { // y holds the last norm's input: normalise it (and the ReLU) in place
+        if (m_team && !y.isVirtual())
+            m_team->sumFloats(y.data(), std::size_t(y.numel()));
         auto params = m_layers[*tail].norm->parameters();
         tiles::normalizeInto(y, y, stats.back(), params[0]->value.data(), params[1]->value.data(),
                              *tail + 1 < m_layers.size());
     } else {
-        for (const TileSteps &t : g.tiles())
-            tiles::place(runTile(x, t, m_layers.size(), stats, nullptr, 0, ctx), y,
-                         {t.rows.back().output, t.cols.back().output});
+        for (const TileSteps *t : ownTiles(g))
+            tiles::place(runTile(x, *t, m_layers.size(), stats, nullptr, 0, ctx), y,
+                         {t->rows.back().output, t->cols.back().output});
+        if (m_team && !y.isVirtual())
+            m_team->sumFloats(y.data(), std::size_t(y.numel()));
     }
     // The output is kept too (the next stage holds it anyway): backward reads the last norm's
     // sums from it.
@@ -453,7 +496,8 @@ Tensor TiledStage::backward(const Tensor &dy, const StageCache &cache, const Pas
             tiles::addTailGradientSums(dy, cache.tensors.at(2), gamma, beta, meanDy[j],
                                        meanDyXhat[j]);
         } else {
-            for (const TileSteps &t : g.tiles()) {
+            for (const TileSteps *own : ownTiles(g)) {
+                const TileSteps &t = *own;
                 std::vector<LayerCache> caches(m_layers.size());
                 runTile(x, t, m_layers.size(), stats, &caches, l, ctx);
                 const Tensor grad =
@@ -465,6 +509,13 @@ Tensor TiledStage::backward(const Tensor &dy, const StageCache &cache, const Pas
                         ? grad
                         : tiles::padded(grad, in.shape(), keptOfOutput(t.rows[l], t.cols[l])),
                     in, stats[j], meanDy[j], meanDyXhat[j]);
+            }
+            if (m_team && !x.isVirtual()) {
+                std::vector<double> v(meanDy[j]);
+                v.insert(v.end(), meanDyXhat[j].begin(), meanDyXhat[j].end());
+                m_team->sumDoubles(v.data(), v.size());
+                std::copy(v.begin(), v.begin() + std::ptrdiff_t(C), meanDy[j].begin());
+                std::copy(v.begin() + std::ptrdiff_t(C), v.end(), meanDyXhat[j].begin());
             }
         }
         const double count = double(x.dim(0)) * double(g.height(l)) * double(g.width(l));
@@ -478,7 +529,8 @@ Tensor TiledStage::backward(const Tensor &dy, const StageCache &cache, const Pas
         for (Parameter *p : gl.layer->parameters())
             sums.push_back(Tensor::zeros(p->grad.shape(), MemoryCategory::Gradients));
     Tensor dx = needInputGrad ? Tensor::zeros(x.shape(), MemoryCategory::Activations) : Tensor();
-    for (const TileSteps &t : g.tiles()) {
+    for (const TileSteps *own : ownTiles(g)) {
+        const TileSteps &t = *own;
         std::vector<LayerCache> caches(m_layers.size());
         runTile(x, t, m_layers.size(), stats, &caches, 0, ctx);
         const Tensor grad = backTile(tiles::crop(dy, core(t), MemoryCategory::Activations), t, 0,

@@ -33,6 +33,23 @@ class BatchNorm2d;
 class TiledStage : public Stage
 {
 public:
+    /**
+     * Devices that split one group's tiles (the paper's across-device method): rank r computes
+     * the tiles whose index is r modulo size, of every image it is given, and the team sums
+     * what the tiles' results need from the others — batch-norm moments and backward sums
+     * (doubles), the group's output (floats, each rank writing its cores into zeros). Every
+     * rank gets the whole output; backward needs the whole output gradient on every rank, and
+     * leaves in the parameters' gradients this rank's tiles' share (the team's sum is the
+     * untiled gradient).
+     */
+    struct TileTeam
+    {
+        int rank = 0;
+        int size = 1;
+        std::function<void(double *, std::size_t)> sumDoubles;
+        std::function<void(float *, std::size_t)> sumFloats;
+    };
+
     TiledStage(std::vector<std::unique_ptr<Stage>> stages, int gridRows, int gridCols);
 
     std::string_view type() const override { return "tiled"; }
@@ -47,6 +64,9 @@ public:
     int gridRows() const { return m_gridRows; }
     int gridCols() const { return m_gridCols; }
     std::size_t stageCount() const { return m_stages.size(); }
+    /** Splits the tiles over a team (none: this device runs them all). */
+    void setTeam(std::optional<TileTeam> team) { m_team = std::move(team); }
+    const std::optional<TileTeam> &team() const { return m_team; }
     /** The stages it tiles, given back (the group is empty afterwards). */
     std::vector<std::unique_ptr<Stage>> release() { return std::move(m_stages); }
     /** The tile geometry for an input batch shape. */
@@ -72,6 +92,11 @@ private:
     struct TilePass;
 
     std::vector<std::size_t> normLayers() const;
+    /** The tiles this device computes: all, or its team rank's. */
+    std::vector<const TileSteps *> ownTiles(const TileGeometry &g) const;
+    /** The team's moments of one norm from this rank's (about the running mean, which every
+     *  rank holds alike). */
+    void teamMoments(tiles::ChannelMoments &m, const BatchNorm2d &norm) const;
     /** The whole map's statistics of every batch norm, one pass over the tiles each. */
     Statistics gatherStatistics(const Tensor &x, const TileGeometry &g, const PassContext &ctx,
                                 std::vector<tiles::ChannelMoments> &moments, Tensor *y) const;
@@ -95,6 +120,7 @@ private:
     std::vector<GroupLayer> m_layers;
     int m_gridRows, m_gridCols;
     mutable std::optional<std::pair<Shape, TileGeometry>> m_geometry;
+    std::optional<TileTeam> m_team;
 };
 
 } // namespace edgetrain::core

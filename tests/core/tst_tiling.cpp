@@ -18,7 +18,9 @@
 #include <QTest>
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
+#include <thread>
 
 using namespace edgetrain;
 using namespace edgetrain::core;
@@ -106,6 +108,36 @@ std::string convBnRelu(const char *name, int kernel, int stride, int padding, in
         .toStdString();
 }
 
+/** Ranks on threads of this process summing through shared slots: gloo's allreduce, in order. */
+struct InProcessTeam
+{
+    explicit InProcessTeam(int n)
+        : size(n), sync(n), doubles(std::size_t(n)), floats(std::size_t(n))
+    {}
+    template <typename T>
+    void sum(std::vector<std::vector<T>> &slots, int rank, T *data, std::size_t n)
+    {
+        slots[std::size_t(rank)].assign(data, data + n);
+        sync.arrive_and_wait();
+        for (std::size_t i = 0; i < n; ++i) {
+            T total = 0;
+            for (const auto &slot : slots)
+                total += slot[i];
+            data[i] = total; // the same order on every rank: the same sums
+        }
+        sync.arrive_and_wait();
+    }
+    TiledStage::TileTeam member(int rank)
+    {
+        return {rank, size, [this, rank](double *d, std::size_t n) { sum(doubles, rank, d, n); },
+                [this, rank](float *d, std::size_t n) { sum(floats, rank, d, n); }};
+    }
+    int size;
+    std::barrier<> sync;
+    std::vector<std::vector<double>> doubles;
+    std::vector<std::vector<float>> floats;
+};
+
 } // namespace
 
 class TestTiling : public QObject
@@ -119,6 +151,8 @@ private Q_SLOTS:
     void evaluationEqualsUntiled();
     void detectorAndResnetStemEqualUntiled();
     void checkpointingOverTheGroup();
+    void teamSplitsTheTiles_data();
+    void teamSplitsTheTiles();
     void memoryFallsWithTheGrid();
     void geometryCoversExactlyTheHalo();
     void refusesWhatItCannotTile();
@@ -277,6 +311,91 @@ void TestTiling::checkpointingOverTheGroup()
     const Schedule s = Schedule::parse("revolve:0", int(tiled.stageCount()));
     QVERIFY(s.forwardsPerStage().front() > 1);
     compare(a, step(tiled, x, labels, &s), 1e-4);
+}
+
+void TestTiling::teamSplitsTheTiles_data()
+{
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("stages");
+    QTest::newRow("2 ranks, norm last (its sums from the output)") << 2 << 2;
+    QTest::newRow("3 ranks, pooling last") << 3 << 3;
+    QTest::newRow("5 ranks, more ranks than some rows of tiles") << 5 << 3;
+}
+
+void TestTiling::teamSplitsTheTiles()
+{
+    // Devices splitting one group's tiles: each gets the whole output, the moments and sums
+    // travel through the team, and the ranks' gradients add up to the untiled ones.
+    QFETCH(int, ranks);
+    QFETCH(int, stages);
+    const ModelSpec spec = classifier(convBnRelu("0", 3, 2, 1) + ", " + convBnRelu("1", 3, 1, 1) +
+                                          R"(, {"type": "maxpool2d", "kernel": 3, "stride": 2,
+                                          "padding": 1})",
+                                      37, 29);
+    Model reference(spec, 7);
+    const Tensor x = tests::randomTensor(reference.batchShape(3), 4);
+    Shape outShape = x.shape();
+    for (int i = 0; i < stages; ++i)
+        outShape = reference.stage(std::size_t(i)).outputShape(outShape);
+    const Tensor dy = tests::randomTensor(outShape, 5);
+    PassContext ctx;
+    std::vector<StageCache> caches(static_cast<std::size_t>(stages));
+    std::vector<Tensor> hs{x};
+    for (int i = 0; i < stages; ++i)
+        hs.push_back(
+            reference.stage(std::size_t(i)).forward(hs.back(), &caches[std::size_t(i)], ctx));
+    Tensor g = dy;
+    for (int i = stages; i-- > 0;)
+        g = reference.stage(std::size_t(i)).backward(g, caches[std::size_t(i)], ctx, i > 0);
+    const auto named = reference.parameters();
+    InProcessTeam team(ranks);
+    std::vector<std::unique_ptr<Model>> models;
+    for (int r = 0; r < ranks; ++r) {
+        models.push_back(std::make_unique<Model>(spec, 7));
+        models.back()->setTiling(stages, 3, 3);
+        static_cast<TiledStage &>(models.back()->stage(0)).setTeam(team.member(r));
+    }
+    std::vector<Tensor> outputs(static_cast<std::size_t>(ranks));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+        threads.emplace_back([&, r] {
+            setThreadCount(1);
+            StageCache cache;
+            Stage &group = models[std::size_t(r)]->stage(0);
+            outputs[std::size_t(r)] = group.forward(x, &cache, ctx);
+            group.backward(dy, cache, ctx, false);
+        });
+    for (auto &t : threads)
+        t.join();
+    const Tensor &y = hs.back();
+    for (const Tensor &o : outputs)
+        QVERIFY(relativeError({y.data(), y.data() + y.numel()}, {o.data(), o.data() + o.numel()}) <=
+                1e-5);
+    const std::size_t groupParams = [&] {
+        std::size_t n = 0;
+        models.front()->stage(0).forEachLayer(
+            [&](const std::string &, Layer &l) { n += l.parameters().size(); });
+        return n;
+    }();
+    for (std::size_t i = 0; i < groupParams; ++i) {
+        const Tensor &want = named[i].parameter->grad;
+        std::vector<float> sum(std::size_t(want.numel()), 0.0f);
+        for (const auto &m : models) {
+            const Tensor &part = m->parameters()[i].parameter->grad;
+            for (std::size_t k = 0; k < sum.size(); ++k)
+                sum[k] += part.data()[k];
+        }
+        const double e = relativeError({want.data(), want.data() + want.numel()}, sum);
+        QVERIFY2(
+            e <= 1e-4,
+            qPrintable(QStringLiteral("%1: %2").arg(QString::fromStdString(named[i].name)).arg(e)));
+    }
+    for (const auto &m : models) // every rank moved its running statistics alike
+        for (std::size_t b = 0; b < m->buffers().size(); ++b)
+            if (const Tensor *t = m->buffers()[b].buffer.tensor)
+                QVERIFY(relativeError({reference.buffers()[b].buffer.tensor->data(),
+                                       reference.buffers()[b].buffer.tensor->data() + t->numel()},
+                                      {t->data(), t->data() + t->numel()}) <= 1e-5);
 }
 
 void TestTiling::memoryFallsWithTheGrid()
