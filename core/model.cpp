@@ -2,6 +2,7 @@
 
 #include "chainexecutor.h"
 #include "error.h"
+#include "loss.h"
 #include "random.h"
 #include "tiledstage.h"
 
@@ -87,6 +88,31 @@ void Model::setTiling(int stages, int rows, int cols)
     auto group = std::make_unique<TiledStage>(std::move(inner), rows, cols);
     m_stages.insert(m_stages.begin(), std::move(group));
     m_tiling = Tiling{stages, rows, cols};
+}
+
+StepResult Model::forwardBackwardFrom(std::size_t first, const Tensor &h,
+                                      const std::int32_t *labels, const PassContext &ctx,
+                                      Tensor *inputGrad)
+{
+    const std::size_t L = m_stages.size();
+    if (first < 1 || first >= L)
+        throw Error("model '" + m_spec.name() + "': no stage " + std::to_string(first) +
+                    " to start a pass from");
+    std::vector<StageCache> caches(L - first);
+    std::vector<Tensor> xs{h};
+    for (std::size_t i = first; i < L; ++i)
+        xs.push_back(m_stages[i]->forward(xs.back(), &caches[i - first], ctx));
+    Tensor grad;
+    const auto r = Loss::compute(m_spec.loss(), xs.back(), labels, &grad);
+    xs.back() = Tensor();
+    for (std::size_t i = L; i-- > first;) {
+        grad = m_stages[i]->backward(grad, caches[i - first], ctx, i > first || inputGrad);
+        caches[i - first] = StageCache();
+        xs[i - first + 1] = Tensor();
+    }
+    if (inputGrad)
+        *inputGrad = grad;
+    return {r.loss, r.correct, r.count};
 }
 
 std::vector<NamedParameter> Model::parameters()

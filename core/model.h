@@ -63,6 +63,14 @@ public:
     StepResult forwardBackward(const Tensor &x, const std::int32_t *labels, const PassContext &ctx,
                                const Schedule *schedule = nullptr);
 
+    /**
+     * One forward and backward pass of stages first .. L-1 from `h`, their input (what stage
+     * `first - 1` gave), keeping every activation: the loss against `labels`, every parameter
+     * gradient of those stages, and in `inputGrad` (if given) dL/dh. What a device of a tile
+     * team runs on its images once the team has given it the group's output.
+     */
+    StepResult forwardBackwardFrom(std::size_t first, const Tensor &h, const std::int32_t *labels,
+                                   const PassContext &ctx, Tensor *inputGrad);
     std::vector<NamedParameter> parameters();
     std::vector<NamedBuffer> buffers();
     std::int64_t parameterCount();

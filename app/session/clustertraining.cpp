@@ -22,6 +22,9 @@ void applyTiling(net::JobSpec &job, const core::ModelSpec &spec, qsizetype nodes
     job.tiled_stages = t.active() ? t.stages : 0;
     job.tile_rows = t.active() ? t.rows : 1;
     job.tile_cols = t.active() ? t.cols : 1;
+    // In sync mode the nodes split the tiles of every image (the paper's method); the other
+    // modes have no collective every step, so each node tiles its own part of the batch.
+    job.tiles_across = t.active() && n > 1 && job.mode == net::TrainingMode::Sync;
 }
 
 TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)

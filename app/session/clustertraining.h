@@ -58,7 +58,8 @@ struct ClusterJob
 };
 
 /** Sets the job's tiling for a request (resolveTiling): each of `nodes` nodes with its part of
- *  the batch within the smallest of `budgets`. Throws core::SpecError where it cannot be met. */
+ *  the batch within the smallest of `budgets`; in sync mode on more than one node the nodes split
+ *  the tiles (JobSpec::tiles_across). Throws core::SpecError where it cannot be met. */
 void applyTiling(net::JobSpec &job, const core::ModelSpec &spec, qsizetype nodes,
                  const std::map<QString, std::int64_t> &budgets, const TilingRequest &request);
 

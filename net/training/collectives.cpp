@@ -73,6 +73,20 @@ void CollectiveGroup::allreduceSum(float *data, std::size_t count)
     });
 }
 
+void CollectiveGroup::allreduceSum(double *data, std::size_t count)
+{
+    if (m_options.size == 1 || count == 0)
+        return;
+    guarded("allreduce", m_options, [&] {
+        gloo::AllreduceOptions opts(m_context);
+        opts.setOutput(data, count);
+        opts.setReduceFunction(
+            static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<double>));
+        opts.setTimeout(m_options.timeout);
+        gloo::allreduce(opts);
+    });
+}
+
 void CollectiveGroup::broadcast(float *data, std::size_t count, int root)
 {
     if (m_options.size == 1 || count == 0)

@@ -55,6 +55,8 @@ public:
 
     /** In place: data[i] = sum over ranks (gloo's ring allreduce). */
     void allreduceSum(float *data, std::size_t count);
+    /** The same in double (a tile team's batch-norm moments and sums). */
+    void allreduceSum(double *data, std::size_t count);
     /** In place: data = root's data. */
     void broadcast(float *data, std::size_t count, int root);
     void barrier();

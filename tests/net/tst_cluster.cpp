@@ -437,6 +437,12 @@ void TestCluster::jobsAreValidated()
     QCborMap noTiles = tiled.toCbor();
     noTiles.remove(QLatin1String("tiled_stages"));
     QCOMPARE(net::JobSpec::fromCbor(noTiles, &error)->tiled_stages, 0);
+    // Splitting the tiles across the nodes needs a sync job (a collective every step) and tiles.
+    tiled.tiles_across = true;
+    QVERIFY(!net::JobSpec::fromCbor(tiled.toCbor(), &error)); // the job above is local-sgd
+    QVERIFY2(error.contains(QLatin1String("tiles_across")), qPrintable(error));
+    tiled.mode = net::TrainingMode::Sync;
+    QVERIFY2(net::JobSpec::fromCbor(tiled.toCbor(), &error)->tiles_across, qPrintable(error));
     // The async exchange: bf16 by default, not pipelined; an older app's job (no such fields)
     // means the float32 exchange without pipelining, which its parameter server speaks.
     net::JobSpec pipelined = job;
@@ -824,8 +830,10 @@ void TestCluster::parameterServerKeepsTheAverage()
 void TestCluster::syncEqualsOneNode_data()
 {
     QTest::addColumn<int>("tiledStages");
-    QTest::newRow("untiled") << 0;
-    QTest::newRow("first 3 stages on 2x3 tiles") << 3;
+    QTest::addColumn<bool>("across");
+    QTest::newRow("untiled") << 0 << false;
+    QTest::newRow("each node tiles its part: first 3 stages on 2x3 tiles") << 3 << false;
+    QTest::newRow("the nodes split the 2x3 tiles of every image") << 3 << true;
 }
 
 void TestCluster::syncEqualsOneNode()
@@ -839,6 +847,8 @@ void TestCluster::syncEqualsOneNode()
     job.tiled_stages = tiledStages;
     job.tile_rows = tiledStages ? 2 : 1;
     job.tile_cols = tiledStages ? 3 : 1;
+    QFETCH(bool, across);
+    job.tiles_across = across;
     if (tiledStages) { // the nodes do read it: a grid larger than the stages' output is refused
         net::JobSpec tooFine = job;
         tooFine.tile_rows = 64;

@@ -65,6 +65,7 @@ QCborMap JobSpec::toCbor() const
     m.insert(QStringLiteral("tiled_stages"), tiled_stages);
     m.insert(QStringLiteral("tile_rows"), tile_rows);
     m.insert(QStringLiteral("tile_cols"), tile_cols);
+    m.insert(QStringLiteral("tiles_across"), tiles_across);
     m.insert(QStringLiteral("dataset"), dataset);
     m.insert(QStringLiteral("train_limit"), qint64(train_limit));
     m.insert(QStringLiteral("test_limit"), qint64(test_limit));
@@ -127,6 +128,7 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     j.tiled_stages = int(r.integerOr("tiled_stages", 0, 0, 1024));
     j.tile_rows = int(r.integerOr("tile_rows", 1, 1, 64));
     j.tile_cols = int(r.integerOr("tile_cols", 1, 1, 64));
+    j.tiles_across = r.booleanOr("tiles_across", false);
     j.dataset = r.text("dataset", 64);
     j.train_limit = r.integer("train_limit", 0, std::int64_t(1) << 40);
     j.test_limit = r.integer("test_limit", 0, std::int64_t(1) << 40);
@@ -146,6 +148,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     if (j.average_decay > 0 && j.mode == TrainingMode::Async)
         r.fail(mustBe("average_decay", "0 in async mode (the parameter server keeps the weight "
                                        "average, not the nodes)"));
+    if (j.tiles_across && (j.mode != TrainingMode::Sync || j.tiled_stages < 1))
+        r.fail(mustBe("tiles_across", "false unless the job is sync and tiled"));
     if (j.exchange != QLatin1String("bf16") && j.exchange != QLatin1String("float32"))
         r.fail(mustBe("exchange", "bf16 or float32", j.exchange));
     if (j.dataset != QLatin1String("fashion-mnist") && j.dataset != QLatin1String("shipped"))

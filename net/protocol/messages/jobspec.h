@@ -87,6 +87,9 @@ struct JobSpec
     int tiled_stages = 0;
     int tile_rows = 1;
     int tile_cols = 1;
+    // sync with tiled_stages: the nodes split the group's tiles of every image of each batch
+    // (the paper's across-device method) instead of each tiling its own part of the batch.
+    bool tiles_across = false;
 
     // The data: "fashion-mnist" (every node reads its own copy, from its --data-dir) or "shipped"
     // (the coordinator sends it first, in checksummed chunks, under these shipment ids).

@@ -1,7 +1,10 @@
 #include "net/training/worker/syncmode.h"
 
 #include "net/training/worker/groupsession.h"
+#include "net/training/worker/tileteamstep.h"
 #include "net/training/worker/workerstate.h"
+
+#include <chrono>
 
 namespace edgetrain::net::worker {
 
@@ -13,10 +16,25 @@ bool SyncMode::step(std::int64_t b)
     const std::size_t g = flat.gradientSize();
     s.buffer.assign(g + EpochTally::kTrailerFloats, 0.0f);
     EpochTally own;
-    if (mine > 0) {
+    const float weight = float(double(mine) / double(total));
+    if (s.job.tiles_across) {
+        // The tile group's gradients are this rank's tiles' share of the whole batch's: only
+        // the rest's, of this rank's part, are weighted (and none without a part).
+        const auto start = std::chrono::steady_clock::now();
+        const core::StepResult r = tileTeamStep(s, m_session.collectives(), s.order->indices(b),
+                                                total, offset, mine, weight);
+        s.computeSeconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        s.computed += double(mine);
+        flat.copyGradients(s.buffer.data());
+        const std::size_t group = tileGroupGradientFloats(*s.loaded.model);
+        for (std::size_t i = group; i < g; ++i)
+            s.buffer[i] = mine > 0 ? s.buffer[i] * weight : 0.0f;
+        if (mine > 0)
+            own = EpochTally::of(r, mine);
+    } else if (mine > 0) {
         const core::StepResult r = s.compute(s.order->indices(b) + offset, mine);
         flat.copyGradients(s.buffer.data());
-        const float weight = float(double(mine) / double(total));
         for (std::size_t i = 0; i < g; ++i)
             s.buffer[i] *= weight;
         own = EpochTally::of(r, mine);
