@@ -193,6 +193,13 @@ PlanRequest Workflow::planRequestFor(std::int64_t budget) const
                                                     m_session.dataset.frameWidth);
         r.width = input.width;
         r.height = input.height;
+        // The camera's full resolution beside it, for the Plan step's choice of input.
+        if (m_labels && m_labels->frame_size.area() > 0) {
+            const cv::Size full =
+                vision::FrameDataset::inputSize(m_labels->frame_size, m_labels->frame_size.width);
+            r.alternativeWidth = full.width;
+            r.alternativeHeight = full.height;
+        }
     } else {
         r.width = m_session.dataset.width;
         r.height = m_session.dataset.height;
