@@ -2,7 +2,11 @@
 
 #include "app/report/palette.h"
 #include "charts.h"
+#include "clustercandidates.h"
 #include "common.h"
+#include "planchart.h"
+#include "plantext.h"
+#include "vision/framedataset.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -20,12 +24,21 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <map>
 
 namespace edgetrain::ui {
 
 namespace {
 constexpr std::int64_t kStep = 16 * 1024; // slider resolution: 16 KiB
+constexpr int kWidestInput = 2048;        // the widest input a session keeps (sessionread.cpp)
+
+/** The same model, input and batch: the same store-all peak and floor. */
+bool sameChain(const app::PlanRequest &a, const app::PlanRequest &b)
+{
+    return a.model == b.model && a.width == b.width && a.height == b.height &&
+           a.deviceBatch == b.deviceBatch;
 }
+} // namespace
 
 PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), m_workflow(workflow)
 {
@@ -41,7 +54,7 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     auto *left = new QVBoxLayout;
     left->addWidget(trainingBox());
     left->addWidget(nodesBox());
-    QGroupBox *candidatesBox = this->candidatesBox();
+    m_candidatesBox = new ClusterCandidates(m_workflow, this);
     left->addStretch(1);
     columns->addLayout(left);
 
@@ -50,19 +63,18 @@ PlanPage::PlanPage(app::Workflow *workflow, QWidget *parent) : QWidget(parent), 
     columns->addLayout(right, 1);
     connectControls();
     // Under both columns, the page's width: eight columns of figures.
-    candidatesBox->setMaximumHeight(250);
-    layout->addWidget(candidatesBox);
+    m_candidatesBox->setMaximumHeight(200);
+    layout->addWidget(m_candidatesBox);
     connect(m_workflow, &app::Workflow::planReady, this, &PlanPage::show);
-    connect(m_workflow, &app::Workflow::clusterPlanChanged, this, &PlanPage::showCandidates);
-    connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::showCandidates);
     connect(&m_workflow->nodes(), &app::NodeRegistry::nodesChanged, this, &PlanPage::refreshNodes);
     connect(m_workflow, &app::Workflow::sessionChanged, this, &PlanPage::loadSettings);
     connect(m_workflow, &app::Workflow::settingsChanged, this, [this](app::Settings part) {
         if (part == app::Settings::Plan && !m_storing)
             loadSettings();
+        if (part == app::Settings::Dataset && !m_storing) // the student's input may have changed
+            replan();
     });
     loadSettings();
-    showCandidates();
 }
 
 QGroupBox *PlanPage::trainingBox()
@@ -81,6 +93,22 @@ QGroupBox *PlanPage::trainingBox()
     for (const char *name : {"resnet20", "resnet32", "resnet56"})
         m_model->addItem(QString::fromLatin1(name));
     form->addRow(tr("Student model:"), m_model);
+    m_input = new QComboBox(training);
+    m_input->setObjectName(QStringLiteral("studentInput"));
+    m_input->setToolTip(
+        tr("The full-frame student's input: the camera's full frame shows small people in more "
+           "detail and costs more memory and time per step. The frame dataset is built at this "
+           "width (step 3)."));
+    form->addRow(tr("Student input:"), m_input);
+    m_inputNote = new QLabel(training);
+    m_inputNote->setObjectName(QStringLiteral("inputNote"));
+    m_inputNote->setWordWrap(true);
+    m_inputNote->setStyleSheet(textColour(app::palette::kMutedText));
+    form->addRow(m_inputNote);
+    // Until the session has a frame size to offer.
+    form->setRowVisible(m_input, false);
+    form->setRowVisible(m_inputNote, false);
+    m_trainingForm = form;
     m_batch = new QSpinBox(training);
     m_batch->setRange(1, 65536);
     m_batch->setToolTip(tr("The global batch: each step it is split across the devices by speed"));
@@ -134,42 +162,6 @@ QGroupBox *PlanPage::nodesBox()
     return nodesBox;
 }
 
-QGroupBox *PlanPage::candidatesBox()
-{
-    // The planner's ranking: of the last comparison ("Compare now"), else of the last run that
-    // let it choose: every candidate cluster with its predicted figures, the chosen (or best)
-    // one marked, a run's measured training next to it.
-    auto *candidatesBox = new QGroupBox(tr("Clusters the planner compared"), this);
-    auto *candidatesLayout = new QVBoxLayout(candidatesBox);
-    m_candidateSummary = new QLabel(candidatesBox);
-    m_candidateSummary->setObjectName(QStringLiteral("candidateSummary"));
-    m_candidateSummary->setWordWrap(true);
-    candidatesLayout->addWidget(m_candidateSummary);
-    // Before training: profile the ticked devices and rank the clusters, nothing trained.
-    auto *compareRow = new QHBoxLayout;
-    m_compare = new QPushButton(tr("Compare now"), candidatesBox);
-    m_compare->setObjectName(QStringLiteral("compareClusters"));
-    m_compare->setToolTip(
-        tr("Profiles the job on every ticked device (a few steps each, its link and power) and "
-           "ranks every cluster of them by the objective chosen under “Train on:”, without "
-           "training: what the planner would choose, and what each choice would cost"));
-    compareRow->addWidget(m_compare);
-    compareRow->addWidget(new TaskStrip(m_workflow, app::Task::ClusterPlan, candidatesBox), 1);
-    candidatesLayout->addLayout(compareRow);
-    m_candidates = new QTableWidget(0, 8, candidatesBox);
-    m_candidates->setObjectName(QStringLiteral("candidateTable"));
-    m_candidates->setHorizontalHeaderLabels({tr("Rank"), tr("Devices"), tr("Mode"), tr("Time (s)"),
-                                             tr("Power (W)"), tr("Energy (J)"), tr("EDP (J·s)"),
-                                             tr("Note")});
-    m_candidates->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_candidates->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_candidates->verticalHeader()->hide();
-    m_candidates->horizontalHeader()->setStretchLastSection(true);
-    m_candidates->setToolTip(tr("Predicted for the whole job; click a heading to sort"));
-    candidatesLayout->addWidget(m_candidates, 1);
-    return candidatesBox;
-}
-
 QGroupBox *PlanPage::memoryBox()
 {
     auto *memoryBox = new QGroupBox(tr("Memory budget"), this);
@@ -198,6 +190,7 @@ QGroupBox *PlanPage::memoryBox()
     auto *texts = new QVBoxLayout;
     m_schedule = new QLabel(memoryBox);
     m_schedule->setFont(bold);
+    m_schedule->setMinimumWidth(290); // the column's: its sentences in few lines
     m_schedule->setWordWrap(true);
     m_overhead = new QLabel(memoryBox);
     m_overhead->setWordWrap(true);
@@ -214,15 +207,24 @@ QGroupBox *PlanPage::memoryBox()
     m_memory->setMinimumWidth(200);
     m_memory->setMaximumWidth(240);
     m_memory->verticalHeader()->setDefaultSectionSize(22);
+    // All seven rows without a scroll bar: the chart and the clusters' table give way.
+    m_memory->setMinimumHeight(m_memory->horizontalHeader()->sizeHint().height() +
+                               m_memory->rowCount() * 22 + 2 * m_memory->frameWidth());
     texts->addWidget(m_schedule);
     texts->addWidget(m_overhead);
     texts->addWidget(m_warning);
     texts->addWidget(m_memory);
     texts->addStretch(1);
     result->addLayout(texts);
-    m_chart = new MemoryChart(memoryBox);
+    m_chart = new PlanChart(memoryBox);
     result->addWidget(m_chart, 1);
     mem->addLayout(result, 1);
+    m_tiling = new QLabel(memoryBox);
+    m_tiling->setObjectName(QStringLiteral("tilingNote"));
+    m_tiling->setWordWrap(true);
+    m_tiling->setToolTip(tr("What the planner predicts for tiles on each device: training from "
+                            "the window runs untiled for now."));
+    mem->addWidget(m_tiling);
     return memoryBox;
 }
 
@@ -241,12 +243,15 @@ void PlanPage::connectControls()
     connect(m_staleness, &QSpinBox::valueChanged, this, changed);
     connect(m_localSteps, &QSpinBox::valueChanged, this, changed);
     connect(m_model, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_input, &QComboBox::activated, this, &PlanPage::chooseInput);
     connect(m_nodes, &QListWidget::itemChanged, this, changed);
     connect(m_objective, &QComboBox::currentIndexChanged, this, changed);
-    connect(m_compare, &QPushButton::clicked, m_workflow, &app::Workflow::startClusterComparison);
+    connect(m_candidatesBox->compareButton(), &QPushButton::clicked, m_workflow,
+            &app::Workflow::startClusterComparison);
     const auto compareEnabled = [this] {
-        m_compare->setEnabled(m_workflow->busy() == app::Task::None &&
-                              !m_objective->currentData().toString().isEmpty());
+        m_candidatesBox->compareButton()->setEnabled(
+            m_workflow->busy() == app::Task::None &&
+            !m_objective->currentData().toString().isEmpty());
     };
     connect(m_objective, &QComboBox::currentIndexChanged, this, compareEnabled);
     connect(m_workflow, &app::Workflow::taskStarted, this, compareEnabled);
@@ -273,100 +278,6 @@ void PlanPage::connectControls()
     });
 }
 
-namespace {
-/** A number cell that sorts by its value (QTableWidgetItem compares text); unknown last. */
-class NumberItem : public QTableWidgetItem
-{
-public:
-    NumberItem(double value, int decimals, bool known = true)
-    {
-        if (known) {
-            setText(QString::number(value, 'f', decimals));
-            setData(Qt::UserRole, value);
-        } else {
-            setText(QStringLiteral("–"));
-        }
-        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    }
-    bool operator<(const QTableWidgetItem &other) const override
-    {
-        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
-        if (a.isValid() && b.isValid())
-            return a.toDouble() < b.toDouble();
-        if (a.isValid() != b.isValid())
-            return a.isValid();
-        return QTableWidgetItem::operator<(other);
-    }
-};
-} // namespace
-
-void PlanPage::showCandidates()
-{
-    const bool preview = m_workflow->clusterPreview().has_value();
-    const auto &plan = preview ? m_workflow->clusterPreview() : m_workflow->session().training.plan;
-    m_candidates->setSortingEnabled(false);
-    m_candidates->setRowCount(0);
-    if (!plan) {
-        m_candidateSummary->setText(
-            tr("None yet. With “Train on:” set to the fastest cluster, the least energy, power "
-               "or EDP, “Compare now” profiles the ticked devices and the planner ranks every "
-               "cluster of them here; training does the same first, then trains on the best."));
-        return;
-    }
-    QString summary =
-        (preview ? tr("Compared now, by %1, nothing trained: %2 ranked after %3 s of profiling")
-                 : tr("Last run, by %1: %2 ranked after %3 s of profiling"))
-            .arg(plan->objective)
-            .arg(counted(qint64(plan->candidates.size()), tr("candidate"), tr("candidates")))
-            .arg(plan->profilingSeconds, 0, 'f', 1);
-    if (plan->chosen >= 0 && plan->chosen < int(plan->candidates.size())) {
-        const auto &c = plan->candidates[std::size_t(plan->chosen)];
-        summary +=
-            (preview ? tr("; the best: %1, predicted %2 s") : tr("; chosen: %1, predicted %2 s"))
-                .arg(c.nodes.join(u'+'))
-                .arg(c.seconds, 0, 'f', 1);
-        if (plan->measuredSeconds > 0)
-            summary += tr(", measured %1 s").arg(plan->measuredSeconds, 0, 'f', 1);
-        if (c.powerKnown) {
-            summary += tr("; %1 J predicted").arg(c.joules, 0, 'f', 0);
-            if (plan->measuredJoules > 0)
-                summary += tr(", %1 J measured").arg(plan->measuredJoules, 0, 'f', 0);
-        }
-        summary += QLatin1Char('.');
-    } else {
-        summary += tr("; none could train within the limits.");
-    }
-    m_candidateSummary->setText(summary);
-    m_candidates->setRowCount(int(plan->candidates.size()));
-    for (int r = 0; r < int(plan->candidates.size()); ++r) {
-        const auto &c = plan->candidates[std::size_t(r)];
-        const bool chosen = r == plan->chosen;
-        QTableWidgetItem *items[] = {
-            new NumberItem(r + 1, 0),
-            new QTableWidgetItem(c.nodes.join(u'+')),
-            new QTableWidgetItem(c.mode),
-            new NumberItem(c.seconds, 1),
-            new NumberItem(c.watts, 2, c.powerKnown),
-            new NumberItem(c.joules, 0, c.powerKnown),
-            new NumberItem(c.edp, 0, c.powerKnown),
-            new QTableWidgetItem(chosen ? (preview ? tr("best") : tr("chosen")) : c.whyNot)};
-        for (int col = 0; col < 8; ++col) {
-            if (chosen) {
-                QFont f = items[col]->font();
-                f.setBold(true);
-                items[col]->setFont(f);
-                items[col]->setBackground(QColor(0xe4, 0xf2, 0xe4));
-            } else if (!c.whyNot.isEmpty()) {
-                items[col]->setForeground(app::palette::kMutedText);
-            }
-            m_candidates->setItem(r, col, items[col]);
-        }
-    }
-    m_candidates->setSortingEnabled(true);
-    m_candidates->sortByColumn(0, Qt::AscendingOrder);
-    m_candidates->resizeColumnsToContents();
-}
-
 QString PlanPage::device() const
 {
     return m_device->currentIndex() <= 0 ? QString() : m_device->currentText();
@@ -376,6 +287,8 @@ void PlanPage::loadSettings()
 {
     m_loading = true;
     const app::PlanSettings &p = m_workflow->session().plan;
+    if (m_model->findText(p.model) < 0) // a zoo model written in the session file
+        m_model->addItem(p.model);
     m_model->setCurrentText(p.model);
     m_batch->setValue(p.batch);
     m_epochs->setValue(p.epochs);
@@ -387,7 +300,7 @@ void PlanPage::loadSettings()
         m_objective->addItem(tr("the best by %1").arg(p.clusterObjective), p.clusterObjective);
     m_objective->setCurrentIndex(std::max(0, m_objective->findData(p.clusterObjective)));
     m_noBudget->setChecked(p.budgetAllBytes < 0);
-    m_rangeFor = -1;
+    m_rangeFor.reset();
     m_loading = false;
     refreshNodes();
     replan();
@@ -470,7 +383,7 @@ void PlanPage::onSlider()
         p.deviceBudgetBytes[device()] = budget;
     }
     store(p);
-    m_workflow->requestPlan(m_workflow->planRequestFor(budget));
+    m_workflow->requestPlan(request(budget));
 }
 
 void PlanPage::replan()
@@ -485,8 +398,9 @@ void PlanPage::replan()
                              .arg(b)
                              .arg(m_workflow->session().plan.batch)
                              .arg(counted(devices, tr("device"), tr("devices"))));
-    if (m_rangeFor != b) // first learn store-all's peak and the floor, then set the slider
-        m_workflow->requestPlan(m_workflow->planRequestFor(-1));
+    const app::PlanRequest chain = request(-1);
+    if (!m_rangeFor || !sameChain(*m_rangeFor, chain)) // first learn store-all's peak and the
+        m_workflow->requestPlan(chain);                // floor, then set the slider
     else
         onSlider();
 }
@@ -495,10 +409,13 @@ void PlanPage::show(const app::PlanView &v)
 {
     if (!v.error.isEmpty()) {
         m_schedule->setText(tr("Cannot plan: %1").arg(v.error));
+        showAlternatives(v);
         return;
     }
-    if (m_rangeFor != v.request.deviceBatch) {
-        m_rangeFor = v.request.deviceBatch;
+    if (!sameChain(v.request, request(-1)))
+        return; // asked for by someone else (the demo), for an input this page does not show
+    if (!m_rangeFor || !sameChain(*m_rangeFor, v.request)) {
+        m_rangeFor = v.request;
         m_loading = true;
         m_slider->setRange(int(std::max<std::int64_t>(1, v.minimumBudget / 2) / kStep),
                            int(std::ceil(double(v.storeAllPeak) * 1.3 / kStep)));
@@ -547,6 +464,121 @@ void PlanPage::show(const app::PlanView &v)
     if (v.request.budgetBytes >= 0 && !plan.fits)
         m_warning->setStyleSheet(textColour(app::palette::kError));
     m_chart->show(v);
+    showAlternatives(v);
+}
+
+app::PlanRequest PlanPage::request(std::int64_t budget) const
+{
+    app::PlanRequest r = m_workflow->planRequestFor(budget);
+    const auto labels = m_workflow->labels();
+    if (r.model != QLatin1String("detector") || r.alternativeWidth <= 0 || !labels)
+        return r;
+    // The input chosen here (the dataset's width, perhaps not built yet), with the full frame
+    // beside it, or when the full frame is the one chosen, the dataset's input (or the default).
+    const app::Session &session = m_workflow->session();
+    const cv::Size full(r.alternativeWidth, r.alternativeHeight);
+    const cv::Size chosen =
+        vision::FrameDataset::inputSize(labels->frame_size, session.dataset.frameWidth);
+    cv::Size other = full;
+    if (chosen == full)
+        other = session.frameStats && session.frameStats->input != full
+                    ? session.frameStats->input
+                    : vision::FrameDataset::inputSize(labels->frame_size,
+                                                      app::DatasetSettings().frameWidth);
+    r.width = chosen.width;
+    r.height = chosen.height;
+    r.alternativeWidth = other.width;
+    r.alternativeHeight = other.height;
+    return r;
+}
+
+void PlanPage::showInputs()
+{
+    const app::Session &session = m_workflow->session();
+    const auto labels = m_workflow->labels();
+    const app::PlanRequest base = m_workflow->planRequestFor(-1);
+    std::map<int, QStringList> widths; // the inputs to offer, by width, with what each is
+    if (base.model == QLatin1String("detector") && labels && labels->frame_size.area() > 0) {
+        const int full = labels->frame_size.width - labels->frame_size.width % 8;
+        if (session.frameStats)
+            widths[session.frameStats->input.width].append(tr("the dataset's"));
+        widths[session.dataset.frameWidth];
+        widths[app::DatasetSettings().frameWidth];
+        if (full <= kWidestInput)
+            widths[full].append(tr("the full frame"));
+    }
+    const QSignalBlocker block(m_input);
+    m_input->clear();
+    for (const auto &[width, what] : widths) {
+        const cv::Size in = vision::FrameDataset::inputSize(labels->frame_size, width);
+        m_input->addItem(what.isEmpty() ? tr("%1 × %2").arg(in.width).arg(in.height)
+                                        : tr("%1 × %2, %3")
+                                              .arg(in.width)
+                                              .arg(in.height)
+                                              .arg(what.join(QStringLiteral(", "))),
+                         width);
+    }
+    m_input->setCurrentIndex(m_input->findData(session.dataset.frameWidth));
+    m_trainingForm->setRowVisible(m_input, m_input->count() > 1);
+}
+
+void PlanPage::chooseInput()
+{
+    app::DatasetSettings d = m_workflow->session().dataset;
+    d.frameWidth = m_input->currentData().toInt();
+    QString refused;
+    m_storing = true; // the page replans below
+    const bool stored = m_workflow->setDatasetSettings(d, &refused);
+    m_storing = false;
+    if (!stored) {
+        m_inputNote->setText(tr("The input cannot change now: %1").arg(refused));
+        m_trainingForm->setRowVisible(m_inputNote, true);
+        showInputs();
+        return;
+    }
+    replan();
+}
+
+void PlanPage::showAlternatives(const app::PlanView &v)
+{
+    m_tiling->setText(plantext::tilingSentence(v));
+    m_tiling->setVisible(!m_tiling->text().isEmpty());
+    QString note = plantext::inputSentence(v);
+    const auto &stats = m_workflow->session().frameStats;
+    if (v.error.isEmpty() && v.request.model == QLatin1String("detector") && stats &&
+        stats->input.width != v.request.width)
+        note += QLatin1Char(' ') +
+                tr("Training uses the frame dataset's %1 × %2 until step 3 builds it again at "
+                   "%3 px.")
+                    .arg(stats->input.width)
+                    .arg(stats->input.height)
+                    .arg(v.request.width);
+    m_inputNote->setText(note);
+    m_trainingForm->setRowVisible(m_inputNote, !note.isEmpty());
+    showInputs();
+    fitSentences();
+}
+
+void PlanPage::fitSentences()
+{
+    if (!isVisible()) // not laid out yet: the labels' widths are not theirs
+        return;
+    for (QLabel *label : {m_batchNote, m_overhead, m_warning, m_tiling, m_inputNote})
+        label->setMinimumHeight(label->text().isEmpty() || !label->isVisible()
+                                    ? 0
+                                    : label->heightForWidth(label->width()));
+}
+
+void PlanPage::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitSentences();
+}
+
+void PlanPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    QMetaObject::invokeMethod(this, &PlanPage::fitSentences, Qt::QueuedConnection); // laid out
 }
 
 } // namespace edgetrain::ui
