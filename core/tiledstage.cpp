@@ -6,6 +6,7 @@
 #include "error.h"
 #include "maxpool2d.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace edgetrain::core {
@@ -94,11 +95,14 @@ TiledStage::TiledStage(std::vector<std::unique_ptr<Stage>> stages, int gridRows,
 
 std::optional<std::size_t> TiledStage::tailNorm() const
 {
+    // A ReLU must follow: the backward sums read where it passed its input from the output.
+    bool relu = false;
     for (std::size_t l = m_layers.size(); l-- > 0;) {
         if (m_layers[l].norm)
-            return l;
+            return relu ? std::optional(l) : std::nullopt;
         if (!m_layers[l].relu)
             return std::nullopt;
+        relu = true;
     }
     return std::nullopt;
 }
@@ -255,6 +259,8 @@ TiledStage::Statistics TiledStage::runningStatistics() const
             continue;
         tiles::NormStatistics s;
         for (const LayerBuffer &b : l.norm->buffers()) {
+            if (!b.tensor || !b.tensor->data()) // virtual weights: the values do not matter
+                continue;
             if (b.name == "running_mean")
                 s.mean.assign(b.tensor->data(), b.tensor->data() + b.tensor->numel());
             if (b.name == "running_var")
@@ -262,6 +268,8 @@ TiledStage::Statistics TiledStage::runningStatistics() const
                     s.invStd.push_back(
                         float(1.0 / std::sqrt(double(b.tensor->data()[c]) + l.norm->eps())));
         }
+        s.mean.resize(std::size_t(l.norm->channels()), 0.0f);
+        s.invStd.resize(std::size_t(l.norm->channels()), 1.0f);
         out.push_back(std::move(s));
     }
     return out;
@@ -491,8 +499,12 @@ Tensor TiledStage::backward(const Tensor &dy, const StageCache &cache, const Pas
             continue;
         auto params = m_layers[l].norm->parameters();
         const float *gamma = params[0]->value.data(), *beta = params[1]->value.data();
-        if (tailNorm() == l && !x.isVirtual() &&
-            std::none_of(gamma, gamma + C, [](float v) { return v == 0.0f; })) {
+        // From the output, x-hat = (y - beta) / gamma loses the digits beta has beyond gamma:
+        // only where |beta| stays within 64 |gamma| (64 float roundings: under 1e-5 relative).
+        bool fromOutput = tailNorm() == l && !x.isVirtual();
+        for (std::size_t c = 0; fromOutput && c < C; ++c)
+            fromOutput = gamma[c] != 0.0f && std::abs(beta[c]) <= 64.0f * std::abs(gamma[c]);
+        if (fromOutput) {
             tiles::addTailGradientSums(dy, cache.tensors.at(2), gamma, beta, meanDy[j],
                                        meanDyXhat[j]);
         } else {

@@ -93,9 +93,13 @@ TiledPlan planTiling(Model &model, std::int64_t batch, std::int64_t budget_bytes
             if (k >= 1 && k <= tileable)
                 options.push_back({k, rows, cols});
     if (options.empty())
-        throw SpecError("model '" + model.spec().name() + "' has no stage a tile group can take" +
-                        (stages ? " among its first " + std::to_string(*stages) : ""));
-    std::optional<TiledPlan> best;
+        throw SpecError(
+            tileable == 0
+                ? "model '" + model.spec().name() + "' has no stage a tile group can take"
+                : "model '" + model.spec().name() + "': a tile group can take its first " +
+                      std::to_string(tileable) + " stages at most, not " +
+                      std::to_string(stages.value_or(0)));
+    std::optional<TiledPlan> best, untiled;
     std::string lastRefusal;
     for (const Model::Tiling &t : options) {
         TiledPlan p;
@@ -105,6 +109,8 @@ TiledPlan planTiling(Model &model, std::int64_t batch, std::int64_t budget_bytes
             lastRefusal = e.what();
             continue;
         }
+        if (!t.active())
+            untiled = p;
         const bool better =
             !best || (p.plan.fits && !best->plan.fits) ||
             (p.plan.fits == best->plan.fits &&
@@ -115,6 +121,11 @@ TiledPlan planTiling(Model &model, std::int64_t batch, std::int64_t budget_bytes
     }
     if (!best)
         throw SpecError(lastRefusal);
+    // A tiled plan must make the budget fit or predict a clear gain (2 %: the FLOP model's
+    // resolution) over the untiled one; near-ties stay untiled, the simpler run.
+    if (untiled && best->tiling.active() && untiled->plan.fits == best->plan.fits &&
+        best->predicted_step_factor > 0.98 * untiled->predicted_step_factor)
+        best = untiled;
     model.setTiling(0, 1, 1);
     best->untiled_group_peak_bytes =
         best->tiling.active() ? groupPeakBytes(model, best->tiling.stages, batch) : 0;

@@ -33,6 +33,8 @@ TilingRequest tilingRequest(const CliContext &cli)
         if (!std::regex_match(tiles, m, std::regex("([1-9][0-9]?)x([1-9][0-9]?)")))
             throw UsageError("--tiles: expected NxM (e.g. 4x4) or auto, got '" + tiles + "'");
         r.grid = std::pair{std::stoi(m[1]), std::stoi(m[2])};
+        if (r.grid->first > 16 || r.grid->second > 16 || r.grid->first * r.grid->second < 2)
+            throw UsageError("--tiles: a grid has 2 to 16x16 tiles, not " + tiles);
     }
     const std::string group = cli.text(QStringLiteral("group"));
     if (group != "auto") {

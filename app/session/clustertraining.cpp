@@ -18,13 +18,17 @@ void applyTiling(net::JobSpec &job, const core::ModelSpec &spec, qsizetype nodes
         if (bytes >= 0)
             budget = budget < 0 ? bytes : std::min(budget, bytes);
     const std::int64_t n = std::max<qsizetype>(1, nodes);
-    const core::Model::Tiling t = resolveTiling(spec, (job.batch + n - 1) / n, budget, request);
+    // Splitting the tiles, a node holds the whole batch's input and the group's whole output:
+    // planned for the whole batch, which overstates its share of the tiles' own memory.
+    const bool across = n > 1 && job.mode == net::TrainingMode::Sync;
+    const core::Model::Tiling t =
+        resolveTiling(spec, across ? job.batch : (job.batch + n - 1) / n, budget, request);
     job.tiled_stages = t.active() ? t.stages : 0;
     job.tile_rows = t.active() ? t.rows : 1;
     job.tile_cols = t.active() ? t.cols : 1;
     // In sync mode the nodes split the tiles of every image (the paper's method); the other
     // modes have no collective every step, so each node tiles its own part of the batch.
-    job.tiles_across = t.active() && n > 1 && job.mode == net::TrainingMode::Sync;
+    job.tiles_across = t.active() && across;
 }
 
 TrainingSetup clusterSetup(const ClusterJob &j, const ClusterOptions &cluster)

@@ -148,7 +148,8 @@ std::optional<JobSpec> JobSpec::fromCbor(const QCborMap &map, QString *error)
     if (j.average_decay > 0 && j.mode == TrainingMode::Async)
         r.fail(mustBe("average_decay", "0 in async mode (the parameter server keeps the weight "
                                        "average, not the nodes)"));
-    if (j.tiles_across && (j.mode != TrainingMode::Sync || j.tiled_stages < 1))
+    if (j.tiles_across &&
+        (j.mode != TrainingMode::Sync || j.tiled_stages < 1 || j.tile_rows * j.tile_cols < 2))
         r.fail(mustBe("tiles_across", "false unless the job is sync and tiled"));
     if (j.exchange != QLatin1String("bf16") && j.exchange != QLatin1String("float32"))
         r.fail(mustBe("exchange", "bf16 or float32", j.exchange));
