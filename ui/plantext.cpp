@@ -74,7 +74,7 @@ QString inputSentence(const app::PlanView &v)
     // A smaller input's share as a fraction: "1/8.9 of the compute", not "0.11×".
     const QString share =
         ratio >= 1.0 || ratio <= 0.0
-            ? times(ratio)
+            ? QString::number(ratio, 'f', 1) + QStringLiteral("×")
             : tr("1/%1 of").arg(QString::number(1.0 / ratio, 'f', 1 / ratio < 10 ? 1 : 0));
     QString s = tr("At %1 a step is about %2 the compute of one at %3 × %4")
                     .arg(size, share)
