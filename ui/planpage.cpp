@@ -498,8 +498,8 @@ void PlanPage::showInputs()
     const auto labels = m_workflow->labels();
     const app::PlanRequest base = m_workflow->planRequestFor(-1);
     std::map<int, QStringList> widths; // the inputs to offer, by width, with what each is
-    if (base.model == QLatin1String("detector") && labels && labels->frame_size.area() > 0) {
-        const int full = labels->frame_size.width - labels->frame_size.width % 8;
+    if (base.model == QLatin1String("detector") && labels && base.alternativeWidth > 0) {
+        const int full = base.alternativeWidth; // the camera's frame, as the planner takes it
         if (session.frameStats)
             widths[session.frameStats->input.width].append(tr("the dataset's"));
         widths[session.dataset.frameWidth];
