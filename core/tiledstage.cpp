@@ -178,29 +178,28 @@ std::vector<const TileSteps *> TiledStage::ownTiles(const TileGeometry &g) const
     return out;
 }
 
-void TiledStage::teamMoments(tiles::ChannelMoments &m, const BatchNorm2d &norm) const
+void TiledStage::teamMoments(tiles::ChannelMoments &m, const BatchNorm2d &) const
 {
+    // Two sums, no state: the team's mean from every rank's count and sum, then each rank's
+    // squared deviations about it (its own about its mean, moved to the team's: exact).
     const std::size_t C = m.mean.size();
-    std::vector<double> shift(C, 0.0);
-    for (const LayerBuffer &b : const_cast<BatchNorm2d &>(norm).buffers())
-        if (b.name == "running_mean" && b.tensor->data())
-            shift.assign(b.tensor->data(), b.tensor->data() + C);
-    // Sums about a shift every rank shares, so the team's sum is one allreduce.
-    std::vector<double> v(2 * C + 1, 0.0);
     const double n = double(m.count);
-    for (std::size_t c = 0; c < C; ++c) {
-        const double d = m.mean[c] - shift[c];
-        v[c] = n * d;
-        v[C + c] = m.m2[c] + n * d * d;
-    }
-    v[2 * C] = n;
+    std::vector<double> v(C + 1, 0.0);
+    for (std::size_t c = 0; c < C; ++c)
+        v[c] = n * m.mean[c];
+    v[C] = n;
     m_team->sumDoubles(v.data(), v.size());
-    m.count = std::int64_t(std::llround(v[2 * C]));
+    const double total = v[C];
+    std::vector<double> m2(C, 0.0);
     for (std::size_t c = 0; c < C; ++c) {
-        const double d = m.count > 0 ? v[c] / double(m.count) : 0.0;
-        m.mean[c] = shift[c] + d;
-        m.m2[c] = std::max(0.0, v[C + c] - double(m.count) * d * d);
+        const double mean = total > 0.0 ? v[c] / total : 0.0;
+        const double d = m.mean[c] - mean;
+        m2[c] = m.m2[c] + n * d * d;
+        m.mean[c] = mean;
     }
+    m_team->sumDoubles(m2.data(), m2.size());
+    m.count = std::int64_t(std::llround(total));
+    m.m2 = std::move(m2);
 }
 
 std::vector<int> TiledStage::normChannels() const

@@ -94,8 +94,7 @@ private:
     std::vector<std::size_t> normLayers() const;
     /** The tiles this device computes: all, or its team rank's. */
     std::vector<const TileSteps *> ownTiles(const TileGeometry &g) const;
-    /** The team's moments of one norm from this rank's (about the running mean, which every
-     *  rank holds alike). */
+    /** The team's moments of one norm from this rank's (two sums over the team). */
     void teamMoments(tiles::ChannelMoments &m, const BatchNorm2d &norm) const;
     /** The whole map's statistics of every batch norm, one pass over the tiles each. */
     Statistics gatherStatistics(const Tensor &x, const TileGeometry &g, const PassContext &ctx,
