@@ -94,11 +94,10 @@ TiledPlan planTiling(Model &model, std::int64_t batch, std::int64_t budget_bytes
                 options.push_back({k, rows, cols});
     if (options.empty())
         throw SpecError(
-            tileable == 0
-                ? "model '" + model.spec().name() + "' has no stage a tile group can take"
-                : "model '" + model.spec().name() + "': a tile group can take its first " +
-                      std::to_string(tileable) + " stages at most, not " +
-                      std::to_string(stages.value_or(0)));
+            tileable == 0 ? "model '" + model.spec().name() + "' has no stage a tile group can take"
+                          : "model '" + model.spec().name() +
+                                "': a tile group can take its first " + std::to_string(tileable) +
+                                " stages at most, not " + std::to_string(stages.value_or(0)));
     std::optional<TiledPlan> best, untiled;
     std::string lastRefusal;
     for (const Model::Tiling &t : options) {

@@ -38,8 +38,8 @@ int tileableStages(Model &model);
  * Picks the cheapest plan that fits `budget_bytes` over tilings and schedules: no tiling, and
  * for each group of 1 .. tileableStages() stages and each grid from 1x2 to 4x4 (`grids`), the
  * memory planner's plan for the rest; the cheapest by predicted_step_factor that fits, untiled
- * when that fits within 2 % as cheaply. With `stages` or `grid` given, only those. Leaves the model tiled
- * as the returned plan says. A plan with fits = false when nothing fits.
+ * when that fits within 2 % as cheaply. With `stages` or `grid` given, only those. Leaves the model
+ * tiled as the returned plan says. A plan with fits = false when nothing fits.
  */
 TiledPlan planTiling(Model &model, std::int64_t batch, std::int64_t budget_bytes,
                      std::optional<int> stages, std::optional<std::pair<int, int>> grid,
