@@ -385,7 +385,9 @@ Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext
     Tensor y = m_team ? Tensor::zeros(outputShape(x.shape()), MemoryCategory::Activations)
                       : Tensor(outputShape(x.shape()), MemoryCategory::Activations);
     Statistics stats;
-    const auto tail = ctx.training ? tailNorm() : std::nullopt;
+    const std::optional<std::size_t> lastNorm = tailNorm();
+    const bool tail = ctx.training && lastNorm.has_value();
+    const std::size_t tailAt = lastNorm.value_or(0);
     if (ctx.training) {
         std::vector<tiles::ChannelMoments> moments;
         stats = gatherStatistics(x, g, ctx, moments, tail ? &y : nullptr);
@@ -405,9 +407,9 @@ Tensor TiledStage::forward(const Tensor &x, StageCache *cache, const PassContext
     if (tail) { // y holds the last norm's input: normalise it (and the ReLU) in place
         if (m_team && !y.isVirtual())
             m_team->sumFloats(y.data(), std::size_t(y.numel()));
-        auto params = m_layers[*tail].norm->parameters();
+        auto params = m_layers[tailAt].norm->parameters();
         tiles::normalizeInto(y, y, stats.back(), params[0]->value.data(), params[1]->value.data(),
-                             *tail + 1 < m_layers.size());
+                             tailAt + 1 < m_layers.size());
     } else {
         for (const TileSteps *t : ownTiles(g))
             tiles::place(runTile(x, *t, m_layers.size(), stats, nullptr, 0, ctx), y,

@@ -162,11 +162,17 @@ void normalizeInto(const Tensor &x, Tensor &y, const NormStatistics &s, const fl
         const auto c = std::size_t(p % C);
         const float scale = gamma[c] * s.invStd[c];
         const float offset = beta[c] - s.mean[c] * scale;
-        auto out = ArrayMap(y.data() + p * HW, HW);
-        if (relu)
-            out = (ConstArrayMap(x.data() + p * HW, HW) * scale + offset).max(0.0f);
-        else
-            out = ConstArrayMap(x.data() + p * HW, HW) * scale + offset;
+        const float *in = x.data() + p * HW;
+        float *out = y.data() + p * HW;
+        if (relu) {
+#pragma omp simd
+            for (std::int64_t i = 0; i < HW; ++i) {
+                const float v = in[i] * scale + offset;
+                out[i] = v > 0.0f ? v : 0.0f;
+            }
+        } else {
+            ArrayMap(out, HW) = ConstArrayMap(in, HW) * scale + offset;
+        }
     });
 }
 
