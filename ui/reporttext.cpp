@@ -283,11 +283,18 @@ QString ReportText::operatingPoint(const app::Session &s)
                   .arg(count(app::kMinThresholdFrames, QObject::tr("frame"), QObject::tr("frames")))
                   .arg(count(app::kMinThresholdBoxes, QObject::tr("box"), QObject::tr("boxes")))
             : QString();
-    return QObject::tr(" The student reports boxes scoring ≥ %1: the best F1 (%2) against the "
+    // The labels overstate the student's precision more than its recall: their best F0.5
+    // (vision::OperatingPointCalibration) weighs precision more; older sessions took the F1.
+    const QString measure = p->beta == 1.0
+                                ? QObject::tr("the best F1 (%1)").arg(p->f1, 0, 'f', 2)
+                                : QObject::tr("the best F%1 (%2), precision weighing more,")
+                                      .arg(p->beta, 0, 'g', 2)
+                                      .arg(p->f_beta, 0, 'f', 2);
+    return QObject::tr(" The student reports boxes scoring ≥ %1: %2 against the "
                        "session's own labels on %3 it trained on, chosen before "
                        "and without the verified frames%4.")
         .arg(p->threshold, 0, 'f', 2)
-        .arg(p->f1, 0, 'f', 2)
+        .arg(measure)
         .arg(count(p->frames, QObject::tr("frame"), QObject::tr("frames")))
         .arg(hint);
 }

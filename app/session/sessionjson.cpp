@@ -283,6 +283,8 @@ QJsonObject Session::toJson() const
                     QJsonObject{{QStringLiteral("threshold"), double(p->threshold)},
                                 {QStringLiteral("against"), evaluation.operatingPointAgainst},
                                 {QStringLiteral("f1"), p->f1},
+                                {QStringLiteral("beta"), p->beta},
+                                {QStringLiteral("f_beta"), p->f_beta},
                                 {QStringLiteral("recall"), p->recall},
                                 {QStringLiteral("precision"), p->precision},
                                 {QStringLiteral("frames"), p->frames},

@@ -417,6 +417,9 @@ vision::OperatingPoint readOperatingPoint(const Reader &op)
     vision::OperatingPoint point;
     point.threshold = float(op.number(QStringLiteral("threshold"), 0.3, 0, 1));
     point.f1 = op.number(QStringLiteral("f1"), 0, 0, 1);
+    // Sessions before the labels' F0.5: the best F1 was the point.
+    point.beta = op.number(QStringLiteral("beta"), 1.0, 0.1, 10.0);
+    point.f_beta = op.number(QStringLiteral("f_beta"), point.f1, 0, 1);
     point.recall = op.number(QStringLiteral("recall"), 0, 0, 1);
     point.precision = op.number(QStringLiteral("precision"), 0, 0, 1);
     point.frames = op.integer(QStringLiteral("frames"), 0, 0, 1 << 30);

@@ -3,6 +3,7 @@
 #include "reportsupport.h"
 #include "ui/reporttext.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QSet>
 #include <QTest>
@@ -22,7 +23,36 @@ private Q_SLOTS:
     void words();
     void trainingFacts();
     void glossary();
+    void operatingPointNamesItsMeasure();
 };
+
+void TestReportText::operatingPointNamesItsMeasure()
+{
+    // The labels' choice is their best F0.5 now; a session saved before it took the best F1,
+    // and the report names the measure each point was chosen by, read back from the file.
+    app::Session s;
+    vision::OperatingPoint p;
+    p.threshold = 0.41f;
+    p.f1 = 0.88;
+    p.beta = 0.5;
+    p.f_beta = 0.91;
+    p.frames = 60;
+    s.evaluation.operatingPoint = p;
+    s.evaluation.operatingPointAgainst = QStringLiteral("labels");
+    const QString now = ui::ReportText::operatingPoint(s);
+    QVERIFY2(now.contains(QLatin1String("the best F0.5 (0.91), precision weighing more,")),
+             qPrintable(now));
+    QVERIFY(!now.contains(QLatin1String("F1")));
+    QJsonObject json = s.toJson();
+    app::Session back;
+    QString error;
+    QVERIFY2(back.fromJson(json, &error), qPrintable(error));
+    QCOMPARE(ui::ReportText::operatingPoint(back), now);
+    p.beta = 1.0; // as an older session reads: no beta in its file
+    s.evaluation.operatingPoint = p;
+    QVERIFY2(ui::ReportText::operatingPoint(s).contains(QLatin1String("the best F1 (0.88)")),
+             qPrintable(ui::ReportText::operatingPoint(s)));
+}
 
 void TestReportText::headline_data()
 {
