@@ -59,32 +59,35 @@ CollectiveGroup::CollectiveGroup(gloo::rendezvous::Store &store, const GroupOpti
 
 CollectiveGroup::~CollectiveGroup() = default;
 
-void CollectiveGroup::allreduceSum(float *data, std::size_t count)
+namespace {
+
+/** gloo's ring allreduce summing `count` values of T in place. */
+template <typename T>
+void ringSum(const std::shared_ptr<gloo::Context> &context, const GroupOptions &o, T *data,
+             std::size_t count)
 {
-    if (m_options.size == 1 || count == 0)
+    if (o.size == 1 || count == 0)
         return;
-    guarded("allreduce", m_options, [&] {
-        gloo::AllreduceOptions opts(m_context);
+    guarded("allreduce", o, [&] {
+        gloo::AllreduceOptions opts(context);
         opts.setOutput(data, count);
         opts.setReduceFunction(
-            static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<float>));
-        opts.setTimeout(m_options.timeout);
+            static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<T>));
+        opts.setTimeout(o.timeout);
         gloo::allreduce(opts);
     });
 }
 
+} // namespace
+
+void CollectiveGroup::allreduceSum(float *data, std::size_t count)
+{
+    ringSum(m_context, m_options, data, count);
+}
+
 void CollectiveGroup::allreduceSum(double *data, std::size_t count)
 {
-    if (m_options.size == 1 || count == 0)
-        return;
-    guarded("allreduce", m_options, [&] {
-        gloo::AllreduceOptions opts(m_context);
-        opts.setOutput(data, count);
-        opts.setReduceFunction(
-            static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<double>));
-        opts.setTimeout(m_options.timeout);
-        gloo::allreduce(opts);
-    });
+    ringSum(m_context, m_options, data, count);
 }
 
 void CollectiveGroup::broadcast(float *data, std::size_t count, int root)
